@@ -1,0 +1,97 @@
+//! Cost of one sample: parse + derive in userspace (4, 100 and 1000 devices) against the
+//! kernel's cost of producing the files (the open/read/close syscalls alone).
+//!
+//! Budget (issue #2): userspace ≤ 50 % of the kernel's cost, linear in the device count.
+//! Run: `cargo bench --bench sample`.
+
+use std::hint::black_box;
+use std::io::Read;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use pagewatch::model::{Model, Options};
+use pagewatch::parse::Snapshot;
+use pagewatch::sample::{RawSample, names};
+use pagewatch::source::FsSource;
+
+/// The core files the kernel formats on every tick.
+const CORE: [&str; 8] = [
+    "/proc/meminfo",
+    "/proc/vmstat",
+    "/proc/diskstats",
+    "/proc/zoneinfo",
+    "/proc/stat",
+    "/proc/pressure/cpu",
+    "/proc/pressure/memory",
+    "/proc/pressure/io",
+];
+
+/// A diskstats text with `n` devices in the 20-field format, advanced by `tick`.
+fn diskstats(n: usize, tick: u64) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        let b = 1_000_000 + i as u64 * 7 + tick * 150;
+        s.push_str(&format!(
+            "{:4} {:7} sd{} {} {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} {}\n",
+            8,
+            i * 16,
+            i,
+            b,
+            b / 10,
+            b * 8,
+            b * 2,
+            b,
+            b / 5,
+            b * 16,
+            b * 3,
+            b / 2,
+            b * 4,
+            b / 100,
+            0,
+            b,
+            b / 3,
+            b / 50,
+            b / 20
+        ));
+    }
+    s
+}
+
+/// Two consecutive samples of this machine with `n` synthetic devices, 1 s apart.
+fn pair(n: usize) -> (RawSample, RawSample) {
+    let mut a = FsSource::live().read().expect("read /proc");
+    let mut b = a.clone();
+    a.files.insert(names::DISKSTATS.into(), diskstats(n, 0));
+    b.files.insert(names::DISKSTATS.into(), diskstats(n, 1));
+    b.mono_ns = a.mono_ns + 1_000_000_000;
+    (a, b)
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("sample");
+    let mut buf = Vec::with_capacity(256 * 1024);
+    g.bench_function("kernel_read_core_files", |bch| {
+        bch.iter(|| {
+            for p in CORE {
+                buf.clear();
+                if let Ok(mut f) = std::fs::File::open(p) {
+                    let _ = f.read_to_end(&mut buf);
+                }
+                black_box(&buf);
+            }
+        });
+    });
+    for n in [4usize, 100, 1000] {
+        let (a, b) = pair(n);
+        let prev = Snapshot::parse(&a).expect("parse");
+        g.bench_with_input(BenchmarkId::new("parse_derive", n), &b, |bch, b| {
+            bch.iter(|| {
+                let cur = Snapshot::parse(black_box(b)).expect("parse");
+                black_box(Model::derive(Some(&prev), &cur, Options::default()))
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

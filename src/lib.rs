@@ -1,0 +1,22 @@
+//! pagewatch: why is buffered IO slow right now?
+//!
+//! The pipeline has one route for live /proc, a captured tree and a recording alike:
+//!
+//! ```text
+//! source (reads files + clock) → RawSample → parse → Snapshot → model (pure) → Model → output
+//! ```
+//!
+//! `source` is the only module that touches the filesystem or the clock; `parse` and `model`
+//! are pure functions of their inputs, so captured trees and recordings give the same figures
+//! as the live system did. The formulas follow `kernel-formulas.md` (cited as §N in the code).
+
+pub mod batch;
+pub mod cli;
+pub mod error;
+pub mod fmt;
+pub mod model;
+pub mod parse;
+pub mod sample;
+pub mod source;
+
+pub use error::{Error, Result};

@@ -1,0 +1,334 @@
+//! Dirty-page thresholds: the kernel's live values, our own derivation from dirtyable memory
+//! (spec §1.1–§1.2), the throttle-start (freerun) point (§1.4) and where the dirty count
+//! stands against them.
+//!
+//! Owns: dirty derivation. Must not touch: I/O.
+
+use serde::Serialize;
+
+use super::rate;
+use super::zones;
+use crate::parse::{Snapshot, VmSysctl};
+
+/// How a threshold is configured: `vm.dirty_*ratio` or `vm.dirty_*bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A fraction of dirtyable memory.
+    Ratio,
+    /// A fixed byte count (`*_bytes` ≠ 0 overrides the ratio).
+    Bytes,
+}
+
+/// Where dirty memory stands (spec §1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// nr_dirty ≤ background threshold: the flusher is idle.
+    BelowBackground,
+    /// nr_dirty > background threshold: background writeback runs; writers are not paced.
+    BackgroundFlushing,
+    /// nr_dirty + nr_writeback > freerun ceiling: writers are paced in balance_dirty_pages().
+    WritersThrottled,
+    /// nr_dirty + nr_writeback ≥ the hard threshold: writers sleep up to 200 ms per pause.
+    AtHardLimit,
+}
+
+impl State {
+    /// The plain state line shown to the user.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            State::BelowBackground => "below background",
+            State::BackgroundFlushing => "background flushing",
+            State::WritersThrottled => "writers throttled",
+            State::AtHardLimit => "at hard limit",
+        }
+    }
+}
+
+/// The thresholds pair, in pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Limits {
+    /// `dirty_thresh`.
+    pub thresh: u64,
+    /// `dirty_background_thresh`.
+    pub bg_thresh: u64,
+}
+
+/// `global_dirtyable_memory()` (spec §1.1), 64-bit (no highmem): pages.
+#[must_use]
+pub fn dirtyable(free: u64, file_lru: u64, totalreserve: u64) -> u64 {
+    free - free.min(totalreserve) + file_lru + 1
+}
+
+/// `domain_dirty_limits()` (spec §1.2) for a task that is not RT/DL.
+/// Ratios are applied per PAGE_SIZE in integer arithmetic; bytes (rounded up to pages)
+/// override the ratio; a background threshold ≥ the threshold becomes threshold / 2.
+/// The ≥ 6.10 cap of `thresh` at `u32::MAX` pages is applied before that rule.
+#[must_use]
+pub fn limits(avail: u64, sysctl: &VmSysctl, page_size: u64) -> Option<Limits> {
+    let one = |bytes: Option<u64>, ratio: Option<u64>| -> Option<u64> {
+        match bytes {
+            Some(b) if b > 0 => Some(b.div_ceil(page_size)),
+            _ => {
+                let per_page = u128::from(ratio?) * u128::from(page_size) / 100;
+                Some((per_page * u128::from(avail) / u128::from(page_size)) as u64)
+            }
+        }
+    };
+    let thresh = one(sysctl.dirty_bytes, sysctl.dirty_ratio)?.min(u64::from(u32::MAX));
+    let mut bg_thresh = one(sysctl.dirty_background_bytes, sysctl.dirty_background_ratio)?;
+    if bg_thresh >= thresh {
+        bg_thresh = thresh / 2;
+    }
+    Some(Limits { thresh, bg_thresh })
+}
+
+/// `dirty_freerun_ceiling()`: throttling starts above this many dirty + writeback pages.
+#[must_use]
+pub fn freerun(l: Limits) -> u64 {
+    u64::midpoint(l.thresh, l.bg_thresh)
+}
+
+/// Classifies the dirty count against the limits (spec §1.4).
+#[must_use]
+pub fn state(nr_dirty: u64, dirty_and_writeback: u64, l: Limits) -> State {
+    if dirty_and_writeback >= l.thresh {
+        State::AtHardLimit
+    } else if dirty_and_writeback > freerun(l) {
+        State::WritersThrottled
+    } else if nr_dirty > l.bg_thresh {
+        State::BackgroundFlushing
+    } else {
+        State::BelowBackground
+    }
+}
+
+fn mode(bytes: Option<u64>) -> Mode {
+    if bytes.unwrap_or(0) > 0 {
+        Mode::Bytes
+    } else {
+        Mode::Ratio
+    }
+}
+
+/// Dirty and writeback figures for one sample. Pages unless named otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Dirty {
+    /// The kernel's `nr_dirty_threshold`.
+    pub thresh_pages: Option<u64>,
+    /// The kernel's `nr_dirty_background_threshold`.
+    pub bg_thresh_pages: Option<u64>,
+    /// Our derivation of the threshold.
+    pub derived_thresh_pages: Option<u64>,
+    /// Our derivation of the background threshold.
+    pub derived_bg_thresh_pages: Option<u64>,
+    /// Throttle start: (thresh + bg_thresh) / 2, from the kernel's values when present.
+    pub freerun_pages: Option<u64>,
+    /// Dirtyable memory: free − min(free, totalreserve) + file LRU + 1.
+    pub dirtyable_pages: Option<u64>,
+    /// Rebuilt `totalreserve_pages`.
+    pub totalreserve_pages: Option<u64>,
+    /// `nr_dirty` (plus `nr_unstable` before 5.8).
+    pub nr_dirty: Option<u64>,
+    /// `nr_writeback`.
+    pub nr_writeback: Option<u64>,
+    /// nr_dirty + nr_writeback, the count compared with freerun and thresh.
+    pub dirty_writeback_pages: Option<u64>,
+    /// Pages dirtied per second.
+    pub dirtied_per_s: Option<f64>,
+    /// Pages whose writeback completed per second.
+    pub written_per_s: Option<f64>,
+    /// `vm.dirty_ratio` vs `vm.dirty_bytes`.
+    pub thresh_mode: Option<Mode>,
+    /// `vm.dirty_background_ratio` vs `vm.dirty_background_bytes`.
+    pub bg_thresh_mode: Option<Mode>,
+    /// Where the dirty count stands.
+    pub state: Option<State>,
+    /// Page size, so projections can be made from this struct alone.
+    pub page_size: u64,
+}
+
+impl Dirty {
+    /// Derives dirty figures; rates need the previous snapshot and elapsed seconds.
+    #[must_use]
+    pub fn derive(prev: Option<&Snapshot>, s: &Snapshot, dt_s: Option<f64>) -> Self {
+        let v = &s.vmstat;
+        let kernel = v
+            .nr_dirty_threshold
+            .zip(v.nr_dirty_background_threshold)
+            .map(|(thresh, bg_thresh)| Limits { thresh, bg_thresh });
+        let reserve = s.zones.as_deref().map(zones::totalreserve);
+        // Free pages from MemFree, not nr_free_pages (spec §1.7).
+        let free = s.meminfo.mem_free / s.page_size;
+        let file_lru = v.nr_active_file.zip(v.nr_inactive_file).map(|(a, i)| a + i);
+        let avail = reserve.zip(file_lru).map(|(r, f)| dirtyable(free, f, r));
+        let derived = avail.and_then(|a| limits(a, &s.sysctl, s.page_size));
+        let nr_dirty = v.nr_dirty.map(|d| d + v.nr_unstable.unwrap_or(0));
+        let both = nr_dirty.zip(v.nr_writeback).map(|(d, w)| d + w);
+        let effective = kernel.or(derived);
+        let pv = prev.map(|p| &p.vmstat);
+        Dirty {
+            thresh_pages: kernel.map(|l| l.thresh),
+            bg_thresh_pages: kernel.map(|l| l.bg_thresh),
+            derived_thresh_pages: derived.map(|l| l.thresh),
+            derived_bg_thresh_pages: derived.map(|l| l.bg_thresh),
+            freerun_pages: effective.map(freerun),
+            dirtyable_pages: avail,
+            totalreserve_pages: reserve,
+            nr_dirty,
+            nr_writeback: v.nr_writeback,
+            dirty_writeback_pages: both,
+            dirtied_per_s: rate::per_sec(pv.and_then(|p| p.nr_dirtied), v.nr_dirtied, dt_s),
+            written_per_s: rate::per_sec(pv.and_then(|p| p.nr_written), v.nr_written, dt_s),
+            thresh_mode: s
+                .sysctl
+                .dirty_ratio
+                .or(s.sysctl.dirty_bytes)
+                .map(|_| mode(s.sysctl.dirty_bytes)),
+            bg_thresh_mode: s
+                .sysctl
+                .dirty_background_ratio
+                .or(s.sysctl.dirty_background_bytes)
+                .map(|_| mode(s.sysctl.dirty_background_bytes)),
+            state: nr_dirty
+                .zip(both)
+                .zip(effective)
+                .map(|((d, b), l)| state(d, b, l)),
+            page_size: s.page_size,
+        }
+    }
+
+    /// The thresholds if `taken_pages` more memory were taken by applications: dirtyable
+    /// memory shrinks page for page (free pages go first, then reclaimed file cache), and
+    /// ratio-mode thresholds shrink with it. Bytes-mode thresholds do not move.
+    #[must_use]
+    pub fn project(&self, sysctl: &VmSysctl, taken_pages: u64) -> Option<Limits> {
+        let avail = self.dirtyable_pages?.saturating_sub(taken_pages).max(1);
+        limits(avail, sysctl, self.page_size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ratio(r: u64, bg: u64) -> VmSysctl {
+        VmSysctl {
+            dirty_ratio: Some(r),
+            dirty_background_ratio: Some(bg),
+            dirty_bytes: Some(0),
+            dirty_background_bytes: Some(0),
+            ..VmSysctl::default()
+        }
+    }
+
+    #[test]
+    fn spec_1_5_worked_example() {
+        let avail = dirtyable(2_000_000, 1_500_000, 40_000);
+        assert_eq!(avail, 3_460_001);
+        let l = limits(avail, &ratio(20, 10), 4096).unwrap();
+        assert_eq!(
+            l,
+            Limits {
+                thresh: 691_831,
+                bg_thresh: 345_493
+            }
+        );
+        assert_eq!(freerun(l), 518_662);
+    }
+
+    #[test]
+    fn spec_1_6_dev_vm() {
+        let avail = dirtyable(5_982_935, 119_102, 32_578);
+        assert_eq!(avail, 6_069_460);
+        let l = limits(avail, &ratio(20, 10), 4096).unwrap();
+        assert_eq!(
+            (l.thresh, l.bg_thresh, freerun(l)),
+            (1_213_595, 606_056, 909_825)
+        );
+    }
+
+    #[test]
+    fn bytes_override_and_bg_rule() {
+        // dirty_bytes = 1 GiB, dirty_background_bytes = 2 GiB → bg ≥ thresh → thresh/2.
+        let s = VmSysctl {
+            dirty_ratio: Some(0),
+            dirty_background_ratio: Some(0),
+            dirty_bytes: Some(1 << 30),
+            dirty_background_bytes: Some(2 << 30),
+            ..VmSysctl::default()
+        };
+        let l = limits(3_460_001, &s, 4096).unwrap();
+        assert_eq!(
+            (l.thresh, l.bg_thresh, freerun(l)),
+            (262_144, 131_072, 196_608)
+        );
+        // Bytes round up to whole pages.
+        let s = VmSysctl {
+            dirty_bytes: Some(8193),
+            ..ratio(20, 10)
+        };
+        assert_eq!(limits(3_460_001, &s, 4096).unwrap().thresh, 3);
+    }
+
+    #[test]
+    fn mixed_modes_and_free_below_reserve() {
+        let s = VmSysctl {
+            dirty_background_bytes: Some(4096 * 1000),
+            ..ratio(20, 10)
+        };
+        let l = limits(3_460_001, &s, 4096).unwrap();
+        assert_eq!((l.thresh, l.bg_thresh), (691_831, 1000));
+        assert_eq!(dirtyable(100, 50, 1_000), 51);
+    }
+
+    #[test]
+    fn states() {
+        let l = Limits {
+            thresh: 1000,
+            bg_thresh: 500,
+        };
+        assert_eq!(state(100, 100, l), State::BelowBackground);
+        assert_eq!(state(501, 600, l), State::BackgroundFlushing);
+        assert_eq!(state(501, 750, l), State::BackgroundFlushing);
+        assert_eq!(state(400, 751, l), State::WritersThrottled);
+        assert_eq!(state(400, 1000, l), State::AtHardLimit);
+    }
+
+    #[test]
+    fn projection_shrinks_ratio_thresholds_only() {
+        let d = Dirty {
+            dirtyable_pages: Some(3_460_001),
+            page_size: 4096,
+            ..Dirty::derive_empty()
+        };
+        let l = d.project(&ratio(20, 10), 1_000_000).unwrap();
+        // 819 · 2 460 001 / 4096 = 491 880.08; 409 · 2 460 001 / 4096 = 245 639.75.
+        assert_eq!((l.thresh, l.bg_thresh), (491_880, 245_639));
+    }
+
+    impl Dirty {
+        fn derive_empty() -> Self {
+            Dirty {
+                thresh_pages: None,
+                bg_thresh_pages: None,
+                derived_thresh_pages: None,
+                derived_bg_thresh_pages: None,
+                freerun_pages: None,
+                dirtyable_pages: None,
+                totalreserve_pages: None,
+                nr_dirty: None,
+                nr_writeback: None,
+                dirty_writeback_pages: None,
+                dirtied_per_s: None,
+                written_per_s: None,
+                thresh_mode: None,
+                bg_thresh_mode: None,
+                state: None,
+                page_size: 4096,
+            }
+        }
+    }
+}

@@ -1,0 +1,295 @@
+//! Per-device `iostat -x` columns (spec §5.2), computed exactly as sysstat does, over the exact
+//! elapsed time between two diskstats reads.
+//!
+//! Differences from iostat, on purpose: a device whose cumulative counters went backwards
+//! (reset, re-inserted, a 32-bit field wrapped) gets no figures for that tick instead of
+//! iostat's zeros; rates use the monotonic clock rather than /proc/uptime's centiseconds.
+//! Like iostat, devices with no I/O since boot are left out, and partitions only on request.
+//! Owns: disk derivation. Must not touch: I/O.
+
+use serde::Serialize;
+
+use crate::parse::{DiskCounters, QueueSettings, Snapshot};
+
+/// The iostat -x columns. Keys follow iostat's names with `/` and `-` as `_` and `%x` as
+/// `x_pct`. `None` when the kernel lacks the counter (discard before 4.18, flush before 5.5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[allow(missing_docs, non_snake_case)]
+pub struct Columns {
+    pub r_s: Option<f64>,
+    pub w_s: Option<f64>,
+    pub d_s: Option<f64>,
+    pub f_s: Option<f64>,
+    pub rkB_s: Option<f64>,
+    pub wkB_s: Option<f64>,
+    pub dkB_s: Option<f64>,
+    pub rrqm_s: Option<f64>,
+    pub wrqm_s: Option<f64>,
+    pub drqm_s: Option<f64>,
+    pub rrqm_pct: Option<f64>,
+    pub wrqm_pct: Option<f64>,
+    pub drqm_pct: Option<f64>,
+    pub r_await: Option<f64>,
+    pub w_await: Option<f64>,
+    pub d_await: Option<f64>,
+    pub f_await: Option<f64>,
+    pub rareq_sz: Option<f64>,
+    pub wareq_sz: Option<f64>,
+    pub dareq_sz: Option<f64>,
+    pub aqu_sz: Option<f64>,
+    pub util_pct: Option<f64>,
+}
+
+/// One device's figures.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Disk {
+    /// Kernel name (`sda`, `nvme0n1`, `dm-0`).
+    pub name: String,
+    /// Device-mapper name for dm-N devices.
+    pub dm_name: Option<String>,
+    /// Whether this is a partition rather than a whole disk.
+    pub partition: bool,
+    /// I/Os in flight at the read (a gauge).
+    pub in_flight: u64,
+    /// Queue settings from /sys/block (whole disks only).
+    pub queue: Option<QueueSettings>,
+    /// iostat -x columns; all `None` on a device's first tick or after a counter reset.
+    #[serde(flatten)]
+    pub cols: Columns,
+}
+
+/// One direction's counters: ios, merges, sectors, milliseconds.
+#[derive(Clone, Copy)]
+struct Dir {
+    ios: u64,
+    merges: u64,
+    sectors: u64,
+    ms: u64,
+}
+
+struct DirFigures {
+    per_s: f64,
+    kb_s: f64,
+    rqm_s: f64,
+    rqm_pct: f64,
+    await_ms: f64,
+    areq_sz: f64,
+}
+
+/// `write_ext_stat()` for one direction. `None` if a counter went backwards.
+fn dir_figures(p: Dir, c: Dir, dt_s: f64) -> Option<DirFigures> {
+    let ios = c.ios.checked_sub(p.ios)? as f64;
+    let merges = c.merges.checked_sub(p.merges)? as f64;
+    let sectors = c.sectors.checked_sub(p.sectors)? as f64;
+    let ms = c.ms.checked_sub(p.ms)? as f64;
+    Some(DirFigures {
+        per_s: ios / dt_s,
+        kb_s: sectors / dt_s / 2.0,
+        rqm_s: merges / dt_s,
+        rqm_pct: if merges + ios > 0.0 {
+            merges / (merges + ios) * 100.0
+        } else {
+            0.0
+        },
+        await_ms: if ios > 0.0 { ms / ios } else { 0.0 },
+        areq_sz: if ios > 0.0 { sectors / ios / 2.0 } else { 0.0 },
+    })
+}
+
+fn reads(d: &DiskCounters) -> Dir {
+    Dir {
+        ios: d.reads,
+        merges: d.reads_merged,
+        sectors: d.sectors_read,
+        ms: d.read_ms,
+    }
+}
+fn writes(d: &DiskCounters) -> Dir {
+    Dir {
+        ios: d.writes,
+        merges: d.writes_merged,
+        sectors: d.sectors_written,
+        ms: d.write_ms,
+    }
+}
+fn discards(d: &DiskCounters) -> Option<Dir> {
+    Some(Dir {
+        ios: d.discards?,
+        merges: d.discards_merged?,
+        sectors: d.sectors_discarded?,
+        ms: d.discard_ms?,
+    })
+}
+fn flushes(d: &DiskCounters) -> Option<Dir> {
+    Some(Dir {
+        ios: d.flushes?,
+        merges: 0,
+        sectors: 0,
+        ms: d.flush_ms?,
+    })
+}
+
+/// The iostat -x columns between two reads of one device, `dt_s` seconds apart.
+/// `None` when any cumulative counter went backwards.
+#[must_use]
+pub fn columns(p: &DiskCounters, c: &DiskCounters, dt_s: f64) -> Option<Columns> {
+    let r = dir_figures(reads(p), reads(c), dt_s)?;
+    let w = dir_figures(writes(p), writes(c), dt_s)?;
+    let d = match (discards(p), discards(c)) {
+        (Some(p), Some(c)) => Some(dir_figures(p, c, dt_s)?),
+        _ => None,
+    };
+    let f = match (flushes(p), flushes(c)) {
+        (Some(p), Some(c)) => Some(dir_figures(p, c, dt_s)?),
+        _ => None,
+    };
+    let ticks = c.io_ticks_ms.checked_sub(p.io_ticks_ms)? as f64;
+    let weighted = c.weighted_ms.checked_sub(p.weighted_ms)? as f64;
+    Some(Columns {
+        r_s: Some(r.per_s),
+        w_s: Some(w.per_s),
+        d_s: d.as_ref().map(|d| d.per_s),
+        f_s: f.as_ref().map(|f| f.per_s),
+        rkB_s: Some(r.kb_s),
+        wkB_s: Some(w.kb_s),
+        dkB_s: d.as_ref().map(|d| d.kb_s),
+        rrqm_s: Some(r.rqm_s),
+        wrqm_s: Some(w.rqm_s),
+        drqm_s: d.as_ref().map(|d| d.rqm_s),
+        rrqm_pct: Some(r.rqm_pct),
+        wrqm_pct: Some(w.rqm_pct),
+        drqm_pct: d.as_ref().map(|d| d.rqm_pct),
+        r_await: Some(r.await_ms),
+        w_await: Some(w.await_ms),
+        d_await: d.as_ref().map(|d| d.await_ms),
+        f_await: f.as_ref().map(|f| f.await_ms),
+        rareq_sz: Some(r.areq_sz),
+        wareq_sz: Some(w.areq_sz),
+        dareq_sz: d.as_ref().map(|d| d.areq_sz),
+        aqu_sz: Some(weighted / (dt_s * 1000.0)),
+        util_pct: Some(ticks / (dt_s * 1000.0) * 100.0),
+    })
+}
+
+/// Whether `name` is a whole disk: listed under /sys/block (a sorted list), or, when /sys was not read,
+/// not named like a partition (`sda1`, `nvme0n1p2`, `mmcblk0p1`).
+fn is_whole(name: &str, whole: Option<&[String]>) -> bool {
+    if let Some(list) = whole {
+        return list.binary_search_by(|w| w.as_str().cmp(name)).is_ok();
+    }
+    let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    if digits.len() == name.len() {
+        return true;
+    }
+    let stem_has_digit = digits.bytes().any(|b| b.is_ascii_digit());
+    if stem_has_digit {
+        // nvme0n1p1, mmcblk0p1, loop0p1: a partition ends in `p<digits>` after a digit.
+        !(digits.ends_with('p')
+            && digits[..digits.len() - 1].ends_with(|c: char| c.is_ascii_digit()))
+    } else {
+        // sda1, vdb2 are partitions; loop0, md0, dm-0, sr0, zram0, nbd0 are whole devices.
+        [
+            "loop", "md", "dm-", "sr", "zram", "nbd", "ram", "nvme", "mmcblk", "rbd",
+        ]
+        .contains(&digits)
+    }
+}
+
+/// Derives every shown device. `dt_s` is `None` on the first tick.
+#[must_use]
+pub fn derive(
+    prev: Option<&Snapshot>,
+    cur: &Snapshot,
+    dt_s: Option<f64>,
+    partitions: bool,
+) -> Vec<Disk> {
+    let whole = cur.whole_disks.as_deref();
+    let mut out = Vec::with_capacity(cur.disks.len());
+    for (i, c) in cur.disks.iter().enumerate() {
+        let partition = !is_whole(&c.name, whole);
+        if (partition && !partitions) || c.total_ios() == 0 {
+            continue;
+        }
+        let p = prev.and_then(|p| {
+            // Same position as last tick is the common case; search only when devices moved.
+            p.disks
+                .get(i)
+                .filter(|d| d.name == c.name)
+                .or_else(|| p.disks.iter().find(|d| d.name == c.name))
+        });
+        let cols = p
+            .filter(|p| p.major == c.major && p.minor == c.minor)
+            .zip(dt_s)
+            .and_then(|(p, dt)| columns(p, c, dt))
+            .unwrap_or_default();
+        let queue = cur.queues.get(&c.name).cloned();
+        out.push(Disk {
+            name: c.name.clone(),
+            dm_name: queue.as_ref().and_then(|q| q.dm_name.clone()),
+            partition,
+            in_flight: c.in_flight,
+            queue,
+            cols,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partition_heuristic() {
+        for w in [
+            "sda", "vda", "nvme0n1", "loop0", "md0", "dm-0", "zram0", "mmcblk0", "sr0",
+        ] {
+            assert!(is_whole(w, None), "{w}");
+        }
+        for p in ["sda1", "vdb2", "nvme0n1p1", "mmcblk0p2"] {
+            assert!(!is_whole(p, None), "{p}");
+        }
+        let list = vec!["sda".to_owned()];
+        assert!(!is_whole("md0", Some(&list)));
+    }
+
+    fn dev(reads: u64, read_ms: u64, ticks: u64) -> DiskCounters {
+        DiskCounters {
+            name: "sda".into(),
+            reads,
+            sectors_read: reads * 16,
+            read_ms,
+            io_ticks_ms: ticks,
+            weighted_ms: read_ms,
+            ..DiskCounters::default()
+        }
+    }
+
+    #[test]
+    fn hand_computed_columns() {
+        // 200 reads of 8 KiB in 0.5 s, 600 ms of latency, device busy 250 ms.
+        let c = columns(&dev(1000, 4000, 10_000), &dev(1200, 4600, 10_250), 0.5).unwrap();
+        assert_eq!(c.r_s, Some(400.0));
+        assert_eq!(c.rkB_s, Some(3200.0));
+        assert_eq!(c.r_await, Some(3.0));
+        assert_eq!(c.rareq_sz, Some(8.0));
+        assert_eq!(c.aqu_sz, Some(1.2));
+        assert_eq!(c.util_pct, Some(50.0));
+        assert_eq!(c.w_await, Some(0.0));
+        assert_eq!(c.d_s, None);
+    }
+
+    #[test]
+    fn wrapped_or_reset_counters_give_no_figures() {
+        // io_ticks is a u32 in the kernel: a wrap reads as going backwards.
+        assert!(
+            columns(
+                &dev(1000, 4000, u64::from(u32::MAX) - 10),
+                &dev(1001, 4001, 5),
+                1.0
+            )
+            .is_none()
+        );
+        assert!(columns(&dev(1000, 4000, 10), &dev(3, 1, 20), 1.0).is_none());
+    }
+}

@@ -1,0 +1,102 @@
+//! Pure derivation: `(previous snapshot, current snapshot) → Model`, every figure pagewatch
+//! shows. No I/O, no clock, no terminal. Rates divide by the exact elapsed time between the
+//! two samples' own timestamps.
+//!
+//! Owns: the derived figures and their formulas (each file cites its section of
+//! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
+
+pub mod cpu;
+pub mod dirty;
+pub mod disk;
+pub mod memory;
+pub mod rate;
+pub mod reclaim;
+pub mod zones;
+
+use serde::Serialize;
+
+pub use cpu::{Cpu, Pressure};
+pub use dirty::Dirty;
+pub use disk::Disk;
+pub use memory::Memory;
+pub use reclaim::Reclaim;
+
+use crate::parse::{Snapshot, VmSysctl};
+
+/// Choices that change which figures are derived.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Include partitions in the disk list.
+    pub partitions: bool,
+}
+
+/// PSI for the three resources; `None` where the kernel has no PSI.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PressureSet {
+    /// `/proc/pressure/cpu`.
+    pub cpu: Option<Pressure>,
+    /// `/proc/pressure/memory`.
+    pub memory: Option<Pressure>,
+    /// `/proc/pressure/io`.
+    pub io: Option<Pressure>,
+}
+
+/// Every derived figure of one sample.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Model {
+    /// Wall-clock time of the current read, ms since the epoch.
+    pub time_ms: i64,
+    /// Seconds since the previous read; `None` on the first tick.
+    pub interval_s: Option<f64>,
+    /// Page size, bytes.
+    pub page_size: u64,
+    /// Memory figures, kB.
+    pub memory: Memory,
+    /// Dirty thresholds and counts, pages.
+    pub dirty: Dirty,
+    /// Reclaim rates and watermarks.
+    pub reclaim: Reclaim,
+    /// Per-device iostat -x figures.
+    pub disks: Vec<Disk>,
+    /// CPU split; `None` on the first tick.
+    pub cpu: Option<Cpu>,
+    /// Tasks blocked on I/O (D state) at the read.
+    pub procs_blocked: Option<u32>,
+    /// Tasks runnable at the read.
+    pub procs_running: Option<u32>,
+    /// Pressure stall information.
+    pub pressure: PressureSet,
+    /// The vm sysctls in force.
+    pub sysctl: VmSysctl,
+}
+
+impl Model {
+    /// Derives every figure. `prev` is the snapshot before `cur`, if any.
+    #[must_use]
+    pub fn derive(prev: Option<&Snapshot>, cur: &Snapshot, opts: Options) -> Self {
+        let dt_s = prev.and_then(|p| rate::elapsed_s(p.mono_ns, cur.mono_ns));
+        // A snapshot whose clock did not advance cannot give rates: treat it as a first tick.
+        let prev = prev.filter(|_| dt_s.is_some());
+        let psi = |pf: fn(&Snapshot) -> Option<&crate::parse::Psi>| {
+            pf(cur).map(|c| Pressure::derive(prev.and_then(pf), c, dt_s))
+        };
+        Model {
+            time_ms: cur.wall_ms,
+            interval_s: dt_s,
+            page_size: cur.page_size,
+            memory: Memory::derive(cur),
+            dirty: Dirty::derive(prev, cur, dt_s),
+            reclaim: Reclaim::derive(prev, cur, dt_s),
+            disks: disk::derive(prev, cur, dt_s, opts.partitions),
+            cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),
+            procs_blocked: cur.cpu.procs_blocked,
+            procs_running: cur.cpu.procs_running,
+            pressure: PressureSet {
+                cpu: psi(|s| s.psi_cpu.as_ref()),
+                memory: psi(|s| s.psi_memory.as_ref()),
+                io: psi(|s| s.psi_io.as_ref()),
+            },
+            sysctl: cur.sysctl,
+        }
+    }
+}

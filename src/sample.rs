@@ -1,0 +1,87 @@
+//! The one raw type at the boundary: the text of each kernel file plus when it was read.
+//!
+//! Owns: `RawSample` and the names of the files it carries. Must not touch: the filesystem,
+//! the clock or any parsing; live reads, captured trees and recordings all produce this type.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Sample-relative names of the core files read on every tick.
+pub mod names {
+    /// `/proc/meminfo`.
+    pub const MEMINFO: &str = "proc/meminfo";
+    /// `/proc/vmstat`.
+    pub const VMSTAT: &str = "proc/vmstat";
+    /// `/proc/diskstats`.
+    pub const DISKSTATS: &str = "proc/diskstats";
+    /// `/proc/zoneinfo`.
+    pub const ZONEINFO: &str = "proc/zoneinfo";
+    /// `/proc/stat`.
+    pub const STAT: &str = "proc/stat";
+    /// `/proc/uptime`.
+    pub const UPTIME: &str = "proc/uptime";
+    /// `/proc/pressure/cpu` (optional: kernel 4.20+ with PSI).
+    pub const PSI_CPU: &str = "proc/pressure/cpu";
+    /// `/proc/pressure/memory` (optional).
+    pub const PSI_MEMORY: &str = "proc/pressure/memory";
+    /// `/proc/pressure/io` (optional).
+    pub const PSI_IO: &str = "proc/pressure/io";
+    /// Pseudo-file: the entries of `/sys/block` (whole disks), one per line.
+    pub const SYS_BLOCK_LIST: &str = "sys/block/";
+    /// The `/proc/sys/vm` knobs the derived figures depend on.
+    pub const VM_SYSCTLS: [&str; 9] = [
+        "dirty_ratio",
+        "dirty_background_ratio",
+        "dirty_bytes",
+        "dirty_background_bytes",
+        "dirty_expire_centisecs",
+        "dirty_writeback_centisecs",
+        "min_free_kbytes",
+        "watermark_scale_factor",
+        "swappiness",
+    ];
+    /// Per-device files under `/sys/block/<dev>/queue/`.
+    pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
+
+    /// `proc/sys/vm/<knob>`.
+    #[must_use]
+    pub fn vm_sysctl(knob: &str) -> String {
+        format!("proc/sys/vm/{knob}")
+    }
+
+    /// `sys/block/<dev>/queue/<file>`.
+    #[must_use]
+    pub fn queue(dev: &str, file: &str) -> String {
+        format!("sys/block/{dev}/queue/{file}")
+    }
+
+    /// `sys/block/<dev>/dm/name`.
+    #[must_use]
+    pub fn dm_name(dev: &str) -> String {
+        format!("sys/block/{dev}/dm/name")
+    }
+}
+
+/// One read of every file pagewatch samples, exactly as the kernel printed it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawSample {
+    /// Monotonic time of the read, in nanoseconds, from the source's clock.
+    /// Only differences matter; rates divide by the difference between two samples.
+    pub mono_ns: u64,
+    /// Wall-clock time of the read, milliseconds since the Unix epoch (for display only).
+    pub wall_ms: i64,
+    /// Page size of the machine the sample came from, in bytes.
+    pub page_size: u64,
+    /// File text keyed by sample-relative path (`proc/meminfo`, `sys/block/sda/queue/rotational`).
+    /// A file that does not exist on that machine is absent.
+    pub files: BTreeMap<String, String>,
+}
+
+impl RawSample {
+    /// The text of a file, if the sample has it.
+    #[must_use]
+    pub fn file(&self, name: &str) -> Option<&str> {
+        self.files.get(name).map(String::as_str)
+    }
+}

@@ -1,0 +1,61 @@
+//! Clocks: the only place pagewatch asks the system for the time.
+//!
+//! Owns: `Clock` and `SystemClock`. Must not touch: files or derived figures.
+
+/// A source of monotonic and wall-clock time.
+pub trait Clock: Send {
+    /// Monotonic nanoseconds (arbitrary origin, never goes back).
+    fn mono_ns(&self) -> u64;
+    /// Milliseconds since the Unix epoch.
+    fn wall_ms(&self) -> i64;
+}
+
+/// The real clocks: `CLOCK_MONOTONIC` and the system's wall clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn mono_ns(&self) -> u64 {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64
+    }
+
+    fn wall_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    }
+}
+
+/// Paces a loop at a fixed interval without drift: each wait sleeps until the next multiple
+/// of the interval after the start, skipping ticks that were missed.
+#[derive(Debug)]
+pub struct Ticker {
+    start: std::time::Instant,
+    interval: std::time::Duration,
+    ticks: u32,
+}
+
+impl Ticker {
+    /// A ticker starting now.
+    #[must_use]
+    pub fn new(interval_s: f64) -> Self {
+        Self {
+            start: std::time::Instant::now(),
+            interval: std::time::Duration::from_secs_f64(interval_s),
+            ticks: 0,
+        }
+    }
+
+    /// Sleeps until the next tick.
+    pub fn wait(&mut self) {
+        let elapsed = self.start.elapsed();
+        self.ticks += 1;
+        let mut next = self.interval * self.ticks;
+        while next <= elapsed {
+            self.ticks += 1;
+            next = self.interval * self.ticks;
+        }
+        std::thread::sleep(next.saturating_sub(elapsed));
+    }
+}

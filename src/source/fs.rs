@@ -1,0 +1,176 @@
+//! Reads the sampled files from a root that plays /proc and one that plays /sys.
+//!
+//! Owns: `FsSource`, which reads live `/proc` and `/sys` (or any directories given in their
+//! place) once per call, stamps the sample with its `Clock`, and caches per-device queue
+//! settings, which change rarely. Must not touch: parsing (it only splits device names out of
+//! the `/sys/block` listing), derivation, UI.
+
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+
+use super::{Clock, Source, SystemClock};
+use crate::sample::{RawSample, names};
+use crate::{Error, Result};
+
+/// Files read on every tick, relative to the proc root, with their sample names.
+const PROC_FILES: [(&str, &str); 9] = [
+    ("meminfo", names::MEMINFO),
+    ("vmstat", names::VMSTAT),
+    ("diskstats", names::DISKSTATS),
+    ("zoneinfo", names::ZONEINFO),
+    ("stat", names::STAT),
+    ("uptime", names::UPTIME),
+    ("pressure/cpu", names::PSI_CPU),
+    ("pressure/memory", names::PSI_MEMORY),
+    ("pressure/io", names::PSI_IO),
+];
+
+/// Queue settings are re-read after this many samples even if no device changed.
+const QUEUE_REFRESH_TICKS: u32 = 60;
+
+/// Reads kernel files from a proc root and a sys root.
+pub struct FsSource {
+    proc_root: PathBuf,
+    sys_root: PathBuf,
+    clock: Box<dyn Clock>,
+    page_size: u64,
+    buf: Vec<u8>,
+    /// Device names and their queue/dm files from the last refresh.
+    queue_cache: BTreeMap<String, Vec<(String, String)>>,
+    ticks_since_refresh: u32,
+}
+
+impl FsSource {
+    /// The live system: `/proc` and `/sys` with the system clock.
+    #[must_use]
+    pub fn live() -> Self {
+        Self::new("/proc", "/sys", Box::new(SystemClock))
+    }
+
+    /// Reads from the given roots, stamping samples with `clock`.
+    #[must_use]
+    pub fn new(
+        proc_root: impl Into<PathBuf>,
+        sys_root: impl Into<PathBuf>,
+        clock: Box<dyn Clock>,
+    ) -> Self {
+        Self {
+            proc_root: proc_root.into(),
+            sys_root: sys_root.into(),
+            clock,
+            page_size: rustix::param::page_size() as u64,
+            buf: Vec::with_capacity(64 * 1024),
+            queue_cache: BTreeMap::new(),
+            ticks_since_refresh: 0,
+        }
+    }
+
+    /// Overrides the page size recorded in samples (captured trees from other machines).
+    #[must_use]
+    pub fn with_page_size(mut self, page_size: u64) -> Self {
+        self.page_size = page_size;
+        self
+    }
+
+    /// Reads every sampled file once.
+    pub fn read(&mut self) -> Result<RawSample> {
+        let mut files = BTreeMap::new();
+        let mono_ns = self.clock.mono_ns();
+        let wall_ms = self.clock.wall_ms();
+        for (rel, name) in PROC_FILES {
+            let path = self.proc_root.join(rel);
+            if let Some(text) = read_optional(&path, &mut self.buf)? {
+                files.insert(name.to_owned(), text);
+            }
+        }
+        for knob in names::VM_SYSCTLS {
+            let path = self.proc_root.join("sys/vm").join(knob);
+            if let Some(text) = read_optional(&path, &mut self.buf)? {
+                files.insert(names::vm_sysctl(knob), text);
+            }
+        }
+        self.add_block_devices(&mut files)?;
+        Ok(RawSample {
+            mono_ns,
+            wall_ms,
+            page_size: self.page_size,
+            files,
+        })
+    }
+
+    /// Adds the `/sys/block` listing and each whole disk's queue settings.
+    fn add_block_devices(&mut self, files: &mut BTreeMap<String, String>) -> Result<()> {
+        let dir = self.sys_root.join("block");
+        let mut devs: Vec<String> = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
+                .collect(),
+            Err(e) if is_absent(&e) => return Ok(()),
+            Err(source) => return Err(Error::Io { path: dir, source }),
+        };
+        devs.sort();
+        self.ticks_since_refresh += 1;
+        let same_set = devs.len() == self.queue_cache.len()
+            && devs
+                .iter()
+                .zip(self.queue_cache.keys())
+                .all(|(a, b)| a == b);
+        if !same_set || self.ticks_since_refresh >= QUEUE_REFRESH_TICKS {
+            self.refresh_queue_cache(&devs)?;
+        }
+        files.insert(names::SYS_BLOCK_LIST.to_owned(), devs.join("\n"));
+        for entries in self.queue_cache.values() {
+            for (name, text) in entries {
+                files.insert(name.clone(), text.clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn refresh_queue_cache(&mut self, devs: &[String]) -> Result<()> {
+        self.ticks_since_refresh = 0;
+        self.queue_cache.clear();
+        for dev in devs {
+            let mut entries = Vec::new();
+            let base = self.sys_root.join("block").join(dev);
+            for file in names::QUEUE_FILES {
+                if let Some(text) = read_optional(&base.join("queue").join(file), &mut self.buf)? {
+                    entries.push((names::queue(dev, file), text));
+                }
+            }
+            if let Some(text) = read_optional(&base.join("dm/name"), &mut self.buf)? {
+                entries.push((names::dm_name(dev), text));
+            }
+            self.queue_cache.insert(dev.clone(), entries);
+        }
+        Ok(())
+    }
+}
+
+impl Source for FsSource {
+    fn next_sample(&mut self) -> Result<Option<RawSample>> {
+        self.read().map(Some)
+    }
+}
+
+/// Whether an I/O error means "this kernel does not provide the file".
+fn is_absent(e: &std::io::Error) -> bool {
+    // EOPNOTSUPP: PSI compiled in but disabled (psi=0); ENODEV/ENXIO: vanished device.
+    matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Unsupported)
+        || matches!(e.raw_os_error(), Some(95 | 19 | 6))
+}
+
+/// Reads a whole file as text; `None` when the file does not exist on this machine.
+pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
+    buf.clear();
+    let res = std::fs::File::open(path).and_then(|mut f| f.read_to_end(buf));
+    match res {
+        Ok(_) => Ok(Some(String::from_utf8_lossy(buf).into_owned())),
+        Err(e) if is_absent(&e) => Ok(None),
+        Err(source) => Err(Error::Io {
+            path: path.to_owned(),
+            source,
+        }),
+    }
+}

@@ -1,0 +1,21 @@
+//! Sources of raw samples: THE ONLY CODE THAT READS /proc, /sys OR THE CLOCK.
+//!
+//! Owns: reading kernel files into `RawSample`s, live (`FsSource`) or from captured trees
+//! (`TreeSource`). Must not touch: parsing beyond splitting out device names, derivation, UI.
+
+mod clock;
+mod fs;
+mod tree;
+
+pub use clock::{Clock, SystemClock, Ticker};
+pub use fs::FsSource;
+pub use tree::TreeSource;
+
+use crate::Result;
+use crate::sample::RawSample;
+
+/// Anything that yields raw samples: live /proc, a captured tree sequence, a recording.
+pub trait Source {
+    /// The next sample, or `None` when a finite source is exhausted.
+    fn next_sample(&mut self) -> Result<Option<RawSample>>;
+}

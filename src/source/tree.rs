@@ -1,0 +1,97 @@
+//! Captured tree sequences: `DIR/000/`, `DIR/001/`, … each a fake root holding `proc/` and `sys/`.
+//!
+//! Owns: walking the numbered roots in order. Time comes from each root's own `proc/uptime`,
+//! so rates over a captured sequence are exact and reproducible. Must not touch: parsing
+//! beyond reading that one uptime figure, derivation, UI.
+
+use std::path::{Path, PathBuf};
+
+use super::{Clock, FsSource, Source};
+use crate::sample::names;
+use crate::{Error, Result};
+
+/// A clock that is never consulted: tree samples take their time from `proc/uptime`.
+struct NoClock;
+
+impl Clock for NoClock {
+    fn mono_ns(&self) -> u64 {
+        0
+    }
+    fn wall_ms(&self) -> i64 {
+        0
+    }
+}
+
+/// Yields one sample per numbered root directory, in order.
+pub struct TreeSource {
+    roots: std::vec::IntoIter<PathBuf>,
+    page_size: u64,
+}
+
+impl TreeSource {
+    /// Opens a tree sequence. A directory without numbered roots is itself one root.
+    pub fn open(dir: &Path) -> Result<Self> {
+        let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+            path: dir.to_owned(),
+            source,
+        })?;
+        let mut roots: Vec<PathBuf> = entries
+            .filter_map(std::result::Result::ok)
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit()) && e.path().is_dir()
+            })
+            .map(|e| e.path())
+            .collect();
+        roots.sort();
+        if roots.is_empty() {
+            roots.push(dir.to_owned());
+        }
+        let page_size = std::fs::read_to_string(dir.join("page_size"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(4096);
+        Ok(Self {
+            roots: roots.into_iter(),
+            page_size,
+        })
+    }
+}
+
+impl Source for TreeSource {
+    fn next_sample(&mut self) -> Result<Option<RawSample>> {
+        let Some(root) = self.roots.next() else {
+            return Ok(None);
+        };
+        let mut src = FsSource::new(root.join("proc"), root.join("sys"), Box::new(NoClock))
+            .with_page_size(self.page_size);
+        let mut sample = src.read()?;
+        let uptime = sample.file(names::UPTIME).ok_or_else(|| Error::Missing {
+            file: names::UPTIME.to_owned(),
+        })?;
+        let secs = parse_uptime_cs(uptime)
+            .ok_or_else(|| Error::parse(names::UPTIME, 1, "expected seconds like 1234.56"))?;
+        sample.mono_ns = secs * 10_000_000;
+        // Captured trees carry no wall clock: show time since boot from the epoch.
+        sample.wall_ms = i64::try_from(secs * 10).unwrap_or(i64::MAX);
+        Ok(Some(sample))
+    }
+}
+
+use crate::sample::RawSample;
+
+/// `/proc/uptime`'s first field in centiseconds, parsed the way sysstat does (`%lu.%lu`).
+#[must_use]
+pub fn parse_uptime_cs(text: &str) -> Option<u64> {
+    let first = text.split_whitespace().next()?;
+    let (s, frac) = first.split_once('.').unwrap_or((first, "0"));
+    let s: u64 = s.parse().ok()?;
+    let frac = frac.get(..2).unwrap_or(frac);
+    let cs: u64 = if frac.len() == 1 {
+        frac.parse::<u64>().ok()? * 10
+    } else {
+        frac.parse().ok()?
+    };
+    Some(s * 100 + cs)
+}
