@@ -4,6 +4,9 @@
 //! Budget (issue #2): userspace ≤ 50 % of the kernel's cost, linear in the device count.
 //! Run: `cargo bench --bench sample`.
 
+#![allow(missing_docs)] // criterion's macros generate undocumented items
+
+use std::fmt::Write;
 use std::hint::black_box;
 use std::io::Read;
 
@@ -30,8 +33,9 @@ fn diskstats(n: usize, tick: u64) -> String {
     let mut s = String::new();
     for i in 0..n {
         let b = 1_000_000 + i as u64 * 7 + tick * 150;
-        s.push_str(&format!(
-            "{:4} {:7} sd{} {} {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} {}\n",
+        let _ = writeln!(
+            s,
+            "{:4} {:7} sd{} {} {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} {}",
             8,
             i * 16,
             i,
@@ -51,7 +55,7 @@ fn diskstats(n: usize, tick: u64) -> String {
             b / 3,
             b / 50,
             b / 20
-        ));
+        );
     }
     s
 }

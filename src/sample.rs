@@ -27,8 +27,12 @@ pub mod names {
     pub const PSI_MEMORY: &str = "proc/pressure/memory";
     /// `/proc/pressure/io` (optional).
     pub const PSI_IO: &str = "proc/pressure/io";
-    /// Pseudo-file: the entries of `/sys/block` (whole disks), one per line.
-    pub const SYS_BLOCK_LIST: &str = "sys/block/";
+    /// Pseudo-file: one line per entry of `/sys/block` (whole disks), tab-separated:
+    /// `name, rotational, scheduler, nr_requests, write_cache, dm/name`, each the trimmed
+    /// text of `/sys/block/<name>/queue/<file>` (or `dm/name`), empty when unreadable.
+    /// These change rarely, so the source re-reads them only when the device set changes
+    /// and once a minute.
+    pub const BLOCK_DEVICES: &str = "sys/block/";
     /// The `/proc/sys/vm` knobs the derived figures depend on.
     pub const VM_SYSCTLS: [&str; 9] = [
         "dirty_ratio",
@@ -41,25 +45,13 @@ pub mod names {
         "watermark_scale_factor",
         "swappiness",
     ];
-    /// Per-device files under `/sys/block/<dev>/queue/`.
+    /// Per-device files under `/sys/block/<dev>/queue/`, in `BLOCK_DEVICES` column order.
     pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
 
     /// `proc/sys/vm/<knob>`.
     #[must_use]
     pub fn vm_sysctl(knob: &str) -> String {
         format!("proc/sys/vm/{knob}")
-    }
-
-    /// `sys/block/<dev>/queue/<file>`.
-    #[must_use]
-    pub fn queue(dev: &str, file: &str) -> String {
-        format!("sys/block/{dev}/queue/{file}")
-    }
-
-    /// `sys/block/<dev>/dm/name`.
-    #[must_use]
-    pub fn dm_name(dev: &str) -> String {
-        format!("sys/block/{dev}/dm/name")
     }
 }
 

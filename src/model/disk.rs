@@ -7,6 +7,8 @@
 //! Like iostat, devices with no I/O since boot are left out, and partitions only on request.
 //! Owns: disk derivation. Must not touch: I/O.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::parse::{DiskCounters, QueueSettings, Snapshot};
@@ -171,11 +173,11 @@ pub fn columns(p: &DiskCounters, c: &DiskCounters, dt_s: f64) -> Option<Columns>
     })
 }
 
-/// Whether `name` is a whole disk: listed under /sys/block (a sorted list), or, when /sys was not read,
+/// Whether `name` is a whole disk: listed under /sys/block, or, when /sys was not read,
 /// not named like a partition (`sda1`, `nvme0n1p2`, `mmcblk0p1`).
-fn is_whole(name: &str, whole: Option<&[String]>) -> bool {
-    if let Some(list) = whole {
-        return list.binary_search_by(|w| w.as_str().cmp(name)).is_ok();
+fn is_whole(name: &str, whole: Option<&BTreeMap<String, QueueSettings>>) -> bool {
+    if let Some(block) = whole {
+        return block.contains_key(name);
     }
     let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
     if digits.len() == name.len() {
@@ -203,7 +205,7 @@ pub fn derive(
     dt_s: Option<f64>,
     partitions: bool,
 ) -> Vec<Disk> {
-    let whole = cur.whole_disks.as_deref();
+    let whole = cur.block.as_ref();
     let mut out = Vec::with_capacity(cur.disks.len());
     for (i, c) in cur.disks.iter().enumerate() {
         let partition = !is_whole(&c.name, whole);
@@ -222,7 +224,7 @@ pub fn derive(
             .zip(dt_s)
             .and_then(|(p, dt)| columns(p, c, dt))
             .unwrap_or_default();
-        let queue = cur.queues.get(&c.name).cloned();
+        let queue = whole.and_then(|b| b.get(&c.name)).cloned();
         out.push(Disk {
             name: c.name.clone(),
             dm_name: queue.as_ref().and_then(|q| q.dm_name.clone()),
@@ -249,8 +251,8 @@ mod tests {
         for p in ["sda1", "vdb2", "nvme0n1p1", "mmcblk0p2"] {
             assert!(!is_whole(p, None), "{p}");
         }
-        let list = vec!["sda".to_owned()];
-        assert!(!is_whole("md0", Some(&list)));
+        let block = BTreeMap::from([("sda".to_owned(), QueueSettings::default())]);
+        assert!(!is_whole("md0", Some(&block)));
     }
 
     fn dev(reads: u64, read_ms: u64, ticks: u64) -> DiskCounters {

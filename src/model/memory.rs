@@ -16,8 +16,8 @@ pub struct Memory {
     pub MemFree: u64,
     /// The kernel's estimate; `None` before 3.14.
     pub MemAvailable: Option<u64>,
-    pub Buffers: u64,
-    pub Cached: u64,
+    pub Buffers: Option<u64>,
+    pub Cached: Option<u64>,
     #[serde(rename = "Active(file)")]
     pub Active_file: Option<u64>,
     #[serde(rename = "Inactive(file)")]
@@ -26,12 +26,12 @@ pub struct Memory {
     pub Shmem: Option<u64>,
     /// `KReclaimable` (4.20+), else `SReclaimable`.
     pub KReclaimable: Option<u64>,
-    pub Dirty: u64,
-    pub Writeback: u64,
-    pub Mapped: u64,
-    pub SwapTotal: u64,
-    pub SwapFree: u64,
-    pub SwapCached: u64,
+    pub Dirty: Option<u64>,
+    pub Writeback: Option<u64>,
+    pub Mapped: Option<u64>,
+    pub SwapTotal: Option<u64>,
+    pub SwapFree: Option<u64>,
+    pub SwapCached: Option<u64>,
     /// Our reconstruction of MemAvailable from §2; `None` without zoneinfo.
     pub derived_MemAvailable: Option<u64>,
 }
@@ -65,38 +65,35 @@ impl Memory {
     #[must_use]
     pub fn derive(s: &Snapshot) -> Self {
         let m = &s.meminfo;
-        let kb = |b: u64| b / 1024;
-        let okb = |b: Option<u64>| b.map(kb);
         let kreclaimable = m.k_reclaimable.or(m.s_reclaimable);
         let derived = s.zones.as_deref().and_then(|z| {
-            let pages = |b: u64| b / s.page_size;
-            let pagecache = pages(m.active_file? + m.inactive_file?);
+            let pages = |kb: u64| kb * 1024 / s.page_size;
             let inputs = AvailableInputs {
                 free: pages(m.mem_free),
                 totalreserve: zones::totalreserve(z),
-                pagecache,
+                pagecache: pages(m.active_file? + m.inactive_file?),
                 reclaimable: pages(kreclaimable.unwrap_or(0)),
                 wmark_low: zones::watermarks(z).low_pages,
             };
             Some(mem_available_pages(inputs) * s.page_size / 1024)
         });
         Memory {
-            MemTotal: kb(m.mem_total),
-            MemFree: kb(m.mem_free),
-            MemAvailable: okb(m.mem_available),
-            Buffers: kb(m.buffers),
-            Cached: kb(m.cached),
-            Active_file: okb(m.active_file),
-            Inactive_file: okb(m.inactive_file),
-            AnonPages: okb(m.anon_pages),
-            Shmem: okb(m.shmem),
-            KReclaimable: okb(kreclaimable),
-            Dirty: kb(m.dirty),
-            Writeback: kb(m.writeback),
-            Mapped: kb(m.mapped),
-            SwapTotal: kb(m.swap_total),
-            SwapFree: kb(m.swap_free),
-            SwapCached: kb(m.swap_cached),
+            MemTotal: m.mem_total,
+            MemFree: m.mem_free,
+            MemAvailable: m.mem_available,
+            Buffers: m.buffers,
+            Cached: m.cached,
+            Active_file: m.active_file,
+            Inactive_file: m.inactive_file,
+            AnonPages: m.anon_pages,
+            Shmem: m.shmem,
+            KReclaimable: kreclaimable,
+            Dirty: m.dirty,
+            Writeback: m.writeback,
+            Mapped: m.mapped,
+            SwapTotal: m.swap_total,
+            SwapFree: m.swap_free,
+            SwapCached: m.swap_cached,
             derived_MemAvailable: derived,
         }
     }

@@ -1,9 +1,9 @@
 //! Pure parsing: `RawSample` → `Snapshot` of typed counters. No I/O, no clock, no derivation.
 //!
 //! Owns: one parser per kernel file. Fields that differ between kernels are `Option`.
-//! procfs-core does the parsing where it has a parser (meminfo, vmstat, diskstats, stat,
-//! pressure); zoneinfo and the sysfs/sysctl files have small parsers here. Every file's text
-//! is checked line by line first, so bad input is reported as `file:line: problem`.
+//! procfs-core parses diskstats, stat and pressure; zoneinfo (which it lacks), meminfo and
+//! vmstat (whose procfs-core parsers allocate a map per read, over the time budget) and the
+//! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod diskstats;
 mod lines;
@@ -18,6 +18,7 @@ pub mod zoneinfo;
 use std::collections::BTreeMap;
 
 pub use diskstats::DiskCounters;
+pub use meminfo::Meminfo;
 pub use pressure::{Psi, PsiLine};
 pub use queue::QueueSettings;
 pub use stat::CpuStat;
@@ -37,8 +38,8 @@ pub struct Snapshot {
     pub wall_ms: i64,
     /// Page size in bytes.
     pub page_size: u64,
-    /// `/proc/meminfo`, values in bytes (procfs-core's convention).
-    pub meminfo: procfs_core::Meminfo,
+    /// `/proc/meminfo`, kB.
+    pub meminfo: Meminfo,
     /// `/proc/vmstat`.
     pub vmstat: VmStat,
     /// `/proc/zoneinfo`; `None` when the file was not readable.
@@ -55,10 +56,9 @@ pub struct Snapshot {
     pub psi_io: Option<Psi>,
     /// `/proc/sys/vm` knobs.
     pub sysctl: VmSysctl,
-    /// Names under `/sys/block` (whole disks), sorted; `None` when /sys was not read.
-    pub whole_disks: Option<Vec<String>>,
-    /// Queue settings of whole disks, by device name.
-    pub queues: BTreeMap<String, QueueSettings>,
+    /// Whole disks (the entries of `/sys/block`) and their queue settings;
+    /// `None` when /sys was not read.
+    pub block: Option<BTreeMap<String, QueueSettings>>,
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -77,20 +77,7 @@ fn psi(sample: &RawSample, name: &str) -> Result<Option<Psi>> {
 impl Snapshot {
     /// Parses every file of a raw sample.
     pub fn parse(sample: &RawSample) -> Result<Self> {
-        let whole_disks: Option<Vec<String>> = sample.file(names::SYS_BLOCK_LIST).map(|s| {
-            let mut v: Vec<String> = s
-                .lines()
-                .filter(|l| !l.is_empty())
-                .map(str::to_owned)
-                .collect();
-            v.sort();
-            v
-        });
-        let queues = whole_disks
-            .iter()
-            .flatten()
-            .map(|d| (d.clone(), queue::parse(sample, d)))
-            .collect();
+        let block = sample.file(names::BLOCK_DEVICES).map(queue::parse);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -111,14 +98,7 @@ impl Snapshot {
             psi_memory: psi(sample, names::PSI_MEMORY)?,
             psi_io: psi(sample, names::PSI_IO)?,
             sysctl: sysctl::parse(sample)?,
-            whole_disks,
-            queues,
+            block,
         })
-    }
-
-    /// A meminfo value in kB (procfs-core stores bytes).
-    #[must_use]
-    pub fn kb(bytes: u64) -> u64 {
-        bytes / 1024
     }
 }

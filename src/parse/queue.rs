@@ -1,10 +1,10 @@
-//! `/sys/block/<dev>/queue/*` and `/sys/block/<dev>/dm/name` → `QueueSettings`.
+//! The `sys/block/` pseudo-file (whole disks and their queue settings) → `BlockDevices`.
 //!
 //! Owns: parsing the settings the disk table and recordings show. Must not touch: I/O.
 
-use serde::Serialize;
+use std::collections::BTreeMap;
 
-use crate::sample::{RawSample, names};
+use serde::Serialize;
 
 /// A whole disk's queue settings; each field is `None` when the file was not readable.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -21,27 +21,30 @@ pub struct QueueSettings {
     pub dm_name: Option<String>,
 }
 
-/// Reads the settings of `dev` from the sample.
+/// Parses the pseudo-file: whole-disk names (sorted) and each one's settings.
 #[must_use]
-pub fn parse(sample: &RawSample, dev: &str) -> QueueSettings {
-    let get = |file: &str| sample.file(&names::queue(dev, file)).map(str::trim);
-    QueueSettings {
-        rotational: get("rotational").and_then(|s| match s {
-            "0" => Some(false),
-            "1" => Some(true),
-            _ => None,
-        }),
-        scheduler: get("scheduler").and_then(active_scheduler),
-        nr_requests: get("nr_requests").and_then(|s| s.parse().ok()),
-        write_cache: get("write_cache")
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned),
-        dm_name: sample
-            .file(&names::dm_name(dev))
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_owned),
+pub fn parse(text: &str) -> BTreeMap<String, QueueSettings> {
+    let mut out = BTreeMap::new();
+    for line in text.lines() {
+        let mut f = line.split('\t');
+        let Some(name) = f.next().filter(|n| !n.is_empty()) else {
+            continue;
+        };
+        let mut next = || f.next().map(str::trim).filter(|s| !s.is_empty());
+        let settings = QueueSettings {
+            rotational: next().and_then(|s| match s {
+                "0" => Some(false),
+                "1" => Some(true),
+                _ => None,
+            }),
+            scheduler: next().and_then(active_scheduler),
+            nr_requests: next().and_then(|s| s.parse().ok()),
+            write_cache: next().map(str::to_owned),
+            dm_name: next().map(str::to_owned),
+        };
+        out.insert(name.to_owned(), settings);
     }
+    out
 }
 
 /// `none [mq-deadline] kyber` → `mq-deadline`; a lone `none` → `none`.
@@ -55,12 +58,25 @@ fn active_scheduler(s: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines() {
+        let q =
+            parse("dm-0\t0\tnone\t128\twrite through\tvg0-root\nsda\t1\tnoop [cfq]\t\t\t\nsr0\n");
+        assert_eq!(q["dm-0"].dm_name.as_deref(), Some("vg0-root"));
+        assert_eq!(q["dm-0"].rotational, Some(false));
+        assert_eq!(q["sda"].scheduler.as_deref(), Some("cfq"));
+        assert_eq!(q["sda"].nr_requests, None);
+        assert_eq!(q["sr0"], QueueSettings::default());
+    }
+
     #[test]
     fn scheduler() {
         assert_eq!(
-            super::active_scheduler("none [mq-deadline] kyber bfq").as_deref(),
+            active_scheduler("none [mq-deadline] kyber bfq").as_deref(),
             Some("mq-deadline")
         );
-        assert_eq!(super::active_scheduler("none").as_deref(), Some("none"));
+        assert_eq!(active_scheduler("none").as_deref(), Some("none"));
     }
 }

@@ -2,17 +2,13 @@
 //! differences resolved (spec §3.2 "Name history": per-zone names before 4.8, single
 //! `allocstall` before 4.8, one `workingset_refault` before 5.9, `nr_unstable` before 5.8).
 //!
-//! Owns: turning procfs-core's name → value map into typed, optional counters.
+//! Owns: turning the counter lines into typed, optional counters.
 //! Must not touch: rates or thresholds (model/ does that).
 
-use std::collections::HashMap;
-
-use procfs_core::FromBufRead;
 use serde::Serialize;
 
-use super::lines;
-use crate::Result;
 use crate::sample::names::VMSTAT;
+use crate::{Error, Result};
 
 /// Zone suffixes from the kernel's `TEXTS_FOR_ZONES()`.
 const ZONE_SUFFIXES: [&str; 6] = ["dma", "dma32", "normal", "high", "movable", "device"];
@@ -55,83 +51,114 @@ pub struct VmStat {
     pub pgpgout: Option<u64>,
 }
 
-/// Parses `/proc/vmstat`.
+/// Families printed once per zone before 4.8 (`pgscan_kswapd_normal`, …) and, for
+/// `pgsteal`, before 3.4. Summed into one figure when the node-level name is absent.
+const FAMILIES: [&str; 6] = [
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "allocstall",
+    "pgsteal",
+];
+
+/// Parses `/proc/vmstat` in one pass with no allocation. Every line must be `name number`.
+///
+/// Not procfs-core's `VmStat`: it builds a `HashMap<String, i64>` of ~190 counters per read,
+/// which measured 110 µs here against a 70 µs budget for the whole sample.
 pub fn parse(text: &str) -> Result<VmStat> {
-    lines::check_space_kv(VMSTAT, text)?;
-    let map = procfs_core::VmStat::from_buf_read(text.as_bytes())
-        .map_err(|e| lines::procfs_err(VMSTAT, &e))?
-        .0;
-    Ok(from_map(&map))
+    let mut v = VmStat::default();
+    let mut zone_sums: [Option<u64>; 6] = [None; 6];
+    let mut kswapd_steal = None;
+    for (i, line) in text.lines().enumerate() {
+        let mut it = line.split_ascii_whitespace();
+        let Some(name) = it.next() else { continue };
+        let (Some(value), None) = (it.next(), it.next()) else {
+            return Err(Error::parse(
+                VMSTAT,
+                i + 1,
+                format!("expected `name value`, got {line:?}"),
+            ));
+        };
+        let val = number(value).ok_or_else(|| {
+            Error::parse(
+                VMSTAT,
+                i + 1,
+                format!("{name} value {value:?} is not a number"),
+            )
+        })?;
+        if let Some(slot) = slot(&mut v, name) {
+            *slot = Some(val);
+        } else if name == "kswapd_steal" {
+            kswapd_steal = Some(val);
+        } else if let Some((stem, zone)) = name.rsplit_once('_')
+            && ZONE_SUFFIXES.contains(&zone)
+            && let Some(k) = FAMILIES.iter().position(|f| *f == stem)
+        {
+            zone_sums[k] = Some(zone_sums[k].unwrap_or(0) + val);
+        }
+    }
+    let [scan_k, scan_d, steal_k, steal_d, stall, steal_total] = zone_sums;
+    v.pgscan_kswapd = v.pgscan_kswapd.or(scan_k);
+    v.pgscan_direct = v.pgscan_direct.or(scan_d);
+    v.allocstall = v.allocstall.or(stall);
+    v.pgsteal_kswapd = v.pgsteal_kswapd.or(steal_k);
+    v.pgsteal_direct = v.pgsteal_direct.or(steal_d);
+    if v.pgsteal_kswapd.is_none()
+        && v.pgsteal_direct.is_none()
+        && let (Some(t), Some(k)) = (steal_total, kswapd_steal)
+    {
+        // Before 3.4: per-zone totals plus kswapd's share; direct is the difference.
+        v.pgsteal_kswapd = Some(k);
+        v.pgsteal_direct = Some(t.saturating_sub(k));
+    }
+    if v.workingset_refault.is_none()
+        && let (Some(a), Some(f)) = (v.workingset_refault_anon, v.workingset_refault_file)
+    {
+        v.workingset_refault = Some(a + f);
+    }
+    Ok(v)
 }
 
-fn from_map(map: &HashMap<String, i64>) -> VmStat {
-    let get = |name: &str| map.get(name).map(|&v| v.max(0) as u64);
-    // A counter printed once (4.8+) or once per zone (before 4.8).
-    let family = |name: &str| {
-        get(name).or_else(|| {
-            let mut sum = None;
-            for z in ZONE_SUFFIXES {
-                if let Some(v) = map.get(&format!("{name}_{z}")) {
-                    sum = Some(sum.unwrap_or(0) + v.max(&0).unsigned_abs());
-                }
-            }
-            sum
-        })
-    };
-    let (steal_kswapd, steal_direct) = steal_split(&get, &family);
-    let refault_anon = get("workingset_refault_anon");
-    let refault_file = get("workingset_refault_file");
-    let refault = get("workingset_refault").or(match (refault_anon, refault_file) {
-        (Some(a), Some(f)) => Some(a + f),
-        _ => None,
-    });
-    VmStat {
-        nr_free_pages: get("nr_free_pages"),
-        nr_inactive_file: get("nr_inactive_file"),
-        nr_active_file: get("nr_active_file"),
-        nr_dirty: get("nr_dirty"),
-        nr_writeback: get("nr_writeback"),
-        nr_unstable: get("nr_unstable"),
-        nr_dirty_threshold: get("nr_dirty_threshold"),
-        nr_dirty_background_threshold: get("nr_dirty_background_threshold"),
-        nr_dirtied: get("nr_dirtied"),
-        nr_written: get("nr_written"),
-        pgscan_kswapd: family("pgscan_kswapd"),
-        pgscan_direct: family("pgscan_direct"),
-        pgsteal_kswapd: steal_kswapd,
-        pgsteal_direct: steal_direct,
-        pgscan_khugepaged: get("pgscan_khugepaged"),
-        pgsteal_khugepaged: get("pgsteal_khugepaged"),
-        allocstall: family("allocstall"),
-        pgscan_direct_throttle: get("pgscan_direct_throttle"),
-        pswpin: get("pswpin"),
-        pswpout: get("pswpout"),
-        pgmajfault: get("pgmajfault"),
-        workingset_refault_anon: refault_anon,
-        workingset_refault_file: refault_file,
-        workingset_refault: refault,
-        pgpgin: get("pgpgin"),
-        pgpgout: get("pgpgout"),
-    }
+/// A vmstat value. The kernel prints unsigned longs; a negative one (per-cpu drift seen on
+/// some kernels) reads as 0.
+fn number(s: &str) -> Option<u64> {
+    s.parse::<u64>()
+        .ok()
+        .or_else(|| s.parse::<i64>().ok().map(|v| v.max(0).unsigned_abs()))
 }
 
-/// kswapd and direct steal. Before 3.4 the kernel printed the total per zone
-/// (`pgsteal_<zone>`) plus `kswapd_steal`; direct is the difference.
-fn steal_split(
-    get: &impl Fn(&str) -> Option<u64>,
-    family: &impl Fn(&str) -> Option<u64>,
-) -> (Option<u64>, Option<u64>) {
-    let kswapd = family("pgsteal_kswapd");
-    let direct = family("pgsteal_direct");
-    if kswapd.is_some() || direct.is_some() {
-        return (kswapd, direct);
-    }
-    let total = family("pgsteal");
-    let ks = get("kswapd_steal");
-    match (total, ks) {
-        (Some(t), Some(k)) => (Some(k), Some(t.saturating_sub(k))),
-        _ => (None, None),
-    }
+/// The field a node-level (or version-independent) counter name fills.
+fn slot<'a>(v: &'a mut VmStat, name: &str) -> Option<&'a mut Option<u64>> {
+    Some(match name {
+        "nr_free_pages" => &mut v.nr_free_pages,
+        "nr_inactive_file" => &mut v.nr_inactive_file,
+        "nr_active_file" => &mut v.nr_active_file,
+        "nr_dirty" => &mut v.nr_dirty,
+        "nr_writeback" => &mut v.nr_writeback,
+        "nr_unstable" => &mut v.nr_unstable,
+        "nr_dirty_threshold" => &mut v.nr_dirty_threshold,
+        "nr_dirty_background_threshold" => &mut v.nr_dirty_background_threshold,
+        "nr_dirtied" => &mut v.nr_dirtied,
+        "nr_written" => &mut v.nr_written,
+        "pgscan_kswapd" => &mut v.pgscan_kswapd,
+        "pgscan_direct" => &mut v.pgscan_direct,
+        "pgsteal_kswapd" => &mut v.pgsteal_kswapd,
+        "pgsteal_direct" => &mut v.pgsteal_direct,
+        "pgscan_khugepaged" => &mut v.pgscan_khugepaged,
+        "pgsteal_khugepaged" => &mut v.pgsteal_khugepaged,
+        "allocstall" => &mut v.allocstall,
+        "pgscan_direct_throttle" => &mut v.pgscan_direct_throttle,
+        "pswpin" => &mut v.pswpin,
+        "pswpout" => &mut v.pswpout,
+        "pgmajfault" => &mut v.pgmajfault,
+        "workingset_refault_anon" => &mut v.workingset_refault_anon,
+        "workingset_refault_file" => &mut v.workingset_refault_file,
+        "workingset_refault" => &mut v.workingset_refault,
+        "pgpgin" => &mut v.pgpgin,
+        "pgpgout" => &mut v.pgpgout,
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

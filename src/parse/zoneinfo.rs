@@ -85,7 +85,12 @@ pub fn parse(text: &str) -> Result<Vec<Zone>> {
                 "text before the first `Node N, zone X` line",
             ));
         };
-        let mut it = line.split_whitespace();
+        let t = line.trim_ascii_start();
+        // Most lines are per-zone counters (`nr_…`, `numa_…`): skip them without splitting.
+        if t.starts_with("nr_") || t.starts_with("numa_") {
+            continue;
+        }
+        let mut it = t.split_ascii_whitespace();
         let key = it.next().unwrap_or("");
         let slot = match key {
             "pages" if it.next() == Some("free") => Some(&mut p.zone.free),

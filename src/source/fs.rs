@@ -2,8 +2,7 @@
 //!
 //! Owns: `FsSource`, which reads live `/proc` and `/sys` (or any directories given in their
 //! place) once per call, stamps the sample with its `Clock`, and caches per-device queue
-//! settings, which change rarely. Must not touch: parsing (it only splits device names out of
-//! the `/sys/block` listing), derivation, UI.
+//! settings, which change rarely. Must not touch: parsing, derivation, UI.
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read};
@@ -36,8 +35,9 @@ pub struct FsSource {
     clock: Box<dyn Clock>,
     page_size: u64,
     buf: Vec<u8>,
-    /// Device names and their queue/dm files from the last refresh.
-    queue_cache: BTreeMap<String, Vec<(String, String)>>,
+    /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
+    devices: Vec<String>,
+    block_text: String,
     ticks_since_refresh: u32,
 }
 
@@ -61,7 +61,8 @@ impl FsSource {
             clock,
             page_size: rustix::param::page_size() as u64,
             buf: Vec::with_capacity(64 * 1024),
-            queue_cache: BTreeMap::new(),
+            devices: Vec::new(),
+            block_text: String::new(),
             ticks_since_refresh: 0,
         }
     }
@@ -99,7 +100,7 @@ impl FsSource {
         })
     }
 
-    /// Adds the `/sys/block` listing and each whole disk's queue settings.
+    /// Adds the `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`).
     fn add_block_devices(&mut self, files: &mut BTreeMap<String, String>) -> Result<()> {
         let dir = self.sys_root.join("block");
         let mut devs: Vec<String> = match std::fs::read_dir(&dir) {
@@ -111,40 +112,32 @@ impl FsSource {
         };
         devs.sort();
         self.ticks_since_refresh += 1;
-        let same_set = devs.len() == self.queue_cache.len()
-            && devs
-                .iter()
-                .zip(self.queue_cache.keys())
-                .all(|(a, b)| a == b);
-        if !same_set || self.ticks_since_refresh >= QUEUE_REFRESH_TICKS {
-            self.refresh_queue_cache(&devs)?;
+        if devs != self.devices || self.ticks_since_refresh >= QUEUE_REFRESH_TICKS {
+            self.block_text = self.block_devices_text(&devs)?;
+            self.devices = devs;
+            self.ticks_since_refresh = 0;
         }
-        files.insert(names::SYS_BLOCK_LIST.to_owned(), devs.join("\n"));
-        for entries in self.queue_cache.values() {
-            for (name, text) in entries {
-                files.insert(name.clone(), text.clone());
-            }
-        }
+        files.insert(names::BLOCK_DEVICES.to_owned(), self.block_text.clone());
         Ok(())
     }
 
-    fn refresh_queue_cache(&mut self, devs: &[String]) -> Result<()> {
-        self.ticks_since_refresh = 0;
-        self.queue_cache.clear();
+    fn block_devices_text(&mut self, devs: &[String]) -> Result<String> {
+        let mut text = String::new();
         for dev in devs {
-            let mut entries = Vec::new();
             let base = self.sys_root.join("block").join(dev);
-            for file in names::QUEUE_FILES {
-                if let Some(text) = read_optional(&base.join("queue").join(file), &mut self.buf)? {
-                    entries.push((names::queue(dev, file), text));
+            text.push_str(dev);
+            let paths = names::QUEUE_FILES
+                .iter()
+                .map(|f| base.join("queue").join(f));
+            for path in paths.chain(std::iter::once(base.join("dm/name"))) {
+                text.push('\t');
+                if let Some(v) = read_optional(&path, &mut self.buf)? {
+                    text.push_str(v.trim());
                 }
             }
-            if let Some(text) = read_optional(&base.join("dm/name"), &mut self.buf)? {
-                entries.push((names::dm_name(dev), text));
-            }
-            self.queue_cache.insert(dev.clone(), entries);
+            text.push('\n');
         }
-        Ok(())
+        Ok(text)
     }
 }
 
