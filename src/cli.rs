@@ -41,6 +41,9 @@ pub struct Args {
     /// time comes from each root's proc/uptime.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["proc_root", "sys_root"])]
     pub tree: Option<PathBuf>,
+    /// No braille, block or box-drawing characters (for terminals without Unicode).
+    #[arg(long)]
+    pub ascii: bool,
     /// Show partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,

@@ -10,13 +10,18 @@
 //! are pure functions of their inputs, so captured trees and recordings give the same figures
 //! as the live system did. The formulas follow `kernel-formulas.md` (cited as §N in the code).
 
+pub mod app;
 pub mod batch;
 pub mod cli;
 pub mod error;
 pub mod fmt;
+pub mod history;
 pub mod model;
 pub mod parse;
+pub mod runtime;
 pub mod sample;
 pub mod source;
+pub mod term;
+pub mod ui;
 
 pub use error::{Error, Result};

@@ -1,25 +1,45 @@
-//! The binary: parse arguments, build the source, run. Owns nothing else.
+//! The binary: parse arguments, build the source, run batch mode or the TUI. Owns nothing else.
 
 use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::Parser;
+use pagewatch::app::{App, Look};
 use pagewatch::cli::Args;
 use pagewatch::model::Options;
-use pagewatch::source::{FsSource, Source, SystemClock, Ticker, TreeSource};
+use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
 
 fn main() -> Result<()> {
     let args = Args::parse();
-    let opts = Options {
-        partitions: args.partitions,
-    };
-    let mut source: Box<dyn Source> = if let Some(dir) = &args.tree {
-        Box::new(TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?)
+    let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
+        let src =
+            TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?;
+        (Box::new(src), HostInfo::captured(dir))
     } else {
         let proc_root = args.proc_root.clone().unwrap_or_else(|| "/proc".into());
         let sys_root = args.sys_root.clone().unwrap_or_else(|| "/sys".into());
-        Box::new(FsSource::new(proc_root, sys_root, Box::new(SystemClock)))
+        let host = match &args.proc_root {
+            Some(p) => HostInfo::captured(p.parent().unwrap_or(p)),
+            None => HostInfo::live(),
+        };
+        (
+            Box::new(FsSource::new(proc_root, sys_root, Box::new(SystemClock))),
+            host,
+        )
     };
+    if args.batch {
+        return batch(&args, source);
+    }
+    let look = Look {
+        ascii: args.ascii,
+        mono: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    };
+    let mut app = App::new(host, look, args.interval);
+    app.ui.partitions = args.partitions;
+    pagewatch::runtime::run(app, source, args.tree.is_none())
+}
+
+fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     // Captured sequences carry their own time: no waiting between them.
     let mut ticker = Ticker::new(args.interval);
     let paced = args.tree.is_none();
@@ -31,6 +51,9 @@ fn main() -> Result<()> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr();
+    let opts = Options {
+        partitions: args.partitions,
+    };
     let summary = pagewatch::batch::run(
         source.as_mut(),
         args.count,

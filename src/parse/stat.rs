@@ -71,17 +71,39 @@ const NUMERIC_LINES: [&str; 6] = [
 
 /// Parses `/proc/stat`.
 pub fn parse(text: &str) -> Result<CpuStat> {
+    let mut has_total = false;
     for (i, line) in text.lines().enumerate() {
-        let mut it = line.split_whitespace();
+        let mut it = line.split_ascii_whitespace();
         let Some(key) = it.next() else { continue };
-        if NUMERIC_LINES.iter().any(|p| key.starts_with(p)) && !it.all(|t| t.parse::<u64>().is_ok())
-        {
+        if !NUMERIC_LINES.iter().any(|p| key.starts_with(p)) {
+            continue;
+        }
+        let mut n = 0;
+        if !it.all(|t| {
+            n += 1;
+            t.parse::<u64>().is_ok()
+        }) {
             return Err(Error::parse(
                 STAT,
                 i + 1,
                 format!("non-numeric field in {line:?}"),
             ));
         }
+        // user nice system idle are present on every kernel; the rest came later.
+        if key.starts_with("cpu") && n < 4 {
+            return Err(Error::parse(
+                STAT,
+                i + 1,
+                format!("cpu line with {n} fields, expected 4 or more"),
+            ));
+        }
+        if n == 0 {
+            return Err(Error::parse(STAT, i + 1, format!("{key} has no value")));
+        }
+        has_total |= key == "cpu";
+    }
+    if !has_total {
+        return Err(Error::parse(STAT, 0, "no aggregate `cpu` line"));
     }
     let ks =
         KernelStats::from_buf_read(text.as_bytes(), &Ticks).map_err(|e| procfs_err(STAT, &e))?;

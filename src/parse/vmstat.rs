@@ -98,6 +98,9 @@ pub fn parse(text: &str) -> Result<VmStat> {
             zone_sums[k] = Some(zone_sums[k].unwrap_or(0) + val);
         }
     }
+    if text.trim().is_empty() {
+        return Err(Error::parse(VMSTAT, 0, "empty file"));
+    }
     let [scan_k, scan_d, steal_k, steal_d, stall, steal_total] = zone_sums;
     v.pgscan_kswapd = v.pgscan_kswapd.or(scan_k);
     v.pgscan_direct = v.pgscan_direct.or(scan_d);

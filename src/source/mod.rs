@@ -5,11 +5,13 @@
 
 mod clock;
 mod fs;
+mod host;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};
 pub use fs::FsSource;
-pub use tree::TreeSource;
+pub use host::HostInfo;
+pub use tree::{TreeSource, parse_uptime_cs};
 
 use crate::Result;
 use crate::sample::RawSample;

@@ -1,0 +1,249 @@
+//! The one owner of application state, changed only by messages.
+//!
+//! Owns: `App` (latest model, history, UI state) and `update`. Must not touch: the terminal,
+//! files, threads or the clock: time arrives in messages.
+
+pub mod keymap;
+pub mod msg;
+mod state;
+
+pub use keymap::Action;
+pub use msg::{Effect, Msg, SelfCost};
+pub use state::{Focus, SortKey, UiState};
+
+use crate::history::History;
+use crate::model::{Disk, Model, Options};
+use crate::parse::Snapshot;
+use crate::source::HostInfo;
+
+/// Interval steps for `+` and `-`, seconds.
+const INTERVALS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0];
+
+/// How the screen is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Look {
+    /// No braille, block or box-drawing glyphs.
+    pub ascii: bool,
+    /// No colours (NO_COLOR).
+    pub mono: bool,
+}
+
+/// Application state.
+#[derive(Debug)]
+pub struct App {
+    /// Host facts for the header.
+    pub host: HostInfo,
+    /// Drawing options.
+    pub look: Look,
+    /// Seconds between samples.
+    pub interval_s: f64,
+    /// Derived figures of the latest sample.
+    pub model: Option<Model>,
+    /// Chart history.
+    pub history: History,
+    /// Focus, sort, selection, overlays.
+    pub ui: UiState,
+    /// The last sampling or parsing error, until a good sample arrives.
+    pub error: Option<String>,
+    /// Wall clock, ms (from ticks and samples).
+    pub now_ms: i64,
+    /// Wall time of the latest sample shown, ms.
+    pub sample_ms: i64,
+    /// Seconds since boot at the latest sample, when known.
+    pub uptime_s: Option<f64>,
+    /// pagewatch's own cost.
+    pub self_cost: Option<SelfCost>,
+    prev: Option<Snapshot>,
+    cur: Option<Snapshot>,
+    dirty: bool,
+}
+
+impl App {
+    /// A new app with no samples yet.
+    #[must_use]
+    pub fn new(host: HostInfo, look: Look, interval_s: f64) -> Self {
+        Self {
+            host,
+            look,
+            interval_s,
+            model: None,
+            history: History::new(600),
+            ui: UiState::default(),
+            error: None,
+            now_ms: 0,
+            sample_ms: 0,
+            uptime_s: None,
+            self_cost: None,
+            prev: None,
+            cur: None,
+            dirty: true,
+        }
+    }
+
+    /// Whether anything visible changed since the last call (the runtime redraws then).
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    /// Applies one message; returns what the runtime must do.
+    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        self.dirty = true;
+        match msg {
+            Msg::Sample(raw) => {
+                if !self.ui.paused {
+                    self.ingest(&raw);
+                }
+            }
+            Msg::SampleError(e) => self.error = Some(e),
+            Msg::Tick { now_ms } => {
+                // Samples drive the clock; ticks only take over when sampling stalls (or has
+                // not started), so an idle screen redraws once per sample, not twice.
+                let stalled = now_ms - self.sample_ms > 1500 + (self.interval_s * 1000.0) as i64;
+                if self.model.is_none() || stalled || self.ui.paused {
+                    self.now_ms = now_ms;
+                } else {
+                    return Vec::new();
+                }
+            }
+            Msg::SampleTook(us) => {
+                self.self_cost
+                    .get_or_insert_with(SelfCost::default)
+                    .sample_us = us;
+                return Vec::new();
+            }
+            Msg::CpuUse(ms) => {
+                self.self_cost
+                    .get_or_insert_with(SelfCost::default)
+                    .cpu_ms_per_s = ms;
+                return Vec::new();
+            }
+            Msg::Resize => {}
+            Msg::Quit => return vec![Effect::Quit],
+            Msg::Action(a) => return self.act(a),
+        }
+        Vec::new()
+    }
+
+    fn ingest(&mut self, raw: &crate::sample::RawSample) {
+        let snap = match Snapshot::parse(raw) {
+            Ok(s) => s,
+            Err(e) => {
+                self.error = Some(e.to_string());
+                return;
+            }
+        };
+        let model = Model::derive(self.cur.as_ref(), &snap, self.options());
+        self.history.push(&model);
+        self.sample_ms = snap.wall_ms;
+        self.now_ms = self.now_ms.max(snap.wall_ms);
+        self.uptime_s = raw
+            .file(crate::sample::names::UPTIME)
+            .and_then(crate::source::parse_uptime_cs)
+            .map(|cs| cs as f64 / 100.0);
+        self.model = Some(model);
+        self.error = None;
+        self.prev = self.cur.replace(snap);
+    }
+
+    fn options(&self) -> Options {
+        Options {
+            partitions: self.ui.partitions,
+        }
+    }
+
+    fn act(&mut self, a: Action) -> Vec<Effect> {
+        let ui = &mut self.ui;
+        match a {
+            Action::Quit => return vec![Effect::Quit],
+            Action::Help => ui.help = !ui.help,
+            Action::Back => {
+                if ui.help {
+                    ui.help = false;
+                } else {
+                    ui.detail = false;
+                }
+            }
+            Action::Pause => ui.paused = !ui.paused,
+            Action::Slower | Action::Faster => return self.step_interval(a == Action::Slower),
+            Action::FocusNext => ui.focus = ui.focus.next(),
+            Action::FocusPrev => ui.focus = ui.focus.prev(),
+            Action::Sort => ui.sort = ui.sort.next(),
+            Action::Units => ui.pages = !ui.pages,
+            Action::Up | Action::Down => self.move_selection(a == Action::Down),
+            Action::Detail => {
+                if self.selected_disk().is_some() {
+                    self.ui.detail = true;
+                }
+            }
+            Action::Partitions => {
+                ui.partitions = !ui.partitions;
+                // Re-derive now from the snapshots we hold, so the table changes at once.
+                if let Some(cur) = &self.cur {
+                    self.model = Some(Model::derive(self.prev.as_ref(), cur, self.options()));
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    fn step_interval(&mut self, slower: bool) -> Vec<Effect> {
+        let i = INTERVALS
+            .iter()
+            .position(|&v| v >= self.interval_s)
+            .unwrap_or(INTERVALS.len() - 1);
+        let next = if slower {
+            INTERVALS[(i + usize::from(INTERVALS[i] <= self.interval_s)).min(INTERVALS.len() - 1)]
+        } else {
+            INTERVALS[i.saturating_sub(1)]
+        };
+        if (next - self.interval_s).abs() < f64::EPSILON {
+            return Vec::new();
+        }
+        self.interval_s = next;
+        vec![Effect::SetInterval(next)]
+    }
+
+    /// Disks in display order (the current sort, busiest first).
+    #[must_use]
+    pub fn sorted_disks(&self) -> Vec<&Disk> {
+        let Some(m) = &self.model else {
+            return Vec::new();
+        };
+        let mut v: Vec<&Disk> = m.disks.iter().collect();
+        self.ui.sort.sort(&mut v);
+        v
+    }
+
+    /// The selected disk: the one chosen with the arrows, else the first in display order.
+    #[must_use]
+    pub fn selected_disk(&self) -> Option<&Disk> {
+        let disks = self.sorted_disks();
+        let named = self
+            .ui
+            .selected
+            .as_deref()
+            .and_then(|n| disks.iter().find(|d| d.name == n));
+        named.or(disks.first()).copied()
+    }
+
+    fn move_selection(&mut self, down: bool) {
+        let names: Vec<String> = self.sorted_disks().iter().map(|d| d.name.clone()).collect();
+        if names.is_empty() {
+            return;
+        }
+        let cur = self
+            .selected_disk()
+            .and_then(|d| names.iter().position(|n| *n == d.name))
+            .unwrap_or(0);
+        let next = if down {
+            (cur + 1).min(names.len() - 1)
+        } else {
+            cur.saturating_sub(1)
+        };
+        self.ui.selected = Some(names[next].clone());
+        self.ui.focus = Focus::Disks;
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,132 @@
+//! UI state that is not data: focus, sort order, selection, overlays.
+//!
+//! Owns: `UiState`, `Focus`, `SortKey`. Must not touch: drawing.
+
+use crate::model::Disk;
+
+/// Which pane has the focus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Focus {
+    /// Memory pane.
+    Memory,
+    /// Dirty & writeback pane.
+    Dirty,
+    /// Reclaim pane.
+    Reclaim,
+    /// Disks table.
+    #[default]
+    Disks,
+}
+
+impl Focus {
+    const ORDER: [Focus; 4] = [Focus::Memory, Focus::Dirty, Focus::Reclaim, Focus::Disks];
+
+    fn index(self) -> usize {
+        Self::ORDER.iter().position(|f| *f == self).unwrap_or(0)
+    }
+
+    /// The next pane, wrapping.
+    #[must_use]
+    pub fn next(self) -> Self {
+        Self::ORDER[(self.index() + 1) % 4]
+    }
+
+    /// The previous pane, wrapping.
+    #[must_use]
+    pub fn prev(self) -> Self {
+        Self::ORDER[(self.index() + 3) % 4]
+    }
+}
+
+/// The disk table's sort column; all but `Name` sort busiest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// %util.
+    #[default]
+    Util,
+    /// aqu-sz.
+    AquSz,
+    /// The larger of r_await and w_await.
+    Await,
+    /// r/s + w/s.
+    Iops,
+    /// rkB/s + wkB/s.
+    Throughput,
+    /// Device name, ascending.
+    Name,
+}
+
+impl SortKey {
+    const ORDER: [SortKey; 6] = [
+        SortKey::Util,
+        SortKey::AquSz,
+        SortKey::Await,
+        SortKey::Iops,
+        SortKey::Throughput,
+        SortKey::Name,
+    ];
+
+    /// The next sort column, wrapping.
+    #[must_use]
+    pub fn next(self) -> Self {
+        let i = Self::ORDER.iter().position(|k| *k == self).unwrap_or(0);
+        Self::ORDER[(i + 1) % Self::ORDER.len()]
+    }
+
+    /// The column title this key sorts on.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Util => "%util",
+            SortKey::AquSz => "aqu-sz",
+            SortKey::Await => "await",
+            SortKey::Iops => "IOPS",
+            SortKey::Throughput => "kB/s",
+            SortKey::Name => "name",
+        }
+    }
+
+    fn value(self, d: &Disk) -> f64 {
+        let c = &d.cols;
+        let z = |v: Option<f64>| v.unwrap_or(0.0);
+        match self {
+            SortKey::Util => z(c.util_pct),
+            SortKey::AquSz => z(c.aqu_sz),
+            SortKey::Await => z(c.r_await).max(z(c.w_await)),
+            SortKey::Iops => z(c.r_s) + z(c.w_s),
+            SortKey::Throughput => z(c.rkB_s) + z(c.wkB_s),
+            SortKey::Name => 0.0,
+        }
+    }
+
+    /// Sorts busiest first (ties and `Name` by name), a stable, explicit order.
+    pub fn sort(self, disks: &mut [&Disk]) {
+        disks.sort_by(|a, b| {
+            self.value(b)
+                .total_cmp(&self.value(a))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+    }
+}
+
+/// Everything about the view that is not data. Independent switches, hence the bools.
+#[allow(clippy::struct_excessive_bools)]
+#[derive(Debug, Clone, Default)]
+pub struct UiState {
+    /// Focused pane.
+    pub focus: Focus,
+    /// Disk sort column.
+    pub sort: SortKey,
+    /// Selected disk by name (stays on the device when the order changes).
+    pub selected: Option<String>,
+    /// Display frozen.
+    pub paused: bool,
+    /// Help overlay open.
+    pub help: bool,
+    /// Device detail view open.
+    pub detail: bool,
+    /// Partitions shown.
+    pub partitions: bool,
+    /// Dirty figures in pages rather than bytes.
+    pub pages: bool,
+}

@@ -1,0 +1,120 @@
+//! Key handling and message tests for `App::update`, driven by a captured tree.
+
+use std::path::Path;
+
+use super::*;
+use crate::source::{Source, TreeSource};
+
+fn samples(tree: &str) -> Vec<crate::sample::RawSample> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/trees")
+        .join(tree);
+    let mut src = TreeSource::open(&dir).unwrap();
+    std::iter::from_fn(|| src.next_sample().unwrap()).collect()
+}
+
+fn app(tree: &str) -> App {
+    let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+    for s in samples(tree) {
+        app.update(Msg::Sample(s));
+    }
+    app
+}
+
+#[test]
+fn quit_keys_and_signals_give_quit_effect() {
+    let mut a = app("live-idle");
+    assert_eq!(a.update(Msg::Action(Action::Quit)), vec![Effect::Quit]);
+    assert_eq!(a.update(Msg::Quit), vec![Effect::Quit]);
+}
+
+#[test]
+fn pause_ignores_samples_until_resumed() {
+    let s = samples("live-idle");
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    a.update(Msg::Sample(s[0].clone()));
+    a.update(Msg::Sample(s[1].clone()));
+    let shown = a.model.clone();
+    a.update(Msg::Action(Action::Pause));
+    a.update(Msg::Sample(s[2].clone()));
+    assert_eq!(a.model, shown);
+    a.update(Msg::Action(Action::Pause));
+    a.update(Msg::Sample(s[3].clone()));
+    // Rates after a pause span the whole gap between the two samples shown.
+    let dt = a.model.as_ref().unwrap().interval_s.unwrap();
+    assert!((dt - (s[3].mono_ns - s[1].mono_ns) as f64 / 1e9).abs() < 1e-9);
+}
+
+#[test]
+fn interval_steps_and_effects() {
+    let mut a = app("live-idle");
+    assert_eq!(
+        a.update(Msg::Action(Action::Slower)),
+        vec![Effect::SetInterval(2.0)]
+    );
+    assert_eq!(
+        a.update(Msg::Action(Action::Faster)),
+        vec![Effect::SetInterval(1.0)]
+    );
+    assert_eq!(
+        a.update(Msg::Action(Action::Faster)),
+        vec![Effect::SetInterval(0.5)]
+    );
+    a.interval_s = 60.0;
+    assert_eq!(a.update(Msg::Action(Action::Slower)), vec![]);
+}
+
+#[test]
+fn sort_cycles_and_selection_moves() {
+    let mut a = app("kernel-4.14-diskstats14");
+    assert_eq!(a.ui.sort, SortKey::Util);
+    let names: Vec<_> = a.sorted_disks().iter().map(|d| d.name.clone()).collect();
+    assert_eq!(names.first().map(String::as_str), Some("dm-0"));
+    a.update(Msg::Action(Action::Sort));
+    assert_eq!(a.ui.sort, SortKey::AquSz);
+    a.update(Msg::Action(Action::Down));
+    assert_eq!(
+        a.selected_disk().map(|d| d.name.as_str()),
+        Some(a.sorted_disks()[1].name.as_str())
+    );
+    a.update(Msg::Action(Action::Up));
+    a.update(Msg::Action(Action::Up));
+    assert_eq!(
+        a.selected_disk().map(|d| d.name.clone()),
+        Some(a.sorted_disks()[0].name.clone())
+    );
+}
+
+#[test]
+fn partitions_toggle_rederives_at_once() {
+    let mut a = app("kernel-4.14-diskstats14");
+    let whole = a.model.as_ref().unwrap().disks.len();
+    a.update(Msg::Action(Action::Partitions));
+    assert!(a.model.as_ref().unwrap().disks.len() > whole);
+    assert!(a.model.as_ref().unwrap().disks.iter().any(|d| d.partition));
+}
+
+#[test]
+fn help_detail_and_back() {
+    let mut a = app("live-idle");
+    a.update(Msg::Action(Action::Help));
+    assert!(a.ui.help);
+    a.update(Msg::Action(Action::Back));
+    assert!(!a.ui.help);
+    a.update(Msg::Action(Action::Detail));
+    assert!(a.ui.detail);
+    a.update(Msg::Action(Action::Back));
+    assert!(!a.ui.detail);
+}
+
+#[test]
+fn bad_sample_keeps_last_figures_and_shows_error() {
+    let mut a = app("live-idle");
+    let before = a.model.clone();
+    let mut bad = samples("live-idle").pop().unwrap();
+    bad.files
+        .insert("proc/meminfo".into(), "MemTotal: x kB\n".into());
+    a.update(Msg::Sample(bad));
+    assert_eq!(a.model, before);
+    assert!(a.error.as_deref().unwrap().starts_with("proc/meminfo:1:"));
+}

@@ -1,0 +1,178 @@
+//! A bounded history of derived figures for the charts, and each disk's await baseline.
+//!
+//! Owns: `History`, filled from `Model`s. Capacity is fixed at construction, so memory use is
+//! bounded however long pagewatch runs. Must not touch: I/O, the clock, drawing.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use crate::model::Model;
+
+/// Figures of one tick kept for the charts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Point {
+    /// Wall time of the sample, ms.
+    pub time_ms: i64,
+    /// MemAvailable, kB.
+    pub mem_available_kb: Option<u64>,
+    /// MemTotal, kB.
+    pub mem_total_kb: u64,
+    /// nr_dirty + nr_writeback, pages.
+    pub dirty_wb: Option<u64>,
+    /// Background threshold, pages.
+    pub bg_thresh: Option<u64>,
+    /// Freerun ceiling, pages.
+    pub freerun: Option<u64>,
+    /// Threshold, pages.
+    pub thresh: Option<u64>,
+    /// kswapd scan, pages/s.
+    pub scan_kswapd: Option<f64>,
+    /// Direct-reclaim scan, pages/s.
+    pub scan_direct: Option<f64>,
+    /// allocstall/s.
+    pub allocstall: Option<f64>,
+}
+
+/// One disk's figures at one tick.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DiskPoint {
+    /// The tick this point belongs to.
+    pub tick: u64,
+    /// r/s + w/s + d/s.
+    pub iops: f64,
+    /// Average await over reads, writes and discards, ms (0 without I/O).
+    pub await_ms: f64,
+    /// aqu-sz.
+    pub aqu_sz: f64,
+    /// %util.
+    pub util_pct: f64,
+}
+
+/// A disk's recent points and its await baseline.
+#[derive(Debug, Clone, Default)]
+pub struct DiskHistory {
+    /// Points, oldest first.
+    pub points: VecDeque<DiskPoint>,
+    /// Median await of the ticks that had I/O in the window: the device's own baseline.
+    pub baseline_await_ms: Option<f64>,
+}
+
+/// Bounded history of the last `capacity` ticks.
+#[derive(Debug, Clone)]
+pub struct History {
+    capacity: usize,
+    tick: u64,
+    /// System-wide points, oldest first.
+    pub points: VecDeque<Point>,
+    /// Per-disk points by device name.
+    pub disks: BTreeMap<String, DiskHistory>,
+    scratch: Vec<f64>,
+}
+
+impl History {
+    /// An empty history holding at most `capacity` ticks.
+    #[must_use]
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity: capacity.max(2),
+            tick: 0,
+            points: VecDeque::with_capacity(capacity),
+            disks: BTreeMap::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Ticks recorded so far (including ones that fell out of the window).
+    #[must_use]
+    pub fn ticks(&self) -> u64 {
+        self.tick
+    }
+
+    /// Records one derived sample.
+    pub fn push(&mut self, m: &Model) {
+        self.tick += 1;
+        if self.points.len() == self.capacity {
+            self.points.pop_front();
+        }
+        let d = &m.dirty;
+        self.points.push_back(Point {
+            time_ms: m.time_ms,
+            mem_available_kb: m.memory.MemAvailable.or(m.memory.derived_MemAvailable),
+            mem_total_kb: m.memory.MemTotal,
+            dirty_wb: d.dirty_writeback_pages,
+            bg_thresh: d.bg_thresh_pages.or(d.derived_bg_thresh_pages),
+            freerun: d.freerun_pages,
+            thresh: d.thresh_pages.or(d.derived_thresh_pages),
+            scan_kswapd: m.reclaim.pgscan_kswapd_s,
+            scan_direct: m.reclaim.pgscan_direct_s,
+            allocstall: m.reclaim.allocstall_s,
+        });
+        for disk in &m.disks {
+            let c = &disk.cols;
+            let (Some(r), Some(w)) = (c.r_s, c.w_s) else {
+                continue;
+            };
+            let ds = c.d_s.unwrap_or(0.0);
+            let iops = r + w + ds;
+            let await_ms = if iops > 0.0 {
+                (r * c.r_await.unwrap_or(0.0)
+                    + w * c.w_await.unwrap_or(0.0)
+                    + ds * c.d_await.unwrap_or(0.0))
+                    / iops
+            } else {
+                0.0
+            };
+            let h = self.disks.entry(disk.name.clone()).or_default();
+            h.points.push_back(DiskPoint {
+                tick: self.tick,
+                iops,
+                await_ms,
+                aqu_sz: c.aqu_sz.unwrap_or(0.0),
+                util_pct: c.util_pct.unwrap_or(0.0),
+            });
+        }
+        let oldest = self.tick.saturating_sub(self.capacity as u64);
+        let scratch = &mut self.scratch;
+        self.disks.retain(|_, h| {
+            while h.points.front().is_some_and(|p| p.tick <= oldest) {
+                h.points.pop_front();
+            }
+            h.baseline_await_ms = median_await(&h.points, scratch);
+            !h.points.is_empty()
+        });
+    }
+}
+
+fn median_await(points: &VecDeque<DiskPoint>, scratch: &mut Vec<f64>) -> Option<f64> {
+    scratch.clear();
+    scratch.extend(points.iter().filter(|p| p.iops > 0.0).map(|p| p.await_ms));
+    if scratch.is_empty() {
+        return None;
+    }
+    let mid = scratch.len() / 2;
+    let (_, m, _) = scratch.select_nth_unstable_by(mid, f64::total_cmp);
+    Some(*m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_ignores_idle_ticks() {
+        let pts: VecDeque<DiskPoint> = [
+            (0.0, 0.0),
+            (10.0, 1.0),
+            (10.0, 3.0),
+            (10.0, 2.0),
+            (0.0, 0.0),
+        ]
+        .iter()
+        .map(|&(iops, await_ms)| DiskPoint {
+            iops,
+            await_ms,
+            ..DiskPoint::default()
+        })
+        .collect();
+        assert_eq!(median_await(&pts, &mut Vec::new()), Some(2.0));
+    }
+}

@@ -1,0 +1,163 @@
+//! History charts: MemAvailable, dirty against its thresholds, reclaim rates, and the selected
+//! device's IOPS, await, aqu-sz and %util. Newest at the right, one column per sample.
+//!
+//! Owns: the chart area. Must not touch: app state.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::widgets::Widget;
+
+use crate::app::App;
+use crate::fmt::{bytes, pages, rate};
+use crate::ui::theme;
+use crate::ui::widgets::{block, sparkline};
+
+/// Draws the four charts in a 2×2 grid.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let [top, bottom] =
+        Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(area);
+    let [mem, dirty] =
+        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(top);
+    let [reclaim, disk] =
+        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(bottom);
+    memory_chart(app, mem, buf);
+    dirty_chart(app, dirty, buf);
+    reclaim_chart(app, reclaim, buf);
+    disk_charts(app, disk, buf, app.selected_disk().map(|d| d.name.as_str()));
+}
+
+fn memory_chart(app: &App, area: Rect, buf: &mut Buffer) {
+    let h = &app.history.points;
+    let total = h.back().map_or(0, |p| p.mem_total_kb);
+    let now = h.back().and_then(|p| p.mem_available_kb);
+    let title = format!(
+        "MemAvailable {} (scale 0–{})",
+        now.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0)),
+        bytes(total as f64 * 1024.0)
+    );
+    let b = block(app, &title, false);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let v: Vec<Option<f64>> = h
+        .iter()
+        .map(|p| p.mem_available_kb.map(|v| v as f64))
+        .collect();
+    sparkline(app, inner, buf, &v, total as f64, theme(app).segments[1]);
+}
+
+fn dirty_chart(app: &App, area: Rect, buf: &mut Buffer) {
+    let h = &app.history.points;
+    let ps = app.model.as_ref().map_or(4096, |m| m.page_size);
+    let last = h.back().copied().unwrap_or_default();
+    let thresh = last.thresh.unwrap_or(0);
+    let title = format!(
+        "dirty+wb {} vs T {} (top) f b",
+        last.dirty_wb
+            .map_or_else(|| "-".to_owned(), |p| pages(p, ps)),
+        pages(thresh, ps)
+    );
+    let b = block(app, &title, false);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let v: Vec<Option<f64>> = h.iter().map(|p| p.dirty_wb.map(|v| v as f64)).collect();
+    let t = theme(app);
+    sparkline(app, inner, buf, &v, thresh as f64, t.segments[2]);
+    // Threshold lines where the chart is empty: b (background) and f (freerun).
+    for (mark, c) in [(last.bg_thresh, 'b'), (last.freerun, 'f')] {
+        let (Some(mark), true) = (mark, thresh > 0 && inner.height > 0) else {
+            continue;
+        };
+        let frac = mark as f64 / thresh as f64;
+        let row =
+            inner.bottom() - 1 - ((frac * f64::from(inner.height)) as u16).min(inner.height - 1);
+        for x in inner.left()..inner.right() {
+            let cell = &mut buf[(x, row)];
+            if cell.symbol() == " " {
+                cell.set_char(if x == inner.left() { c } else { '-' })
+                    .set_style(t.dim);
+            }
+        }
+    }
+}
+
+fn reclaim_chart(app: &App, area: Rect, buf: &mut Buffer) {
+    let h = &app.history.points;
+    let last = h.back().copied().unwrap_or_default();
+    let title = format!(
+        "scan/s kswapd {} (top) direct {} (bottom)",
+        rate(last.scan_kswapd),
+        rate(last.scan_direct)
+    );
+    let b = block(app, &title, false);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let ks: Vec<Option<f64>> = h.iter().map(|p| p.scan_kswapd).collect();
+    let dr: Vec<Option<f64>> = h.iter().map(|p| p.scan_direct).collect();
+    // One shared scale so the two are comparable.
+    let max = ks
+        .iter()
+        .chain(&dr)
+        .flatten()
+        .fold(1.0_f64, |a, &b| a.max(b));
+    let [top, bottom] =
+        Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(inner);
+    let t = theme(app);
+    sparkline(app, top, buf, &ks, max, t.ok);
+    sparkline(app, bottom, buf, &dr, max, t.crit);
+}
+
+/// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
+pub fn disk_charts(app: &App, area: Rect, buf: &mut Buffer, name: Option<&str>) {
+    let hist = name.and_then(|n| app.history.disks.get(n));
+    let pts: Vec<_> = hist
+        .map(|h| h.points.iter().copied().collect())
+        .unwrap_or_default();
+    let last = pts.last().copied().unwrap_or_default();
+    let title = format!(
+        "{} IOPS {} await {:.2}ms aqu {:.2} util {:.0}%",
+        name.unwrap_or("-"),
+        rate(Some(last.iops)),
+        last.await_ms,
+        last.aqu_sz,
+        last.util_pct
+    );
+    let b = block(app, &title, false);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
+    let t = theme(app);
+    let series: [(Vec<Option<f64>>, Option<f64>, Style); 4] = [
+        (
+            pts.iter().map(|p| Some(p.iops)).collect(),
+            None,
+            t.segments[1],
+        ),
+        (
+            pts.iter().map(|p| Some(p.await_ms)).collect(),
+            None,
+            t.segments[2],
+        ),
+        (
+            pts.iter().map(|p| Some(p.aqu_sz)).collect(),
+            None,
+            t.segments[4],
+        ),
+        (
+            pts.iter().map(|p| Some(p.util_pct)).collect(),
+            Some(100.0),
+            t.segments[3],
+        ),
+    ];
+    for ((row, (v, max, style)), label) in rows
+        .into_iter()
+        .zip(series)
+        .zip(["IOPS", "await", "aqu-sz", "%util"])
+    {
+        let max = max.unwrap_or_else(|| v.iter().flatten().fold(0.0_f64, |a, &b| a.max(b)));
+        sparkline(app, row, buf, &v, max, style);
+        if row.height > 0 {
+            buf.set_string(row.x, row.y, label, t.dim);
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Disk table: the iostat -x columns that fit, sorted busiest first, with the selected row
+//! and saturated devices highlighted.
+//!
+//! Saturation: for rotational disks, %util (≥ 70 warn, ≥ 90 crit). For devices that serve
+//! requests in parallel (non-rotational: NVMe, SSD, RAID, cloud volumes) %util saturates
+//! early, so they are judged by await against their own baseline (the median await of the
+//! recent window) with a queue: await ≥ 2× baseline and aqu-sz ≥ 1 warns, ≥ 3× is critical.
+//! Owns: the disk table. Must not touch: app state.
+
+use std::fmt::Write;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::{App, Focus, SortKey};
+use crate::model::Disk;
+use crate::model::disk::Columns;
+use crate::ui::theme;
+use crate::ui::widgets::{block, level};
+
+type Getter = fn(&Disk) -> Option<f64>;
+
+/// Table columns in priority order: (title, width, decimals, value, sort key).
+const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 17] = [
+    ("r/s", 8, 1, |d| d.cols.r_s, Some(SortKey::Iops)),
+    ("w/s", 8, 1, |d| d.cols.w_s, Some(SortKey::Iops)),
+    ("rkB/s", 9, 1, |d| d.cols.rkB_s, Some(SortKey::Throughput)),
+    ("wkB/s", 9, 1, |d| d.cols.wkB_s, Some(SortKey::Throughput)),
+    ("r_await", 8, 2, |d| d.cols.r_await, Some(SortKey::Await)),
+    ("w_await", 8, 2, |d| d.cols.w_await, Some(SortKey::Await)),
+    ("aqu-sz", 8, 2, |d| d.cols.aqu_sz, Some(SortKey::AquSz)),
+    ("%util", 7, 1, |d| d.cols.util_pct, Some(SortKey::Util)),
+    ("rareq-sz", 9, 1, |d| d.cols.rareq_sz, None),
+    ("wareq-sz", 9, 1, |d| d.cols.wareq_sz, None),
+    ("rrqm/s", 8, 1, |d| d.cols.rrqm_s, None),
+    ("wrqm/s", 8, 1, |d| d.cols.wrqm_s, None),
+    ("d/s", 7, 1, |d| d.cols.d_s, None),
+    ("dkB/s", 8, 1, |d| d.cols.dkB_s, None),
+    ("f/s", 7, 1, |d| d.cols.f_s, None),
+    ("f_await", 8, 2, |d| d.cols.f_await, None),
+    ("inflt", 6, 0, |d| Some(d.in_flight as f64), None),
+];
+
+const NAME_W: usize = 12;
+
+/// Saturation severity of a device: 0 fine, 1 warn, 2 crit.
+#[must_use]
+pub fn saturation(d: &Disk, baseline_await_ms: Option<f64>) -> u8 {
+    let c: &Columns = &d.cols;
+    let rotational = d.queue.as_ref().and_then(|q| q.rotational).unwrap_or(true);
+    if rotational {
+        let u = c.util_pct.unwrap_or(0.0);
+        return if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
+    }
+    let (r, w) = (c.r_s.unwrap_or(0.0), c.w_s.unwrap_or(0.0));
+    if r + w <= 0.0 || c.aqu_sz.unwrap_or(0.0) < 1.0 {
+        return 0;
+    }
+    let await_ms = (r * c.r_await.unwrap_or(0.0) + w * c.w_await.unwrap_or(0.0)) / (r + w);
+    match baseline_await_ms {
+        Some(b) if b > 0.0 && await_ms >= 3.0 * b => 2,
+        Some(b) if b > 0.0 && await_ms >= 2.0 * b => 1,
+        _ => 0,
+    }
+}
+
+/// A number in at most `width - 1` characters.
+fn cell(v: Option<f64>, decimals: usize, width: usize) -> String {
+    let Some(v) = v else { return "-".to_owned() };
+    let s = format!("{v:.decimals$}");
+    if s.len() < width {
+        s
+    } else {
+        crate::fmt::rate(Some(v))
+    }
+}
+
+/// Draws the disk table.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let title = if app.ui.partitions {
+        "Disks + partitions"
+    } else {
+        "Disks"
+    };
+    let b = block(app, title, app.ui.focus == Focus::Disks);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let t = theme(app);
+    let width = usize::from(inner.width);
+    let mut avail = width.saturating_sub(NAME_W);
+    let cols: Vec<_> = COLUMNS
+        .iter()
+        .take_while(|c| {
+            let fits = c.1 <= avail;
+            avail = avail.saturating_sub(c.1);
+            fits
+        })
+        .collect();
+    let mut head = format!("{:<NAME_W$}", "device");
+    for c in &cols {
+        let mark = if c.4 == Some(app.ui.sort) { "*" } else { " " };
+        let _ = write!(head, "{:>w$}{mark}", c.0, w = c.1 - 1);
+    }
+    let mut lines = vec![Line::from(Span::styled(head, t.title))];
+    let disks = app.sorted_disks();
+    let selected = app.selected_disk().map(|d| d.name.clone());
+    for d in disks
+        .iter()
+        .take(usize::from(inner.height.saturating_sub(1)))
+    {
+        let mut name = d
+            .dm_name
+            .as_deref()
+            .map_or_else(|| d.name.clone(), |n| format!("{} {n}", d.name));
+        name.truncate(NAME_W - 1);
+        let mut row = format!("{name:<NAME_W$}");
+        for c in &cols {
+            let _ = write!(row, "{:>w$} ", cell((c.3)(d), c.2, c.1 - 1), w = c.1 - 1);
+        }
+        let baseline = app
+            .history
+            .disks
+            .get(&d.name)
+            .and_then(|h| h.baseline_await_ms);
+        let sat = saturation(d, baseline);
+        let mut style = if sat > 0 { level(app, sat) } else { t.text };
+        if selected.as_deref() == Some(d.name.as_str()) && app.ui.focus == Focus::Disks {
+            style = style.patch(t.selected);
+        }
+        lines.push(Line::from(Span::styled(row, style)));
+    }
+    if disks.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "no devices with I/O since boot yet",
+            t.dim,
+        )));
+    }
+    Paragraph::new(lines).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::QueueSettings;
+
+    fn disk(rotational: bool, util: f64, aqu: f64, await_ms: f64) -> Disk {
+        Disk {
+            name: "x".into(),
+            dm_name: None,
+            partition: false,
+            in_flight: 0,
+            queue: Some(QueueSettings {
+                rotational: Some(rotational),
+                ..QueueSettings::default()
+            }),
+            cols: Columns {
+                r_s: Some(100.0),
+                w_s: Some(0.0),
+                r_await: Some(await_ms),
+                w_await: Some(0.0),
+                aqu_sz: Some(aqu),
+                util_pct: Some(util),
+                ..Columns::default()
+            },
+        }
+    }
+
+    #[test]
+    fn rotational_by_util_parallel_by_await_baseline() {
+        assert_eq!(saturation(&disk(true, 95.0, 0.5, 1.0), None), 2);
+        assert_eq!(saturation(&disk(true, 75.0, 0.5, 1.0), None), 1);
+        // An NVMe at 100 % util with a short queue and baseline latency is not saturated.
+        assert_eq!(saturation(&disk(false, 100.0, 0.8, 0.1), Some(0.1)), 0);
+        assert_eq!(saturation(&disk(false, 100.0, 4.0, 0.25), Some(0.1)), 1);
+        assert_eq!(saturation(&disk(false, 100.0, 8.0, 0.4), Some(0.1)), 2);
+        assert_eq!(saturation(&disk(false, 100.0, 8.0, 0.4), None), 0);
+    }
+
+    #[test]
+    fn cells_fit() {
+        assert_eq!(cell(Some(12.345), 2, 8), "12.35");
+        assert_eq!(cell(Some(1_234_567.0), 1, 9), "1234.6k");
+        assert_eq!(cell(None, 1, 8), "-");
+    }
+}

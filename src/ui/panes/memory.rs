@@ -1,0 +1,123 @@
+//! Memory pane: MemAvailable first, a stacked bar of where memory is, and the figures behind it.
+//!
+//! Owns: the memory pane. Must not touch: app state.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::{App, Focus};
+use crate::fmt::bytes;
+use crate::model::Memory;
+use crate::ui::theme;
+use crate::ui::widgets::{block, kv, level, stacked_bar};
+
+fn kb(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0))
+}
+
+/// Bar segments in kB: anon, clean file cache, dirty, writeback, shmem, reclaimable slab, free.
+#[must_use]
+pub fn segments(m: &Memory) -> [(u64, char); 7] {
+    let z = |v: Option<u64>| v.unwrap_or(0);
+    let dirty = z(m.Dirty);
+    let wb = z(m.Writeback);
+    let file = (z(m.Active_file) + z(m.Inactive_file)).saturating_sub(dirty + wb);
+    [
+        (z(m.AnonPages), 'a'),
+        (file, 'f'),
+        (dirty, 'd'),
+        (wb, 'w'),
+        (z(m.Shmem), 's'),
+        (z(m.KReclaimable), 'k'),
+        (m.MemFree, '.'),
+    ]
+}
+
+/// Severity of MemAvailable as a share of MemTotal: under 10 % crit, under 20 % warn.
+#[must_use]
+pub fn available_level(m: &Memory) -> u8 {
+    let avail = m.MemAvailable.or(m.derived_MemAvailable).unwrap_or(0) as f64;
+    let share = avail / (m.MemTotal.max(1) as f64);
+    if share < 0.10 {
+        2
+    } else {
+        u8::from(share < 0.20)
+    }
+}
+
+/// Draws the memory pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let b = block(app, "Memory", app.ui.focus == Focus::Memory);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let Some(model) = &app.model else { return };
+    let m = &model.memory;
+    let t = theme(app);
+    let avail = m.MemAvailable.or(m.derived_MemAvailable);
+    let pct = avail.map_or(0.0, |a| a as f64 * 100.0 / m.MemTotal.max(1) as f64);
+    let seg = segments(m);
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled("Available ", t.dim),
+            Span::styled(kb(avail), level(app, available_level(m))),
+            Span::styled(format!(" {pct:.0}% of {}", kb(Some(m.MemTotal))), t.dim),
+        ]),
+        stacked_bar(app, inner.width, m.MemTotal, &seg),
+    ];
+    let names = ["anon", "file", "dirty", "wb", "shmem", "slab", "free"];
+    let key = |i: usize, c: char| match (t.color, app.look.ascii) {
+        (true, false) => Span::styled("█", t.segments[i]),
+        (true, true) => Span::styled("#", t.segments[i]),
+        (false, _) => Span::styled(format!("{c}="), t.text),
+    };
+    let legend: Vec<Span> = seg
+        .iter()
+        .zip(names)
+        .enumerate()
+        .flat_map(|(i, (&(v, c), n))| {
+            [
+                key(i, c),
+                Span::styled(format!("{n} {} ", kb(Some(v))), t.dim),
+            ]
+        })
+        .collect();
+    let (l1, l2) = legend.split_at(8);
+    lines.push(Line::from(l1.to_vec()));
+    lines.push(Line::from(l2.to_vec()));
+    let mut free = Vec::new();
+    free.extend(kv(app, "MemFree", kb(Some(m.MemFree))));
+    free.extend(kv(app, " Cached", kb(m.Cached)));
+    free.extend(kv(app, " Buf", kb(m.Buffers)));
+    lines.push(Line::from(free));
+    let swap_used = m
+        .SwapTotal
+        .zip(m.SwapFree)
+        .map(|(t, f)| t.saturating_sub(f));
+    let mut swap = Vec::new();
+    swap.extend(kv(
+        app,
+        "Swap used",
+        format!("{} of {}", kb(swap_used), kb(m.SwapTotal)),
+    ));
+    swap.extend(kv(app, " SwapCached", kb(m.SwapCached)));
+    lines.push(Line::from(swap));
+    if inner.height > 6 {
+        let check = match (m.MemAvailable, m.derived_MemAvailable) {
+            (Some(k), Some(d)) => format!(
+                "{} (kernel {}, Δ {} kB)",
+                kb(Some(d)),
+                kb(Some(k)),
+                i128::from(d) - i128::from(k)
+            ),
+            (_, d) => kb(d),
+        };
+        lines.push(Line::from(kv(app, "Derived MemAvailable", check).to_vec()));
+        lines.push(Line::from(Span::styled(
+            "MemFree: unused. MemAvailable: + reclaimable (?)",
+            t.dim,
+        )));
+    }
+    Paragraph::new(lines).render(inner, buf);
+}

@@ -1,0 +1,13 @@
+//! One file per pane, each exposing `render(app, area, buf)`.
+//!
+//! Owns: the panes' content. Must not touch: app state (read only), I/O, the clock.
+
+pub mod charts;
+pub mod detail;
+pub mod dirty;
+pub mod disks;
+pub mod footer;
+pub mod header;
+pub mod help;
+pub mod memory;
+pub mod reclaim;

@@ -1,0 +1,157 @@
+//! Reclaim pane: kswapd against direct reclaim, stalls, swap, faults, refaults, and free
+//! memory against the zone watermarks.
+//!
+//! Owns: the reclaim pane. Must not touch: app state.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::app::{App, Focus};
+use crate::fmt::{opt, pages, rate};
+use crate::model::Model;
+use crate::model::zones::Watermarks;
+use crate::ui::theme;
+use crate::ui::widgets::{block, kv, level};
+
+/// Where free memory stands against the summed watermarks, and its severity.
+#[must_use]
+pub fn watermark_state(w: &Watermarks) -> (&'static str, u8) {
+    if w.free_pages < w.min_pages {
+        ("below min: allocators reclaim directly", 2)
+    } else if w.free_pages < w.low_pages {
+        ("below low: kswapd reclaiming", 1)
+    } else if w.free_pages < w.high_pages {
+        ("below high: kswapd until high", 0)
+    } else {
+        ("above high", 0)
+    }
+}
+
+/// Direct reclaim or allocation stalls are the application paying for memory itself.
+fn direct_level(m: &Model) -> u8 {
+    let r = &m.reclaim;
+    if r.allocstall_s.unwrap_or(0.0) > 0.0 || r.pgscan_direct_s.unwrap_or(0.0) > 0.0 {
+        2
+    } else {
+        0
+    }
+}
+
+/// Draws the reclaim pane.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let b = block(app, "Reclaim", app.ui.focus == Focus::Reclaim);
+    let inner = b.inner(area);
+    b.render(area, buf);
+    let Some(m) = &app.model else { return };
+    let t = theme(app);
+    let r = &m.reclaim;
+    let dl = level(app, direct_level(m));
+    let wm = r.watermarks.map(|w| (w, watermark_state(&w)));
+    if inner.height < 3 {
+        let mut l = Vec::new();
+        l.extend(kv(
+            app,
+            "kswapd",
+            format!("{}/{}", rate(r.pgscan_kswapd_s), rate(r.pgsteal_kswapd_s)),
+        ));
+        l.push(Span::styled(" direct ", t.dim));
+        l.push(Span::styled(
+            format!("{}/{}", rate(r.pgscan_direct_s), rate(r.pgsteal_direct_s)),
+            dl,
+        ));
+        l.push(Span::styled(" stall ", t.dim));
+        l.push(Span::styled(rate(r.allocstall_s), dl));
+        l.extend(kv(
+            app,
+            " swap",
+            format!("{}/{}", rate(r.pswpin_s), rate(r.pswpout_s)),
+        ));
+        l.extend(kv(app, " majflt", rate(r.pgmajfault_s)));
+        l.extend(kv(app, " refault", rate(r.refault_s)));
+        if let Some((_, (label, lvl))) = wm {
+            l.push(Span::styled(
+                format!(" {}", label.split(':').next().unwrap_or(label)),
+                level(app, lvl),
+            ));
+        }
+        Paragraph::new(Line::from(l)).render(inner, buf);
+        return;
+    }
+    let eff = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}%"));
+    let mut lines = vec![
+        Line::from(Span::styled("pages/s        scan   steal  eff", t.dim)),
+        Line::from(vec![
+            Span::styled("kswapd    ", t.dim),
+            Span::raw(format!(
+                "{:>8} {:>7} {:>4}",
+                rate(r.pgscan_kswapd_s),
+                rate(r.pgsteal_kswapd_s),
+                eff(r.kswapd_efficiency_pct)
+            )),
+        ]),
+        Line::from(vec![
+            Span::styled("direct    ", t.dim),
+            Span::styled(
+                format!(
+                    "{:>8} {:>7} {:>4}",
+                    rate(r.pgscan_direct_s),
+                    rate(r.pgsteal_direct_s),
+                    eff(r.direct_efficiency_pct)
+                ),
+                dl,
+            ),
+        ]),
+    ];
+    let mut l = vec![
+        Span::styled("allocstall ", t.dim),
+        Span::styled(format!("{}/s", rate(r.allocstall_s)), dl),
+    ];
+    l.extend(kv(
+        app,
+        "  throttle",
+        format!("{}/s", rate(r.pgscan_direct_throttle_s)),
+    ));
+    lines.push(Line::from(l));
+    let mut l = Vec::new();
+    l.extend(kv(app, "swap in", rate(r.pswpin_s)));
+    l.extend(kv(app, " out", rate(r.pswpout_s)));
+    l.extend(kv(app, "  majflt", format!("{}/s", rate(r.pgmajfault_s))));
+    lines.push(Line::from(l));
+    let refault = match (r.refault_anon_s, r.refault_file_s) {
+        (Some(a), Some(f)) => format!("anon {} file {} /s", rate(Some(a)), rate(Some(f))),
+        _ => format!("{}/s", opt(r.refault_s, 0)),
+    };
+    lines.push(Line::from(kv(app, "refault", refault).to_vec()));
+    if let Some((w, (label, lvl))) = wm {
+        let ps = m.page_size;
+        let mut l = Vec::new();
+        l.extend(kv(app, "free", pages(w.free_pages, ps)));
+        l.extend(kv(app, " min", pages(w.min_pages, ps)));
+        l.extend(kv(app, " low", pages(w.low_pages, ps)));
+        l.extend(kv(app, " high", pages(w.high_pages, ps)));
+        lines.push(Line::from(l));
+        lines.push(Line::from(Span::styled(label, level(app, lvl))));
+    }
+    Paragraph::new(lines).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watermark_states() {
+        let w = |free| Watermarks {
+            free_pages: free,
+            min_pages: 100,
+            low_pages: 125,
+            high_pages: 150,
+        };
+        assert_eq!(watermark_state(&w(99)).1, 2);
+        assert_eq!(watermark_state(&w(100)).1, 1);
+        assert_eq!(watermark_state(&w(130)).0, "below high: kswapd until high");
+        assert_eq!(watermark_state(&w(150)).0, "above high");
+    }
+}

@@ -1,0 +1,169 @@
+//! Small drawing helpers shared by the panes: bordered blocks, bars, gauges, sparklines.
+//!
+//! Owns: glyph choice for `--ascii` (no braille, block or box-drawing characters).
+//! Must not touch: app state.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::symbols::{bar, border};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Sparkline, Widget};
+
+use super::theme;
+use crate::app::App;
+
+const ASCII_BORDER: border::Set = border::Set {
+    top_left: "+",
+    top_right: "+",
+    bottom_left: "+",
+    bottom_right: "+",
+    vertical_left: "|",
+    vertical_right: "|",
+    horizontal_top: "-",
+    horizontal_bottom: "-",
+};
+
+const ASCII_BARS: bar::Set = bar::Set {
+    full: "#",
+    seven_eighths: "#",
+    three_quarters: "*",
+    five_eighths: "+",
+    half: "=",
+    three_eighths: "-",
+    one_quarter: ":",
+    one_eighth: ".",
+    empty: " ",
+};
+
+/// A bordered pane with a title; the focused pane's border is highlighted.
+pub fn block<'a>(app: &App, title: &'a str, focused: bool) -> Block<'a> {
+    let t = super::theme(app);
+    Block::bordered()
+        .border_set(if app.look.ascii {
+            ASCII_BORDER
+        } else {
+            border::PLAIN
+        })
+        .border_style(if focused { t.focus } else { t.dim })
+        .title(Span::styled(title, t.title))
+}
+
+/// A one-line bar of `width` cells made of segments `(amount, letter)` out of `total`.
+/// With colour each segment is a run of solid cells in its own colour; without colour
+/// (NO_COLOR) each segment is a run of its letter so the bar stays readable.
+pub fn stacked_bar(app: &App, width: u16, total: u64, parts: &[(u64, char)]) -> Line<'static> {
+    let t = super::theme(app);
+    let w = u64::from(width);
+    let mut spans = Vec::new();
+    let mut used = 0u64;
+    let mut acc = 0u64;
+    for (i, &(amount, letter)) in parts.iter().enumerate() {
+        acc += amount;
+        // Cumulative rounding keeps the total width exact.
+        let end = (acc.min(total) * w + total / 2)
+            .checked_div(total)
+            .unwrap_or(0);
+        let cells = end.saturating_sub(used) as usize;
+        used = used.max(end);
+        if cells == 0 {
+            continue;
+        }
+        let style = t.segments.get(i).copied().unwrap_or(t.text);
+        let glyph = match (t.color, app.look.ascii) {
+            (true, false) => "█".repeat(cells),
+            (true, true) => "#".repeat(cells),
+            (false, _) => letter.to_string().repeat(cells),
+        };
+        spans.push(Span::styled(glyph, style));
+    }
+    if used < w {
+        spans.push(Span::styled(" ".repeat((w - used) as usize), t.dim));
+    }
+    Line::from(spans)
+}
+
+/// A gauge: `value` filled against `max`, with marker letters at given positions.
+pub fn gauge(
+    app: &App,
+    width: u16,
+    value: u64,
+    max: u64,
+    marks: &[(u64, char)],
+    style: Style,
+) -> Line<'static> {
+    let w = usize::from(width);
+    if w == 0 || max == 0 {
+        return Line::default();
+    }
+    let pos = |v: u64| ((u128::from(v) * w as u128 / u128::from(max)) as usize).min(w - 1);
+    let filled_cells = if value == 0 { 0 } else { pos(value) + 1 };
+    let (full, empty) = if app.look.ascii {
+        ('#', '.')
+    } else {
+        ('█', '·')
+    };
+    let mut cells: Vec<char> = (0..w)
+        .map(|i| if i < filled_cells { full } else { empty })
+        .collect();
+    for &(at, c) in marks {
+        cells[pos(at)] = c;
+    }
+    let filled: String = cells[..filled_cells].iter().collect();
+    let rest: String = cells[filled_cells..].iter().collect();
+    Line::from(vec![
+        Span::styled(filled, style),
+        Span::styled(rest, super::theme(app).dim),
+    ])
+}
+
+/// A sparkline of the last `area.width` values, newest at the right, scaled to `max`.
+pub fn sparkline(
+    app: &App,
+    area: Rect,
+    buf: &mut Buffer,
+    values: &[Option<f64>],
+    max: f64,
+    style: Style,
+) {
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let w = usize::from(area.width);
+    let scale = if max > 0.0 { 1000.0 / max } else { 0.0 };
+    let tail = &values[values.len().saturating_sub(w)..];
+    let mut data: Vec<u64> = vec![0; w - tail.len()];
+    data.extend(
+        tail.iter()
+            .map(|v| (v.unwrap_or(0.0).max(0.0) * scale).round() as u64),
+    );
+    Sparkline::default()
+        .data(data)
+        .max(1000)
+        .bar_set(if app.look.ascii {
+            ASCII_BARS
+        } else {
+            bar::NINE_LEVELS
+        })
+        .style(style)
+        .render(area, buf);
+}
+
+/// A label followed by a value, as two spans.
+pub fn kv(app: &App, label: &str, value: String) -> [Span<'static>; 2] {
+    let t = super::theme(app);
+    [
+        Span::styled(format!("{label} "), t.dim),
+        Span::styled(value, t.text),
+    ]
+}
+
+/// The theme's style for a level: 0 ok, 1 warn, 2 crit.
+pub fn level(app: &App, lvl: u8) -> Style {
+    let t: &theme::Theme = super::theme(app);
+    match lvl {
+        0 => t.ok,
+        1 => t.warn,
+        _ => t.crit,
+    }
+}

@@ -1,0 +1,448 @@
+//! The iostat -x columns (spec §5) against sysstat itself: sysstat's own test vector
+//! (`assets/trees/sysstat-root1`, a since-boot report compared column by column at iostat's
+//! 2-decimal rounding), a live since-boot comparison with the installed `iostat -x -d -p ALL`,
+//! and synthetic two-sample cases through `Model::derive`: a wrapped 32-bit ms field, a device
+//! that vanishes while another appears, and a jittered 1.37 s interval.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use pagewatch::model::disk::{Columns, columns};
+use pagewatch::model::{Disk, Model, Options};
+use pagewatch::parse::{DiskCounters, Snapshot, diskstats};
+use pagewatch::sample::{RawSample, names};
+use pagewatch::source::FsSource;
+
+const ROOT1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/trees/sysstat-root1");
+
+/// `/proc/uptime`'s first field in centiseconds, as sysstat's `read_uptime()` (`%lu.%lu`).
+fn uptime_cs(text: &str) -> u64 {
+    let first = text.split_whitespace().next().expect("empty uptime");
+    let (s, frac) = first.split_once('.').unwrap_or((first, "0"));
+    let s: u64 = s.parse().expect("uptime seconds");
+    let cs: u64 = frac.parse().expect("uptime centiseconds");
+    // `%lu.%lu` reads the digits as an integer: "7192.55" → 55, "7192.5" → 5.
+    s * 100 + cs
+}
+
+/// An iostat column by its printed name; panics on a name this test does not know.
+fn column(c: &Columns, name: &str) -> Option<f64> {
+    match name {
+        "r/s" => c.r_s,
+        "w/s" => c.w_s,
+        "d/s" => c.d_s,
+        "f/s" => c.f_s,
+        "rkB/s" => c.rkB_s,
+        "wkB/s" => c.wkB_s,
+        "dkB/s" => c.dkB_s,
+        "rrqm/s" => c.rrqm_s,
+        "wrqm/s" => c.wrqm_s,
+        "drqm/s" => c.drqm_s,
+        "%rrqm" => c.rrqm_pct,
+        "%wrqm" => c.wrqm_pct,
+        "%drqm" => c.drqm_pct,
+        "r_await" => c.r_await,
+        "w_await" => c.w_await,
+        "d_await" => c.d_await,
+        "f_await" => c.f_await,
+        "rareq-sz" => c.rareq_sz,
+        "wareq-sz" => c.wareq_sz,
+        "dareq-sz" => c.dareq_sz,
+        "aqu-sz" => c.aqu_sz,
+        "%util" => c.util_pct,
+        other => panic!("unknown iostat column {other:?}"),
+    }
+}
+
+/// Columns that are per-I/O ratios and so do not depend on the interval.
+const PER_IO: [&str; 10] = [
+    "%rrqm", "%wrqm", "%drqm", "r_await", "w_await", "d_await", "f_await", "rareq-sz", "wareq-sz",
+    "dareq-sz",
+];
+
+/// The first `Device …` block of an iostat report: column names and, per device, the
+/// printed figures in order.
+struct Report {
+    header: Vec<String>,
+    rows: Vec<(String, Vec<String>)>,
+}
+
+fn first_report(text: &str) -> Report {
+    let mut lines = text.lines().skip_while(|l| !l.starts_with("Device"));
+    let header: Vec<String> = lines
+        .next()
+        .expect("no `Device` header in the iostat output")
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
+    let rows = lines
+        .take_while(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut it = l.split_whitespace();
+            let name = it.next().expect("non-empty row").to_owned();
+            let vals: Vec<String> = it.map(str::to_owned).collect();
+            assert_eq!(
+                vals.len(),
+                header.len(),
+                "row {l:?} does not match the header"
+            );
+            (name, vals)
+        })
+        .collect();
+    Report { header, rows }
+}
+
+/// All-zero counters shaped like `cur` (same optional fields present): iostat's "since boot".
+fn zero_like(cur: &DiskCounters) -> DiskCounters {
+    DiskCounters {
+        major: cur.major,
+        minor: cur.minor,
+        name: cur.name.clone(),
+        discards: cur.discards.map(|_| 0),
+        discards_merged: cur.discards_merged.map(|_| 0),
+        sectors_discarded: cur.sectors_discarded.map(|_| 0),
+        discard_ms: cur.discard_ms.map(|_| 0),
+        flushes: cur.flushes.map(|_| 0),
+        flush_ms: cur.flush_ms.map(|_| 0),
+        ..DiskCounters::default()
+    }
+}
+
+/// Our figure as iostat prints it. A counter this kernel lacks is printed by iostat as 0.00.
+fn printed(v: Option<f64>) -> String {
+    format!("{:.2}", v.unwrap_or(0.0))
+}
+
+#[test]
+fn sysstat_root1_since_boot() {
+    let root = Path::new(ROOT1);
+    let read = |p: &str| {
+        std::fs::read_to_string(root.join(p)).unwrap_or_else(|e| panic!("{ROOT1}/{p}: {e}"))
+    };
+    let disks = diskstats::parse(&read("000/proc/diskstats")).unwrap();
+    let itv_cs = uptime_cs(&read("000/proc/uptime"));
+    assert_eq!(itv_cs, 719_255, "spec §5.2: uptime 7192.55 → itv 719 255");
+    let report = first_report(&read("expected.iostat-x-p-ALL"));
+    let dt = itv_cs as f64 / 100.0;
+
+    // -p ALL prints every /proc/diskstats device (zero-I/O ones too); -x skips 7-field lines,
+    // as our parser does. So the two device lists must be the same, in the same order.
+    let ours: Vec<&str> = disks.iter().map(|d| d.name.as_str()).collect();
+    let theirs: Vec<&str> = report.rows.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(ours, theirs, "device list differs from iostat's");
+
+    let mut mismatches = Vec::new();
+    let mut checked = 0;
+    for (name, vals) in &report.rows {
+        let cur = disks.iter().find(|d| &d.name == name).unwrap();
+        let c = columns(&zero_like(cur), cur, dt)
+            .unwrap_or_else(|| panic!("{name}: no columns against all-zero counters"));
+        for (col, want) in report.header.iter().zip(vals) {
+            let got = printed(column(&c, col));
+            checked += 1;
+            if &got != want {
+                mismatches.push(format!(
+                    "{name} {col}: iostat {want}, ours {got} ({:?})",
+                    column(&c, col)
+                ));
+            }
+        }
+        // The vector is an 18-field (4.18–5.4) kernel: discards present, flushes absent.
+        assert!(
+            c.d_s.is_some() && c.f_s.is_none(),
+            "{name}: d/s {:?} f/s {:?}",
+            c.d_s,
+            c.f_s
+        );
+    }
+    println!(
+        "compared {checked} figures of {} devices",
+        report.rows.len()
+    );
+    assert!(
+        mismatches.is_empty(),
+        "mismatches:\n  {}",
+        mismatches.join("\n  ")
+    );
+
+    // The second report reads the same files again: every delta is 0, so every figure is 0.00
+    // (not NaN: per-I/O figures are 0 when there was no I/O).
+    let second = first_report(&read("expected.iostat-x-p-ALL").replacen("Device", "", 1));
+    assert!(!second.rows.is_empty());
+    for (name, vals) in &second.rows {
+        let cur = disks.iter().find(|d| &d.name == name).unwrap();
+        let c = columns(cur, cur, dt).unwrap();
+        for (col, want) in second.header.iter().zip(vals) {
+            assert_eq!(
+                &printed(column(&c, col)),
+                want,
+                "second report {name} {col}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// live comparison with the installed iostat
+
+/// Makes sure `iostat` is runnable, installing sysstat with apt-get if needed.
+fn ensure_iostat() -> Result<(), String> {
+    let works = || {
+        Command::new("iostat")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if works() {
+        return Ok(());
+    }
+    let out = Command::new("apt-get")
+        .args(["install", "-y", "sysstat"])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .output()
+        .map_err(|e| format!("iostat missing and apt-get could not run: {e}"))?;
+    if !out.status.success() || !works() {
+        return Err(format!(
+            "iostat missing and `apt-get install -y sysstat` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+fn run_iostat() -> String {
+    let out = Command::new("iostat")
+        .args(["-x", "-d", "-p", "ALL"])
+        .env("LC_ALL", "C")
+        .env("S_TIME_FORMAT", "ISO")
+        .output()
+        .expect("run iostat");
+    assert!(
+        out.status.success(),
+        "iostat failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("iostat output is not UTF-8")
+}
+
+/// Each device's diskstats line, whitespace-normalised, by name.
+fn lines_by_name(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 3).then(|| (f[2].to_owned(), f.join(" ")))
+        })
+        .collect()
+}
+
+#[test]
+fn live_since_boot_matches_iostat() {
+    if let Err(why) = ensure_iostat() {
+        println!("skipped: {why}");
+        return;
+    }
+    let mut stable_seen: BTreeMap<String, bool> = BTreeMap::new();
+    let mut compared = 0;
+    for attempt in 0..20 {
+        let d1 = std::fs::read_to_string("/proc/diskstats").unwrap();
+        let u1 = std::fs::read_to_string("/proc/uptime").unwrap();
+        let out = run_iostat();
+        let d2 = std::fs::read_to_string("/proc/diskstats").unwrap();
+        let (l1, l2) = (lines_by_name(&d1), lines_by_name(&d2));
+        let disks = diskstats::parse(&d1).unwrap();
+        let dt = uptime_cs(&u1) as f64 / 100.0;
+        let report = first_report(&out);
+        for (name, vals) in &report.rows {
+            let Some(cur) = disks.iter().find(|d| &d.name == name) else {
+                panic!("iostat printed {name}, which is not in /proc/diskstats");
+            };
+            let stable = l1.get(name) == l2.get(name);
+            let c = columns(&zero_like(cur), cur, dt).unwrap();
+            for (col, want) in report.header.iter().zip(vals) {
+                let theirs: f64 = want.parse().unwrap();
+                let ours = column(&c, col);
+                if PER_IO.contains(&col.as_str()) {
+                    // Independent of the interval: exact at iostat's rounding, if the
+                    // counters did not move while iostat ran.
+                    if stable {
+                        assert_eq!(&printed(ours), want, "{name} {col} (attempt {attempt})");
+                    }
+                } else {
+                    // Rates: iostat's interval is its own /proc/uptime read, a few cs off ours.
+                    let ours = ours.unwrap_or(0.0);
+                    assert!(
+                        (ours - theirs).abs() <= 0.005 * theirs.abs() + 0.01,
+                        "{name} {col}: iostat {want}, ours {ours} (dt {dt} s, attempt {attempt})"
+                    );
+                }
+                compared += 1;
+            }
+            let seen = stable_seen.entry(name.clone()).or_insert(false);
+            *seen |= stable;
+        }
+        if stable_seen.values().all(|&s| s) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let never: Vec<&String> = stable_seen
+        .iter()
+        .filter(|(_, s)| !**s)
+        .map(|(n, _)| n)
+        .collect();
+    println!(
+        "compared {compared} figures over {} devices; per-I/O figures not checked (always busy): {never:?}",
+        stable_seen.len()
+    );
+    assert!(!stable_seen.is_empty(), "iostat printed no devices");
+}
+
+// ---------------------------------------------------------------------------------------------
+// synthetic two-sample cases through Model::derive
+
+const T0: u64 = 1_000_000_000_000;
+
+/// A live sample with its diskstats and time replaced. The /sys/block listing is dropped so
+/// the name heuristic decides whole disks (`sda`, `sdb`, `sdc` are whole).
+fn sample(diskstats: &str, mono_ns: u64) -> Snapshot {
+    let mut raw: RawSample = FsSource::live().read().expect("read live /proc");
+    raw.files
+        .insert(names::DISKSTATS.to_owned(), diskstats.to_owned());
+    raw.files.remove(names::BLOCK_DEVICES);
+    raw.mono_ns = mono_ns;
+    Snapshot::parse(&raw).expect("parse")
+}
+
+fn derive(prev: &str, cur: &str, dt_ns: u64) -> Model {
+    let p = sample(prev, T0);
+    let c = sample(cur, T0 + dt_ns);
+    Model::derive(Some(&p), &c, Options::default())
+}
+
+fn disk<'a>(m: &'a Model, name: &str) -> Option<&'a Disk> {
+    m.disks.iter().find(|d| d.name == name)
+}
+
+/// A 20-field diskstats line.
+#[allow(clippy::too_many_arguments)]
+fn line(
+    minor: u32,
+    name: &str,
+    reads: u64,
+    read_ms: u64,
+    writes: u64,
+    write_ms: u64,
+    ticks: u64,
+    weighted: u64,
+) -> String {
+    format!(
+        "   8 {minor:7} {name} {reads} 10 {} {read_ms} {writes} 20 {} {write_ms} 0 {ticks} {weighted} 5 1 40 7 3 2\n",
+        reads * 8,
+        writes * 16
+    )
+}
+
+#[test]
+fn synthetic_u32_ms_wrap_gives_no_figures() {
+    let max = u64::from(u32::MAX);
+    // sda: read_ms wraps. sdb: io_ticks wraps. sdc: weighted wraps. sdd: nothing wraps.
+    let prev = [
+        line(0, "sda", 1000, max - 5, 500, 100, 2000, 3000),
+        line(16, "sdb", 1000, 100, 500, 100, max - 1, 3000),
+        line(32, "sdc", 1000, 100, 500, 100, 2000, max - 100),
+        line(48, "sdd", 1000, 100, 500, 100, 2000, 3000),
+    ]
+    .concat();
+    let cur = [
+        line(0, "sda", 1100, 20, 600, 200, 2500, 3500),
+        line(16, "sdb", 1100, 200, 600, 200, 400, 3500),
+        line(32, "sdc", 1100, 200, 600, 200, 2500, 50),
+        line(48, "sdd", 1100, 200, 600, 200, 2500, 3500),
+    ]
+    .concat();
+    let m = derive(&prev, &cur, 1_000_000_000);
+    for name in ["sda", "sdb", "sdc"] {
+        let d = disk(&m, name).unwrap_or_else(|| panic!("{name} missing"));
+        assert_eq!(
+            d.cols,
+            Columns::default(),
+            "{name}: a wrapped u32 field must give no figures"
+        );
+    }
+    let d = disk(&m, "sdd").unwrap();
+    assert_eq!(d.cols.r_s, Some(100.0));
+    assert_eq!(d.cols.r_await, Some(1.0));
+    assert_eq!(d.cols.util_pct, Some(50.0));
+    // The next tick after the wrap is normal again (no spike carried over).
+    let next = cur.replace("sda 1100 10 8800 20 ", "sda 1200 10 9600 120 ");
+    let m = derive(&cur, &next, 1_000_000_000);
+    let d = disk(&m, "sda").unwrap();
+    assert_eq!((d.cols.r_s, d.cols.r_await), (Some(100.0), Some(1.0)));
+}
+
+#[test]
+fn synthetic_hotplug_vanish_and_appear() {
+    let prev = [
+        line(0, "sda", 1000, 100, 500, 100, 2000, 3000),
+        line(16, "sdb", 1000, 100, 500, 100, 2000, 3000),
+    ]
+    .concat();
+    // sdb vanished; sdc appeared before sda (positions shifted).
+    let cur = [
+        line(32, "sdc", 50, 10, 5, 1, 20, 30),
+        line(0, "sda", 1100, 200, 600, 200, 2500, 3500),
+    ]
+    .concat();
+    let m = derive(&prev, &cur, 2_000_000_000);
+    let names: Vec<&str> = m.disks.iter().map(|d| d.name.as_str()).collect();
+    assert_eq!(names, ["sdc", "sda"], "vanished sdb must be absent");
+    assert_eq!(
+        disk(&m, "sdc").unwrap().cols,
+        Columns::default(),
+        "a new device has no figures yet"
+    );
+    assert_eq!(disk(&m, "sda").unwrap().cols.r_s, Some(50.0));
+
+    // A device re-inserted under the same name with a new minor and smaller counters.
+    let reinserted = line(64, "sda", 3, 1, 0, 0, 1, 1);
+    let m = derive(&cur, &reinserted, 1_000_000_000);
+    assert_eq!(disk(&m, "sda").unwrap().cols, Columns::default());
+    // Every device gone.
+    let m = derive(&cur, "", 1_000_000_000);
+    assert!(m.disks.is_empty());
+}
+
+#[test]
+fn synthetic_jittered_interval_divides_by_exact_elapsed() {
+    let prev = line(0, "sda", 1000, 100, 500, 100, 2000, 3000);
+    let cur = line(0, "sda", 1137, 374, 637, 511, 2685, 4233);
+    let m = derive(&prev, &cur, 1_370_000_000);
+    assert_eq!(m.interval_s, Some(1.37));
+    let c = disk(&m, "sda").unwrap().cols;
+    let dt = 1.37_f64;
+    // Counts: exactly Δ / 1.37.
+    assert_eq!(c.r_s, Some(137.0 / dt));
+    assert_eq!(c.w_s, Some(137.0 / dt));
+    assert_eq!(c.d_s, Some(0.0));
+    assert_eq!(c.f_s, Some(0.0));
+    assert_eq!(c.rrqm_s, Some(0.0));
+    // Derived rates: Δ / 1.37 scaled (to the last bit or two).
+    let close = |got: Option<f64>, want: f64, what: &str| {
+        let got = got.unwrap_or_else(|| panic!("{what} is None"));
+        assert!(
+            (got - want).abs() <= want.abs() * 1e-12,
+            "{what}: got {got}, want {want}"
+        );
+    };
+    close(c.rkB_s, 137.0 * 8.0 / dt / 2.0, "rkB/s");
+    close(c.wkB_s, 137.0 * 16.0 / dt / 2.0, "wkB/s");
+    close(c.aqu_sz, 1233.0 / (dt * 1000.0), "aqu-sz");
+    close(c.util_pct, 685.0 / (dt * 1000.0) * 100.0, "%util");
+    // Per-I/O figures do not depend on the interval.
+    assert_eq!(c.r_await, Some(274.0 / 137.0));
+    assert_eq!(c.w_await, Some(411.0 / 137.0));
+    assert_eq!(c.rareq_sz, Some(4.0));
+    assert_eq!(c.wareq_sz, Some(8.0));
+}
