@@ -29,8 +29,11 @@ pub fn run(mut app: App, source: Box<dyn Source + Send>, paced: bool) -> Result<
     spawn_input(tx.clone());
     spawn_signals(tx)?;
     let (mut terminal, _guard) = crate::term::init().context("starting the terminal")?;
-    terminal.draw(|f| crate::ui::draw(f, &app))?;
     let clock = SystemClock;
+    app.update(Msg::Tick {
+        now_ms: clock.wall_ms(),
+    });
+    terminal.draw(|f| crate::ui::draw(f, &app))?;
     let mut cpu = CpuMeter::new();
     let mut next_tick = Instant::now() + Duration::from_secs(1);
     loop {

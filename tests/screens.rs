@@ -4,6 +4,8 @@
 //! `TestBackend`. No threads, no sleeps, no clock: time comes from the samples, host facts are
 //! fixed, so the screens are deterministic. Snapshots live in `snapshots/`.
 
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
 use std::path::Path;
 
 use pagewatch::app::{Action, App, Look, Msg};

@@ -82,7 +82,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             if blocked > 0 { t.warn } else { t.text },
         ));
     } else {
-        second.push(Span::styled("waiting for the first two samples…", t.dim));
+        second.push(Span::styled("waiting for the first sample…", t.dim));
     }
     let stale_ms = app.now_ms - app.sample_ms;
     let status = if let Some(e) = &app.error {

@@ -1,0 +1,168 @@
+//! End-to-end in tmux, as a user would: start pagewatch in a real terminal, read the screen,
+//! press keys (help, sort, pause, detail), resize the window, quit, and check the exit code and
+//! that the shell is usable again. Skips (with a message) only when tmux is not installed;
+//! `.ci/run` installs it.
+
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+struct Session(String);
+
+impl Session {
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-u", "-L", &self.0])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "pw"])
+    }
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "pw"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+    /// Waits until the screen contains `needle`; panics with the screen after `secs`.
+    fn wait_for(&self, needle: &str, secs: u64) -> String {
+        let end = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let s = self.screen();
+            if s.contains(needle) {
+                return s;
+            }
+            assert!(Instant::now() < end, "screen never showed {needle:?}:\n{s}");
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Session {
+    /// Waits until the screen no longer contains `needle`.
+    fn wait_for_not(&self, needle: &str, secs: u64) {
+        let end = Instant::now() + Duration::from_secs(secs);
+        while self.screen().contains(needle) {
+            assert!(
+                Instant::now() < end,
+                "screen still shows {needle:?}:\n{}",
+                self.screen()
+            );
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .output();
+    }
+}
+
+fn start(name: &str, w: u16, h: u16, env: &str) -> Option<Session> {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipping: tmux is not installed (bash .ci/run installs it)");
+        return None;
+    }
+    let s = Session(format!("pagewatch-e2e-{}-{name}", std::process::id()));
+    let bin = env!("CARGO_BIN_EXE_pagewatch");
+    // A shell runs pagewatch, then prints its exit code, so we can see the shell is back.
+    let cmd = format!(
+        "{env} {bin}; echo \"exit=$?\"; stty -a | head -1 >/dev/null && echo shell-$((40+2))-ok"
+    );
+    let size = [w.to_string(), h.to_string()];
+    s.tmux(&[
+        "new-session",
+        "-d",
+        "-s",
+        "pw",
+        "-x",
+        &size[0],
+        "-y",
+        &size[1],
+        "bash",
+        "--norc",
+    ]);
+    s.tmux(&["set-option", "-t", "pw", "remain-on-exit", "on"]);
+    s.keys(&[&cmd, "Enter"]);
+    Some(s)
+}
+
+#[test]
+fn keys_resize_and_quit_at_80x24_and_160x48() {
+    let Some(s) = start("keys", 80, 24, "TERM=xterm-256color") else {
+        return;
+    };
+    let screen = s.wait_for("Available", 10);
+    assert!(screen.contains("Dirty & writeback"), "{screen}");
+    // Rates need two samples; the disk table fills in after the second.
+    s.wait_for("%util", 10);
+    s.keys(&["?"]);
+    let help = s.wait_for("Help (Esc or ? to close)", 5);
+    assert!(help.contains("cycle the disk sort"), "{help}");
+    s.keys(&["Escape"]);
+    // A key sent right after Esc would arrive as Alt+key: wait for the overlay to close.
+    s.wait_for_not("Help (Esc", 5);
+    s.keys(&["s"]);
+    s.wait_for("aqu-sz*", 5);
+    s.keys(&["Space"]);
+    s.wait_for("PAUSED", 5);
+    s.keys(&["Space"]);
+    s.tmux(&["resize-window", "-t", "pw", "-x", "160", "-y", "48"]);
+    s.wait_for("MemAvailable", 10);
+    s.keys(&["Enter"]);
+    s.wait_for("(Esc: back)", 5);
+    s.keys(&["Escape"]);
+    s.wait_for_not("(Esc: back)", 5);
+    s.tmux(&["resize-window", "-t", "pw", "-x", "70", "-y", "20"]);
+    s.wait_for("needs at least 80x24", 5);
+    s.tmux(&["resize-window", "-t", "pw", "-x", "80", "-y", "24"]);
+    s.wait_for("Dirty & writeback", 5);
+    s.keys(&["q"]);
+    let end = s.wait_for("shell-42-ok", 10);
+    assert!(end.contains("exit=0"), "{end}");
+}
+
+#[test]
+fn ctrl_c_quits_and_ascii_no_color_terminals_work() {
+    let Some(s) = start("ctrlc", 80, 24, "TERM=linux NO_COLOR=1") else {
+        return;
+    };
+    s.wait_for("Dirty & writeback", 10);
+    s.keys(&["C-c"]);
+    let end = s.wait_for("shell-42-ok", 10);
+    assert!(end.contains("exit=0"), "{end}");
+    s.keys(&[
+        &format!("TERM=screen {} --ascii", env!("CARGO_BIN_EXE_pagewatch")),
+        "Enter",
+    ]);
+    let screen = s.wait_for("+Memory", 10);
+    assert!(
+        !screen.contains('│') && !screen.contains('█'),
+        "non-ASCII glyphs:\n{screen}"
+    );
+    s.keys(&["q"]);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let Some(s) = start("sigterm", 80, 24, "") else {
+        return;
+    };
+    s.wait_for("Dirty & writeback", 10);
+    // Only this session's pagewatch: the child of the pane's shell.
+    let shell = s.tmux(&["list-panes", "-t", "pw", "-F", "#{pane_pid}"]);
+    let _ = Command::new("pkill")
+        .args(["-TERM", "-P", shell.trim()])
+        .output();
+    let end = s.wait_for("shell-42-ok", 10);
+    assert!(end.contains("exit=0"), "{end}");
+    // Back on the main screen: the alternate screen's panes are gone.
+    assert!(!end.contains("Dirty & writeback"), "{end}");
+}
