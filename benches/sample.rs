@@ -97,5 +97,31 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// One whole frame at 160x48 from a captured tree: render into a buffer and diff it against
+/// the previous frame, as the terminal does every second.
+fn frame(c: &mut Criterion) {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::{HostInfo, Source, TreeSource};
+    use ratatui::buffer::Buffer;
+    use ratatui::layout::Rect;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle");
+    let mut src = TreeSource::open(&dir).expect("tree");
+    let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+    while let Some(s) = src.next_sample().expect("sample") {
+        app.update(Msg::Sample(s));
+    }
+    let area = Rect::new(0, 0, 160, 48);
+    let mut prev = Buffer::empty(area);
+    pagewatch::ui::render(&app, area, &mut prev);
+    let mut cur = Buffer::empty(area);
+    c.bench_function("frame_160x48_render_diff", |b| {
+        b.iter(|| {
+            cur.reset();
+            pagewatch::ui::render(&app, area, &mut cur);
+            black_box(prev.diff(&cur).len())
+        });
+    });
+}
+
+criterion_group!(benches, bench, frame);
 criterion_main!(benches);

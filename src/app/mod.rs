@@ -87,10 +87,13 @@ impl App {
 
     /// Applies one message; returns what the runtime must do.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
-        self.dirty = true;
+        // Cost figures and ticks during healthy sampling wait for the next sample's frame.
+        self.dirty |= !matches!(msg, Msg::SampleTook(_) | Msg::CpuUse(_) | Msg::Tick { .. });
         match msg {
             Msg::Sample(raw) => {
-                if !self.ui.paused {
+                if self.ui.paused {
+                    self.dirty = false;
+                } else {
                     self.ingest(&raw);
                 }
             }
@@ -100,6 +103,7 @@ impl App {
                 // not started), so an idle screen redraws once per sample, not twice.
                 let stalled = now_ms - self.sample_ms > 1500 + (self.interval_s * 1000.0) as i64;
                 if self.model.is_none() || stalled || self.ui.paused {
+                    self.dirty |= self.now_ms / 1000 != now_ms / 1000;
                     self.now_ms = now_ms;
                 } else {
                     return Vec::new();

@@ -25,8 +25,10 @@ const PROC_FILES: [(&str, &str); 9] = [
     ("pressure/io", names::PSI_IO),
 ];
 
-/// Queue settings are re-read after this many samples even if no device changed.
-const QUEUE_REFRESH_TICKS: u32 = 60;
+/// Files that change rarely (the vm sysctls, the /sys/block listing and queue settings) are
+/// re-read every this many samples; in between, the sample carries the last text read.
+/// Each /proc file costs about 25 µs of kernel time here, so this halves the files per tick.
+pub const SLOW_REFRESH_TICKS: u32 = 5;
 
 /// Reads kernel files from a proc root and a sys root.
 pub struct FsSource {
@@ -37,7 +39,11 @@ pub struct FsSource {
     buf: Vec<u8>,
     /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
     devices: Vec<String>,
-    block_text: String,
+    block_text: Option<String>,
+    /// Counts slow refreshes: queue settings are re-read every 12th (once a minute at 1 Hz).
+    slow_refreshes: u32,
+    /// The vm sysctls at the last refresh.
+    sysctls: Vec<(String, String)>,
     ticks_since_refresh: u32,
 }
 
@@ -62,7 +68,9 @@ impl FsSource {
             page_size: rustix::param::page_size() as u64,
             buf: Vec::with_capacity(64 * 1024),
             devices: Vec::new(),
-            block_text: String::new(),
+            block_text: None,
+            sysctls: Vec::new(),
+            slow_refreshes: 0,
             ticks_since_refresh: 0,
         }
     }
@@ -85,13 +93,22 @@ impl FsSource {
                 files.insert(name.to_owned(), text);
             }
         }
-        for knob in names::VM_SYSCTLS {
-            let path = self.proc_root.join("sys/vm").join(knob);
-            if let Some(text) = read_optional(&path, &mut self.buf)? {
-                files.insert(names::vm_sysctl(knob), text);
+        let refresh = self.ticks_since_refresh == 0;
+        if refresh {
+            self.sysctls.clear();
+            for knob in names::VM_SYSCTLS {
+                let path = self.proc_root.join("sys/vm").join(knob);
+                if let Some(text) = read_optional(&path, &mut self.buf)? {
+                    self.sysctls.push((names::vm_sysctl(knob), text));
+                }
             }
+            self.block_text = self.read_block_devices()?;
         }
-        self.add_block_devices(&mut files)?;
+        self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
+        files.extend(self.sysctls.iter().cloned());
+        if let Some(text) = &self.block_text {
+            files.insert(names::BLOCK_DEVICES.to_owned(), text.clone());
+        }
         Ok(RawSample {
             mono_ns,
             wall_ms,
@@ -100,25 +117,25 @@ impl FsSource {
         })
     }
 
-    /// Adds the `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`).
-    fn add_block_devices(&mut self, files: &mut BTreeMap<String, String>) -> Result<()> {
+    /// The `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`); queue settings are re-read
+    /// when the set of devices changed, and every 12th refresh.
+    fn read_block_devices(&mut self) -> Result<Option<String>> {
         let dir = self.sys_root.join("block");
         let mut devs: Vec<String> = match std::fs::read_dir(&dir) {
             Ok(entries) => entries
                 .filter_map(|e| e.ok().and_then(|e| e.file_name().into_string().ok()))
                 .collect(),
-            Err(e) if is_absent(&e) => return Ok(()),
+            Err(e) if is_absent(&e) => return Ok(None),
             Err(source) => return Err(Error::Io { path: dir, source }),
         };
         devs.sort();
-        self.ticks_since_refresh += 1;
-        if devs != self.devices || self.ticks_since_refresh >= QUEUE_REFRESH_TICKS {
-            self.block_text = self.block_devices_text(&devs)?;
+        self.slow_refreshes = (self.slow_refreshes + 1) % 12;
+        if devs != self.devices || self.block_text.is_none() || self.slow_refreshes == 0 {
+            let text = self.block_devices_text(&devs)?;
             self.devices = devs;
-            self.ticks_since_refresh = 0;
+            return Ok(Some(text));
         }
-        files.insert(names::BLOCK_DEVICES.to_owned(), self.block_text.clone());
-        Ok(())
+        Ok(self.block_text.clone())
     }
 
     fn block_devices_text(&mut self, devs: &[String]) -> Result<String> {

@@ -1,0 +1,148 @@
+//! Whole-process cost of the TUI, measured through a pseudo-terminal as a user's SSH session
+//! would see it: CPU time per second, resident memory, and terminal bytes per second.
+//!
+//! Budget (issue #3, 1 Hz, 160x48, idle machine): CPU ≤ 0.5 ms/s, RSS ≤ 8 MB, output ≤ 1000 B/s.
+//!
+//! Run: `cargo bench --bench tui_pty` (30 s measured after 5 s of warm-up; set
+//! `PW_BENCH_SECS` to change). Under `cargo test` it runs a 3 s smoke measurement.
+//! With `PW_BENCH_CMD="htop -d 10"` it measures another program the same way, for comparison.
+//! CPU is the sum of every thread's on-CPU time from `/proc/<pid>/task/*/schedstat` (ns),
+//! so it is exact rather than rounded to clock ticks.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: failing loudly is the point
+
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+use rustix::termios::{Winsize, tcsetwinsize};
+
+/// On-CPU nanoseconds of every thread of `pid`.
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return 0;
+    };
+    dir.filter_map(Result::ok)
+        .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+        .filter_map(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+        })
+        .sum()
+}
+
+/// `VmRSS` and `VmHWM` of `pid`, kB.
+fn rss_kb(pid: u32) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let get = |k: &str| {
+        s.lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (get("VmRSS:"), get("VmHWM:"))
+}
+
+struct Result_ {
+    cpu_ms_per_s: f64,
+    rss_kb: u64,
+    hwm_kb: u64,
+    bytes_per_s: f64,
+}
+
+fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duration) -> Result_ {
+    let master: OwnedFd = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let slave = File::options()
+        .read(true)
+        .write(true)
+        .open(name.to_str().unwrap())
+        .expect("open pts");
+    tcsetwinsize(
+        &slave,
+        Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        },
+    )
+    .expect("winsize");
+    let mut child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .env("TERM", "xterm-256color")
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave))
+        .spawn()
+        .expect("spawn");
+    let pid = child.id();
+    let bytes = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&bytes);
+    let mut reader = File::from(master.try_clone().unwrap());
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            counter.fetch_add(n as u64, Ordering::Relaxed);
+        }
+    });
+    std::thread::sleep(warm);
+    let (b0, c0, t0) = (bytes.load(Ordering::Relaxed), cpu_ns(pid), Instant::now());
+    std::thread::sleep(window);
+    let (b1, c1, secs) = (
+        bytes.load(Ordering::Relaxed),
+        cpu_ns(pid),
+        t0.elapsed().as_secs_f64(),
+    );
+    let (rss, hwm) = rss_kb(pid);
+    let _ = rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Signal::TERM,
+    );
+    let _ = child.wait();
+    drop(master);
+    Result_ {
+        cpu_ms_per_s: (c1 - c0) as f64 / 1e6 / secs,
+        rss_kb: rss,
+        hwm_kb: hwm,
+        bytes_per_s: (b1 - b0) as f64 / secs,
+    }
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let secs: u64 = std::env::var("PW_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if bench { 30 } else { 3 });
+    let warm = Duration::from_secs(if bench { 5 } else { 2 });
+    let cmd: Vec<String> = match std::env::var("PW_BENCH_CMD") {
+        Ok(c) => c.split_whitespace().map(str::to_owned).collect(),
+        Err(_) => vec![env!("CARGO_BIN_EXE_pagewatch").to_owned()],
+    };
+    let r = measure(&cmd, 160, 48, warm, Duration::from_secs(secs));
+    let over = |v: f64, b: f64| if v <= b { "within" } else { "OVER" };
+    println!(
+        "tui_pty {:?} 160x48 over {secs} s: cpu {:.3} ms/s ({} 0.5), rss {:.1} MB (peak {:.1}; {} 8), output {:.0} B/s ({} 1000)",
+        cmd.join(" "),
+        r.cpu_ms_per_s,
+        over(r.cpu_ms_per_s, 0.5),
+        r.rss_kb as f64 / 1024.0,
+        r.hwm_kb as f64 / 1024.0,
+        over(r.rss_kb as f64 / 1024.0, 8.0),
+        r.bytes_per_s,
+        over(r.bytes_per_s, 1000.0),
+    );
+}
