@@ -90,7 +90,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     let counter = Arc::clone(&bytes);
     let mut reader = File::from(master.try_clone().unwrap());
     std::thread::spawn(move || {
-        let mut buf = [0u8; 65536];
+        let mut buf = vec![0u8; 65536];
         while let Ok(n) = reader.read(&mut buf) {
             if n == 0 {
                 break;
@@ -108,7 +108,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     );
     let (rss, hwm) = rss_kb(pid);
     let _ = rustix::process::kill_process(
-        rustix::process::Pid::from_raw(pid as i32).unwrap(),
+        rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap(),
         rustix::process::Signal::TERM,
     );
     let _ = child.wait();
