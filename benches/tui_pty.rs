@@ -133,6 +133,11 @@ fn main() {
         Err(_) => vec![env!("CARGO_BIN_EXE_pagewatch").to_owned()],
     };
     let r = measure(&cmd, 160, 48, warm, Duration::from_secs(secs));
+    if !bench {
+        println!(
+            "tui_pty: smoke run under `cargo test` (debug build, {secs} s); the budget figures come from `cargo bench --bench tui_pty`"
+        );
+    }
     let over = |v: f64, b: f64| if v <= b { "within" } else { "OVER" };
     println!(
         "tui_pty {:?} 160x48 over {secs} s: cpu {:.3} ms/s ({} 0.5), rss {:.1} MB (peak {:.1}; {} 8), output {:.0} B/s ({} 1000)",
