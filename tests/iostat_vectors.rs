@@ -28,31 +28,8 @@ fn uptime_cs(text: &str) -> u64 {
 
 /// An iostat column by its printed name; panics on a name this test does not know.
 fn column(c: &Columns, name: &str) -> Option<f64> {
-    match name {
-        "r/s" => c.r_s,
-        "w/s" => c.w_s,
-        "d/s" => c.d_s,
-        "f/s" => c.f_s,
-        "rkB/s" => c.rkB_s,
-        "wkB/s" => c.wkB_s,
-        "dkB/s" => c.dkB_s,
-        "rrqm/s" => c.rrqm_s,
-        "wrqm/s" => c.wrqm_s,
-        "drqm/s" => c.drqm_s,
-        "%rrqm" => c.rrqm_pct,
-        "%wrqm" => c.wrqm_pct,
-        "%drqm" => c.drqm_pct,
-        "r_await" => c.r_await,
-        "w_await" => c.w_await,
-        "d_await" => c.d_await,
-        "f_await" => c.f_await,
-        "rareq-sz" => c.rareq_sz,
-        "wareq-sz" => c.wareq_sz,
-        "dareq-sz" => c.dareq_sz,
-        "aqu-sz" => c.aqu_sz,
-        "%util" => c.util_pct,
-        other => panic!("unknown iostat column {other:?}"),
-    }
+    c.get(name)
+        .unwrap_or_else(|| panic!("unknown iostat column {name:?}"))
 }
 
 /// Columns that are per-I/O ratios and so do not depend on the interval.

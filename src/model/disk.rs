@@ -42,6 +42,46 @@ pub struct Columns {
     pub util_pct: Option<f64>,
 }
 
+impl Columns {
+    /// Every column under iostat -x's printed name, in iostat's order.
+    #[must_use]
+    pub fn named(&self) -> [(&'static str, Option<f64>); 22] {
+        [
+            ("r/s", self.r_s),
+            ("rkB/s", self.rkB_s),
+            ("rrqm/s", self.rrqm_s),
+            ("%rrqm", self.rrqm_pct),
+            ("r_await", self.r_await),
+            ("rareq-sz", self.rareq_sz),
+            ("w/s", self.w_s),
+            ("wkB/s", self.wkB_s),
+            ("wrqm/s", self.wrqm_s),
+            ("%wrqm", self.wrqm_pct),
+            ("w_await", self.w_await),
+            ("wareq-sz", self.wareq_sz),
+            ("d/s", self.d_s),
+            ("dkB/s", self.dkB_s),
+            ("drqm/s", self.drqm_s),
+            ("%drqm", self.drqm_pct),
+            ("d_await", self.d_await),
+            ("dareq-sz", self.dareq_sz),
+            ("f/s", self.f_s),
+            ("f_await", self.f_await),
+            ("aqu-sz", self.aqu_sz),
+            ("%util", self.util_pct),
+        ]
+    }
+
+    /// A column by iostat's printed name (`r/s`, `%util`, …); `None` for an unknown name.
+    #[must_use]
+    pub fn get(&self, iostat_name: &str) -> Option<Option<f64>> {
+        self.named()
+            .into_iter()
+            .find(|(n, _)| *n == iostat_name)
+            .map(|(_, v)| v)
+    }
+}
+
 /// One device's figures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Disk {

@@ -10,38 +10,8 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::App;
 use crate::fmt::opt;
-use crate::model::Disk;
 use crate::ui::theme;
 use crate::ui::widgets::{block, kv};
-
-fn rows(d: &Disk) -> Vec<(&'static str, Option<f64>, usize)> {
-    let c = &d.cols;
-    vec![
-        ("r/s", c.r_s, 2),
-        ("w/s", c.w_s, 2),
-        ("d/s", c.d_s, 2),
-        ("f/s", c.f_s, 2),
-        ("rkB/s", c.rkB_s, 2),
-        ("wkB/s", c.wkB_s, 2),
-        ("dkB/s", c.dkB_s, 2),
-        ("rrqm/s", c.rrqm_s, 2),
-        ("wrqm/s", c.wrqm_s, 2),
-        ("drqm/s", c.drqm_s, 2),
-        ("%rrqm", c.rrqm_pct, 2),
-        ("%wrqm", c.wrqm_pct, 2),
-        ("%drqm", c.drqm_pct, 2),
-        ("r_await", c.r_await, 2),
-        ("w_await", c.w_await, 2),
-        ("d_await", c.d_await, 2),
-        ("f_await", c.f_await, 2),
-        ("rareq-sz", c.rareq_sz, 2),
-        ("wareq-sz", c.wareq_sz, 2),
-        ("dareq-sz", c.dareq_sz, 2),
-        ("aqu-sz", c.aqu_sz, 2),
-        ("%util", c.util_pct, 2),
-        ("in flight", Some(d.in_flight as f64), 0),
-    ]
-}
 
 /// Draws the detail view of the selected device.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
@@ -73,10 +43,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         ),
         t.dim,
     )));
-    for (name, v, dec) in rows(d) {
+    let in_flight = ("in flight", Some(d.in_flight as f64));
+    for (name, v) in d.cols.named().into_iter().chain([in_flight]) {
         lines.push(Line::from(vec![
             Span::styled(format!("{name:<10}"), t.dim),
-            Span::raw(format!("{:>12}", opt(v, dec))),
+            Span::raw(format!("{:>12}", opt(v, 2))),
         ]));
     }
     let baseline = app

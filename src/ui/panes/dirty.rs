@@ -47,6 +47,15 @@ pub fn mode_text(s: &VmSysctl, thresh: Option<Mode>, bg: Option<Mode>) -> String
     )
 }
 
+/// Pages as bytes, or as a page count when the user asked for pages (`u`).
+fn show_pages(app: &App, p: Option<u64>, page_size: u64) -> String {
+    match p {
+        None => "-".to_owned(),
+        Some(p) if app.ui.pages => p.to_string(),
+        Some(p) => pages(p, page_size),
+    }
+}
+
 /// Draws the dirty pane.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let b = block(app, "Dirty & writeback", app.ui.focus == Focus::Dirty);
@@ -60,11 +69,7 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     let t = theme(app);
     let d = &m.dirty;
     let ps = m.page_size;
-    let show = |p: Option<u64>| match p {
-        None => "-".to_owned(),
-        Some(p) if app.ui.pages => p.to_string(),
-        Some(p) => pages(p, ps),
-    };
+    let show = |p: Option<u64>| show_pages(app, p, ps);
     let thresh = d.thresh_pages.or(d.derived_thresh_pages);
     let bg = d.bg_thresh_pages.or(d.derived_bg_thresh_pages);
     let state = d.state.map_or(Span::styled("-", t.dim), |s| {
@@ -135,11 +140,7 @@ fn checks(app: &App, m: &Model) -> Vec<Line<'static>> {
     let t = theme(app);
     let d = &m.dirty;
     let ps = m.page_size;
-    let show = |p: Option<u64>| match p {
-        None => "-".to_owned(),
-        Some(p) if app.ui.pages => p.to_string(),
-        Some(p) => pages(p, ps),
-    };
+    let show = |p: Option<u64>| show_pages(app, p, ps);
     let mut lines = Vec::new();
     let check = |k: Option<u64>, dv: Option<u64>| match (k, dv) {
         (Some(k), Some(dv)) if k == dv => format!("{k} = derived"),
