@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 
 /// Batch output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -44,6 +44,132 @@ pub struct Args {
     /// No braille, block or box-drawing characters (for terminals without Unicode).
     #[arg(long)]
     pub ascii: bool,
+    /// Show partitions as well as whole disks.
+    #[arg(long, short = 'p')]
+    pub partitions: bool,
+    /// Record the session to FILE while the screen runs (see `pagewatch record`).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Start a memory eater at launch: an absolute size (512M, 2G) or a percentage of
+    /// MemTotal (50%). May be repeated.
+    #[arg(long = "eat", value_name = "SIZE")]
+    pub eat: Vec<String>,
+    /// Start a fio preset at launch, with overrides: `randread,size=64M`. May be repeated.
+    #[arg(long = "fio", value_name = "PRESET[,KEY=VALUE...]")]
+    pub fio: Vec<String>,
+    /// Directory fio's test files are created in (default: a pagewatch directory under $TMPDIR).
+    #[arg(long, value_name = "DIR")]
+    pub fio_dir: Option<PathBuf>,
+    /// Keep fio's test files when pagewatch exits.
+    #[arg(long)]
+    pub keep_fio_files: bool,
+    /// Subcommands; without one, pagewatch opens the screen (or batch mode).
+    #[command(subcommand)]
+    pub cmd: Option<Cmd>,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Allocate and touch SIZE of memory, then hold it until stdin closes or a signal arrives.
+    Eat(EatArgs),
+    /// Record a session without the screen.
+    Record(RecordArgs),
+    /// Replay a recording in the screen (or as batch output).
+    Replay(ReplayArgs),
+    /// Write a Markdown bug report with SVG charts from a recording.
+    Report(ReportArgs),
+    /// Export a recording's derived figures.
+    Export(ExportArgs),
+}
+
+/// `pagewatch eat`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EatArgs {
+    /// An absolute size (512M, 2G, 1048576) or a percentage of MemTotal (50%).
+    pub size: String,
+    /// Take more than MemAvailable minus the safety margin.
+    #[arg(long)]
+    pub force: bool,
+    /// Bytes touched per step (progress is reported after each step).
+    #[arg(long, default_value = "64M")]
+    pub step: String,
+}
+
+/// `pagewatch record`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RecordArgs {
+    /// The recording file to create.
+    pub file: PathBuf,
+    /// Seconds between samples.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
+    pub interval: f64,
+    /// Stop after this long (`90`, `90s`, `10m`, `1h`). Default: until interrupted.
+    #[arg(long)]
+    pub duration: Option<String>,
+}
+
+/// `pagewatch replay`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReplayArgs {
+    /// The recording to replay.
+    pub file: PathBuf,
+    /// Print derived figures instead of opening the screen, as live batch mode would have.
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Playback speed, 1 to 60 times real time.
+    #[arg(long, default_value_t = 1)]
+    pub speed: u32,
+    /// Show partitions as well as whole disks.
+    #[arg(long, short = 'p')]
+    pub partitions: bool,
+    /// No braille, block or box-drawing characters.
+    #[arg(long)]
+    pub ascii: bool,
+}
+
+/// `pagewatch report`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ReportArgs {
+    /// The recording.
+    pub file: PathBuf,
+    /// Start of the period: seconds from the start (`90`), `MM:SS`/`HH:MM:SS` offsets, or a
+    /// wall-clock time `HH:MM:SS` of the recording's day.
+    #[arg(long)]
+    pub from: Option<String>,
+    /// End of the period, in the same forms as --from.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// Output directory (created): report.md and the SVG charts.
+    #[arg(short = 'o', long, default_value = "pagewatch-report")]
+    pub out: PathBuf,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// One row per sample, one column per figure.
+    Csv,
+    /// One JSON object per sample (the batch JSON schema).
+    Jsonl,
+    /// OpenMetrics text, loadable with `promtool tsdb create-blocks-from openmetrics`.
+    Openmetrics,
+}
+
+/// `pagewatch export`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExportArgs {
+    /// The recording.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Output file (default: standard output).
+    #[arg(short = 'o', long)]
+    pub out: Option<PathBuf>,
     /// Show partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,

@@ -1,0 +1,6 @@
+//! Experiments started from pagewatch: memory eaters, fio jobs and cache drops, and pairing
+//! with fio processes pagewatch did not start.
+//!
+//! Owns: child processes, their safety rules (refusals, oom_score_adj, parent-death signal,
+//! process groups, test files pagewatch created) and the threads that read their output.
+//! Must not touch: the terminal, the app state (it reports through callbacks), /proc sampling.

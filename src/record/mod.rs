@@ -1,0 +1,70 @@
+//! Session recordings: the raw samples and events of a session in one compressed,
+//! crash-safe file, and reading them back.
+//!
+//! Owns: the file format (see `format.rs`), `Recorder` (writing) and `read` (reading).
+//! A recording holds raw kernel text, never derived figures, so every figure is re-derived
+//! by the same `parse` and `model` code as live. Must not touch: parsing, deriving, drawing.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Event;
+use crate::sample::RawSample;
+use crate::source::HostInfo;
+
+/// The format version this build writes. Readers refuse files with a newer version.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Facts about the recorded machine and session, written once at the start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// Format version of the file.
+    pub format: u32,
+    /// pagewatch version that wrote it.
+    pub pagewatch: String,
+    /// Wall time the recording started, ms since the epoch.
+    pub started_ms: i64,
+    /// Seconds between samples.
+    pub interval_s: f64,
+    /// Host name, kernel, CPU count.
+    pub host: HostInfo,
+    /// Page size, bytes.
+    pub page_size: u64,
+    /// Every vm sysctl the figures depend on, as read at the start (`dirty_ratio` → `20`).
+    pub sysctls: BTreeMap<String, String>,
+    /// Per-device queue settings at the start.
+    pub devices: Vec<DeviceFacts>,
+    /// How the recording was made (`pagewatch --record`, `pagewatch record`, command line).
+    pub provenance: String,
+}
+
+/// Queue settings of one block device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeviceFacts {
+    /// Kernel name (`sda`, `nvme0n1`, `dm-0`).
+    pub name: String,
+    /// `queue/rotational`.
+    pub rotational: String,
+    /// `queue/scheduler`.
+    pub scheduler: String,
+    /// `queue/nr_requests`.
+    pub nr_requests: String,
+    /// `queue/write_cache`.
+    pub write_cache: String,
+    /// `dm/name`, for device-mapper devices.
+    pub dm_name: String,
+}
+
+/// Everything read back from a recording file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recording {
+    /// The header.
+    pub header: Header,
+    /// Samples, in recorded order.
+    pub samples: Vec<RawSample>,
+    /// Events, in recorded order.
+    pub events: Vec<Event>,
+    /// What was skipped while reading (a torn tail, a corrupted stretch), in plain words.
+    pub warnings: Vec<String>,
+}
