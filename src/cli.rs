@@ -17,6 +17,7 @@ pub enum Format {
 
 /// pagewatch: why is buffered IO slow right now?
 #[derive(Debug, Parser)]
+#[allow(clippy::struct_excessive_bools, reason = "clap flags are independent switches")]
 #[command(version, about)]
 pub struct Args {
     /// Seconds between samples (fractions allowed).
