@@ -17,7 +17,10 @@ pub enum Format {
 
 /// pagewatch: why is buffered IO slow right now?
 #[derive(Debug, Parser)]
-#[allow(clippy::struct_excessive_bools, reason = "clap flags are independent switches")]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "clap flags are independent switches"
+)]
 #[command(version, about)]
 pub struct Args {
     /// Seconds between samples (fractions allowed).
@@ -82,6 +85,18 @@ pub enum Cmd {
     Report(ReportArgs),
     /// Export a recording's derived figures.
     Export(ExportArgs),
+    /// Internal: run a command in this process's group and kill the whole group when
+    /// pagewatch dies (used to start fio).
+    #[command(hide = true, name = "__guard")]
+    Guard(GuardArgs),
+}
+
+/// `pagewatch __guard -- PROGRAM ARGS...`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GuardArgs {
+    /// The program and its arguments.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    pub argv: Vec<String>,
 }
 
 /// `pagewatch eat`.

@@ -5,12 +5,22 @@ use std::io::Write;
 use anyhow::{Context, Result};
 use clap::Parser;
 use pagewatch::app::{App, Look};
-use pagewatch::cli::Args;
+use pagewatch::cli::{Args, Cmd};
 use pagewatch::model::Options;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
 
 fn main() -> Result<()> {
     let args = Args::parse();
+    match &args.cmd {
+        None => {}
+        Some(Cmd::Eat(a)) => return pagewatch::jobs::eat::run(a),
+        Some(Cmd::Guard(a)) => return pagewatch::jobs::guard::run(a),
+        Some(Cmd::Record(a)) => return pagewatch::record::cli::record(a),
+        Some(Cmd::Replay(a)) if a.batch => return pagewatch::record::cli::replay_batch(a),
+        Some(Cmd::Replay(a)) => return pagewatch::record::cli::replay_batch(a),
+        Some(Cmd::Report(a)) => return pagewatch::report::run(a),
+        Some(Cmd::Export(a)) => return pagewatch::export::run(a),
+    }
     let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
         let src =
             TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?;

@@ -4,3 +4,6 @@
 //! Owns: child processes, their safety rules (refusals, oom_score_adj, parent-death signal,
 //! process groups, test files pagewatch created) and the threads that read their output.
 //! Must not touch: the terminal, the app state (it reports through callbacks), /proc sampling.
+
+pub mod eat;
+pub mod guard;

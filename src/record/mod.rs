@@ -68,3 +68,5 @@ pub struct Recording {
     /// What was skipped while reading (a torn tail, a corrupted stretch), in plain words.
     pub warnings: Vec<String>,
 }
+
+pub mod cli;
