@@ -69,6 +69,12 @@ pub struct History {
 }
 
 impl History {
+    /// How many ticks it holds at most.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// An empty history holding at most `capacity` ticks.
     #[must_use]
     pub fn new(capacity: usize) -> Self {

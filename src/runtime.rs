@@ -73,6 +73,7 @@ fn apply(app: &mut App, msg: Msg, ctl: &Sender<Control>) -> bool {
             Effect::SetInterval(s) => {
                 let _ = ctl.send(Control::Interval(s));
             }
+            _ => {}
         }
     }
     false
@@ -126,7 +127,7 @@ fn spawn_input(tx: Sender<Msg>) {
     std::thread::spawn(move || {
         loop {
             let msg = match event::read() {
-                Ok(Event::Key(k)) => crate::app::keymap::lookup(&k).map(Msg::Action),
+                Ok(Event::Key(k)) => crate::app::keymap::key_of(&k).map(Msg::Key),
                 Ok(Event::Resize(..)) => Some(Msg::Resize),
                 Ok(_) => None,
                 Err(_) => Some(Msg::Quit),

@@ -1,8 +1,61 @@
 //! Keys → actions, as data. The help overlay and the footer are generated from this table.
 //!
-//! Owns: `Action` and the key table. Must not touch: app state.
+//! Owns: `Key` (a terminal-free key), `Action` and the key table, with which bindings apply
+//! live and which in replay. Must not touch: app state. The only crossterm use is `key_of`,
+//! which turns a terminal event into a `Key`.
 
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+/// A key press, independent of the terminal library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    /// A printable character (Shift already applied).
+    Char(char),
+    /// Ctrl with a character.
+    Ctrl(char),
+    /// Enter.
+    Enter,
+    /// Escape.
+    Esc,
+    /// Backspace.
+    Backspace,
+    /// Tab.
+    Tab,
+    /// Shift-Tab.
+    BackTab,
+    /// Arrow up.
+    Up,
+    /// Arrow down.
+    Down,
+    /// Arrow left.
+    Left,
+    /// Arrow right.
+    Right,
+}
+
+/// The `Key` of a terminal key press; releases, repeats of other kinds and keys pagewatch
+/// does not use give `None`.
+#[must_use]
+pub fn key_of(ev: &KeyEvent) -> Option<Key> {
+    if ev.kind != KeyEventKind::Press {
+        return None;
+    }
+    let ctrl = ev.modifiers.contains(KeyModifiers::CONTROL);
+    Some(match ev.code {
+        KeyCode::Char(c) if ctrl => Key::Ctrl(c.to_ascii_lowercase()),
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::BackTab => Key::BackTab,
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        _ => return None,
+    })
+}
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,19 +64,19 @@ pub enum Action {
     Quit,
     /// Open or close the help overlay.
     Help,
-    /// Freeze or resume the display.
+    /// Freeze or resume the display (live), or play and pause (replay).
     Pause,
-    /// Sample less often.
+    /// Sample less often (live) or play slower (replay).
     Slower,
-    /// Sample more often.
+    /// Sample more often (live) or play faster (replay).
     Faster,
     /// Move focus to the next pane.
     FocusNext,
     /// Move focus to the previous pane.
     FocusPrev,
-    /// Select the row above (disks) .
+    /// Select the row above (disks or jobs).
     Up,
-    /// Select the row below (disks).
+    /// Select the row below (disks or jobs).
     Down,
     /// Cycle the disk sort column.
     Sort,
@@ -35,96 +88,175 @@ pub enum Action {
     Detail,
     /// Close the overlay or detail view.
     Back,
+    /// Start a memory eater (asks for the size).
+    EatMemory,
+    /// Start a fio job (asks for the preset and its settings).
+    RunFio,
+    /// Stop or release the selected job.
+    StopJob,
+    /// Drop the page cache (root; asks which level).
+    DropCaches,
+    /// Add a marker with a short text.
+    Marker,
+    /// Replay: back one sample.
+    StepBack,
+    /// Replay: forward one sample.
+    StepForward,
+    /// Replay: back one minute.
+    MinuteBack,
+    /// Replay: forward one minute.
+    MinuteForward,
+    /// Replay: jump to the start.
+    Start,
+    /// Replay: jump to the end.
+    End,
+}
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Live and replay.
+    Both,
+    /// Live only.
+    Live,
+    /// Replay only.
+    Replay,
 }
 
 /// One binding: the key, how it is shown, the action, and what it does.
 pub struct Binding {
-    /// Key code.
-    pub code: KeyCode,
-    /// Required modifiers (exact match, Shift ignored for characters).
-    pub mods: KeyModifiers,
+    /// The key.
+    pub key: Key,
     /// How the help shows the key.
     pub label: &'static str,
     /// The action.
     pub action: Action,
     /// What it does, for the help.
     pub help: &'static str,
+    /// Where it applies.
+    pub scope: Scope,
 }
 
-const fn key(code: KeyCode, label: &'static str, action: Action, help: &'static str) -> Binding {
+const fn key(key: Key, label: &'static str, action: Action, help: &'static str) -> Binding {
     Binding {
-        code,
-        mods: KeyModifiers::NONE,
+        key,
         label,
         action,
         help,
+        scope: Scope::Both,
+    }
+}
+
+const fn live(key: Key, label: &'static str, action: Action, help: &'static str) -> Binding {
+    Binding {
+        key,
+        label,
+        action,
+        help,
+        scope: Scope::Live,
+    }
+}
+
+const fn replay(key: Key, label: &'static str, action: Action, help: &'static str) -> Binding {
+    Binding {
+        key,
+        label,
+        action,
+        help,
+        scope: Scope::Replay,
     }
 }
 
 /// Every binding, in help order.
-pub const KEYMAP: [Binding; 18] = [
-    key(KeyCode::Char('q'), "q", Action::Quit, "quit"),
-    Binding {
-        code: KeyCode::Char('c'),
-        mods: KeyModifiers::CONTROL,
-        label: "Ctrl-C",
-        action: Action::Quit,
-        help: "quit",
-    },
-    key(KeyCode::Char('?'), "?", Action::Help, "this help"),
-    key(
-        KeyCode::Char(' '),
+pub const KEYMAP: [Binding; 33] = [
+    key(Key::Char('q'), "q", Action::Quit, "quit"),
+    key(Key::Ctrl('c'), "Ctrl-C", Action::Quit, "quit"),
+    key(Key::Char('?'), "?", Action::Help, "this help"),
+    live(
+        Key::Char(' '),
         "Space",
         Action::Pause,
         "pause / resume display",
     ),
-    key(KeyCode::Char('+'), "+", Action::Slower, "longer interval"),
-    key(KeyCode::Char('='), "=", Action::Slower, "longer interval"),
-    key(KeyCode::Char('-'), "-", Action::Faster, "shorter interval"),
-    key(KeyCode::Tab, "Tab", Action::FocusNext, "focus next pane"),
+    replay(Key::Char(' '), "Space", Action::Pause, "play / pause"),
+    live(Key::Char('+'), "+", Action::Slower, "longer interval"),
+    live(Key::Char('='), "=", Action::Slower, "longer interval"),
+    live(Key::Char('-'), "-", Action::Faster, "shorter interval"),
+    replay(
+        Key::Char('+'),
+        "+",
+        Action::Faster,
+        "play faster (up to 60x)",
+    ),
+    replay(Key::Char('='), "=", Action::Faster, "play faster"),
+    replay(
+        Key::Char('-'),
+        "-",
+        Action::Slower,
+        "play slower (down to 1x)",
+    ),
+    key(Key::Tab, "Tab", Action::FocusNext, "focus next pane"),
     key(
-        KeyCode::BackTab,
+        Key::BackTab,
         "S-Tab",
         Action::FocusPrev,
         "focus previous pane",
     ),
-    key(KeyCode::Right, "→", Action::FocusNext, "focus next pane"),
-    key(KeyCode::Left, "←", Action::FocusPrev, "focus previous pane"),
-    key(KeyCode::Up, "↑", Action::Up, "select disk above"),
-    key(KeyCode::Down, "↓", Action::Down, "select disk below"),
-    key(KeyCode::Char('s'), "s", Action::Sort, "cycle the disk sort"),
+    live(Key::Right, "→", Action::FocusNext, "focus next pane"),
+    live(Key::Left, "←", Action::FocusPrev, "focus previous pane"),
+    replay(Key::Left, "←", Action::StepBack, "back one sample"),
+    replay(Key::Right, "→", Action::StepForward, "forward one sample"),
+    replay(Key::Char('['), "[", Action::MinuteBack, "back one minute"),
+    replay(
+        Key::Char(']'),
+        "]",
+        Action::MinuteForward,
+        "forward one minute",
+    ),
+    replay(Key::Char('g'), "g", Action::Start, "jump to the start"),
+    replay(Key::Char('G'), "G", Action::End, "jump to the end"),
+    key(Key::Up, "↑", Action::Up, "select disk / job above"),
+    key(Key::Down, "↓", Action::Down, "select disk / job below"),
+    key(Key::Char('s'), "s", Action::Sort, "cycle the disk sort"),
     key(
-        KeyCode::Char('p'),
+        Key::Char('p'),
         "p",
         Action::Partitions,
         "show / hide partitions",
     ),
-    key(
-        KeyCode::Char('u'),
-        "u",
-        Action::Units,
-        "dirty in pages / bytes",
+    key(Key::Char('u'), "u", Action::Units, "dirty in pages / bytes"),
+    key(Key::Enter, "Enter", Action::Detail, "selected disk details"),
+    key(Key::Esc, "Esc", Action::Back, "back"),
+    live(
+        Key::Char('m'),
+        "m",
+        Action::EatMemory,
+        "eat memory",
     ),
-    key(
-        KeyCode::Enter,
-        "Enter",
-        Action::Detail,
-        "selected disk details",
+    live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),
+    live(Key::Char('x'), "x", Action::StopJob, "stop / release a job"),
+    live(
+        Key::Char('D'),
+        "D",
+        Action::DropCaches,
+        "drop caches (root)",
     ),
-    key(KeyCode::Esc, "Esc", Action::Back, "back"),
+    live(Key::Char('M'), "M", Action::Marker, "add a marker"),
 ];
 
-/// The action bound to a key press, if any. Releases and repeats of other kinds are ignored.
+/// The action bound to `key`, live or in replay.
 #[must_use]
-pub fn lookup(ev: &KeyEvent) -> Option<Action> {
-    if ev.kind != KeyEventKind::Press {
-        return None;
-    }
-    let mods = ev.modifiers - KeyModifiers::SHIFT;
-    KEYMAP
-        .iter()
-        .find(|b| b.code == ev.code && b.mods == mods)
-        .map(|b| b.action)
+pub fn lookup(key: Key, replaying: bool) -> Option<Action> {
+    bindings(replaying).find(|b| b.key == key).map(|b| b.action)
+}
+
+/// The bindings that apply live or in replay, in help order.
+pub fn bindings(replaying: bool) -> impl Iterator<Item = &'static Binding> {
+    KEYMAP.iter().filter(move |b| match b.scope {
+        Scope::Both => true,
+        Scope::Live => !replaying,
+        Scope::Replay => replaying,
+    })
 }
 
 #[cfg(test)]
@@ -132,21 +264,45 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keys_map_to_actions() {
+    fn terminal_keys_become_keys() {
         let k = |c| KeyEvent::new(c, KeyModifiers::NONE);
-        assert_eq!(lookup(&k(KeyCode::Char('q'))), Some(Action::Quit));
+        assert_eq!(key_of(&k(KeyCode::Char('q'))), Some(Key::Char('q')));
         assert_eq!(
-            lookup(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            Some(Action::Quit)
+            key_of(&KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            Some(Key::Ctrl('c'))
         );
-        assert_eq!(lookup(&k(KeyCode::Char('c'))), None);
         assert_eq!(
-            lookup(&KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT)),
-            Some(Action::Help)
+            key_of(&KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT)),
+            Some(Key::Char('?'))
         );
-        assert_eq!(lookup(&k(KeyCode::Enter)), Some(Action::Detail));
         let mut release = k(KeyCode::Char('q'));
         release.kind = KeyEventKind::Release;
-        assert_eq!(lookup(&release), None);
+        assert_eq!(key_of(&release), None);
+        assert_eq!(key_of(&k(KeyCode::F(5))), None);
+    }
+
+    #[test]
+    fn keys_map_to_actions_per_mode() {
+        assert_eq!(lookup(Key::Char('q'), false), Some(Action::Quit));
+        assert_eq!(lookup(Key::Ctrl('c'), true), Some(Action::Quit));
+        assert_eq!(lookup(Key::Char('c'), false), None);
+        assert_eq!(lookup(Key::Enter, false), Some(Action::Detail));
+        assert_eq!(lookup(Key::Right, false), Some(Action::FocusNext));
+        assert_eq!(lookup(Key::Right, true), Some(Action::StepForward));
+        assert_eq!(lookup(Key::Char('+'), false), Some(Action::Slower));
+        assert_eq!(lookup(Key::Char('+'), true), Some(Action::Faster));
+        assert_eq!(lookup(Key::Char('m'), false), Some(Action::EatMemory));
+        assert_eq!(lookup(Key::Char('m'), true), None);
+        assert_eq!(lookup(Key::Char('G'), true), Some(Action::End));
+    }
+
+    #[test]
+    fn no_key_is_bound_twice_in_one_mode() {
+        for replaying in [false, true] {
+            let keys: Vec<Key> = bindings(replaying).map(|b| b.key).collect();
+            for (i, k) in keys.iter().enumerate() {
+                assert!(!keys[..i].contains(k), "{k:?} bound twice");
+            }
+        }
     }
 }

@@ -3,18 +3,29 @@
 //! Owns: `App` (latest model, history, UI state) and `update`. Must not touch: the terminal,
 //! files, threads or the clock: time arrives in messages.
 
+mod experiments;
+pub mod jobs;
 pub mod keymap;
 pub mod msg;
+pub mod prompt;
+pub mod replay;
 mod state;
 
-pub use keymap::Action;
+pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
+pub use keymap::{Action, Key};
 pub use msg::{Effect, Msg, SelfCost};
+pub use prompt::{Field, PresetView, Prompt};
+pub use replay::Replay;
 pub use state::{Focus, SortKey, UiState};
 
+use crate::event::{Event, EventKind};
 use crate::history::History;
 use crate::model::{Disk, Model, Options};
 use crate::parse::Snapshot;
 use crate::source::HostInfo;
+
+/// Most events kept for chart markers and the jobs pane.
+const MAX_EVENTS: usize = 1000;
 
 /// Interval steps for `+` and `-`, seconds.
 const INTERVALS: [f64; 9] = [0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 10.0, 30.0, 60.0];
@@ -53,6 +64,21 @@ pub struct App {
     pub uptime_s: Option<f64>,
     /// pagewatch's own cost.
     pub self_cost: Option<SelfCost>,
+    /// Jobs started from pagewatch and fio processes found running.
+    pub jobs: Jobs,
+    /// The open prompt, if any; keys go to it first.
+    pub prompt: Option<Prompt>,
+    /// Session events (job starts and stops, cache drops, markers), oldest first.
+    pub events: Vec<Event>,
+    /// The latest notice for the user (a refusal, a missing tool), until the next one.
+    pub notice: Option<String>,
+    /// Why the experiment keys are unavailable, if they are (replay, no tools); and why
+    /// dropping caches is (not root).
+    pub caps: Caps,
+    /// fio presets for the `f` form.
+    pub fio_presets: Vec<PresetView>,
+    /// The recording being replayed.
+    pub replay: Option<Replay>,
     prev: Option<Snapshot>,
     cur: Option<Snapshot>,
     dirty: bool,
@@ -74,6 +100,13 @@ impl App {
             sample_ms: 0,
             uptime_s: None,
             self_cost: None,
+            jobs: Jobs::default(),
+            prompt: None,
+            events: Vec::new(),
+            notice: None,
+            caps: Caps::default(),
+            fio_presets: Vec::new(),
+            replay: None,
             prev: None,
             cur: None,
             dirty: true,
@@ -98,6 +131,11 @@ impl App {
                 }
             }
             Msg::SampleError(e) => self.error = Some(e),
+            Msg::Tick { now_ms } if self.replay.is_some() => {
+                let n = self.replay.as_mut().map_or(0, |r| r.advance(now_ms));
+                self.step(n);
+                self.dirty = n > 0;
+            }
             Msg::Tick { now_ms } => {
                 // Samples drive the clock; ticks only take over when sampling stalls (or has
                 // not started), so an idle screen redraws once per sample, not twice.
@@ -124,8 +162,40 @@ impl App {
             Msg::Resize => {}
             Msg::Quit => return vec![Effect::Quit],
             Msg::Action(a) => return self.act(a),
+            Msg::Key(k) => return self.key(k),
+            Msg::Job(j) => return self.job(&j),
+            Msg::Foreign(f) => self.jobs.foreign = f,
+            Msg::Dropped { level, took_ms } => {
+                self.notice = Some(format!("dropped caches (level {level}) in {took_ms} ms"));
+                return self.log(EventKind::DropCaches { level, took_ms });
+            }
+            Msg::Notice(n) => self.notice = Some(n),
         }
         Vec::new()
+    }
+
+    /// A key press: to the open prompt first, else through the keymap.
+    fn key(&mut self, k: Key) -> Vec<Effect> {
+        if self.prompt.is_some() {
+            return self.prompt_key(k);
+        }
+        match keymap::lookup(k, self.replay.is_some()) {
+            Some(a) => self.act(a),
+            None => Vec::new(),
+        }
+    }
+
+    /// Records an event for the markers and returns the effect that logs it.
+    fn log(&mut self, kind: EventKind) -> Vec<Effect> {
+        let ev = Event {
+            wall_ms: self.now_ms,
+            kind,
+        };
+        if self.events.len() >= MAX_EVENTS {
+            self.events.remove(0);
+        }
+        self.events.push(ev.clone());
+        vec![Effect::Log(ev)]
     }
 
     fn ingest(&mut self, raw: &crate::sample::RawSample) {
@@ -136,14 +206,21 @@ impl App {
                 return;
             }
         };
+        let uptime = uptime_s(raw);
+        self.ingest_snapshot(snap, uptime);
+    }
+
+    /// Derives and shows one parsed sample.
+    fn ingest_snapshot(&mut self, snap: Snapshot, uptime_s: Option<f64>) {
         let model = Model::derive(self.cur.as_ref(), &snap, self.options());
         self.history.push(&model);
         self.sample_ms = snap.wall_ms;
-        self.now_ms = self.now_ms.max(snap.wall_ms);
-        self.uptime_s = raw
-            .file(crate::sample::names::UPTIME)
-            .and_then(crate::source::parse_uptime_cs)
-            .map(|cs| cs as f64 / 100.0);
+        self.now_ms = if self.replay.is_some() {
+            snap.wall_ms
+        } else {
+            self.now_ms.max(snap.wall_ms)
+        };
+        self.uptime_s = uptime_s;
         self.model = Some(model);
         self.error = None;
         self.prev = self.cur.replace(snap);
@@ -167,18 +244,56 @@ impl App {
                     ui.detail = false;
                 }
             }
+            Action::Pause if self.replay.is_some() => {
+                if let Some(r) = &mut self.replay {
+                    r.playing = !r.playing;
+                }
+            }
             Action::Pause => ui.paused = !ui.paused,
+            Action::Slower | Action::Faster if self.replay.is_some() => {
+                if let Some(r) = &mut self.replay {
+                    r.change_speed(a == Action::Faster);
+                }
+            }
             Action::Slower | Action::Faster => return self.step_interval(a == Action::Slower),
-            Action::FocusNext => ui.focus = ui.focus.next(),
-            Action::FocusPrev => ui.focus = ui.focus.prev(),
+            Action::FocusNext | Action::FocusPrev => {
+                let next = a == Action::FocusNext;
+                ui.focus = if next {
+                    ui.focus.next()
+                } else {
+                    ui.focus.prev()
+                };
+                // The jobs pane takes the focus only when it is on screen.
+                if ui.focus == Focus::Jobs && self.jobs.list.is_empty() {
+                    ui.focus = if next {
+                        ui.focus.next()
+                    } else {
+                        ui.focus.prev()
+                    };
+                }
+            }
             Action::Sort => ui.sort = ui.sort.next(),
             Action::Units => ui.pages = !ui.pages,
+            Action::Up | Action::Down if ui.focus == Focus::Jobs => {
+                self.jobs.move_selection(a == Action::Down);
+            }
             Action::Up | Action::Down => self.move_selection(a == Action::Down),
             Action::Detail => {
                 if self.selected_disk().is_some() {
                     self.ui.detail = true;
                 }
             }
+            Action::EatMemory
+            | Action::RunFio
+            | Action::StopJob
+            | Action::DropCaches
+            | Action::Marker => return self.experiment(a),
+            Action::StepBack
+            | Action::StepForward
+            | Action::MinuteBack
+            | Action::MinuteForward
+            | Action::Start
+            | Action::End => self.seek(a),
             Action::Partitions => {
                 ui.partitions = !ui.partitions;
                 // Re-derive now from the snapshots we hold, so the table changes at once.
@@ -247,6 +362,20 @@ impl App {
         self.ui.selected = Some(names[next].clone());
         self.ui.focus = Focus::Disks;
     }
+}
+
+/// What this session can do beyond watching.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// Why dropping caches is unavailable (`None`: it is available).
+    pub drop_caches: Option<String>,
+}
+
+/// Seconds since boot from a sample's `proc/uptime`.
+fn uptime_s(raw: &crate::sample::RawSample) -> Option<f64> {
+    raw.file(crate::sample::names::UPTIME)
+        .and_then(crate::source::parse_uptime_cs)
+        .map(|cs| cs as f64 / 100.0)
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //!
 //! Owns: `Msg` and `Effect`. Must not touch: anything that performs them.
 
-use super::keymap::Action;
+use super::jobs::{ForeignFio, JobMsg};
+use super::keymap::{Action, Key};
+use crate::event::Event;
 use crate::sample::RawSample;
 
 /// Everything that changes the app arrives as one of these.
@@ -12,8 +14,23 @@ pub enum Msg {
     Sample(RawSample),
     /// The sampler failed to read (the message names the file).
     SampleError(String),
-    /// A user action from the keymap.
+    /// A user action (tests and scripted input; keys arrive as `Key`).
     Action(Action),
+    /// A key press.
+    Key(Key),
+    /// A report about a job pagewatch started.
+    Job(JobMsg),
+    /// fio processes pagewatch did not start, with their rates.
+    Foreign(Vec<ForeignFio>),
+    /// Caches were dropped.
+    Dropped {
+        /// 1 or 3.
+        level: u8,
+        /// How long sync and drop took, ms.
+        took_ms: u64,
+    },
+    /// Something to tell the user (a refusal, a failure).
+    Notice(String),
     /// The wall clock, once a second, so the screen clock runs even if sampling stalls.
     Tick {
         /// Milliseconds since the epoch.
@@ -39,10 +56,32 @@ pub struct SelfCost {
 }
 
 /// Side effects the runtime performs for the app.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Leave.
     Quit,
     /// Sample every this many seconds from now on.
     SetInterval(f64),
+    /// Start a memory eater as job `id`.
+    StartEat {
+        /// Job number.
+        id: u32,
+        /// Size as typed (`2G`, `50%`).
+        size: String,
+        /// Take more than MemAvailable minus the margin.
+        force: bool,
+    },
+    /// Start fio as job `id`.
+    StartFio {
+        /// Job number.
+        id: u32,
+        /// `preset,key=value,...`.
+        spec: String,
+    },
+    /// Stop or release job `id`.
+    StopJob(u32),
+    /// Sync, then drop caches at this level.
+    DropCaches(u8),
+    /// An event to record.
+    Log(Event),
 }

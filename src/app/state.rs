@@ -16,10 +16,18 @@ pub enum Focus {
     /// Disks table.
     #[default]
     Disks,
+    /// Jobs pane.
+    Jobs,
 }
 
 impl Focus {
-    const ORDER: [Focus; 4] = [Focus::Memory, Focus::Dirty, Focus::Reclaim, Focus::Disks];
+    const ORDER: [Focus; 5] = [
+        Focus::Memory,
+        Focus::Dirty,
+        Focus::Reclaim,
+        Focus::Disks,
+        Focus::Jobs,
+    ];
 
     fn index(self) -> usize {
         Self::ORDER.iter().position(|f| *f == self).unwrap_or(0)
@@ -28,13 +36,13 @@ impl Focus {
     /// The next pane, wrapping.
     #[must_use]
     pub fn next(self) -> Self {
-        Self::ORDER[(self.index() + 1) % 4]
+        Self::ORDER[(self.index() + 1) % Self::ORDER.len()]
     }
 
     /// The previous pane, wrapping.
     #[must_use]
     pub fn prev(self) -> Self {
-        Self::ORDER[(self.index() + 3) % 4]
+        Self::ORDER[(self.index() + Self::ORDER.len() - 1) % Self::ORDER.len()]
     }
 }
 

@@ -30,7 +30,7 @@ use crate::sample::{RawSample, names};
 use crate::{Error, Result};
 
 /// Every parsed input of one sample.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     /// Monotonic read time, nanoseconds.
     pub mono_ns: u64,

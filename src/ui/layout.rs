@@ -6,11 +6,13 @@
 //! | memory     | dirty & writeback | reclaim |  | memory          | dirty & wb       |
 //! |            |   (11 rows)       |         |  |   (8 rows)      |                  |
 //! +------------+-------------------+---------+  +--------- reclaim (3) -------------+
-//! | disks (table, up to 12 rows)             |  | disks (the rest)                   |
-//! +------------------------------------------+  +------------ footer (1) -----------+
-//! | history charts (the rest)                |
+//! | disks (table, up to 12 rows) | jobs      |  | disks (the rest)                   |
+//! +------------------------------------------+  | jobs (up to 3 rows, when any)      |
+//! | history charts (the rest)                |  +------------ footer (1) -----------+
 //! +------------------- footer (1) -----------+
 //! ```
+//! The jobs pane exists only when there are jobs, found fio processes or a notice; it sits
+//! next to the disks so cause and effect are on one screen.
 //! Owns: rectangles. Must not touch: data or drawing.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -31,6 +33,8 @@ pub struct PaneRects {
     pub reclaim: Rect,
     /// Disk table.
     pub disks: Rect,
+    /// Jobs pane (zero-sized when there is nothing to show).
+    pub jobs: Rect,
     /// History charts (empty in the compact layout).
     pub charts: Rect,
     /// Key help line.
@@ -40,12 +44,13 @@ pub struct PaneRects {
 }
 
 impl PaneRects {
-    /// Splits `area`; `disk_rows` is how many devices there are to show.
+    /// Splits `area`; `disk_rows` is how many devices there are to show, `job_rows` how many
+    /// lines the jobs pane wants.
     #[must_use]
-    pub fn for_area(area: Rect, disk_rows: usize) -> Self {
+    pub fn for_area(area: Rect, disk_rows: usize, job_rows: usize) -> Self {
         let large = area.width >= 120 && area.height >= 36;
         if large {
-            let disks_h = (disk_rows as u16 + 3).clamp(5, 12);
+            let disks_h = (disk_rows.max(job_rows) as u16 + 3).clamp(5, 12);
             let [header, top, disks, charts, footer] = Layout::vertical([
                 Constraint::Length(3),
                 Constraint::Length(11),
@@ -60,22 +65,33 @@ impl PaneRects {
                 Constraint::Ratio(1, 3),
             ])
             .areas(top);
+            let (disks, jobs) = if job_rows > 0 {
+                let [d, j] =
+                    Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+                        .areas(disks);
+                (d, j)
+            } else {
+                (disks, Rect::new(disks.right(), disks.y, 0, disks.height))
+            };
             Self {
                 header,
                 memory,
                 dirty,
                 reclaim,
                 disks,
+                jobs,
                 charts,
                 footer,
                 large,
             }
         } else {
-            let [header, top, reclaim, disks, footer] = Layout::vertical([
+            let jobs_h = job_rows.min(3) as u16;
+            let [header, top, reclaim, disks, jobs, footer] = Layout::vertical([
                 Constraint::Length(2),
                 Constraint::Length(8),
                 Constraint::Length(3),
-                Constraint::Min(4),
+                Constraint::Min(3),
+                Constraint::Length(jobs_h),
                 Constraint::Length(1),
             ])
             .areas(area);
@@ -88,6 +104,7 @@ impl PaneRects {
                 dirty,
                 reclaim,
                 disks,
+                jobs,
                 charts,
                 footer,
                 large,

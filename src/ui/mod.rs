@@ -36,7 +36,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let disk_rows = app.model.as_ref().map_or(0, |m| m.disks.len());
-    let r = PaneRects::for_area(area, disk_rows);
+    let r = PaneRects::for_area(area, disk_rows, panes::jobs::rows(app));
     panes::header::render(app, r.header, buf);
     if app.ui.detail {
         let body = Rect::new(
@@ -51,6 +51,13 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         panes::dirty::render(app, r.dirty, buf);
         panes::reclaim::render(app, r.reclaim, buf);
         panes::disks::render(app, r.disks, buf);
+        if r.jobs.area() > 0 {
+            if r.large {
+                panes::jobs::render(app, r.jobs, buf);
+            } else {
+                panes::jobs::render_lines(app, r.jobs, buf);
+            }
+        }
         if r.charts.height > 0 {
             panes::charts::render(app, r.charts, buf);
         }
@@ -59,6 +66,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     if app.ui.help {
         panes::help::render(app, area, buf);
     }
+    panes::prompt::render(app, area, buf);
 }
 
 /// The theme in force for this app.

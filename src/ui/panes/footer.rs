@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::App;
-use crate::app::keymap::{Action, KEYMAP};
+use crate::app::keymap::{Action, bindings};
 use crate::ui::theme;
 
 /// The actions the footer shows, with a short name each; keys come from the keymap.
@@ -24,12 +24,40 @@ const SHOWN: [(Action, &str); 9] = [
     (Action::Units, "pages/bytes"),
 ];
 
+/// In replay, the actions shown instead.
+const SHOWN_REPLAY: [(Action, &str); 9] = [
+    (Action::Help, "help"),
+    (Action::Quit, "quit"),
+    (Action::Pause, "play/pause"),
+    (Action::StepBack, "-1"),
+    (Action::StepForward, "+1"),
+    (Action::MinuteBack, "-1m"),
+    (Action::MinuteForward, "+1m"),
+    (Action::End, "end"),
+    (Action::Faster, "faster"),
+];
+
 /// Draws the footer.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let t = theme(app);
     let mut spans = Vec::new();
-    for (a, name) in SHOWN {
-        if let Some(b) = KEYMAP.iter().find(|b| b.action == a) {
+    let shown = if let Some(r) = &app.replay {
+        let state = if r.playing { "playing" } else { "paused" };
+        spans.push(Span::styled(
+            format!(
+                "REPLAY {state} {}x {}/{} ",
+                r.speed,
+                r.cursor + 1,
+                r.samples.len()
+            ),
+            t.warn,
+        ));
+        SHOWN_REPLAY
+    } else {
+        SHOWN
+    };
+    for (a, name) in shown {
+        if let Some(b) = bindings(app.replay.is_some()).find(|b| b.action == a) {
             spans.push(Span::styled(format!("{} ", b.label), t.title));
             spans.push(Span::styled(format!("{name} "), t.dim));
         }

@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use crate::app::App;
-use crate::app::keymap::KEYMAP;
+use crate::app::keymap::bindings;
 use crate::ui::theme;
 use crate::ui::widgets::block;
 
@@ -42,7 +42,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     b.render(rect, buf);
     // One entry per action, its keys joined: "q, Ctrl-C  quit".
     let mut entries: Vec<(String, &str)> = Vec::new();
-    for bnd in &KEYMAP {
+    for bnd in bindings(app.replay.is_some()) {
         match entries.iter_mut().find(|(_, h)| *h == bnd.help) {
             Some((keys, _)) => {
                 keys.push_str(", ");

@@ -9,5 +9,7 @@ pub mod disks;
 pub mod footer;
 pub mod header;
 pub mod help;
+pub mod jobs;
 pub mod memory;
+pub mod prompt;
 pub mod reclaim;

@@ -1,0 +1,219 @@
+//! The experiment keys (eat memory, fio, stop, drop caches, markers), their prompts, job
+//! reports, and replay seeking.
+//!
+//! Owns: turning prompts and job reports into app changes and effects. Must not touch:
+//! processes, files or the clock; sizes are checked against the latest sample's meminfo.
+
+use super::prompt::{Outcome, Prompt, Submit};
+use super::{Action, App, Effect, JobKind, JobMsg, Key, Replay};
+use crate::event::EventKind;
+use crate::fmt;
+use crate::parse::Snapshot;
+
+impl App {
+    /// Opens the prompt for an experiment key, or acts at once (`x`).
+    pub(super) fn experiment(&mut self, a: Action) -> Vec<Effect> {
+        if self.replay.is_some() {
+            return Vec::new();
+        }
+        self.notice = None;
+        match a {
+            Action::EatMemory => {
+                self.prompt = Some(Prompt::Eat {
+                    input: String::new(),
+                    error: None,
+                });
+            }
+            Action::RunFio => {
+                self.prompt = Some(Prompt::fio(self.fio_presets.clone()));
+            }
+            Action::DropCaches => {
+                self.prompt = Some(Prompt::Drop {
+                    unavailable: self.caps.drop_caches.clone(),
+                });
+            }
+            Action::Marker => {
+                self.prompt = Some(Prompt::Marker {
+                    input: String::new(),
+                });
+            }
+            Action::StopJob => {
+                let Some(job) = self.jobs.selected().filter(|j| j.state.active()) else {
+                    self.notice = Some("no running job to stop".to_owned());
+                    return Vec::new();
+                };
+                let id = job.id;
+                self.jobs.stopping(id);
+                return vec![Effect::StopJob(id)];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    pub(super) fn prompt_key(&mut self, k: Key) -> Vec<Effect> {
+        let Some(p) = &mut self.prompt else {
+            return Vec::new();
+        };
+        match p.key(k) {
+            Outcome::Open => Vec::new(),
+            Outcome::Cancel => {
+                self.prompt = None;
+                Vec::new()
+            }
+            Outcome::Submit(s) => {
+                self.prompt = None;
+                self.submit(s)
+            }
+        }
+    }
+
+    fn submit(&mut self, s: Submit) -> Vec<Effect> {
+        match s {
+            Submit::Eat { size, force } => self.eat(size, force),
+            Submit::Fio(spec) => {
+                let id = self
+                    .jobs
+                    .add(JobKind::Fio, format!("fio {spec}"), self.now_ms);
+                vec![Effect::StartFio { id, spec }]
+            }
+            Submit::Drop(level) => vec![Effect::DropCaches(level)],
+            Submit::Marker(text) => self.log(EventKind::Marker { text }),
+        }
+    }
+
+    /// Checks the size against the latest meminfo, then starts the eater or asks to confirm.
+    fn eat(&mut self, size: String, force: bool) -> Vec<Effect> {
+        let Some(mem) = self.model.as_ref().map(|m| &m.memory) else {
+            self.notice = Some("no sample yet: cannot size the eater".to_owned());
+            return Vec::new();
+        };
+        let total = mem.MemTotal * 1024;
+        let bytes = match crate::jobs::size::parse_size(&size, total) {
+            Ok(b) => b,
+            Err(e) => {
+                self.prompt = Some(Prompt::Eat {
+                    input: size,
+                    error: Some(e.to_string()),
+                });
+                return Vec::new();
+            }
+        };
+        let avail = mem.MemAvailable.unwrap_or(mem.MemFree) * 1024;
+        let margin = crate::jobs::eat_plan::margin(total);
+        if !force && bytes > avail.saturating_sub(margin) {
+            self.prompt = Some(Prompt::EatConfirm {
+                why: format!(
+                    "{} is more than MemAvailable {} minus the {} safety margin",
+                    fmt::bytes(bytes as f64),
+                    fmt::bytes(avail as f64),
+                    fmt::bytes(margin as f64)
+                ),
+                size,
+            });
+            return Vec::new();
+        }
+        let id = self.jobs.add(
+            JobKind::Eat,
+            format!("eat {}", fmt::bytes(bytes as f64)),
+            self.now_ms,
+        );
+        vec![Effect::StartEat { id, size, force }]
+    }
+
+    /// Applies a job report; start and end become events.
+    pub(super) fn job(&mut self, msg: &JobMsg) -> Vec<Effect> {
+        self.jobs.apply(msg, self.now_ms);
+        let Some(job) = self.jobs.get(msg.id()) else {
+            return Vec::new();
+        };
+        let (id, what) = (job.id, job.label.clone());
+        match msg {
+            JobMsg::Started { pid, argv, .. } => self.log(EventKind::JobStart {
+                job: id,
+                what,
+                argv: argv.clone(),
+                pid: Some(*pid),
+            }),
+            JobMsg::Ended { how, result, .. } => {
+                let mut out = Vec::new();
+                if let Some(r) = result {
+                    out.extend(self.log(EventKind::FioResult {
+                        job: id,
+                        result: r.clone(),
+                    }));
+                }
+                out.extend(self.log(EventKind::JobStop {
+                    job: id,
+                    how: how.clone(),
+                }));
+                out
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Turns the app into a replay of `samples` (already parsed), at the first sample.
+    pub fn start_replay(&mut self, samples: Vec<(Snapshot, Option<f64>)>, speed: u32) {
+        self.replay = Some(Replay::new(samples, speed));
+        self.goto(0);
+    }
+
+    /// Replay: moves to sample `i`, re-deriving the chart history up to it.
+    pub fn goto(&mut self, i: usize) {
+        let Some(r) = self.replay.take() else { return };
+        if r.samples.is_empty() {
+            self.replay = Some(r);
+            return;
+        }
+        let i = i.min(r.samples.len() - 1);
+        self.history = crate::history::History::new(self.history.capacity());
+        let first = i.saturating_sub(self.history.capacity());
+        // The sample before the window seeds the first point's rates.
+        self.prev = None;
+        self.cur = first.checked_sub(1).map(|k| r.samples[k].0.clone());
+        for (snap, up) in &r.samples[first..=i] {
+            self.ingest_snapshot(snap.clone(), *up);
+        }
+        self.now_ms = r.samples[i].0.wall_ms;
+        let mut r = r;
+        r.cursor = i;
+        self.replay = Some(r);
+        self.dirty = true;
+    }
+
+    /// Replay: one step of the cursor; a step forward derives one more sample.
+    pub(super) fn step(&mut self, n: usize) {
+        for _ in 0..n {
+            let Some(r) = &mut self.replay else { return };
+            let next = r.cursor + 1;
+            let Some((snap, up)) = r.samples.get(next).cloned() else {
+                r.playing = false;
+                return;
+            };
+            r.cursor = next;
+            self.ingest_snapshot(snap, up);
+        }
+    }
+
+    pub(super) fn seek(&mut self, a: Action) {
+        let Some(r) = &self.replay else { return };
+        let last = r.samples.len().saturating_sub(1);
+        let target = match a {
+            Action::StepForward => {
+                self.step(1);
+                return;
+            }
+            Action::StepBack => r.cursor.saturating_sub(1),
+            Action::MinuteBack => r.index_after(-60_000),
+            Action::MinuteForward => r.index_after(60_000),
+            Action::Start => 0,
+            Action::End => last,
+            _ => return,
+        };
+        if let Some(r) = &mut self.replay {
+            r.playing = r.playing && target < last;
+        }
+        self.goto(target);
+    }
+}

@@ -1,0 +1,339 @@
+//! The jobs pagewatch started (memory eaters, fio runs) and the fio processes it found, as the
+//! app knows them from messages.
+//!
+//! Owns: `Jobs`, `Job`, `JobMsg` and fio's live figures as shown. Must not touch: processes;
+//! the runtime starts and stops them and reports back with `JobMsg`s.
+
+use crate::event::FioSummary;
+
+/// Which kind of job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    /// `pagewatch eat`.
+    Eat,
+    /// fio.
+    Fio,
+}
+
+/// Where a job is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    /// Asked for; no process yet.
+    Starting,
+    /// fio is laying out its test file.
+    Preparing,
+    /// The eater is touching memory.
+    Ramping,
+    /// The eater holds its memory.
+    Holding,
+    /// fio is running.
+    Running,
+    /// Asked to stop; waiting for it to exit.
+    Stopping,
+    /// Ended normally (released, finished, stopped).
+    Done,
+    /// Ended with an error.
+    Failed,
+}
+
+impl JobState {
+    /// Whether the job still has (or is about to have) a process.
+    #[must_use]
+    pub fn active(self) -> bool {
+        !matches!(self, JobState::Done | JobState::Failed)
+    }
+
+    /// The word shown in the jobs pane.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            JobState::Starting => "starting",
+            JobState::Preparing => "laying out",
+            JobState::Ramping => "ramping",
+            JobState::Holding => "holding",
+            JobState::Running => "running",
+            JobState::Stopping => "stopping",
+            JobState::Done => "done",
+            JobState::Failed => "failed",
+        }
+    }
+}
+
+/// fio's figures over its last status interval, summed over its jobs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FioFigures {
+    /// Read IOPS.
+    pub r_iops: f64,
+    /// Read bytes per second.
+    pub r_bw: f64,
+    /// Mean read completion latency over the interval, µs.
+    pub r_clat_us: f64,
+    /// 99th percentile read completion latency since the start, µs.
+    pub r_p99_us: f64,
+    /// Write IOPS.
+    pub w_iops: f64,
+    /// Write bytes per second.
+    pub w_bw: f64,
+    /// Mean write completion latency over the interval, µs.
+    pub w_clat_us: f64,
+    /// 99th percentile write completion latency since the start, µs.
+    pub w_p99_us: f64,
+}
+
+/// One job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    /// Job number, from 1.
+    pub id: u32,
+    /// Eater or fio.
+    pub kind: JobKind,
+    /// Short label (`eat 12.0G`, `fio randread size=2G`).
+    pub label: String,
+    /// Process id once started.
+    pub pid: Option<u32>,
+    /// State.
+    pub state: JobState,
+    /// Wall time it was asked for, ms.
+    pub started_ms: i64,
+    /// Wall time it ended, ms.
+    pub ended_ms: Option<i64>,
+    /// Eater: bytes touched so far and the target.
+    pub eat: Option<(u64, u64)>,
+    /// fio: the latest interval's figures.
+    pub fio: Option<FioFigures>,
+    /// fio: the final (or partial) result.
+    pub result: Option<FioSummary>,
+    /// The latest message: a warning, fio's error, why it ended.
+    pub note: Option<String>,
+}
+
+/// What the runtime reports about a job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobMsg {
+    /// The process started.
+    Started {
+        /// Job number.
+        id: u32,
+        /// Its pid.
+        pid: u32,
+        /// The exact command run.
+        argv: Vec<String>,
+    },
+    /// Eater progress.
+    Eat {
+        /// Job number.
+        id: u32,
+        /// Bytes touched.
+        touched: u64,
+        /// Target bytes.
+        target: u64,
+        /// Whether it has reached the target and holds it.
+        holding: bool,
+    },
+    /// fio is laying out its file.
+    Preparing {
+        /// Job number.
+        id: u32,
+    },
+    /// fio's figures for the last interval.
+    Fio {
+        /// Job number.
+        id: u32,
+        /// The figures.
+        figures: FioFigures,
+    },
+    /// A warning or message to show with the job.
+    Note {
+        /// Job number.
+        id: u32,
+        /// The text.
+        text: String,
+    },
+    /// The job ended.
+    Ended {
+        /// Job number.
+        id: u32,
+        /// How, in plain words.
+        how: String,
+        /// Whether it failed.
+        failed: bool,
+        /// fio's result, if any.
+        result: Option<FioSummary>,
+    },
+}
+
+impl JobMsg {
+    /// The job it is about.
+    #[must_use]
+    pub fn id(&self) -> u32 {
+        match self {
+            JobMsg::Started { id, .. }
+            | JobMsg::Eat { id, .. }
+            | JobMsg::Preparing { id }
+            | JobMsg::Fio { id, .. }
+            | JobMsg::Note { id, .. }
+            | JobMsg::Ended { id, .. } => *id,
+        }
+    }
+}
+
+/// A fio process pagewatch did not start, with its rates.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ForeignFio {
+    /// Main pid.
+    pub pid: u32,
+    /// Its command line.
+    pub cmdline: String,
+    /// Bytes/s fetched from storage (`read_bytes`), all its processes.
+    pub read_bytes_s: Option<f64>,
+    /// Bytes/s dirtied for storage (`write_bytes`).
+    pub write_bytes_s: Option<f64>,
+    /// Bytes/s through read syscalls, cache hits included (`rchar`).
+    pub rchar_s: Option<f64>,
+    /// Bytes/s through write syscalls (`wchar`).
+    pub wchar_s: Option<f64>,
+    /// Target file, pages in the page cache and its size in pages, with the method used.
+    pub cache: Option<(String, u64, u64, &'static str)>,
+}
+
+/// Every job of the session, oldest first, and the fio processes found running.
+#[derive(Debug, Clone, Default)]
+pub struct Jobs {
+    /// Jobs, oldest first.
+    pub list: Vec<Job>,
+    /// Selected job id.
+    pub selected: Option<u32>,
+    /// fio processes pagewatch did not start.
+    pub foreign: Vec<ForeignFio>,
+    next_id: u32,
+}
+
+impl Jobs {
+    /// Adds a job in state `Starting` and returns its id.
+    pub fn add(&mut self, kind: JobKind, label: String, now_ms: i64) -> u32 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.list.push(Job {
+            id,
+            kind,
+            label,
+            pid: None,
+            state: JobState::Starting,
+            started_ms: now_ms,
+            ended_ms: None,
+            eat: None,
+            fio: None,
+            result: None,
+            note: None,
+        });
+        self.selected = Some(id);
+        id
+    }
+
+    /// The job with this id.
+    #[must_use]
+    pub fn get(&self, id: u32) -> Option<&Job> {
+        self.list.iter().find(|j| j.id == id)
+    }
+
+    /// The selected job, else the newest active one, else the newest.
+    #[must_use]
+    pub fn selected(&self) -> Option<&Job> {
+        self.selected
+            .and_then(|id| self.get(id))
+            .or_else(|| self.list.iter().rev().find(|j| j.state.active()))
+            .or_else(|| self.list.last())
+    }
+
+    /// Moves the selection one job up or down.
+    pub fn move_selection(&mut self, down: bool) {
+        let Some(cur) = self.selected().map(|j| j.id) else {
+            return;
+        };
+        let i = self.list.iter().position(|j| j.id == cur).unwrap_or(0);
+        let next = if down {
+            (i + 1).min(self.list.len() - 1)
+        } else {
+            i.saturating_sub(1)
+        };
+        self.selected = Some(self.list[next].id);
+    }
+
+    /// Marks a job as asked to stop.
+    pub fn stopping(&mut self, id: u32) {
+        if let Some(j) = self.list.iter_mut().find(|j| j.id == id)
+            && j.state.active()
+        {
+            j.state = JobState::Stopping;
+        }
+    }
+
+    /// Applies a report from the runtime. Returns the job's label when the message started or
+    /// ended it (for the event log).
+    pub fn apply(&mut self, msg: &JobMsg, now_ms: i64) {
+        let Some(j) = self.list.iter_mut().find(|j| j.id == msg.id()) else {
+            return;
+        };
+        match msg {
+            JobMsg::Started { pid, .. } => {
+                j.pid = Some(*pid);
+                if j.state == JobState::Starting {
+                    j.state = match j.kind {
+                        JobKind::Eat => JobState::Ramping,
+                        JobKind::Fio => JobState::Running,
+                    };
+                }
+            }
+            JobMsg::Eat {
+                touched,
+                target,
+                holding,
+                ..
+            } => {
+                j.eat = Some((*touched, *target));
+                if j.state != JobState::Stopping {
+                    j.state = if *holding {
+                        JobState::Holding
+                    } else {
+                        JobState::Ramping
+                    };
+                }
+            }
+            JobMsg::Preparing { .. } => {
+                if j.state != JobState::Stopping {
+                    j.state = JobState::Preparing;
+                }
+            }
+            JobMsg::Fio { figures, .. } => {
+                j.fio = Some(*figures);
+                if j.state != JobState::Stopping {
+                    j.state = JobState::Running;
+                }
+            }
+            JobMsg::Note { text, .. } => j.note = Some(text.clone()),
+            JobMsg::Ended {
+                how,
+                failed,
+                result,
+                ..
+            } => {
+                j.state = if *failed {
+                    JobState::Failed
+                } else {
+                    JobState::Done
+                };
+                j.ended_ms = Some(now_ms);
+                j.note = Some(how.clone());
+                if result.is_some() {
+                    j.result.clone_from(result);
+                }
+            }
+        }
+    }
+
+    /// Whether any job is active.
+    #[must_use]
+    pub fn any_active(&self) -> bool {
+        self.list.iter().any(|j| j.state.active())
+    }
+}

@@ -1,0 +1,133 @@
+//! The experiment prompts as an overlay: eater size, fio form, drop caches, marker text.
+//!
+//! Owns: drawing `app.prompt`. Must not touch: app state (read only).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
+
+use crate::app::{App, Prompt};
+use crate::fmt;
+use crate::ui::theme;
+use crate::ui::widgets::block;
+
+/// Draws the open prompt, if any, centred on `area`.
+pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    let Some(p) = &app.prompt else { return };
+    let t = theme(app);
+    let (title, lines) = content(app, p);
+    let w = area.width.saturating_sub(4).min(90);
+    let h = (lines.len() as u16 + 2).min(area.height);
+    let rect = Rect::new(
+        area.x + (area.width - w) / 2,
+        area.y + (area.height - h) / 2,
+        w,
+        h,
+    );
+    Clear.render(rect, buf);
+    let b = block(app, title, true);
+    let inner = b.inner(rect);
+    b.render(rect, buf);
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|(s, strong)| Line::from(Span::styled(s, if strong { t.title } else { t.text })))
+        .collect();
+    Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .render(inner, buf);
+}
+
+type Lines = Vec<(String, bool)>;
+
+fn content(app: &App, p: &Prompt) -> (&'static str, Lines) {
+    let mem = app.model.as_ref().map(|m| &m.memory);
+    let total = mem.map_or(0, |m| m.MemTotal * 1024);
+    let avail = mem.and_then(|m| m.MemAvailable).map_or(0, |v| v * 1024);
+    match p {
+        Prompt::Eat { input, error } => {
+            let mut l = vec![
+                (
+                    "Size to take: absolute (512M, 2G) or a percentage of MemTotal (50%).".into(),
+                    false,
+                ),
+                (
+                    format!(
+                        "Base for %: MemTotal {}. MemAvailable now {}; safety margin {}.",
+                        fmt::bytes(total as f64),
+                        fmt::bytes(avail as f64),
+                        fmt::bytes(crate::jobs::eat_plan::margin(total) as f64)
+                    ),
+                    false,
+                ),
+                (format!("> {input}_"), true),
+            ];
+            if let Some(e) = error {
+                l.push((e.clone(), true));
+            }
+            l.push(("Enter: start · Esc: cancel".into(), false));
+            ("Eat memory", l)
+        }
+        Prompt::EatConfirm { why, .. } => (
+            "Eat memory: confirm",
+            vec![
+                (why.clone(), true),
+                (
+                    "The eater is first in line for the OOM killer (oom_score_adj 1000) and dies with pagewatch."
+                        .into(),
+                    false,
+                ),
+                ("y: take it anyway · any other key: cancel".into(), false),
+            ],
+        ),
+        Prompt::Fio {
+            presets,
+            preset,
+            fields,
+            field,
+        } => {
+            let mut l = Vec::new();
+            if let Some(p) = presets.get(*preset) {
+                l.push((format!("◀ {} ▶  ({}/{})", p.name, preset + 1, presets.len()), true));
+                l.push((p.help.clone(), false));
+            } else {
+                l.push(("no presets".into(), true));
+            }
+            for (i, f) in fields.iter().enumerate() {
+                let cursor = if i == *field { "_" } else { "" };
+                let mark = if i == *field { ">" } else { " " };
+                l.push((format!("{mark} {:<10} {}{cursor}", f.key, f.value), i == *field));
+            }
+            l.push((
+                "←/→ preset · ↑/↓ field · type to edit · Enter: run · Esc: cancel".into(),
+                false,
+            ));
+            ("Run fio", l)
+        }
+        Prompt::Drop { unavailable } => match unavailable {
+            Some(why) => (
+                "Drop caches",
+                vec![
+                    (format!("Unavailable: {why}"), true),
+                    ("Enter or Esc: close".into(), false),
+                ],
+            ),
+            None => (
+                "Drop caches",
+                vec![
+                    ("sync runs first; dirty pages are written, not dropped.".into(), false),
+                    ("1: page cache · 3: page cache, dentries and inodes".into(), true),
+                    ("Esc: cancel".into(), false),
+                ],
+            ),
+        },
+        Prompt::Marker { input } => (
+            "Marker",
+            vec![
+                ("A short text, shown on the charts and recorded.".into(), false),
+                (format!("> {input}_"), true),
+                ("Enter: add · Esc: cancel".into(), false),
+            ],
+        ),
+    }
+}
