@@ -5,5 +5,12 @@
 //! process groups, test files pagewatch created) and the threads that read their output.
 //! Must not touch: the terminal, the app state (it reports through callbacks), /proc sampling.
 
+pub mod cachestat;
+pub mod dropcache;
 pub mod eat;
+pub mod eat_plan;
+pub mod eater;
+pub mod foreign;
 pub mod guard;
+pub mod pid_io;
+pub mod size;

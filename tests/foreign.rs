@@ -1,0 +1,120 @@
+//! Pairing with a real fio that pagewatch did not start (skipped with a reason when fio is not
+//! installed): it is found by name with its exact command line and target file, its workers are
+//! grouped under it, its read rate is positive, and its file shows up in the page cache.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pagewatch::jobs::cachestat::cached_pages;
+use pagewatch::jobs::foreign::{FioPairing, ForeignFio, scan};
+
+const MIB: f64 = 1_048_576.0;
+
+fn ours<'a>(runs: &'a [ForeignFio], file: &Path) -> Option<&'a ForeignFio> {
+    runs.iter()
+        .find(|r| r.files().iter().any(|f| f.path == file))
+}
+
+#[test]
+fn finds_a_foreign_fio_and_measures_it() {
+    if Command::new("fio").arg("--version").output().is_err() {
+        println!("skipped: fio is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("f");
+    let mut fio = Command::new("fio")
+        .args([
+            "--name=t",
+            &format!("--filename={}", file.display()),
+            "--size=32M",
+            "--rw=randread",
+            "--bs=8k",
+            "--time_based",
+            "--runtime=3",
+            "--invalidate=0",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let fio_pid = fio.id();
+
+    let mut pairing = FioPairing::default();
+    let t0 = Instant::now();
+    let mut best_rchar = 0.0f64;
+    let mut seen = None;
+    let mut cache = None;
+    // Until it has read for a while (fio lays the file out first), or fio's 3 s are long over.
+    while t0.elapsed() < Duration::from_secs(8) && cache.is_none() {
+        let runs = scan(Path::new("/proc"), &BTreeSet::new());
+        let mono = t0.elapsed().as_nanos() as u64;
+        let rates = pairing.update(&runs, mono);
+        if let Some(run) = ours(&runs, &file) {
+            let r = rates.iter().find(|r| r.pid == run.pid).unwrap();
+            if let Some(t) = r.total {
+                best_rchar = best_rchar.max(t.rchar_s);
+                println!(
+                    "{:.1}s rchar {:.1} MiB/s read_bytes {:.1} MiB/s",
+                    mono as f64 / 1e9,
+                    t.rchar_s / MIB,
+                    t.read_bytes_s / MIB
+                );
+                // Reading for a second: take the cache figure while it still runs.
+                if t.rchar_s > MIB && seen.is_some() && t0.elapsed() > Duration::from_secs(2) {
+                    cache = Some(cached_pages(&file));
+                }
+            }
+            seen = Some(run.clone());
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let excluded = scan(Path::new("/proc"), &BTreeSet::from([fio_pid]));
+    // SIGINT is fio's clean stop: the main process ends and reaps its workers. SIGKILL would
+    // orphan the worker.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&fio),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    fio.wait().unwrap();
+    let pids: Vec<u32> = seen
+        .iter()
+        .flat_map(|r| r.procs.iter().map(|p| p.pid))
+        .collect();
+    assert!(!pids.is_empty(), "our fio was never found");
+    for p in &pids {
+        assert!(
+            !Path::new(&format!("/proc/{p}")).exists(),
+            "fio process {p} outlived the test"
+        );
+    }
+
+    let run = seen.expect("our fio was never found");
+    println!(
+        "fio {} ({} processes) {:?}: rchar {:.1} MiB/s; cache {cache:?}",
+        run.pid,
+        run.procs.len(),
+        run.cmdline,
+        best_rchar / MIB
+    );
+    assert_eq!(run.pid, fio_pid);
+    assert_eq!(run.cmdline[0], "fio");
+    assert!(run.cmdline.contains(&"--rw=randread".to_owned()));
+    // fio forks one worker per job: the main process plus one.
+    assert_eq!(run.procs.len(), 2, "{run:?}");
+    assert_eq!(run.procs[1].ppid, fio_pid);
+    // randread of a cached 32 MiB file: far more than 1 MiB/s of read() calls.
+    assert!(best_rchar > MIB, "{best_rchar}");
+    let cache = cache.expect("never read at 1 MiB/s for 2 s").unwrap();
+    assert_eq!(
+        cache.pages_total,
+        (32 << 20) / rustix::param::page_size() as u64
+    );
+    // invalidate=0, laid out and then read at random for 2 s: most of it is cached.
+    assert!(cache.pages_cached * 2 >= cache.pages_total, "{cache:?}");
+    assert!(ours(&excluded, &file).is_none(), "exclude did not apply");
+}
