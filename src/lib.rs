@@ -26,6 +26,7 @@ pub mod report;
 pub mod runtime;
 pub mod sample;
 pub mod source;
+pub mod supervise;
 pub mod term;
 pub mod ui;
 

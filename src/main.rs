@@ -4,9 +4,10 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use clap::Parser;
-use pagewatch::app::{App, Look};
+use pagewatch::app::{App, Caps, Look};
 use pagewatch::cli::{Args, Cmd};
 use pagewatch::model::Options;
+use pagewatch::runtime::Feed;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
 
 fn main() -> Result<()> {
@@ -46,7 +47,21 @@ fn main() -> Result<()> {
     };
     let mut app = App::new(host, look, args.interval);
     app.ui.partitions = args.partitions;
-    pagewatch::runtime::run(app, source, args.tree.is_none())
+    let live = args.tree.is_none() && args.proc_root.is_none();
+    app.caps = Caps {
+        drop_caches: pagewatch::jobs::dropcache::availability().err(),
+        scan_fio: live,
+        experiments: live,
+    };
+    let initial = app.launch(&args.eat, &args.fio);
+    if !live && !initial.is_empty() {
+        anyhow::bail!("--eat and --fio need live /proc, not --tree or --proc-root");
+    }
+    let feed = Feed::Source {
+        source,
+        paced: args.tree.is_none(),
+    };
+    pagewatch::runtime::run(app, feed, &initial)
 }
 
 fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {

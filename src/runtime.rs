@@ -14,19 +14,45 @@ use ratatui::crossterm::event::{self, Event};
 
 use crate::app::{App, Effect, Msg};
 use crate::source::{Clock, Source, SystemClock};
+use crate::supervise::Supervisor;
 
 /// Control messages to the sampler.
 enum Control {
     Interval(f64),
 }
 
-/// Runs the TUI until the user quits or a signal arrives. `paced` sources are read once per
-/// interval; unpaced ones (captured sequences) are read back to back until exhausted.
-pub fn run(mut app: App, source: Box<dyn Source + Send>, paced: bool) -> Result<()> {
+/// What the screen runs on.
+pub enum Feed {
+    /// A source read once per interval (`paced`, live) or back to back (captured trees).
+    Source {
+        /// The source.
+        source: Box<dyn Source + Send>,
+        /// Read once per interval.
+        paced: bool,
+    },
+    /// A recording already loaded into the app (`App::start_replay`); ticks drive playback.
+    Replay,
+}
+
+/// Runs the TUI until the user quits or a signal arrives, performing `initial` effects
+/// (jobs from the command line) once the screen is up.
+pub fn run(mut app: App, feed: Feed, initial: &[Effect]) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
-    spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx);
+    let tick = if let Feed::Source { source, paced } = feed {
+        spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx);
+        Duration::from_secs(1)
+    } else {
+        Duration::from_millis(100)
+    };
     spawn_input(tx.clone());
+    let mut edges = Edges {
+        ctl: ctl_tx,
+        jobs: Supervisor::new(
+            std::env::current_exe().context("finding pagewatch's own binary")?,
+            tx.clone(),
+        ),
+    };
     spawn_signals(tx)?;
     let (mut terminal, _guard) = crate::term::init().context("starting the terminal")?;
     let clock = SystemClock;
@@ -35,12 +61,15 @@ pub fn run(mut app: App, source: Box<dyn Source + Send>, paced: bool) -> Result<
     });
     terminal.draw(|f| crate::ui::draw(f, &app))?;
     let mut cpu = CpuMeter::new();
-    let mut next_tick = Instant::now() + Duration::from_secs(1);
+    for e in initial {
+        edges.jobs.perform(e);
+    }
+    let mut next_tick = Instant::now() + tick;
     loop {
         let msg = match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                next_tick += Duration::from_secs(1);
+                next_tick += tick;
                 if let Some(ms) = cpu.sample() {
                     app.update(Msg::CpuUse(ms));
                 }
@@ -50,12 +79,12 @@ pub fn run(mut app: App, source: Box<dyn Source + Send>, paced: bool) -> Result<
             }
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
-        if apply(&mut app, msg, &ctl_tx) {
+        if apply(&mut app, msg, &mut edges) {
             return Ok(());
         }
         // Coalesce whatever else is waiting into one frame.
         while let Ok(m) = rx.try_recv() {
-            if apply(&mut app, m, &ctl_tx) {
+            if apply(&mut app, m, &mut edges) {
                 return Ok(());
             }
         }
@@ -65,15 +94,24 @@ pub fn run(mut app: App, source: Box<dyn Source + Send>, paced: bool) -> Result<
     }
 }
 
+/// Where effects go.
+struct Edges {
+    ctl: Sender<Control>,
+    jobs: Supervisor,
+}
+
 /// Applies a message and its effects; true when pagewatch should quit.
-fn apply(app: &mut App, msg: Msg, ctl: &Sender<Control>) -> bool {
+fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
     for e in app.update(msg) {
         match e {
-            Effect::Quit => return true,
-            Effect::SetInterval(s) => {
-                let _ = ctl.send(Control::Interval(s));
+            Effect::Quit => {
+                edges.jobs.shutdown();
+                return true;
             }
-            _ => {}
+            Effect::SetInterval(s) => {
+                let _ = edges.ctl.send(Control::Interval(s));
+            }
+            other => edges.jobs.perform(&other),
         }
     }
     false

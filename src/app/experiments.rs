@@ -16,6 +16,11 @@ impl App {
         if self.replay.is_some() {
             return Vec::new();
         }
+        if !self.caps.experiments && a != Action::Marker {
+            self.notice =
+                Some("experiments need live /proc: this is a captured tree or a replay".to_owned());
+            return Vec::new();
+        }
         self.notice = None;
         match a {
             Action::EatMemory => {
@@ -119,6 +124,32 @@ impl App {
             self.now_ms,
         );
         vec![Effect::StartEat { id, size, force }]
+    }
+
+    /// Jobs asked for on the command line (`--eat`, `--fio`): the eater refuses oversize
+    /// requests itself, so nothing is confirmed here.
+    pub fn launch(&mut self, eat: &[String], fio: &[String]) -> Vec<Effect> {
+        let mut out = Vec::new();
+        for size in eat {
+            let id = self
+                .jobs
+                .add(JobKind::Eat, format!("eat {size}"), self.now_ms);
+            out.push(Effect::StartEat {
+                id,
+                size: size.clone(),
+                force: false,
+            });
+        }
+        for spec in fio {
+            let id = self
+                .jobs
+                .add(JobKind::Fio, format!("fio {spec}"), self.now_ms);
+            out.push(Effect::StartFio {
+                id,
+                spec: spec.clone(),
+            });
+        }
+        out
     }
 
     /// Applies a job report; start and end become events.

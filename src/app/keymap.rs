@@ -227,12 +227,7 @@ pub const KEYMAP: [Binding; 33] = [
     key(Key::Char('u'), "u", Action::Units, "dirty in pages / bytes"),
     key(Key::Enter, "Enter", Action::Detail, "selected disk details"),
     key(Key::Esc, "Esc", Action::Back, "back"),
-    live(
-        Key::Char('m'),
-        "m",
-        Action::EatMemory,
-        "eat memory",
-    ),
+    live(Key::Char('m'), "m", Action::EatMemory, "eat memory"),
     live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),
     live(Key::Char('x'), "x", Action::StopJob, "stop / release a job"),
     live(

@@ -79,6 +79,7 @@ pub struct App {
     pub fio_presets: Vec<PresetView>,
     /// The recording being replayed.
     pub replay: Option<Replay>,
+    last_scan_ms: Option<i64>,
     prev: Option<Snapshot>,
     cur: Option<Snapshot>,
     dirty: bool,
@@ -107,6 +108,7 @@ impl App {
             caps: Caps::default(),
             fio_presets: Vec::new(),
             replay: None,
+            last_scan_ms: None,
             prev: None,
             cur: None,
             dirty: true,
@@ -128,6 +130,7 @@ impl App {
                     self.dirty = false;
                 } else {
                     self.ingest(&raw);
+                    return self.scan_due();
                 }
             }
             Msg::SampleError(e) => self.error = Some(e),
@@ -183,6 +186,35 @@ impl App {
             Some(a) => self.act(a),
             None => Vec::new(),
         }
+    }
+
+    /// Whether to look for fio processes pagewatch did not start: every 2 s while some run,
+    /// every 5 s while the disks are busy, once a minute otherwise (a /proc walk costs a few
+    /// ms, too much for every second on an idle machine).
+    fn scan_due(&mut self) -> Vec<Effect> {
+        if !self.caps.scan_fio {
+            return Vec::new();
+        }
+        let busy = self.model.as_ref().is_some_and(|m| {
+            m.disks
+                .iter()
+                .any(|d| d.cols.r_s.unwrap_or(0.0) + d.cols.w_s.unwrap_or(0.0) > 10.0)
+        });
+        let period = if !self.jobs.foreign.is_empty() {
+            2_000
+        } else if busy {
+            5_000
+        } else {
+            60_000
+        };
+        if self
+            .last_scan_ms
+            .is_some_and(|t| self.sample_ms - t < period && self.sample_ms >= t)
+        {
+            return Vec::new();
+        }
+        self.last_scan_ms = Some(self.sample_ms);
+        vec![Effect::ScanFio]
     }
 
     /// Records an event for the markers and returns the effect that logs it.
@@ -369,6 +401,10 @@ impl App {
 pub struct Caps {
     /// Why dropping caches is unavailable (`None`: it is available).
     pub drop_caches: Option<String>,
+    /// Whether to look for fio processes pagewatch did not start (live /proc only).
+    pub scan_fio: bool,
+    /// Whether the experiment keys work (live /proc, not a tree or replay).
+    pub experiments: bool,
 }
 
 /// Seconds since boot from a sample's `proc/uptime`.

@@ -84,4 +84,6 @@ pub enum Effect {
     DropCaches(u8),
     /// An event to record.
     Log(Event),
+    /// Look for fio processes pagewatch did not start.
+    ScanFio,
 }
