@@ -6,4 +6,5 @@
 //! Must not touch: the terminal, the app state (it reports through callbacks), /proc sampling.
 
 pub mod eat;
+pub mod fio;
 pub mod guard;
