@@ -10,6 +10,7 @@ pub mod dropcache;
 pub mod eat;
 pub mod eat_plan;
 pub mod eater;
+pub mod fio;
 pub mod foreign;
 pub mod guard;
 pub mod pid_io;

@@ -1,0 +1,256 @@
+//! A fio job started from pagewatch: lay out the test file if needed, run the job, report live
+//! figures and the final (or partial) result through a callback, stop it on request.
+//!
+//! Owns: the job's controller thread, its phases (prepare, run) and the verdict on how the run
+//! ended (exit code, `jobs[].error`, "Aborting" messages, partial results). Must not touch: the
+//! terminal or app state (it only calls `notify`), files other than through `FioDir`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::child::{self, Control};
+use super::dir::FioDir;
+use super::live::{FioLive, live};
+use super::spec::{FioSpec, size_text};
+use super::status::FioStatus;
+use super::verdict::{failed, problem, verdict};
+use crate::event::FioSummary;
+
+/// How long fio gets to stop after SIGINT before its group is SIGKILLed.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+/// How long the guard gets to kill fio's processes before pagewatch SIGKILLs its group.
+const KILL_GRACE: Duration = Duration::from_secs(3);
+
+/// What a fio job reports, in order: maybe `Preparing`, then `Started`, `Live`s and `Message`s,
+/// then exactly one `Finished` or `Failed`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FioUpdate {
+    /// The test file is being laid out (`--create_only=1`) before the job.
+    Preparing {
+        /// The test file.
+        file: PathBuf,
+        /// The exact fio command line of the layout run.
+        argv: Vec<String>,
+    },
+    /// The job's fio started.
+    Started {
+        /// Process group id (the guard's pid; fio and its workers are in this group).
+        pid: u32,
+    },
+    /// A line fio printed that is not a status (stdout or stderr).
+    Message(String),
+    /// Figures of the last interval.
+    Live(FioLive),
+    /// fio finished, or was stopped and gave its result (`summary.partial` when it had to be
+    /// killed and these are the last periodic figures).
+    Finished {
+        /// The result.
+        summary: FioSummary,
+        /// The exit code (0, or 128 after a stop, 137 after SIGKILL).
+        exit: i32,
+        /// fio's last stderr lines.
+        stderr_tail: String,
+    },
+    /// The job could not run or fio reported an error.
+    Failed {
+        /// Why, in plain words (fio's own error text when it gave one).
+        reason: String,
+        /// fio's last stderr lines.
+        stderr_tail: String,
+        /// Figures gathered before the failure, if any.
+        summary: Option<FioSummary>,
+    },
+}
+
+/// Callback receiving a job's updates (called from the job's threads).
+pub type Notify = Arc<dyn Fn(FioUpdate) + Send + Sync>;
+
+/// A running (or finished) fio job. Dropping it kills fio's process group.
+pub struct FioJob {
+    argv: Vec<String>,
+    prepare_argv: Option<Vec<String>>,
+    file: PathBuf,
+    control: Arc<Control>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl FioJob {
+    /// Starts `spec` in `dir` (its test file is created there if missing). `exe` is the
+    /// pagewatch binary, run as `exe __guard -- fio ...`. Returns at once; the layout and the
+    /// run happen on a thread that reports through `notify`.
+    pub fn start(exe: &Path, spec: &FioSpec, dir: &mut FioDir, notify: Notify) -> Result<FioJob> {
+        let fio = child::find_fio()?;
+        let file = dir.file_for(spec.size)?;
+        let have = std::fs::metadata(&file).map_or(0, |m| m.len());
+        let with_fio = |args: Vec<String>| {
+            std::iter::once(fio.display().to_string())
+                .chain(args)
+                .collect::<Vec<_>>()
+        };
+        let argv = with_fio(spec.args(&file));
+        let prepare_argv = (have < spec.size).then(|| with_fio(spec.prepare_args(&file)));
+        let control = Arc::new(Control::default());
+        let plan = Plan {
+            exe: exe.to_path_buf(),
+            name: spec.preset.clone(),
+            size: spec.size,
+            file: file.clone(),
+            argv: argv.clone(),
+            prepare_argv: prepare_argv.clone(),
+        };
+        let ctl = Arc::clone(&control);
+        let thread = std::thread::Builder::new()
+            .name(format!("fio-{}", spec.preset))
+            .spawn(move || {
+                let update = plan.execute(&ctl, &notify);
+                ctl.set_done();
+                notify(update);
+            })?;
+        Ok(FioJob {
+            argv,
+            prepare_argv,
+            file,
+            control,
+            thread: Some(thread),
+        })
+    }
+
+    /// The process group id of the fio running now (the guard's pid), if any.
+    #[must_use]
+    pub fn pid(&self) -> Option<u32> {
+        self.control.pgid().and_then(|p| u32::try_from(p).ok())
+    }
+
+    /// The exact fio command line of the job (for the recording).
+    #[must_use]
+    pub fn argv(&self) -> &[String] {
+        &self.argv
+    }
+
+    /// The layout command line, when the file had to be laid out first.
+    #[must_use]
+    pub fn prepare_argv(&self) -> Option<&[String]> {
+        self.prepare_argv.as_deref()
+    }
+
+    /// The test file.
+    #[must_use]
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// True once the final `Finished` or `Failed` was sent.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        self.control.is_done()
+    }
+
+    /// Stops the job: SIGINT to fio's group now (fio then prints its final result); after
+    /// `STOP_GRACE` without an exit, the guard SIGKILLs fio and its workers (partial result).
+    /// Does not block.
+    pub fn stop(&self) {
+        self.control.interrupt();
+        let ctl = Arc::clone(&self.control);
+        let _ = std::thread::Builder::new()
+            .name("fio-stop".into())
+            .spawn(move || {
+                if !ctl.wait_done(STOP_GRACE) {
+                    terminate(&ctl);
+                }
+            });
+    }
+
+    /// SIGKILLs fio and its workers now (the result will be partial). Does not block.
+    pub fn kill_now(&self) {
+        let ctl = Arc::clone(&self.control);
+        let _ = std::thread::Builder::new()
+            .name("fio-kill".into())
+            .spawn(move || terminate(&ctl));
+    }
+}
+
+/// Has the guard kill everything, then SIGKILLs the group itself if the guard did not finish.
+fn terminate(ctl: &Control) {
+    ctl.terminate();
+    if !ctl.wait_done(KILL_GRACE) {
+        ctl.kill_group();
+    }
+}
+
+impl Drop for FioJob {
+    fn drop(&mut self) {
+        if !self.control.is_done() {
+            self.control.terminate();
+            if !self.control.wait_done(KILL_GRACE) {
+                self.control.kill_group();
+            }
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+struct Plan {
+    exe: PathBuf,
+    name: String,
+    size: u64,
+    file: PathBuf,
+    argv: Vec<String>,
+    prepare_argv: Option<Vec<String>>,
+}
+
+impl Plan {
+    fn execute(&self, control: &Control, notify: &Notify) -> FioUpdate {
+        let message = |m: &str| notify(FioUpdate::Message(m.to_string()));
+        if let Some(prep) = &self.prepare_argv {
+            notify(FioUpdate::Preparing {
+                file: self.file.clone(),
+                argv: prep.clone(),
+            });
+            let out = match child::run(&self.exe, prep, control, &|_| {}, &mut |_| {}, &message) {
+                Ok(out) => out,
+                Err(e) => return failed(format!("{e:#}"), &[], None),
+            };
+            if control.stopping() {
+                return failed(
+                    format!("stopped while laying out {}", self.file.display()),
+                    &out.stderr,
+                    None,
+                );
+            }
+            let len = std::fs::metadata(&self.file).map_or(0, |m| m.len());
+            if let Some(why) = problem(&out).or_else(|| {
+                (len < self.size).then(|| format!("the file is {} long", size_text(len)))
+            }) {
+                return failed(
+                    format!("laying out {} failed: {why}", self.file.display()),
+                    &out.stderr,
+                    None,
+                );
+            }
+        }
+        let mut prev: Option<FioStatus> = None;
+        let mut on_status = |s: &FioStatus| {
+            notify(FioUpdate::Live(live(prev.as_ref(), s)));
+            prev = Some(s.clone());
+        };
+        let started = |pid| notify(FioUpdate::Started { pid });
+        let out = match child::run(
+            &self.exe,
+            &self.argv,
+            control,
+            &started,
+            &mut on_status,
+            &message,
+        ) {
+            Ok(out) => out,
+            Err(e) => return failed(format!("{e:#}"), &[], None),
+        };
+        verdict(&self.name, &out, control.stopping(), control.killed())
+    }
+}
