@@ -9,6 +9,7 @@ use pagewatch::cli::{Args, Cmd};
 use pagewatch::model::Options;
 use pagewatch::runtime::Feed;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
+use pagewatch::supervise::FioSettings;
 
 fn main() -> Result<()> {
     let args = Args::parse();
@@ -57,11 +58,24 @@ fn main() -> Result<()> {
     if !live && !initial.is_empty() {
         anyhow::bail!("--eat and --fio need live /proc, not --tree or --proc-root");
     }
+    app.fio_presets = pagewatch::supervise::preset_views();
+    if let Some(dir) = &args.fio_dir {
+        // Refuse a device, a missing path or a file now, not at the first fio job.
+        pagewatch::jobs::fio::FioDir::open(Some(dir), true)
+            .with_context(|| format!("--fio-dir {}", dir.display()))?;
+    }
+    for spec in &args.fio {
+        pagewatch::jobs::fio::FioSpec::parse(spec).with_context(|| format!("--fio {spec}"))?;
+    }
     let feed = Feed::Source {
         source,
         paced: args.tree.is_none(),
     };
-    pagewatch::runtime::run(app, feed, &initial)
+    let fio = FioSettings {
+        dir: args.fio_dir.clone(),
+        keep: args.keep_fio_files,
+    };
+    pagewatch::runtime::run(app, feed, &initial, fio)
 }
 
 fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {

@@ -14,7 +14,7 @@ use ratatui::crossterm::event::{self, Event};
 
 use crate::app::{App, Effect, Msg};
 use crate::source::{Clock, Source, SystemClock};
-use crate::supervise::Supervisor;
+use crate::supervise::{FioSettings, Supervisor};
 
 /// Control messages to the sampler.
 enum Control {
@@ -36,7 +36,7 @@ pub enum Feed {
 
 /// Runs the TUI until the user quits or a signal arrives, performing `initial` effects
 /// (jobs from the command line) once the screen is up.
-pub fn run(mut app: App, feed: Feed, initial: &[Effect]) -> Result<()> {
+pub fn run(mut app: App, feed: Feed, initial: &[Effect], fio: FioSettings) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
     let tick = if let Feed::Source { source, paced } = feed {
@@ -51,6 +51,7 @@ pub fn run(mut app: App, feed: Feed, initial: &[Effect]) -> Result<()> {
         jobs: Supervisor::new(
             std::env::current_exe().context("finding pagewatch's own binary")?,
             tx.clone(),
+            fio,
         ),
     };
     spawn_signals(tx)?;

@@ -13,16 +13,29 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
-use crate::app::{Effect, ForeignFio, JobMsg, Msg};
+use crate::app::{Effect, FioFigures, ForeignFio, JobMsg, Msg};
 use crate::jobs::eat_plan::EatState;
 use crate::jobs::eater::{EatUpdate, Eater};
+use crate::jobs::fio::{FioDir, FioJob, FioLive, FioSpec, FioUpdate};
 use crate::jobs::foreign::FioPairing;
+
+/// Where fio's test files go.
+#[derive(Debug, Clone, Default)]
+pub struct FioSettings {
+    /// `--fio-dir`; `None`: a pagewatch directory under $TMPDIR.
+    pub dir: Option<PathBuf>,
+    /// `--keep-fio-files`.
+    pub keep: bool,
+}
 
 /// Performs job effects.
 pub struct Supervisor {
     exe: PathBuf,
     tx: Sender<Msg>,
     eaters: BTreeMap<u32, Eater>,
+    fio: BTreeMap<u32, FioJob>,
+    fio_dir: Option<FioDir>,
+    fio_settings: FioSettings,
     /// Pids of fio runs pagewatch started (their guards), hidden from the foreign scan.
     own_pids: Arc<Mutex<BTreeSet<u32>>>,
     pairing: Arc<Mutex<FioPairing>>,
@@ -32,11 +45,14 @@ pub struct Supervisor {
 impl Supervisor {
     /// A supervisor that starts children from `exe` (pagewatch's own binary) and reports on `tx`.
     #[must_use]
-    pub fn new(exe: PathBuf, tx: Sender<Msg>) -> Self {
+    pub fn new(exe: PathBuf, tx: Sender<Msg>, fio: FioSettings) -> Self {
         Self {
             exe,
             tx,
             eaters: BTreeMap::new(),
+            fio: BTreeMap::new(),
+            fio_dir: None,
+            fio_settings: fio,
             own_pids: Arc::default(),
             pairing: Arc::default(),
             scanning: Arc::default(),
@@ -47,6 +63,7 @@ impl Supervisor {
     pub fn perform(&mut self, e: &Effect) {
         match e {
             Effect::StartEat { id, size, force } => self.eat(*id, size, *force),
+            Effect::StartFio { id, spec } => self.fio(*id, spec),
             Effect::StopJob(id) => self.stop(*id),
             Effect::DropCaches(level) => self.drop_caches(*level),
             Effect::ScanFio => self.scan_foreign(),
@@ -90,6 +107,76 @@ impl Supervisor {
     fn stop(&mut self, id: u32) {
         if let Some(e) = self.eaters.remove(&id) {
             e.release();
+        }
+        if let Some(f) = self.fio.get(&id) {
+            f.stop();
+        }
+    }
+
+    fn fail(&self, id: u32, how: String) {
+        self.send(JobMsg::Ended {
+            id,
+            how,
+            failed: true,
+            result: None,
+        });
+    }
+
+    fn fio(&mut self, id: u32, spec: &str) {
+        let spec = match FioSpec::parse(spec) {
+            Ok(s) => s,
+            Err(e) => return self.fail(id, format!("bad fio spec: {e}")),
+        };
+        if self.fio_dir.is_none() {
+            match FioDir::open(self.fio_settings.dir.as_deref(), self.fio_settings.keep) {
+                Ok(d) => {
+                    if let Some(w) = d.warning() {
+                        let _ = self.tx.send(Msg::Notice(w.to_owned()));
+                    }
+                    self.fio_dir = Some(d);
+                }
+                Err(e) => return self.fail(id, format!("fio directory: {e:#}")),
+            }
+        }
+        let Some(dir) = self.fio_dir.as_mut() else {
+            return;
+        };
+        let argv_cell: Arc<Mutex<Vec<String>>> = Arc::default();
+        let (tx, cell, own) = (
+            self.tx.clone(),
+            Arc::clone(&argv_cell),
+            Arc::clone(&self.own_pids),
+        );
+        let notify = Arc::new(move |u: FioUpdate| {
+            if let FioUpdate::Started { pid } = &u
+                && let Ok(mut o) = own.lock()
+            {
+                o.insert(*pid);
+            }
+            let argv = || {
+                // start() fills the cell as soon as it returns, before fio can have started.
+                for _ in 0..100 {
+                    if let Ok(a) = cell.lock()
+                        && !a.is_empty()
+                    {
+                        return a.clone();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Vec::new()
+            };
+            for m in fio_msgs(id, u, argv) {
+                let _ = tx.send(Msg::Job(m));
+            }
+        });
+        match FioJob::start(&self.exe, &spec, dir, notify) {
+            Ok(job) => {
+                if let Ok(mut a) = argv_cell.lock() {
+                    *a = job.argv().to_vec();
+                }
+                self.fio.insert(id, job);
+            }
+            Err(e) => self.fail(id, format!("{e:#}")),
         }
     }
 
@@ -173,6 +260,12 @@ impl Supervisor {
         for (_, e) in std::mem::take(&mut self.eaters) {
             e.release();
         }
+        // Dropping a job kills fio and its workers; dropping the directory removes the test
+        // files unless --keep-fio-files.
+        self.fio.clear();
+        if let Some(mut d) = self.fio_dir.take() {
+            let _ = d.cleanup();
+        }
     }
 }
 
@@ -211,5 +304,160 @@ fn eat_msgs(id: u32, u: EatUpdate) -> Vec<JobMsg> {
             how: reason,
             result: None,
         }],
+    }
+}
+
+/// A fio job's report as job messages; `argv` gives the job's exact command line.
+fn fio_msgs(id: u32, u: FioUpdate, argv: impl Fn() -> Vec<String>) -> Vec<JobMsg> {
+    match u {
+        FioUpdate::Preparing { file, .. } => vec![
+            JobMsg::Preparing { id },
+            JobMsg::Note {
+                id,
+                text: format!("laying out {}", file.display()),
+            },
+        ],
+        FioUpdate::Started { pid } => vec![JobMsg::Started {
+            id,
+            pid,
+            argv: argv(),
+        }],
+        FioUpdate::Message(text) => vec![JobMsg::Note { id, text }],
+        FioUpdate::Live(live) => vec![JobMsg::Fio {
+            id,
+            figures: figures(&live),
+        }],
+        FioUpdate::Finished { summary, exit, .. } => vec![JobMsg::Ended {
+            id,
+            how: match exit {
+                0 => "finished".to_owned(),
+                128 => "stopped".to_owned(),
+                e => format!("ended (exit {e})"),
+            },
+            failed: false,
+            result: Some(summary),
+        }],
+        FioUpdate::Failed {
+            reason,
+            stderr_tail,
+            summary,
+        } => {
+            let last = stderr_tail.lines().last().unwrap_or_default();
+            let how = if last.is_empty() || reason.contains(last) {
+                format!("failed: {reason}")
+            } else {
+                format!("failed: {reason} ({last})")
+            };
+            vec![JobMsg::Ended {
+                id,
+                how,
+                failed: true,
+                result: summary,
+            }]
+        }
+    }
+}
+
+/// fio's interval figures summed over its jobs: rates add up, mean latency is weighted by
+/// IOPS, p99 is the worst job's.
+#[must_use]
+pub fn figures(live: &FioLive) -> FioFigures {
+    let mut f = FioFigures::default();
+    let (mut rw, mut ww) = (0.0, 0.0);
+    for j in &live.jobs {
+        f.r_iops += j.read.iops;
+        f.r_bw += j.read.bw_bytes_s;
+        f.w_iops += j.write.iops;
+        f.w_bw += j.write.bw_bytes_s;
+        if let Some(m) = j.read.clat_mean_us {
+            f.r_clat_us += m * j.read.iops;
+            rw += j.read.iops;
+        }
+        if let Some(m) = j.write.clat_mean_us {
+            f.w_clat_us += m * j.write.iops;
+            ww += j.write.iops;
+        }
+        f.r_p99_us = f.r_p99_us.max(j.read.clat_p99_us.unwrap_or(0.0));
+        f.w_p99_us = f.w_p99_us.max(j.write.clat_p99_us.unwrap_or(0.0));
+    }
+    f.r_clat_us = if rw > 0.0 { f.r_clat_us / rw } else { 0.0 };
+    f.w_clat_us = if ww > 0.0 { f.w_clat_us / ww } else { 0.0 };
+    f
+}
+
+/// The fio presets as the `f` form shows them: every key with the preset's value.
+#[must_use]
+pub fn preset_views() -> Vec<crate::app::PresetView> {
+    crate::jobs::fio::presets()
+        .iter()
+        .map(|p| {
+            let text = p.spec().to_string();
+            let fields = text
+                .split(',')
+                .skip(1)
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| crate::app::Field {
+                    key: k.to_owned(),
+                    value: v.to_owned(),
+                })
+                .collect();
+            crate::app::PresetView {
+                name: p.name.to_owned(),
+                help: p.description.to_owned(),
+                fields,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jobs::fio::{DirLive, JobLive};
+
+    #[test]
+    fn figures_sum_rates_and_weight_latency() {
+        let dir = |iops: f64, clat: f64, p99: f64| DirLive {
+            iops,
+            bw_bytes_s: iops * 8192.0,
+            clat_mean_us: Some(clat),
+            clat_p99_us: Some(p99),
+            p99_cumulative: false,
+        };
+        let live = FioLive {
+            timestamp_ms: 0,
+            interval_ms: 1000,
+            jobs: vec![
+                JobLive {
+                    name: "a".into(),
+                    since_start: false,
+                    read: dir(100.0, 10.0, 50.0),
+                    write: DirLive::default(),
+                },
+                JobLive {
+                    name: "b".into(),
+                    since_start: false,
+                    read: dir(300.0, 30.0, 40.0),
+                    write: DirLive::default(),
+                },
+            ],
+        };
+        let f = figures(&live);
+        assert!((f.r_iops - 400.0).abs() < 1e-9);
+        assert!((f.r_bw - 400.0 * 8192.0).abs() < 1e-6);
+        // (100*10 + 300*30) / 400 = 25
+        assert!((f.r_clat_us - 25.0).abs() < 1e-9);
+        assert!((f.r_p99_us - 50.0).abs() < 1e-9);
+        assert!(f.w_iops.abs() < 1e-12 && f.w_clat_us.abs() < 1e-12);
+    }
+
+    #[test]
+    fn preset_views_carry_every_key() {
+        let v = preset_views();
+        let rr = v.iter().find(|p| p.name == "randread").unwrap();
+        let keys: Vec<&str> = rr.fields.iter().map(|f| f.key.as_str()).collect();
+        assert_eq!(keys, crate::jobs::fio::spec::KEYS);
+        let size = rr.fields.iter().find(|f| f.key == "size").unwrap();
+        assert_eq!(size.value, "2G");
     }
 }

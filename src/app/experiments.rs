@@ -77,9 +77,7 @@ impl App {
         match s {
             Submit::Eat { size, force } => self.eat(size, force),
             Submit::Fio(spec) => {
-                let id = self
-                    .jobs
-                    .add(JobKind::Fio, format!("fio {spec}"), self.now_ms);
+                let id = self.jobs.add(JobKind::Fio, fio_label(&spec), self.now_ms);
                 vec![Effect::StartFio { id, spec }]
             }
             Submit::Drop(level) => vec![Effect::DropCaches(level)],
@@ -141,9 +139,7 @@ impl App {
             });
         }
         for spec in fio {
-            let id = self
-                .jobs
-                .add(JobKind::Fio, format!("fio {spec}"), self.now_ms);
+            let id = self.jobs.add(JobKind::Fio, fio_label(spec), self.now_ms);
             out.push(Effect::StartFio {
                 id,
                 spec: spec.clone(),
@@ -247,4 +243,9 @@ impl App {
         }
         self.goto(target);
     }
+}
+
+/// `fio randread size=64M` for the spec `randread,size=64M`.
+fn fio_label(spec: &str) -> String {
+    format!("fio {}", spec.replace(',', " "))
 }

@@ -277,6 +277,10 @@ impl Jobs {
         match msg {
             JobMsg::Started { pid, .. } => {
                 j.pid = Some(*pid);
+                if j.started_ms <= 0 {
+                    // Asked for before the first clock reading (command-line jobs).
+                    j.started_ms = now_ms;
+                }
                 if j.state == JobState::Starting {
                     j.state = match j.kind {
                         JobKind::Eat => JobState::Ramping,

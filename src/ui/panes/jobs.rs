@@ -88,11 +88,10 @@ pub fn job_line(app: &App, j: &Job) -> String {
     let end = j.ended_ms.unwrap_or(app.now_ms);
     let pid = j.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
     let head = format!(
-        "#{} {:<9} {} pid {pid} {}",
+        "#{} {:<9} {}",
         j.id,
         j.state.label(),
         elapsed(end - j.started_ms),
-        j.label
     );
     let figures = match j.kind {
         JobKind::Eat => j.eat.map_or_else(String::new, |(touched, target)| {
@@ -108,7 +107,7 @@ pub fn job_line(app: &App, j: &Job) -> String {
         (Some(n), _) if j.state == JobState::Failed || j.result.is_none() => format!("  {n}"),
         _ => String::new(),
     };
-    format!("{head}  {figures}{note}")
+    format!("{head}  {figures}{note} · {} · pid {pid}", j.label)
 }
 
 fn fio_figures(j: &Job) -> String {
