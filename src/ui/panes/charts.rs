@@ -9,6 +9,7 @@ use ratatui::style::Style;
 use ratatui::widgets::Widget;
 
 use crate::app::App;
+use crate::event::EventKind;
 use crate::fmt::{bytes, pages, rate};
 use crate::ui::theme;
 use crate::ui::widgets::{block, sparkline};
@@ -25,6 +26,71 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     dirty_chart(app, dirty, buf);
     reclaim_chart(app, reclaim, buf);
     disk_charts(app, disk, buf, app.selected_disk().map(|d| d.name.as_str()));
+    for a in [mem, dirty, reclaim, disk] {
+        markers(app, inner(a), buf);
+    }
+}
+
+/// The area inside a chart's border.
+fn inner(a: Rect) -> Rect {
+    Rect::new(
+        a.x + 1,
+        a.y + 1,
+        a.width.saturating_sub(2),
+        a.height.saturating_sub(2),
+    )
+}
+
+/// The letter that marks an event on the charts: S job start, E job end, D cache drop,
+/// M the user's marker.
+#[must_use]
+pub fn marker_letter(kind: &EventKind) -> Option<char> {
+    match kind {
+        EventKind::JobStart { .. } => Some('S'),
+        EventKind::JobStop { .. } => Some('E'),
+        EventKind::DropCaches { .. } => Some('D'),
+        EventKind::Marker { .. } => Some('M'),
+        EventKind::FioResult { .. } => None,
+    }
+}
+
+/// Marks events on a chart: a letter in the top row and a dotted line down the column of the
+/// sample the event happened before, where the chart is empty.
+fn markers(app: &App, area: Rect, buf: &mut Buffer) {
+    let pts = &app.history.points;
+    let (Some(first), true) = (pts.front(), area.width > 0 && area.height > 0) else {
+        return;
+    };
+    let t = theme(app);
+    let shown = pts.len().min(usize::from(area.width));
+    let oldest = pts[pts.len() - shown].time_ms.max(first.time_ms);
+    let line = if app.look.ascii { ':' } else { '┊' };
+    for ev in &app.events {
+        let Some(letter) = marker_letter(&ev.kind) else {
+            continue;
+        };
+        if ev.wall_ms < oldest {
+            continue;
+        }
+        // Columns count back from the newest sample at the right edge.
+        let newer = pts
+            .iter()
+            .rev()
+            .take_while(|p| p.time_ms > ev.wall_ms)
+            .count();
+        if newer >= shown && newer > 0 {
+            continue;
+        }
+        let x = area.right() - 1 - (newer.saturating_sub(1) as u16).min(area.width - 1);
+        for y in area.top()..area.bottom() {
+            let cell = &mut buf[(x, y)];
+            if y == area.top() {
+                cell.set_char(letter).set_style(t.warn);
+            } else if cell.symbol() == " " {
+                cell.set_char(line).set_style(t.dim);
+            }
+        }
+    }
 }
 
 fn memory_chart(app: &App, area: Rect, buf: &mut Buffer) {
