@@ -43,7 +43,13 @@ impl App {
                 });
             }
             Action::StopJob => {
-                let Some(job) = self.jobs.selected().filter(|j| j.state.active()) else {
+                let newest_active = || self.jobs.list.iter().rev().find(|j| j.state.active());
+                let Some(job) = self
+                    .jobs
+                    .selected()
+                    .filter(|j| j.state.active())
+                    .or_else(newest_active)
+                else {
                     self.notice = Some("no running job to stop".to_owned());
                     return Vec::new();
                 };

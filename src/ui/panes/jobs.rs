@@ -17,7 +17,7 @@ use crate::ui::widgets::block;
 /// Rows the pane wants (content lines, without borders).
 #[must_use]
 pub fn rows(app: &App) -> usize {
-    app.jobs.list.len() + app.jobs.foreign.len() + usize::from(app.notice.is_some())
+    2 * app.jobs.list.len() + app.jobs.foreign.len() + usize::from(app.notice.is_some())
 }
 
 /// Draws the pane with a border (large layout).
@@ -25,11 +25,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let b = block(app, "Jobs (x stops)", app.ui.focus == Focus::Jobs);
     let inner = b.inner(area);
     b.render(area, buf);
-    render_lines(app, inner, buf);
+    draw(app, inner, buf, true);
 }
 
-/// Draws the rows without a border (compact layout): the newest that fit.
+/// Draws the rows without a border (compact layout): the newest that fit, one line a job.
 pub fn render_lines(app: &App, area: Rect, buf: &mut Buffer) {
+    draw(app, area, buf, false);
+}
+
+fn draw(app: &App, area: Rect, buf: &mut Buffer, two_lines: bool) {
     let t = theme(app);
     let mut lines: Vec<Line> = Vec::new();
     if let Some(n) = &app.notice {
@@ -42,7 +46,7 @@ pub fn render_lines(app: &App, area: Rect, buf: &mut Buffer) {
         .jobs
         .list
         .iter()
-        .map(|j| {
+        .flat_map(|j| {
             let style = if focused && Some(j.id) == selected {
                 t.selected
             } else if j.state == JobState::Failed {
@@ -52,7 +56,18 @@ pub fn render_lines(app: &App, area: Rect, buf: &mut Buffer) {
             } else {
                 t.dim
             };
-            Line::from(Span::styled(clip(&job_line(app, j), width), style))
+            let (head, figures) = job_lines(app, j);
+            if two_lines {
+                vec![
+                    Line::from(Span::styled(clip(&head, width), style)),
+                    Line::from(Span::styled(clip(&format!("   {figures}"), width), style)),
+                ]
+            } else {
+                vec![Line::from(Span::styled(
+                    clip(&format!("{figures} · {head}"), width),
+                    style,
+                ))]
+            }
         })
         .collect();
     rows.extend(
@@ -82,9 +97,9 @@ fn elapsed(ms: i64) -> String {
     }
 }
 
-/// One job as a line.
+/// One job as two lines: who and when, then its figures.
 #[must_use]
-pub fn job_line(app: &App, j: &Job) -> String {
+pub fn job_lines(app: &App, j: &Job) -> (String, String) {
     let end = j.ended_ms.unwrap_or(app.now_ms);
     let pid = j.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
     let head = format!(
@@ -103,11 +118,14 @@ pub fn job_line(app: &App, j: &Job) -> String {
         }),
         JobKind::Fio => fio_figures(j),
     };
-    let note = match (&j.note, j.state.active()) {
-        (Some(n), _) if j.state == JobState::Failed || j.result.is_none() => format!("  {n}"),
-        _ => String::new(),
-    };
-    format!("{head}  {figures}{note} · {} · pid {pid}", j.label)
+    let note = j
+        .note
+        .as_ref()
+        .map_or_else(String::new, |n| format!("  {n}"));
+    (
+        format!("{head} {} · pid {pid}", j.label),
+        format!("{figures}{note}"),
+    )
 }
 
 fn fio_figures(j: &Job) -> String {
