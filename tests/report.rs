@@ -41,6 +41,7 @@ fn captured_fio_randwrite_markdown() {
 }
 
 #[test]
+#[allow(clippy::float_cmp, reason = "whole seconds and exact quotients")]
 fn storm_headline_figures_by_hand() {
     let rec = common::storm(common::storm_events());
     let a = report::analyse(&rec, Range::ALL, Options::default()).unwrap();
@@ -51,7 +52,10 @@ fn storm_headline_figures_by_hand() {
     assert_eq!(s.throttled_s, 9.0);
     assert_eq!(a.throttled.len(), 1);
     let p = a.throttled[0];
-    assert_eq!((p.start_ms, p.end_ms), (common::START_MS + 6_000, common::START_MS + 15_000));
+    assert_eq!(
+        (p.start_ms, p.end_ms),
+        (common::START_MS + 6_000, common::START_MS + 15_000)
+    );
     assert!(p.severe);
     // 1 230 000 / 1 218 856 = 100.914… %.
     assert!((p.peak - 100.914_28).abs() < 1e-3, "{}", p.peak);
@@ -66,7 +70,10 @@ fn storm_headline_figures_by_hand() {
     assert_eq!(m.time_ms, common::START_MS + 14_000);
     // w_await = UTIL/2 ms: 99/2 = 49 (integer ms per write), first at sample 8.
     let w = s.worst_await.as_ref().unwrap();
-    assert_eq!((w.disk.as_str(), w.column, w.at.value), ("vda", "w_await", 49.0));
+    assert_eq!(
+        (w.disk.as_str(), w.column, w.at.value),
+        ("vda", "w_await", 49.0)
+    );
     assert_eq!(w.at.time_ms, common::START_MS + 8_000);
 }
 
@@ -81,7 +88,13 @@ fn ranges_select_records_and_events() {
     assert_eq!(a.events.len(), 1);
     // Wall clock: 07:09:22 is the start; 07:09:40 is +18 s.
     let r = Range::parse(Some("@07:09:40"), None, rec.header.started_ms).unwrap();
-    assert_eq!(report::analyse(&rec, r, Options::default()).unwrap().models.len(), 6);
+    assert_eq!(
+        report::analyse(&rec, r, Options::default())
+            .unwrap()
+            .models
+            .len(),
+        6
+    );
     let r = Range::parse(Some("10:00"), None, rec.header.started_ms).unwrap();
     let e = report::analyse(&rec, r, Options::default()).unwrap_err();
     assert!(format!("{e}").contains("no records between"), "{e}");
@@ -100,7 +113,13 @@ fn writes_report_directory_and_refuses_foreign_ones() {
         .collect();
     assert_eq!(
         names,
-        ["memory.svg", "dirty.svg", "reclaim.svg", "disk-vda.svg", "report.md"]
+        [
+            "memory.svg",
+            "dirty.svg",
+            "reclaim.svg",
+            "disk-vda.svg",
+            "report.md"
+        ]
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     for n in &names[..4] {
@@ -108,8 +127,17 @@ fn writes_report_directory_and_refuses_foreign_ones() {
     }
     let svg = std::fs::read_to_string(out.join("dirty.svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
-    for label in ["E1", "E5", "Dirty+Writeback", "freerun (throttle start)", "background"] {
-        assert!(svg.contains(&format!(">\n{label}\n</text>")), "{label} missing");
+    for label in [
+        "E1",
+        "E5",
+        "Dirty+Writeback",
+        "freerun (throttle start)",
+        "background",
+    ] {
+        assert!(
+            svg.contains(&format!(">\n{label}\n</text>")),
+            "{label} missing"
+        );
     }
     // Again into its own directory: fine. Into a directory of someone else's files: refused.
     report::write(&rec, Range::ALL, Options::default(), &out).unwrap();
@@ -118,7 +146,10 @@ fn writes_report_directory_and_refuses_foreign_ones() {
     std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
     let e = report::write(&rec, Range::ALL, Options::default(), &foreign).unwrap_err();
     assert!(format!("{e}").contains("refusing"), "{e}");
-    assert_eq!(std::fs::read_to_string(foreign.join("notes.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "mine"
+    );
     // A symlinked chart is replaced as a link, never written through.
     let target = tmp.path().join("target.txt");
     std::fs::write(&target, "keep").unwrap();
@@ -135,11 +166,4 @@ fn too_short_a_recording_is_a_clear_error() {
     rec.samples.truncate(1);
     let e = report::render_markdown(&rec, Range::ALL, Options::default()).unwrap_err();
     assert!(format!("{e}").contains("at least two"), "{e}");
-}
-
-#[test]
-#[ignore = "manual: writes /tmp/pw-report-storm for viewing"]
-fn manual_write_storm() {
-    let rec = common::storm(common::storm_events());
-    report::write(&rec, Range::ALL, Options::default(), std::path::Path::new("/tmp/pw-report-storm")).unwrap();
 }

@@ -53,8 +53,15 @@ fn scalar_columns(rows: &[Vec<(String, Value)>]) -> Vec<String> {
     let all: BTreeSet<&str> = rows.iter().flatten().map(|(p, _)| p.as_str()).collect();
     // A struct that is `null` in some records (cpu on a first tick) is a leaf there and an
     // object elsewhere: keep only its fields.
-    let leaf = |c: &str| !all.iter().any(|o| o.len() > c.len() && o.starts_with(c) && o.as_bytes()[c.len()] == b'.');
-    let mut cols: Vec<String> = all.iter().filter(|c| leaf(c)).map(|c| (*c).to_owned()).collect();
+    let leaf = |c: &str| {
+        !all.iter()
+            .any(|o| o.len() > c.len() && o.starts_with(c) && o.as_bytes()[c.len()] == b'.')
+    };
+    let mut cols: Vec<String> = all
+        .iter()
+        .filter(|c| leaf(c))
+        .map(|c| (*c).to_owned())
+        .collect();
     if let Some(i) = cols.iter().position(|c| c == "time_ms") {
         let t = cols.remove(i);
         cols.insert(0, t);
@@ -109,7 +116,10 @@ pub fn write(models: &[Model], out: &mut dyn Write) -> anyhow::Result<()> {
         let by: HashMap<&str, &Value> = row.iter().map(|(p, v)| (p.as_str(), v)).collect();
         let mut cells: Vec<String> = scalars
             .iter()
-            .map(|c| by.get(c.as_str()).map_or_else(String::new, |v| field(&text(v))))
+            .map(|c| {
+                by.get(c.as_str())
+                    .map_or_else(String::new, |v| field(&text(v)))
+            })
             .collect();
         for d in &devs {
             let disk = m.disks.iter().find(|x| x.name == *d);
@@ -129,7 +139,10 @@ mod tests {
     #[test]
     fn null_structs_give_way_to_their_fields_and_time_leads() {
         let rows = vec![
-            vec![("time_ms".to_owned(), Value::from(1)), ("cpu".to_owned(), Value::Null)],
+            vec![
+                ("time_ms".to_owned(), Value::from(1)),
+                ("cpu".to_owned(), Value::Null),
+            ],
             vec![
                 ("time_ms".to_owned(), Value::from(2)),
                 ("cpu.user_pct".to_owned(), Value::from(1.5)),
@@ -137,7 +150,10 @@ mod tests {
                 ("cpux".to_owned(), Value::Null),
             ],
         ];
-        assert_eq!(scalar_columns(&rows), ["time_ms", "a", "cpu.user_pct", "cpux"]);
+        assert_eq!(
+            scalar_columns(&rows),
+            ["time_ms", "a", "cpu.user_pct", "cpux"]
+        );
     }
 
     #[test]

@@ -15,9 +15,11 @@ use crate::cli::ExportFormat;
 use crate::model::{Options, series};
 use crate::record::Recording;
 
+pub use csv::columns as csv_columns;
+
 /// Writes every record of `rec` to `out` in `format`.
 ///
-/// - `Csv`: a header row, then one row per record; see [`csv::columns`] for the columns.
+/// - `Csv`: a header row, then one row per record; see [`csv_columns`] for the columns.
 /// - `Jsonl`: one JSON object per record, byte for byte what `--batch --format json` prints.
 /// - `Openmetrics`: gauges named `pagewatch_*`, ending with `# EOF`.
 pub fn write(
@@ -48,8 +50,6 @@ pub fn write(
     .context("writing the export")?;
     out.flush().context("writing the export")
 }
-
-pub use csv::columns as csv_columns;
 
 /// Placeholder until built.
 pub fn run(_args: &crate::cli::ExportArgs) -> anyhow::Result<()> {

@@ -9,7 +9,8 @@
 use anyhow::anyhow;
 use plotters::prelude::*;
 
-use super::analysis::{Analysis, DISK, SYSTEM, bg_thresh, thresh};
+use super::analysis::{Analysis, DiskReport};
+use super::series::{DISK, SYSTEM, bg_thresh, thresh};
 use crate::model::Model;
 
 const WIDTH: u32 = 900;
@@ -62,10 +63,19 @@ struct Axis {
     markers: Vec<(f64, String)>,
 }
 
+#[allow(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "plotters passes labels by reference"
+)]
 fn secs_label(x: &f64) -> String {
     let s = x.round() as i64;
     if s.abs() >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s.abs() % 3600 / 60, s.abs() % 60)
+        format!(
+            "{}:{:02}:{:02}",
+            s / 3600,
+            s.abs() % 3600 / 60,
+            s.abs() % 60
+        )
     } else {
         format!("{}:{:02}", s / 60, s.abs() % 60)
     }
@@ -143,12 +153,7 @@ fn draw_panel(
     // Event lines and labels last, so the legend never hides them.
     for (n, (x, label)) in axis.markers.iter().enumerate() {
         let style = ShapeStyle::from(&MARKER).stroke_width(1);
-        chart.draw_series(DashedLineSeries::new(
-            [(*x, 0.0), (*x, y1)],
-            4,
-            4,
-            style,
-        ))?;
+        chart.draw_series(DashedLineSeries::new([(*x, 0.0), (*x, y1)], 4, 4, style))?;
         // Alternate label heights so neighbouring events stay readable.
         let y = y1 * if n % 2 == 0 { 0.97 } else { 0.90 };
         chart.draw_series(std::iter::once(Text::new(
@@ -160,113 +165,134 @@ fn draw_panel(
     Ok(())
 }
 
-/// Renders every chart of a report. `started_ms` is the recording's start (the x origin).
-pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
-    let m = &a.models;
-    let rel = |ms: i64| (ms - started_ms) as f64 / 1000.0;
-    let xs: Vec<f64> = m.iter().map(|m| rel(m.time_ms)).collect();
-    let first = m.first().map_or(0.0, |m| rel(m.time_ms) - m.interval_s.unwrap_or(0.0));
-    let last = xs.last().copied().unwrap_or(first);
-    let axis = Axis {
-        x0: first,
-        x1: if last > first { last } else { first + 1.0 },
-        markers: a
-            .events
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (rel(e.wall_ms), format!("E{}", i + 1)))
-            .filter(|(x, _)| *x >= first && *x <= last.max(first + 1.0))
-            .collect(),
-        xs,
-    };
+type Spec = (String, String, Vec<Panel>);
+
+fn system_charts(m: &[Model]) -> Vec<Spec> {
     let pages = |m: &Model, p: Option<u64>| p.map(|p| p as f64 * m.page_size as f64 / MIB);
     let none: fn(&Model) -> Option<f64> = |_| None;
     let sys = |name: &str| SYSTEM.iter().find(|s| s.0 == name).map_or(none, |s| s.3);
-    let mut out = vec![
+    let panel = |title: &str, unit, lines| Panel {
+        title: title.to_owned(),
+        unit,
+        lines,
+    };
+    vec![
         (
-            "memory.svg",
-            "MemAvailable and MemFree",
-            vec![Panel {
-                title: "Memory".into(),
-                unit: "MiB",
-                lines: vec![line("MemAvailable", m, sys("MemAvailable")), line("MemFree", m, sys("MemFree"))],
-            }],
+            "memory.svg".into(),
+            "MemAvailable and MemFree".into(),
+            vec![panel(
+                "Memory",
+                "MiB",
+                vec![
+                    line("MemAvailable", m, sys("MemAvailable")),
+                    line("MemFree", m, sys("MemFree")),
+                ],
+            )],
         ),
         (
-            "dirty.svg",
-            "Dirty+Writeback against the dirty thresholds",
-            vec![Panel {
-                title: "Dirty + writeback against the thresholds".into(),
-                unit: "MiB",
-                lines: vec![
-                    line("Dirty+Writeback", m, |m| pages(m, m.dirty.dirty_writeback_pages)),
+            "dirty.svg".into(),
+            "Dirty+Writeback against the dirty thresholds".into(),
+            vec![panel(
+                "Dirty + writeback against the thresholds",
+                "MiB",
+                vec![
+                    line("Dirty+Writeback", m, |m| {
+                        pages(m, m.dirty.dirty_writeback_pages)
+                    }),
                     line("thresh (hard limit)", m, |m| pages(m, thresh(m))),
                     line("background", m, |m| pages(m, bg_thresh(m))),
-                    line("freerun (throttle start)", m, |m| pages(m, m.dirty.freerun_pages)),
+                    line("freerun (throttle start)", m, |m| {
+                        pages(m, m.dirty.freerun_pages)
+                    }),
                 ],
-            }],
+            )],
         ),
         (
-            "reclaim.svg",
-            "Reclaim rates",
+            "reclaim.svg".into(),
+            "Reclaim rates".into(),
             vec![
-                Panel {
-                    title: "Page reclaim".into(),
-                    unit: "pages/s",
-                    lines: vec![
+                panel(
+                    "Page reclaim",
+                    "pages/s",
+                    vec![
                         line("kswapd scan", m, sys("kswapd scan")),
                         line("direct scan", m, sys("direct scan")),
                         line("kswapd steal", m, sys("kswapd steal")),
                         line("direct steal", m, sys("direct steal")),
                     ],
-                },
-                Panel {
-                    title: "Direct-reclaim stalls and major faults".into(),
-                    unit: "per second",
-                    lines: vec![
+                ),
+                panel(
+                    "Direct-reclaim stalls and major faults",
+                    "per second",
+                    vec![
                         line("allocstall/s", m, sys("allocstall")),
                         line("major faults/s", m, sys("major faults")),
                     ],
-                },
+                ),
             ],
         ),
     ]
-    .into_iter()
-    .map(|(file, title, panels)| (file.to_owned(), title.to_owned(), panels))
-    .collect::<Vec<_>>();
-    for d in &a.disks {
-        let col = |name: &str| DISK.iter().find(|c| c.0 == name).map(|c| c.3);
-        let get = |name: &str| {
-            let f = col(name);
-            let dn = d.name.clone();
-            move |m: &Model| {
-                let f = f?;
-                m.disks.iter().find(|x| x.name == dn).and_then(f)
-            }
-        };
-        out.push((
-            d.chart.clone(),
-            format!("{}: await, aqu-sz and %util", d.name),
-            vec![
-                Panel {
-                    title: format!("{}: await", d.name),
-                    unit: "ms",
-                    lines: vec![line("r_await", m, get("r_await")), line("w_await", m, get("w_await"))],
-                },
-                Panel {
-                    title: format!("{}: queue size", d.name),
-                    unit: "aqu-sz",
-                    lines: vec![line("aqu-sz", m, get("aqu-sz"))],
-                },
-                Panel {
-                    title: format!("{}: utilisation", d.name),
-                    unit: "%util",
-                    lines: vec![line("%util", m, get("%util"))],
-                },
-            ],
-        ));
-    }
-    out.into_iter()
+}
+
+fn disk_chart(d: &DiskReport, m: &[Model]) -> Spec {
+    let get = |col: &str| {
+        let f = DISK.iter().find(|c| c.0 == col).map(|c| c.3);
+        let name = d.name.clone();
+        move |m: &Model| m.disks.iter().find(|x| x.name == name).and_then(f?)
+    };
+    let panel = |what: &str, unit, lines| Panel {
+        title: format!("{}: {what}", d.name),
+        unit,
+        lines,
+    };
+    (
+        d.chart.clone(),
+        format!("{}: await, aqu-sz and %util", d.name),
+        vec![
+            panel(
+                "await",
+                "ms",
+                vec![
+                    line("r_await", m, get("r_await")),
+                    line("w_await", m, get("w_await")),
+                ],
+            ),
+            panel(
+                "queue size",
+                "aqu-sz",
+                vec![line("aqu-sz", m, get("aqu-sz"))],
+            ),
+            panel("utilisation", "%util", vec![line("%util", m, get("%util"))]),
+        ],
+    )
+}
+
+/// Renders every chart of a report. `started_ms` is the recording's start (the x origin).
+pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
+    let m = &a.models;
+    let rel = |ms: i64| (ms - started_ms) as f64 / 1000.0;
+    let xs: Vec<f64> = m.iter().map(|m| rel(m.time_ms)).collect();
+    let first = m
+        .first()
+        .map_or(0.0, |m| rel(m.time_ms) - m.interval_s.unwrap_or(0.0));
+    let last = xs.last().copied().unwrap_or(first);
+    let x1 = if last > first { last } else { first + 1.0 };
+    let axis = Axis {
+        x0: first,
+        x1,
+        markers: a
+            .events
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (rel(e.wall_ms), format!("E{}", i + 1)))
+            .filter(|(x, _)| *x >= first && *x <= x1)
+            .collect(),
+        xs,
+    };
+    let mut specs = system_charts(m);
+    specs.extend(a.disks.iter().map(|d| disk_chart(d, m)));
+    specs
+        .into_iter()
         .map(|(file, title, panels)| {
             Ok(Chart {
                 svg: draw(&axis, &panels)?,

@@ -7,18 +7,22 @@
 
 mod analysis;
 mod charts;
+mod findings;
 mod markdown;
 mod periods;
 mod range;
+mod series;
 mod stats;
+mod summary;
 mod write;
 
-pub use analysis::{Analysis, At, DiskReport, ReportSummary, Row, WorstAwait, analyse};
+pub use analysis::{Analysis, DiskReport, Row, analyse};
 pub use charts::{Chart, render as render_charts};
-pub use markdown::render as render_markdown_of;
+pub use markdown::render as markdown_of;
 pub use periods::{Flag, Period, merge as merge_periods};
 pub use range::{Range, datetime_utc, offset};
 pub use stats::Stats;
+pub use summary::{At, ReportSummary, WorstAwait};
 pub use write::write;
 
 use crate::model::Options;

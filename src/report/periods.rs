@@ -86,6 +86,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp, reason = "sums of small integers are exact")]
     fn merges_runs() {
         let flags = [
             f(1000, false, 0.0),

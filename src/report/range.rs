@@ -91,7 +91,13 @@ fn point(s: &str, started_ms: i64) -> anyhow::Result<i64> {
         if clock.split(':').count() < 2 {
             bail!("a wall-clock time needs HH:MM or HH:MM:SS after '@'");
         }
-        let tod = (clock_secs(clock)? * 1000.0).round() as i64;
+        // `HH:MM` is hours and minutes here, not minutes and seconds.
+        let hms = if clock.split(':').count() == 2 {
+            format!("{clock}:00")
+        } else {
+            clock.to_owned()
+        };
+        let tod = (clock_secs(&hms)? * 1000.0).round() as i64;
         if tod >= DAY_MS {
             bail!("a wall-clock time must be before 24:00:00");
         }
@@ -179,7 +185,17 @@ mod tests {
 
     #[test]
     fn rejects_garbage_and_reversed_ranges() {
-        for bad in ["", "abc", "1:2:3:4", "1:60", "-5", "@7", "@24:00:00", "1::2", "nan"] {
+        for bad in [
+            "",
+            "abc",
+            "1:2:3:4",
+            "1:60",
+            "-5",
+            "@7",
+            "@24:00:00",
+            "1::2",
+            "nan",
+        ] {
             assert!(Range::parse(Some(bad), None, START).is_err(), "{bad:?}");
         }
         let e = Range::parse(Some("60"), Some("30"), START).unwrap_err();

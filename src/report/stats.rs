@@ -24,7 +24,11 @@ impl Stats {
     /// Statistics of the present, finite values; `None` when there are none.
     #[must_use]
     pub fn of(values: impl IntoIterator<Item = Option<f64>>) -> Option<Stats> {
-        let mut v: Vec<f64> = values.into_iter().flatten().filter(|x| x.is_finite()).collect();
+        let mut v: Vec<f64> = values
+            .into_iter()
+            .flatten()
+            .filter(|x| x.is_finite())
+            .collect();
         if v.is_empty() {
             return None;
         }
@@ -46,6 +50,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::float_cmp, reason = "sums of small integers are exact")]
     fn hand_computed() {
         // 1..=20 shuffled, with gaps: mean 10.5, ⌈0.95·20⌉ = 19th smallest = 19.
         let mut vals: Vec<Option<f64>> = (1..=20).rev().map(|i| Some(f64::from(i))).collect();
@@ -66,7 +71,10 @@ mod tests {
         let s = Stats::of([Some(9.0), Some(2.0), Some(4.0)]).unwrap();
         assert_eq!((s.min, s.avg, s.p95, s.max, s.n), (2.0, 5.0, 9.0, 9.0, 3));
         // 100 values 0..99: 95th smallest = 94.
-        assert_eq!(Stats::of((0..100).map(|i| Some(f64::from(i)))).unwrap().p95, 94.0);
+        assert_eq!(
+            Stats::of((0..100).map(|i| Some(f64::from(i)))).unwrap().p95,
+            94.0
+        );
         let one = Stats::of([Some(7.5)]).unwrap();
         assert_eq!((one.min, one.p95, one.max), (7.5, 7.5, 7.5));
         assert_eq!(Stats::of([None, None]), None);

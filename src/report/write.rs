@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 
-use super::analysis::{ReportSummary, analyse};
+use super::analysis::analyse;
 use super::range::Range;
+use super::summary::ReportSummary;
 use super::{charts, markdown};
 use crate::model::Options;
 use crate::record::Recording;
@@ -70,7 +71,10 @@ fn put(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     if let Ok(m) = path.symlink_metadata()
         && !m.is_file()
     {
-        bail!("{} exists and is not a regular file: not replacing it", path.display());
+        bail!(
+            "{} exists and is not a regular file: not replacing it",
+            path.display()
+        );
     }
     let tmp = dir.join(format!(".{name}.pagewatch-tmp"));
     let _ = std::fs::remove_file(&tmp);

@@ -82,7 +82,7 @@ pub fn captured(name: &str, events: Vec<Event>) -> Recording {
     let mut samples = tree_samples(name);
     let mono0 = samples[0].mono_ns;
     for s in &mut samples {
-        s.wall_ms = START_MS + ((s.mono_ns - mono0) / 1_000_000) as i64;
+        s.wall_ms = START_MS + i64::try_from((s.mono_ns - mono0) / 1_000_000).unwrap();
     }
     Recording {
         header: header(&samples[0], &format!("captured tree assets/trees/{name}")),
@@ -161,7 +161,7 @@ pub fn storm(events: Vec<Event>) -> Recording {
     for k in 0..24 {
         let mut s = cur.clone();
         s.mono_ns = template.mono_ns + k as u64 * 1_000_000_000;
-        s.wall_ms = START_MS + k as i64 * 1000;
+        s.wall_ms = START_MS + i64::try_from(k).unwrap() * 1000;
         let total = DIRTY_K[k] * 1000;
         let vm = s.files[names::VMSTAT].clone();
         let vm = set_line(&vm, "nr_dirty", |_| total - total / 10);
@@ -178,7 +178,8 @@ pub fn storm(events: Vec<Event>) -> Recording {
         let vm = set_line(&vm, "pgmajfault", |v| v + DIRECT[k] / 100);
         s.files.insert(names::VMSTAT.into(), vm);
         // MemAvailable sinks by 150 MiB/s while the page cache fills, then recovers.
-        let avail = 24_343_120 - 153_600 * (k.min(14) as u64) + 153_600 * (k.saturating_sub(14) as u64);
+        let avail =
+            24_343_120 - 153_600 * (k.min(14) as u64) + 153_600 * (k.saturating_sub(14) as u64);
         let mi = set_line(&s.files[names::MEMINFO], "MemAvailable", |_| avail);
         let mi = set_line(&mi, "MemFree", |_| avail - 531_476);
         s.files.insert(names::MEMINFO.into(), mi);
@@ -189,7 +190,13 @@ pub fn storm(events: Vec<Event>) -> Recording {
             &s.files[names::DISKSTATS],
             "vda",
             3,
-            &[(4, w), (6, w * 16), (7, w * await_ms), (9, UTIL[k] * 10), (10, w * await_ms)],
+            &[
+                (4, w),
+                (6, w * 16),
+                (7, w * await_ms),
+                (9, UTIL[k] * 10),
+                (10, w * await_ms),
+            ],
         );
         s.files.insert(names::DISKSTATS.into(), ds);
         // 2 CPUs at 100 Hz: iowait follows the disk.
@@ -205,7 +212,10 @@ pub fn storm(events: Vec<Event>) -> Recording {
         cur = s;
     }
     Recording {
-        header: header(&samples[0], "synthetic: tests/common storm() from live-fio-randwrite/003"),
+        header: header(
+            &samples[0],
+            "synthetic: tests/common storm() from live-fio-randwrite/003",
+        ),
         samples,
         events,
         warnings: Vec::new(),
