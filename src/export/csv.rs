@@ -79,7 +79,10 @@ fn devices(models: &[Model]) -> BTreeSet<&str> {
 /// The header row's column names for these records.
 #[must_use]
 pub fn columns(models: &[Model]) -> Vec<String> {
-    let mut cols = scalar_columns(&rows(models));
+    with_disks(scalar_columns(&rows(models)), models)
+}
+
+fn with_disks(mut cols: Vec<String>, models: &[Model]) -> Vec<String> {
     let names = Columns::default().named().map(|(n, _)| n);
     for d in devices(models) {
         cols.extend(names.iter().map(|n| format!("disk.{d}.{n}")));
@@ -109,7 +112,7 @@ pub fn write(models: &[Model], out: &mut dyn Write) -> anyhow::Result<()> {
     let rows = rows(models);
     let scalars = scalar_columns(&rows);
     let devs = devices(models);
-    let header = columns(models);
+    let header = with_disks(scalars.clone(), models);
     let line: Vec<String> = header.iter().map(|c| field(c)).collect();
     writeln!(out, "{}", line.join(","))?;
     for (m, row) in models.iter().zip(&rows) {
