@@ -11,6 +11,8 @@ pub mod disk;
 pub mod memory;
 pub mod rate;
 pub mod reclaim;
+pub mod saturation;
+pub mod series;
 pub mod zones;
 
 use serde::Serialize;

@@ -1,7 +1,38 @@
 //! `pagewatch report`: a Markdown bug report with SVG charts from a recording.
 //!
 //! Owns: summarising derived figures over a recording and writing the report directory.
-//! Must not touch: the recording format (it reads `Recording`s), the terminal.
+//! Records are derived exactly as batch mode derives them (`model::series`), so the report's
+//! figures are the ones `pagewatch replay --batch` prints. Must not touch: the recording
+//! format (it reads `Recording`s), the terminal, any file it did not create.
+
+mod analysis;
+mod charts;
+mod findings;
+mod markdown;
+mod periods;
+mod range;
+mod series;
+mod stats;
+mod summary;
+mod write;
+
+pub use analysis::{Analysis, DiskReport, Row, analyse};
+pub use charts::{Chart, render as render_charts};
+pub use markdown::render as markdown_of;
+pub use periods::{Flag, Period, merge as merge_periods};
+pub use range::{Range, datetime_utc, offset};
+pub use stats::Stats;
+pub use summary::{At, ReportSummary, WorstAwait};
+pub use write::write;
+
+use crate::model::Options;
+use crate::record::Recording;
+
+/// The report's Markdown for `rec` over `range` (pure: no files, no clock).
+pub fn render_markdown(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<String> {
+    let a = analyse(rec, range, opts)?;
+    Ok(markdown::render(rec, &a))
+}
 
 /// Placeholder until built.
 pub fn run(_args: &crate::cli::ReportArgs) -> anyhow::Result<()> {

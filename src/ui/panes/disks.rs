@@ -1,10 +1,8 @@
 //! Disk table: the iostat -x columns that fit, sorted busiest first, with the selected row
 //! and saturated devices highlighted.
 //!
-//! Saturation: for rotational disks, %util (≥ 70 warn, ≥ 90 crit). For devices that serve
-//! requests in parallel (non-rotational: NVMe, SSD, RAID, cloud volumes) %util saturates
-//! early, so they are judged by await against their own baseline (the median await of the
-//! recent window) with a queue: await ≥ 2× baseline and aqu-sz ≥ 1 warns, ≥ 3× is critical.
+//! Saturation is judged by `model::saturation` (rotational disks by %util, parallel devices
+//! by await against their own baseline with a queue).
 //! Owns: the disk table. Must not touch: app state.
 
 use std::fmt::Write;
@@ -16,7 +14,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::{App, Focus, SortKey};
 use crate::model::Disk;
-use crate::model::disk::Columns;
+use crate::model::saturation::saturation;
 use crate::ui::theme;
 use crate::ui::widgets::{block, level};
 
@@ -44,27 +42,6 @@ const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 17] = [
 ];
 
 const NAME_W: usize = 12;
-
-/// Saturation severity of a device: 0 fine, 1 warn, 2 crit.
-#[must_use]
-pub fn saturation(d: &Disk, baseline_await_ms: Option<f64>) -> u8 {
-    let c: &Columns = &d.cols;
-    let rotational = d.queue.as_ref().and_then(|q| q.rotational).unwrap_or(true);
-    if rotational {
-        let u = c.util_pct.unwrap_or(0.0);
-        return if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
-    }
-    let (r, w) = (c.r_s.unwrap_or(0.0), c.w_s.unwrap_or(0.0));
-    if r + w <= 0.0 || c.aqu_sz.unwrap_or(0.0) < 1.0 {
-        return 0;
-    }
-    let await_ms = (r * c.r_await.unwrap_or(0.0) + w * c.w_await.unwrap_or(0.0)) / (r + w);
-    match baseline_await_ms {
-        Some(b) if b > 0.0 && await_ms >= 3.0 * b => 2,
-        Some(b) if b > 0.0 && await_ms >= 2.0 * b => 1,
-        _ => 0,
-    }
-}
 
 /// A number in at most `width - 1` characters.
 fn cell(v: Option<f64>, decimals: usize, width: usize) -> String {
@@ -143,40 +120,6 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::QueueSettings;
-
-    fn disk(rotational: bool, util: f64, aqu: f64, await_ms: f64) -> Disk {
-        Disk {
-            name: "x".into(),
-            dm_name: None,
-            partition: false,
-            in_flight: 0,
-            queue: Some(QueueSettings {
-                rotational: Some(rotational),
-                ..QueueSettings::default()
-            }),
-            cols: Columns {
-                r_s: Some(100.0),
-                w_s: Some(0.0),
-                r_await: Some(await_ms),
-                w_await: Some(0.0),
-                aqu_sz: Some(aqu),
-                util_pct: Some(util),
-                ..Columns::default()
-            },
-        }
-    }
-
-    #[test]
-    fn rotational_by_util_parallel_by_await_baseline() {
-        assert_eq!(saturation(&disk(true, 95.0, 0.5, 1.0), None), 2);
-        assert_eq!(saturation(&disk(true, 75.0, 0.5, 1.0), None), 1);
-        // An NVMe at 100 % util with a short queue and baseline latency is not saturated.
-        assert_eq!(saturation(&disk(false, 100.0, 0.8, 0.1), Some(0.1)), 0);
-        assert_eq!(saturation(&disk(false, 100.0, 4.0, 0.25), Some(0.1)), 1);
-        assert_eq!(saturation(&disk(false, 100.0, 8.0, 0.4), Some(0.1)), 2);
-        assert_eq!(saturation(&disk(false, 100.0, 8.0, 0.4), None), 0);
-    }
 
     #[test]
     fn cells_fit() {

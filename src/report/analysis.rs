@@ -1,0 +1,238 @@
+//! What a report says, computed once from a recording: the records in range, each series'
+//! statistics, the throttled / direct-reclaim / saturated periods and the headline figures.
+//!
+//! Owns: choosing records, series and periods. Must not touch: I/O, Markdown, SVG.
+
+use anyhow::bail;
+
+use super::periods::{self, Flag, Period};
+use super::range::{Range, datetime_utc};
+use super::series::{DISK, SYSTEM, dirty_pct_of_thresh};
+use super::stats::Stats;
+use super::summary::{ReportSummary, summarise};
+use crate::event::Event;
+use crate::history::History;
+use crate::model::dirty::State;
+use crate::model::saturation::saturation;
+use crate::model::{Disk, Model, Options, series};
+use crate::record::Recording;
+
+/// The screen's history window (`App::new`), so the await baseline a disk is judged against
+/// is the one the screen would have shown at that moment.
+const BASELINE_TICKS: usize = 600;
+
+/// One row of the figures table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Series name.
+    pub name: &'static str,
+    /// Unit.
+    pub unit: &'static str,
+    /// Decimals to print.
+    pub decimals: usize,
+    /// Statistics; `None` when no record had the figure.
+    pub stats: Option<Stats>,
+}
+
+/// What the report says about one disk that did I/O in the period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskReport {
+    /// Kernel name.
+    pub name: String,
+    /// Figures.
+    pub rows: Vec<Row>,
+    /// Saturated periods; `peak` is the worst r/w-weighted await, ms.
+    pub saturated: Vec<Period>,
+    /// Chart file name.
+    pub chart: String,
+}
+
+/// Everything a report shows.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// The requested range.
+    pub range: Range,
+    /// Records in range, oldest first.
+    pub models: Vec<Model>,
+    /// Samples that failed to parse: (index, reason).
+    pub failures: Vec<(usize, String)>,
+    /// Events in range, oldest first; the timeline numbers them E1, E2, … in this order.
+    pub events: Vec<Event>,
+    /// System-wide figures.
+    pub system: Vec<Row>,
+    /// Disks with I/O in range, by name.
+    pub disks: Vec<DiskReport>,
+    /// Disks without I/O in range.
+    pub idle_disks: Vec<String>,
+    /// Periods with writers throttled; `peak` is dirty+writeback as % of the threshold.
+    pub throttled: Vec<Period>,
+    /// Periods with direct reclaim; `peak` is the direct scan rate, pages/s.
+    pub direct: Vec<Period>,
+    /// Headline figures.
+    pub summary: ReportSummary,
+}
+
+/// The r/w-weighted await of a record, ms; `None` without I/O.
+fn weighted_await(d: &Disk) -> Option<f64> {
+    let (r, w) = (d.cols.r_s?, d.cols.w_s?);
+    (r + w > 0.0)
+        .then(|| (r * d.cols.r_await.unwrap_or(0.0) + w * d.cols.w_await.unwrap_or(0.0)) / (r + w))
+}
+
+/// A file-name-safe form of a device name.
+fn safe(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn flag(m: &Model, on: bool, peak: f64, severe: bool) -> Flag {
+    Flag {
+        time_ms: m.time_ms,
+        interval_s: m.interval_s.unwrap_or(0.0),
+        on,
+        peak,
+        severe,
+    }
+}
+
+/// Derives every record and analyses those in `range`.
+pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<Analysis> {
+    let all = series::derive(&rec.samples, opts);
+    if all.models.is_empty() {
+        bail!(
+            "the recording has {} usable sample(s) of {}; a report needs at least two",
+            rec.samples.len() - all.failures.len(),
+            rec.samples.len()
+        );
+    }
+    // Saturation per record and disk, with the baseline the screen had at that record.
+    let mut history = History::new(BASELINE_TICKS);
+    let mut models = Vec::new();
+    let mut sat: Vec<Vec<u8>> = Vec::new();
+    for m in all.models {
+        history.push(&m);
+        if range.contains(m.time_ms) {
+            let base = |d: &Disk| history.disks.get(&d.name).and_then(|h| h.baseline_await_ms);
+            sat.push(m.disks.iter().map(|d| saturation(d, base(d))).collect());
+            models.push(m);
+        }
+    }
+    if models.is_empty() {
+        bail!(
+            "no records between {} and {} (the recording's records run from {} to {})",
+            range
+                .from_ms
+                .map_or_else(|| "the start".into(), datetime_utc),
+            range.to_ms.map_or_else(|| "the end".into(), datetime_utc),
+            datetime_utc(first_time(rec)),
+            datetime_utc(rec.samples.last().map_or(0, |s| s.wall_ms)),
+        );
+    }
+    let mut events: Vec<Event> = rec
+        .events
+        .iter()
+        .filter(|e| range.contains(e.wall_ms))
+        .cloned()
+        .collect();
+    events.sort_by_key(|e| e.wall_ms);
+
+    let system = SYSTEM
+        .iter()
+        .map(|&(name, unit, decimals, get)| Row {
+            name,
+            unit,
+            decimals,
+            stats: Stats::of(models.iter().map(get)),
+        })
+        .collect();
+
+    let throttled = periods::merge(models.iter().map(|m| {
+        let st = m.dirty.state;
+        flag(
+            m,
+            matches!(st, Some(State::WritersThrottled | State::AtHardLimit)),
+            dirty_pct_of_thresh(m).unwrap_or(0.0),
+            st == Some(State::AtHardLimit),
+        )
+    }));
+    let direct = periods::merge(models.iter().map(|m| {
+        let scan = m.reclaim.pgscan_direct_s.unwrap_or(0.0);
+        let stall = m.reclaim.allocstall_s.unwrap_or(0.0);
+        flag(m, scan > 0.0 || stall > 0.0, scan, false)
+    }));
+    let (disks, idle_disks) = disk_reports(&models, &sat);
+    let summary = summarise(&models, &throttled, &direct, &disks, all.failures.len());
+    Ok(Analysis {
+        range,
+        models,
+        failures: all.failures,
+        events,
+        system,
+        disks,
+        idle_disks,
+        throttled,
+        direct,
+        summary,
+    })
+}
+
+/// Busy disks' reports and idle disks' names. `sat[i][j]` is the saturation of
+/// `models[i].disks[j]`.
+fn disk_reports(models: &[Model], sat: &[Vec<u8>]) -> (Vec<DiskReport>, Vec<String>) {
+    let mut names: Vec<&str> = models
+        .iter()
+        .flat_map(|m| m.disks.iter().map(|d| d.name.as_str()))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut disks = Vec::new();
+    let mut idle = Vec::new();
+    for name in names {
+        let recs: Vec<&Disk> = models
+            .iter()
+            .filter_map(|m| m.disks.iter().find(|d| d.name == name))
+            .collect();
+        let busy = recs
+            .iter()
+            .any(|d| d.cols.r_s.unwrap_or(0.0) + d.cols.w_s.unwrap_or(0.0) > 0.0);
+        if !busy {
+            idle.push(name.to_owned());
+            continue;
+        }
+        let rows = DISK
+            .iter()
+            .map(|&(n, unit, decimals, get)| Row {
+                name: n,
+                unit,
+                decimals,
+                stats: Stats::of(recs.iter().map(|d| get(d))),
+            })
+            .collect();
+        let saturated = periods::merge(models.iter().zip(sat).map(|(m, s)| {
+            let j = m.disks.iter().position(|d| d.name == name);
+            let level = j.map_or(0, |j| s[j]);
+            let peak = j.and_then(|j| weighted_await(&m.disks[j])).unwrap_or(0.0);
+            flag(m, level > 0, peak, level > 1)
+        }));
+        disks.push(DiskReport {
+            name: name.to_owned(),
+            rows,
+            saturated,
+            chart: format!("disk-{}.svg", safe(name)),
+        });
+    }
+    (disks, idle)
+}
+
+fn first_time(rec: &Recording) -> i64 {
+    rec.samples
+        .first()
+        .map_or(rec.header.started_ms, |s| s.wall_ms)
+}

@@ -1,0 +1,91 @@
+//! Writing a report directory: report.md and the SVG charts.
+//!
+//! Owns: the only file writes of `pagewatch report`. Safety rule: it writes only into a
+//! directory it creates, or one that already holds a previous report (a `report.md`); there
+//! it replaces only `report.md` and the chart files it names, and never writes through a
+//! symlink (each file is written to a new temporary file and renamed into place).
+//! Must not touch: anything else in the directory.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+
+use super::analysis::analyse;
+use super::range::Range;
+use super::summary::ReportSummary;
+use super::{charts, markdown};
+use crate::model::Options;
+use crate::record::Recording;
+
+/// Writes the report of `rec` over `range` into `out_dir` (created if missing) and returns
+/// its headline figures with the files written.
+pub fn write(
+    rec: &Recording,
+    range: Range,
+    opts: Options,
+    out_dir: &Path,
+) -> anyhow::Result<ReportSummary> {
+    let a = analyse(rec, range, opts)?;
+    let md = markdown::render(rec, &a);
+    let charts = charts::render(&a, rec.header.started_ms)?;
+    prepare(out_dir)?;
+    let mut files = Vec::new();
+    for c in &charts {
+        files.push(put(out_dir, &c.file, c.svg.as_bytes())?);
+    }
+    files.push(put(out_dir, "report.md", md.as_bytes())?);
+    let mut summary = a.summary;
+    summary.files = files;
+    Ok(summary)
+}
+
+/// Creates `dir`, or accepts it when it is empty or holds a previous report.
+fn prepare(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+        }
+        Err(e) => Err(e).with_context(|| format!("checking {}", dir.display())),
+        Ok(m) if !m.is_dir() => bail!("{} exists and is not a directory", dir.display()),
+        Ok(_) => {
+            let report = dir.join("report.md");
+            let mut entries =
+                std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+            if entries.next().is_none() || report.symlink_metadata().is_ok_and(|m| m.is_file()) {
+                Ok(())
+            } else {
+                bail!(
+                    "{} is not empty and holds no report.md: refusing to write into it \
+                     (choose a new directory with -o)",
+                    dir.display()
+                )
+            }
+        }
+    }
+}
+
+/// Writes `name` in `dir` through a fresh temporary file renamed over it.
+fn put(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let path = dir.join(name);
+    if let Ok(m) = path.symlink_metadata()
+        && !m.is_file()
+    {
+        bail!(
+            "{} exists and is not a regular file: not replacing it",
+            path.display()
+        );
+    }
+    let tmp = dir.join(format!(".{name}.pagewatch-tmp"));
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .with_context(|| format!("creating {}", tmp.display()))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
+    Ok(path)
+}

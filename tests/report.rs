@@ -1,0 +1,169 @@
+//! `pagewatch report` over recordings built from the captured trees: golden Markdown
+//! (snapshots/report_*.snap), headline figures checked by hand, ranges and the report
+//! directory's safety rules. Deterministic: every time comes from the samples.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use pagewatch::event::EventKind;
+use pagewatch::model::Options;
+use pagewatch::report::{self, Range};
+
+fn snapshot(name: &str, text: &str) {
+    insta::with_settings!({
+        snapshot_path => "../snapshots",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+#[test]
+fn storm_markdown() {
+    let rec = common::storm(common::storm_events());
+    let md = report::render_markdown(&rec, Range::ALL, Options::default()).unwrap();
+    snapshot("report_storm", &md);
+}
+
+#[test]
+fn captured_fio_randwrite_markdown() {
+    let ev = vec![common::event(
+        1_500,
+        EventKind::Marker {
+            text: "fio running since 07:09:14".into(),
+        },
+    )];
+    let rec = common::captured("live-fio-randwrite", ev);
+    let md = report::render_markdown(&rec, Range::ALL, Options::default()).unwrap();
+    snapshot("report_fio_randwrite", &md);
+}
+
+#[test]
+#[allow(clippy::float_cmp, reason = "whole seconds and exact quotients")]
+fn storm_headline_figures_by_hand() {
+    let rec = common::storm(common::storm_events());
+    let a = report::analyse(&rec, Range::ALL, Options::default()).unwrap();
+    let s = &a.summary;
+    assert_eq!(s.records, 23);
+    // nr_dirty + nr_writeback > freerun (913 770 pages) in samples 7..=15; ≥ thresh
+    // (1 218 856) in 11..=13; every record covers exactly 1 s.
+    assert_eq!(s.throttled_s, 9.0);
+    assert_eq!(a.throttled.len(), 1);
+    let p = a.throttled[0];
+    assert_eq!(
+        (p.start_ms, p.end_ms),
+        (common::START_MS + 6_000, common::START_MS + 15_000)
+    );
+    assert!(p.severe);
+    // 1 230 000 / 1 218 856 = 100.914… %.
+    assert!((p.peak - 100.914_28).abs() < 1e-3, "{}", p.peak);
+    // Direct reclaim in samples 10..=13, peak 12 000 pages/s.
+    assert_eq!(s.direct_reclaim_s, 4.0);
+    assert_eq!(a.direct[0].peak, 12_000.0);
+    // vda is rotational: %util ≥ 70 in samples 5..=16, ≥ 90 from 6.
+    assert_eq!(s.saturated_s, vec![("vda".to_owned(), 12.0)]);
+    // MemAvailable lowest at sample 14: 24 343 120 − 14 · 153 600 kB = 22 192 720 kB.
+    let m = s.min_mem_available_mib.unwrap();
+    assert_eq!(m.value, 22_192_720.0 / 1024.0);
+    assert_eq!(m.time_ms, common::START_MS + 14_000);
+    // w_await = UTIL/2 ms: 99/2 = 49 (integer ms per write), first at sample 8.
+    let w = s.worst_await.as_ref().unwrap();
+    assert_eq!(
+        (w.disk.as_str(), w.column, w.at.value),
+        ("vda", "w_await", 49.0)
+    );
+    assert_eq!(w.at.time_ms, common::START_MS + 8_000);
+}
+
+#[test]
+fn ranges_select_records_and_events() {
+    let rec = common::storm(common::storm_events());
+    let r = Range::parse(Some("5"), Some("0:15"), rec.header.started_ms).unwrap();
+    let a = report::analyse(&rec, r, Options::default()).unwrap();
+    assert_eq!(a.models.len(), 11);
+    assert_eq!(a.models[0].time_ms, common::START_MS + 5_000);
+    // Only the marker at +9 s lies inside.
+    assert_eq!(a.events.len(), 1);
+    // Wall clock: 07:09:22 is the start; 07:09:40 is +18 s.
+    let r = Range::parse(Some("@07:09:40"), None, rec.header.started_ms).unwrap();
+    assert_eq!(
+        report::analyse(&rec, r, Options::default())
+            .unwrap()
+            .models
+            .len(),
+        6
+    );
+    let r = Range::parse(Some("10:00"), None, rec.header.started_ms).unwrap();
+    let e = report::analyse(&rec, r, Options::default()).unwrap_err();
+    assert!(format!("{e}").contains("no records between"), "{e}");
+}
+
+#[test]
+fn writes_report_directory_and_refuses_foreign_ones() {
+    let rec = common::storm(common::storm_events());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rep");
+    let s = report::write(&rec, Range::ALL, Options::default(), &out).unwrap();
+    let names: Vec<String> = s
+        .files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "memory.svg",
+            "dirty.svg",
+            "reclaim.svg",
+            "disk-vda.svg",
+            "report.md"
+        ]
+    );
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for n in &names[..4] {
+        assert!(md.contains(&format!("]({n})")), "{n} not referenced");
+    }
+    let svg = std::fs::read_to_string(out.join("dirty.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
+    for label in [
+        "E1",
+        "E5",
+        "Dirty+Writeback",
+        "freerun (throttle start)",
+        "background",
+    ] {
+        assert!(
+            svg.contains(&format!(">\n{label}\n</text>")),
+            "{label} missing"
+        );
+    }
+    // Again into its own directory: fine. Into a directory of someone else's files: refused.
+    report::write(&rec, Range::ALL, Options::default(), &out).unwrap();
+    let foreign = tmp.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
+    let e = report::write(&rec, Range::ALL, Options::default(), &foreign).unwrap_err();
+    assert!(format!("{e}").contains("refusing"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    // A symlinked chart is replaced as a link, never written through.
+    let target = tmp.path().join("target.txt");
+    std::fs::write(&target, "keep").unwrap();
+    std::fs::remove_file(out.join("memory.svg")).unwrap();
+    std::os::unix::fs::symlink(&target, out.join("memory.svg")).unwrap();
+    let e = report::write(&rec, Range::ALL, Options::default(), &out).unwrap_err();
+    assert!(format!("{e}").contains("not a regular file"), "{e}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+}
+
+#[test]
+fn too_short_a_recording_is_a_clear_error() {
+    let mut rec = common::captured("live-idle", Vec::new());
+    rec.samples.truncate(1);
+    let e = report::render_markdown(&rec, Range::ALL, Options::default()).unwrap_err();
+    assert!(format!("{e}").contains("at least two"), "{e}");
+}
