@@ -152,8 +152,9 @@ pub struct ReplayArgs {
 pub struct ReportArgs {
     /// The recording.
     pub file: PathBuf,
-    /// Start of the period: seconds from the start (`90`), `MM:SS`/`HH:MM:SS` offsets, or a
-    /// wall-clock time `HH:MM:SS` of the recording's day.
+    /// Start of the period: an offset from the recording's start (seconds `90`, `MM:SS` or
+    /// `HH:MM:SS`), or a UTC wall-clock time with `@` (`@HH:MM`, `@HH:MM:SS`: the first such
+    /// time at or after the start; an earlier clock time means the next day).
     #[arg(long)]
     pub from: Option<String>,
     /// End of the period, in the same forms as --from.

@@ -27,6 +27,7 @@ pub mod runtime;
 pub mod sample;
 pub mod source;
 pub mod supervise;
+pub mod tee;
 pub mod term;
 pub mod ui;
 

@@ -19,9 +19,9 @@ fn main() -> Result<()> {
         Some(Cmd::Guard(a)) => return pagewatch::jobs::guard::run(a),
         Some(Cmd::Record(a)) => return pagewatch::record::cli::record(a),
         Some(Cmd::Replay(a)) if a.batch => return pagewatch::record::cli::replay_batch(a),
-        Some(Cmd::Replay(a)) => return pagewatch::record::cli::replay_batch(a),
-        Some(Cmd::Report(a)) => return pagewatch::report::run(a),
-        Some(Cmd::Export(a)) => return pagewatch::export::run(a),
+        Some(Cmd::Replay(a)) => return replay(a),
+        Some(Cmd::Report(a)) => return report(a),
+        Some(Cmd::Export(a)) => return export(a),
     }
     let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
         let src =
@@ -71,11 +71,20 @@ fn main() -> Result<()> {
         source,
         paced: args.tree.is_none(),
     };
-    let fio = FioSettings {
-        dir: args.fio_dir.clone(),
-        keep: args.keep_fio_files,
+    let opts = pagewatch::runtime::Options {
+        initial,
+        fio: FioSettings {
+            dir: args.fio_dir.clone(),
+            keep: args.keep_fio_files,
+        },
+        record: args.record.clone(),
     };
-    pagewatch::runtime::run(app, feed, &initial, fio)
+    if let Some(p) = &opts.record
+        && p.exists()
+    {
+        anyhow::bail!("--record {}: the file exists; pagewatch never overwrites a file", p.display());
+    }
+    pagewatch::runtime::run(app, feed, opts)
 }
 
 fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
@@ -112,4 +121,90 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(e).context("writing output"),
     }
+}
+
+/// Reads a recording, printing what was skipped.
+fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording> {
+    let rec = pagewatch::record::read(path)
+        .with_context(|| format!("reading recording {}", path.display()))?;
+    for w in &rec.warnings {
+        eprintln!("pagewatch: {}: {w}", path.display());
+    }
+    Ok(rec)
+}
+
+/// `pagewatch replay FILE`: the same screen over the recorded samples.
+fn replay(a: &pagewatch::cli::ReplayArgs) -> Result<()> {
+    let rec = read_recording(&a.file)?;
+    let look = Look {
+        ascii: a.ascii,
+        mono: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    };
+    let mut app = App::new(rec.header.host.clone(), look, rec.header.interval_s);
+    app.ui.partitions = a.partitions;
+    let mut samples = Vec::with_capacity(rec.samples.len());
+    let mut bad = 0;
+    for raw in &rec.samples {
+        match pagewatch::parse::Snapshot::parse(raw) {
+            Ok(s) => samples.push((s, pagewatch::app::uptime_of(raw))),
+            Err(_) => bad += 1,
+        }
+    }
+    if samples.is_empty() {
+        anyhow::bail!("{}: no readable samples", a.file.display());
+    }
+    if bad > 0 || !rec.warnings.is_empty() {
+        app.notice = Some(format!(
+            "{bad} unreadable samples skipped; {} warnings (see stderr)",
+            rec.warnings.len()
+        ));
+    }
+    app.events = rec.events;
+    app.start_replay(samples, a.speed);
+    pagewatch::runtime::run(app, Feed::Replay, pagewatch::runtime::Options::default())
+}
+
+/// `pagewatch report FILE`.
+fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
+    let rec = read_recording(&a.file)?;
+    let range = pagewatch::report::Range::parse(
+        a.from.as_deref(),
+        a.to.as_deref(),
+        rec.header.started_ms,
+    )?;
+    let s = pagewatch::report::write(&rec, range, Options::default(), &a.out)?;
+    println!("wrote {}", a.out.join("report.md").display());
+    for f in &s.files {
+        println!("  {}", f.display());
+    }
+    Ok(())
+}
+
+/// `pagewatch export FILE`.
+fn export(a: &pagewatch::cli::ExportArgs) -> Result<()> {
+    let rec = read_recording(&a.file)?;
+    let opts = Options {
+        partitions: a.partitions,
+    };
+    match &a.out {
+        Some(p) => {
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(p)
+                .with_context(|| format!("creating {} (pagewatch never overwrites a file)", p.display()))?;
+            let mut w = std::io::BufWriter::new(f);
+            pagewatch::export::write(&rec, a.format, opts, &mut w)?;
+            w.flush()?;
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut w = std::io::BufWriter::new(stdout.lock());
+            match pagewatch::export::write(&rec, a.format, opts, &mut w).and_then(|()| Ok(w.flush()?)) {
+                Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
+                other => other?,
+            }
+        }
+    }
+    Ok(())
 }

@@ -15,6 +15,7 @@ use ratatui::crossterm::event::{self, Event};
 use crate::app::{App, Effect, Msg};
 use crate::source::{Clock, Source, SystemClock};
 use crate::supervise::{FioSettings, Supervisor};
+use crate::tee::Tee;
 
 /// Control messages to the sampler.
 enum Control {
@@ -34,9 +35,19 @@ pub enum Feed {
     Replay,
 }
 
-/// Runs the TUI until the user quits or a signal arrives, performing `initial` effects
-/// (jobs from the command line) once the screen is up.
-pub fn run(mut app: App, feed: Feed, initial: &[Effect], fio: FioSettings) -> Result<()> {
+/// What the runtime does besides showing the feed.
+#[derive(Debug, Default)]
+pub struct Options {
+    /// Effects to perform once the screen is up (jobs from the command line).
+    pub initial: Vec<Effect>,
+    /// Where fio's test files go.
+    pub fio: FioSettings,
+    /// Record the session to this file (`--record`).
+    pub record: Option<std::path::PathBuf>,
+}
+
+/// Runs the TUI until the user quits or a signal arrives.
+pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
     let tick = if let Feed::Source { source, paced } = feed {
@@ -51,8 +62,11 @@ pub fn run(mut app: App, feed: Feed, initial: &[Effect], fio: FioSettings) -> Re
         jobs: Supervisor::new(
             std::env::current_exe().context("finding pagewatch's own binary")?,
             tx.clone(),
-            fio,
+            opts.fio,
         ),
+        tee: opts
+            .record
+            .map(|p| Tee::start(p, app.host.clone(), app.interval_s, tx.clone())),
     };
     spawn_signals(tx)?;
     let (mut terminal, _guard) = crate::term::init().context("starting the terminal")?;
@@ -62,7 +76,7 @@ pub fn run(mut app: App, feed: Feed, initial: &[Effect], fio: FioSettings) -> Re
     });
     terminal.draw(|f| crate::ui::draw(f, &app))?;
     let mut cpu = CpuMeter::new();
-    for e in initial {
+    for e in &opts.initial {
         edges.jobs.perform(e);
     }
     let mut next_tick = Instant::now() + tick;
@@ -99,10 +113,15 @@ pub fn run(mut app: App, feed: Feed, initial: &[Effect], fio: FioSettings) -> Re
 struct Edges {
     ctl: Sender<Control>,
     jobs: Supervisor,
+    tee: Option<Tee>,
 }
 
 /// Applies a message and its effects; true when pagewatch should quit.
 fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
+    if let (Msg::Sample(s), Some(t)) = (&msg, &edges.tee) {
+        // Recorded even while the display is paused: the recording is of the session.
+        t.sample(s);
+    }
     for e in app.update(msg) {
         match e {
             Effect::Quit => {
@@ -111,6 +130,11 @@ fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
             }
             Effect::SetInterval(s) => {
                 let _ = edges.ctl.send(Control::Interval(s));
+            }
+            Effect::Log(ev) => {
+                if let Some(t) = &edges.tee {
+                    t.event(&ev);
+                }
             }
             other => edges.jobs.perform(&other),
         }

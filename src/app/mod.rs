@@ -408,6 +408,11 @@ pub struct Caps {
 }
 
 /// Seconds since boot from a sample's `proc/uptime`.
+#[must_use]
+pub fn uptime_of(raw: &crate::sample::RawSample) -> Option<f64> {
+    uptime_s(raw)
+}
+
 fn uptime_s(raw: &crate::sample::RawSample) -> Option<f64> {
     raw.file(crate::sample::names::UPTIME)
         .and_then(crate::source::parse_uptime_cs)

@@ -51,7 +51,3 @@ pub fn write(
     out.flush().context("writing the export")
 }
 
-/// Placeholder until built.
-pub fn run(_args: &crate::cli::ExportArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet")
-}

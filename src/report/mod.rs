@@ -34,7 +34,3 @@ pub fn render_markdown(rec: &Recording, range: Range, opts: Options) -> anyhow::
     Ok(markdown::render(rec, &a))
 }
 
-/// Placeholder until built.
-pub fn run(_args: &crate::cli::ReportArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet")
-}
