@@ -1,11 +1,179 @@
-//! placeholder
+//! `pagewatch record FILE` (headless recording of live /proc) and `pagewatch replay FILE
+//! --batch` (a recording's figures, printed as live batch mode would have).
+//!
+//! Owns: those two commands' loops, their signal handling and messages, and the duration
+//! syntax. Must not touch: the file format (`Recorder`, `read` own it), parsing, deriving.
 
-/// Placeholder until built.
-pub fn record(_args: &crate::cli::RecordArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet")
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use super::{Header, Recorder, RecordingSource, read};
+use crate::cli::{RecordArgs, ReplayArgs};
+use crate::model::Options;
+use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
+
+/// Records live /proc and /sys into `args.file` until the duration ends or SIGINT/SIGTERM
+/// arrives, then prints where it wrote and how much.
+pub fn record(args: &RecordArgs) -> Result<()> {
+    let limit = args.duration.as_deref().map(parse_duration).transpose()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
+    }
+    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    let first = source.read().context("reading /proc")?;
+    let provenance = std::env::args().collect::<Vec<_>>().join(" ");
+    let header = Header::from_sample(
+        &first,
+        HostInfo::live(),
+        args.interval,
+        provenance,
+        first.wall_ms,
+    );
+    let mut rec = Recorder::create(&args.file, &header)?;
+    let mut err = std::io::stderr();
+    let _ = writeln!(
+        err,
+        "pagewatch: recording to {} every {} s{} (Ctrl-C to stop)",
+        args.file.display(),
+        args.interval,
+        limit.map_or(String::new(), |d| format!(" for {}", human(d)))
+    );
+    let start = Instant::now();
+    let mut ticker = Ticker::new(args.interval);
+    rec.write_sample(&first).with_context(|| lost(&rec))?;
+    let mut failures = 0u64;
+    while ticker.wait_unless(&stop, limit) {
+        match source.read() {
+            Ok(s) => rec.write_sample(&s).with_context(|| lost(&rec))?,
+            Err(e) => {
+                failures += 1;
+                let _ = writeln!(err, "pagewatch: skipped a sample: {e}");
+            }
+        }
+    }
+    let took = start.elapsed();
+    let done = rec.finish()?;
+    let per = done.bytes.checked_div(done.samples).unwrap_or(0);
+    let _ = writeln!(
+        err,
+        "pagewatch: wrote {} samples over {} to {} ({} bytes, {per} bytes per sample){}",
+        done.samples,
+        human(took),
+        done.path.display(),
+        done.bytes,
+        if failures > 0 {
+            format!("; {failures} samples could not be read")
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
 }
 
-/// Placeholder until built.
-pub fn replay_batch(_args: &crate::cli::ReplayArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not built yet")
+fn lost(rec: &Recorder) -> String {
+    format!(
+        "writing {} (the {} samples written before are kept)",
+        rec.path().display(),
+        rec.samples()
+    )
+}
+
+/// Prints a recording's derived figures as `pagewatch --batch` would have printed them live.
+/// Warnings about the file (a torn tail, damage) go to stderr.
+pub fn replay_batch(args: &ReplayArgs) -> Result<()> {
+    let rec = read(&args.file)?;
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut err = std::io::stderr();
+    for w in &rec.warnings {
+        let _ = writeln!(err, "pagewatch: warning: {w}");
+    }
+    let mut source = RecordingSource::new(rec.samples);
+    let opts = Options {
+        partitions: args.partitions,
+    };
+    let summary = crate::batch::run(
+        &mut source as &mut dyn Source,
+        None,
+        args.format,
+        opts,
+        &mut out,
+        &mut err,
+        &mut || {},
+    );
+    match summary {
+        Ok(s) if s.errors > 0 => {
+            let _ = err.flush();
+            std::process::exit(1);
+        }
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(e).context("writing output"),
+    }
+}
+
+/// Parses a duration: plain seconds (`90`), or a number with `s`, `m` or `h` (`1.5h`).
+pub fn parse_duration(text: &str) -> Result<Duration> {
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => bail!("duration {text:?}: the unit must be s, m or h (like 90s, 10m, 1h)"),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+        .with_context(|| format!("duration {text:?} is not a positive number of s, m or h"))?;
+    Duration::try_from_secs_f64(v * scale).with_context(|| format!("duration {text:?} is too long"))
+}
+
+/// `2m 5s`-style text for messages.
+fn human(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s < 60.0 {
+        format!("{s:.1} s")
+    } else {
+        let s = d.as_secs();
+        match (s / 3600, s / 60 % 60, s % 60) {
+            (0, m, s) => format!("{m}m {s}s"),
+            (h, m, s) => format!("{h}h {m}m {s}s"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("0.5").unwrap(), Duration::from_millis(500));
+        for bad in ["", "0", "-5", "10d", "m", "1e400", "ten", "5 m s"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn human_durations_read_naturally() {
+        assert_eq!(human(Duration::from_millis(2500)), "2.5 s");
+        assert_eq!(human(Duration::from_secs(125)), "2m 5s");
+        assert_eq!(human(Duration::from_secs(3725)), "1h 2m 5s");
+    }
 }

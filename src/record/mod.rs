@@ -1,7 +1,8 @@
 //! Session recordings: the raw samples and events of a session in one compressed,
 //! crash-safe file, and reading them back.
 //!
-//! Owns: the file format (see `format.rs`), `Recorder` (writing) and `read` (reading).
+//! Owns: the file format (see `format.rs`), `Recorder` (writing), `read` (reading) and
+//! `RecordingSource` (a recording's samples as a `Source`).
 //! A recording holds raw kernel text, never derived figures, so every figure is re-derived
 //! by the same `parse` and `model` code as live. Must not touch: parsing, deriving, drawing.
 
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
-use crate::sample::RawSample;
+use crate::sample::{RawSample, names};
 use crate::source::HostInfo;
 
 /// The format version this build writes. Readers refuse files with a newer version.
@@ -70,3 +71,65 @@ pub struct Recording {
 }
 
 pub mod cli;
+mod delta;
+mod error;
+pub mod format;
+mod reader;
+mod replay;
+mod writer;
+
+pub use delta::SampleDelta;
+pub use error::RecordError;
+pub use reader::read;
+pub use replay::RecordingSource;
+pub use writer::{Recorder, Written, ZSTD_LEVEL};
+
+impl Header {
+    /// The header for a recording whose first sample is `first`: the vm sysctls and the
+    /// block devices' queue settings are taken from that sample's files.
+    #[must_use]
+    pub fn from_sample(
+        first: &RawSample,
+        host: HostInfo,
+        interval_s: f64,
+        provenance: String,
+        started_ms: i64,
+    ) -> Header {
+        let sysctls = names::VM_SYSCTLS
+            .iter()
+            .filter_map(|k| {
+                let text = first.file(&names::vm_sysctl(k))?;
+                Some(((*k).to_owned(), text.trim().to_owned()))
+            })
+            .collect();
+        let devices = first
+            .file(names::BLOCK_DEVICES)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                let mut f = l.split('\t').map(str::to_owned);
+                let mut next = || f.next().unwrap_or_default();
+                DeviceFacts {
+                    name: next(),
+                    rotational: next(),
+                    scheduler: next(),
+                    nr_requests: next(),
+                    write_cache: next(),
+                    dm_name: next(),
+                }
+            })
+            .collect();
+        Header {
+            format: FORMAT_VERSION,
+            pagewatch: env!("CARGO_PKG_VERSION").to_owned(),
+            started_ms,
+            interval_s,
+            host,
+            page_size: first.page_size,
+            sysctls,
+            devices,
+            provenance,
+        }
+    }
+}

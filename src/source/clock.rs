@@ -59,3 +59,37 @@ impl Ticker {
         std::thread::sleep(next.saturating_sub(elapsed));
     }
 }
+
+impl Ticker {
+    /// Sleeps until the next tick in short slices, so that `stop` is noticed within 50 ms.
+    /// True when the tick came; false when `stop` was set or the next tick would fall later
+    /// than `limit` after the ticker's start.
+    pub fn wait_unless(
+        &mut self,
+        stop: &std::sync::atomic::AtomicBool,
+        limit: Option<std::time::Duration>,
+    ) -> bool {
+        const SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+        let elapsed = self.start.elapsed();
+        self.ticks += 1;
+        let mut next = self.interval * self.ticks;
+        while next <= elapsed {
+            self.ticks += 1;
+            next = self.interval * self.ticks;
+        }
+        if limit.is_some_and(|l| next > l) {
+            return false;
+        }
+        let tick = self.start + next;
+        loop {
+            let now = std::time::Instant::now();
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return false;
+            }
+            if now >= tick {
+                return true;
+            }
+            std::thread::sleep(SLICE.min(tick - now));
+        }
+    }
+}
