@@ -82,7 +82,10 @@ fn main() -> Result<()> {
     if let Some(p) = &opts.record
         && p.exists()
     {
-        anyhow::bail!("--record {}: the file exists; pagewatch never overwrites a file", p.display());
+        anyhow::bail!(
+            "--record {}: the file exists; pagewatch never overwrites a file",
+            p.display()
+        );
     }
     pagewatch::runtime::run(app, feed, opts)
 }
@@ -167,11 +170,8 @@ fn replay(a: &pagewatch::cli::ReplayArgs) -> Result<()> {
 /// `pagewatch report FILE`.
 fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
     let rec = read_recording(&a.file)?;
-    let range = pagewatch::report::Range::parse(
-        a.from.as_deref(),
-        a.to.as_deref(),
-        rec.header.started_ms,
-    )?;
+    let range =
+        pagewatch::report::Range::parse(a.from.as_deref(), a.to.as_deref(), rec.header.started_ms)?;
     let s = pagewatch::report::write(&rec, range, Options::default(), &a.out)?;
     println!("wrote {}", a.out.join("report.md").display());
     for f in &s.files {
@@ -186,25 +186,31 @@ fn export(a: &pagewatch::cli::ExportArgs) -> Result<()> {
     let opts = Options {
         partitions: a.partitions,
     };
-    match &a.out {
-        Some(p) => {
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(p)
-                .with_context(|| format!("creating {} (pagewatch never overwrites a file)", p.display()))?;
-            let mut w = std::io::BufWriter::new(f);
-            pagewatch::export::write(&rec, a.format, opts, &mut w)?;
-            w.flush()?;
-        }
-        None => {
-            let stdout = std::io::stdout();
-            let mut w = std::io::BufWriter::new(stdout.lock());
-            match pagewatch::export::write(&rec, a.format, opts, &mut w).and_then(|()| Ok(w.flush()?)) {
-                Err(e) if e.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
-                other => other?,
-            }
-        }
+    if let Some(p) = &a.out {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(p)
+            .with_context(|| {
+                format!(
+                    "creating {} (pagewatch never overwrites a file)",
+                    p.display()
+                )
+            })?;
+        let mut w = std::io::BufWriter::new(f);
+        pagewatch::export::write(&rec, a.format, opts, &mut w)?;
+        w.flush()?;
+        return Ok(());
+    }
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    let res = pagewatch::export::write(&rec, a.format, opts, &mut w).and_then(|()| Ok(w.flush()?));
+    match res {
+        // A closed pipe (`pagewatch export … | head`) is a normal way to stop.
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
+        other => other?,
     }
     Ok(())
 }

@@ -43,8 +43,13 @@ impl Tee {
                     (Item::Sample(s), Some(r)) => r.write_sample(&s),
                     (Item::Sample(s), None) => {
                         let provenance = std::env::args().collect::<Vec<_>>().join(" ");
-                        let header =
-                            Header::from_sample(&s, host.clone(), interval_s, provenance, s.wall_ms);
+                        let header = Header::from_sample(
+                            &s,
+                            host.clone(),
+                            interval_s,
+                            provenance,
+                            s.wall_ms,
+                        );
                         Recorder::create(&path, &header).and_then(|mut r| {
                             r.write_sample(&s)?;
                             for e in pending.drain(..) {

@@ -50,4 +50,3 @@ pub fn write(
     .context("writing the export")?;
     out.flush().context("writing the export")
 }
-

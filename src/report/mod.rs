@@ -33,4 +33,3 @@ pub fn render_markdown(rec: &Recording, range: Range, opts: Options) -> anyhow::
     let a = analyse(rec, range, opts)?;
     Ok(markdown::render(rec, &a))
 }
-
