@@ -277,6 +277,8 @@ impl Jobs {
         match msg {
             JobMsg::Started { pid, .. } => {
                 j.pid = Some(*pid);
+                // "laying out …" is over once the job itself starts.
+                j.note = None;
                 if j.started_ms <= 0 {
                     // Asked for before the first clock reading (command-line jobs).
                     j.started_ms = now_ms;
