@@ -5,65 +5,12 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "common/tmux.rs"]
+mod tmux;
+
 use std::process::Command;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
 
-struct Session(String);
-
-impl Session {
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-u", "-L", &self.0])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "pw"])
-    }
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "pw"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-    /// Waits until the screen contains `needle`; panics with the screen after `secs`.
-    fn wait_for(&self, needle: &str, secs: u64) -> String {
-        let end = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if s.contains(needle) {
-                return s;
-            }
-            assert!(Instant::now() < end, "screen never showed {needle:?}:\n{s}");
-            sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Session {
-    /// Waits until the screen no longer contains `needle`.
-    fn wait_for_not(&self, needle: &str, secs: u64) {
-        let end = Instant::now() + Duration::from_secs(secs);
-        while self.screen().contains(needle) {
-            assert!(
-                Instant::now() < end,
-                "screen still shows {needle:?}:\n{}",
-                self.screen()
-            );
-            sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .output();
-    }
-}
+use tmux::Session;
 
 fn start(name: &str, w: u16, h: u16, env: &str) -> Option<Session> {
     if Command::new("tmux").arg("-V").output().is_err() {

@@ -6,65 +6,15 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "common/tmux.rs"]
+mod tmux;
+
 use std::path::Path;
 use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-struct Session(String);
-
-impl Session {
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-u", "-L", &self.0])
-            .args(args)
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-    fn screen(&self) -> String {
-        self.tmux(&["capture-pane", "-p", "-t", "pw"])
-    }
-    fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "pw"];
-        args.extend_from_slice(keys);
-        self.tmux(&args);
-    }
-    fn wait_for(&self, needle: &str, secs: u64) -> String {
-        let end = Instant::now() + Duration::from_secs(secs);
-        loop {
-            let s = self.screen();
-            if s.contains(needle) {
-                return s;
-            }
-            assert!(Instant::now() < end, "screen never showed {needle:?}:\n{s}");
-            sleep(Duration::from_millis(100));
-        }
-    }
-    /// pagewatch's pid: the child of the pane's shell.
-    fn pagewatch_pid(&self) -> u32 {
-        let shell = self.tmux(&["list-panes", "-t", "pw", "-F", "#{pane_pid}"]);
-        let out = Command::new("pgrep")
-            .args(["-P", shell.trim()])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .next()
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.0, "kill-server"])
-            .output();
-    }
-}
+use tmux::Session;
 
 fn tools_present() -> bool {
     for tool in ["tmux", "fio"] {
