@@ -25,8 +25,8 @@ enum Control {
 pub fn run(mut app: App, source: Box<dyn Source + Send>, paced: bool) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
-    spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx);
-    spawn_input(tx.clone());
+    spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx)?;
+    spawn_input(tx.clone())?;
     spawn_signals(tx)?;
     let (mut terminal, _guard) = crate::term::init().context("starting the terminal")?;
     let clock = SystemClock;
@@ -84,8 +84,8 @@ fn spawn_sampler(
     paced: bool,
     tx: Sender<Msg>,
     ctl: Receiver<Control>,
-) {
-    std::thread::spawn(move || {
+) -> Result<()> {
+    named("sampler").spawn(move || {
         let clock = SystemClock;
         let mut interval = Duration::from_secs_f64(interval_s);
         let mut next = Instant::now();
@@ -119,11 +119,17 @@ fn spawn_sampler(
             }
             next = (next + interval).max(Instant::now());
         }
-    });
+    })?;
+    Ok(())
 }
 
-fn spawn_input(tx: Sender<Msg>) {
-    std::thread::spawn(move || {
+/// A thread named for `top -H` and the per-thread figures of `benches/tui_pty.rs`.
+fn named(name: &str) -> std::thread::Builder {
+    std::thread::Builder::new().name(name.to_owned())
+}
+
+fn spawn_input(tx: Sender<Msg>) -> Result<()> {
+    named("input").spawn(move || {
         loop {
             let msg = match event::read() {
                 Ok(Event::Key(k)) => crate::app::keymap::lookup(&k).map(Msg::Action),
@@ -137,18 +143,19 @@ fn spawn_input(tx: Sender<Msg>) {
                 return;
             }
         }
-    });
+    })?;
+    Ok(())
 }
 
 fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
         .context("installing signal handlers")?;
-    std::thread::spawn(move || {
+    named("signals").spawn(move || {
         if signals.forever().next().is_some() {
             let _ = tx.send(Msg::Quit);
         }
-    });
+    })?;
     Ok(())
 }
 
