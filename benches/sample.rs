@@ -1,5 +1,7 @@
 //! Cost of one sample: parse + derive in userspace (4, 100 and 1000 devices) against the
-//! kernel's cost of producing the files (the open/read/close syscalls alone).
+//! kernel's cost of producing the files (the open/read/close syscalls alone), the same files
+//! kept open and re-read with `pread` (what `FsSource` does on procfs), and one whole
+//! `FsSource::read` of this machine (every per-tick file, plus the slow refresh one time in 5).
 //!
 //! Budget (issue #2): userspace ≤ 50 % of the kernel's cost, linear in the device count.
 //! Run: `cargo bench --bench sample`.
@@ -9,6 +11,7 @@
 use std::fmt::Write;
 use std::hint::black_box;
 use std::io::Read;
+use std::os::unix::fs::FileExt;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pagewatch::model::{Model, Options};
@@ -83,6 +86,30 @@ fn bench(c: &mut Criterion) {
                 black_box(&buf);
             }
         });
+    });
+    // The same files kept open and re-read from offset 0, as `FsSource` does on procfs.
+    let held: Vec<std::fs::File> = CORE
+        .iter()
+        .filter_map(|p| std::fs::File::open(p).ok())
+        .collect();
+    let mut big = vec![0u8; 256 * 1024];
+    g.bench_function("kernel_pread_core_files_held", |bch| {
+        bch.iter(|| {
+            for f in &held {
+                let mut n = 0;
+                while let Ok(k) = f.read_at(&mut big[n..], n as u64) {
+                    if k == 0 {
+                        break;
+                    }
+                    n += k;
+                }
+                black_box(&big[..n]);
+            }
+        });
+    });
+    let mut live = FsSource::live();
+    g.bench_function("fs_source_read_live", |bch| {
+        bch.iter(|| black_box(live.read().expect("read /proc")));
     });
     for n in [4usize, 100, 1000] {
         let (a, b) = pair(n);

@@ -37,6 +37,31 @@ fn cpu_ns(pid: u32) -> u64 {
         .sum()
 }
 
+/// On-CPU nanoseconds of each thread of `pid`, by thread name (`/proc/<pid>/task/<tid>/comm`).
+fn cpu_ns_by_thread(pid: u32) -> Vec<(String, u64)> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, u64)> = dir
+        .filter_map(Result::ok)
+        .filter_map(|t| {
+            let ns = std::fs::read_to_string(t.path().join("schedstat"))
+                .ok()?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            let name = std::fs::read_to_string(t.path().join("comm")).ok()?;
+            Some((
+                format!("{}/{}", name.trim(), t.file_name().to_string_lossy()),
+                ns,
+            ))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// `VmRSS` and `VmHWM` of `pid`, kB.
 fn rss_kb(pid: u32) -> (u64, u64) {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -55,6 +80,8 @@ struct Result_ {
     rss_kb: u64,
     hwm_kb: u64,
     bytes_per_s: f64,
+    /// (thread, ms/s) for each thread alive at both ends of the window.
+    threads: Vec<(String, f64)>,
 }
 
 fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duration) -> Result_ {
@@ -100,13 +127,22 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     });
     std::thread::sleep(warm);
     let (b0, c0, t0) = (bytes.load(Ordering::Relaxed), cpu_ns(pid), Instant::now());
+    let th0 = cpu_ns_by_thread(pid);
     std::thread::sleep(window);
     let (b1, c1, secs) = (
         bytes.load(Ordering::Relaxed),
         cpu_ns(pid),
         t0.elapsed().as_secs_f64(),
     );
+    let th1 = cpu_ns_by_thread(pid);
     let (rss, hwm) = rss_kb(pid);
+    let threads = th1
+        .iter()
+        .filter_map(|(n, c1)| {
+            let (_, c0) = th0.iter().find(|(m, _)| m == n)?;
+            Some((n.clone(), (c1 - c0) as f64 / 1e6 / secs))
+        })
+        .collect();
     let _ = rustix::process::kill_process(
         rustix::process::Pid::from_raw(i32::try_from(pid).unwrap()).unwrap(),
         rustix::process::Signal::TERM,
@@ -118,6 +154,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
         rss_kb: rss,
         hwm_kb: hwm,
         bytes_per_s: (b1 - b0) as f64 / secs,
+        threads,
     }
 }
 
@@ -150,4 +187,10 @@ fn main() {
         r.bytes_per_s,
         over(r.bytes_per_s, 1000.0),
     );
+    let per: Vec<String> = r
+        .threads
+        .iter()
+        .map(|(n, ms)| format!("{n} {ms:.3}"))
+        .collect();
+    println!("  per thread, ms/s: {}", per.join(", "));
 }

@@ -51,12 +51,12 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
     let tick = if let Feed::Source { source, paced } = feed {
-        spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx);
+        spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx)?;
         Duration::from_secs(1)
     } else {
         Duration::from_millis(100)
     };
-    spawn_input(tx.clone());
+    spawn_input(tx.clone())?;
     let mut edges = Edges {
         ctl: ctl_tx,
         jobs: Supervisor::new(
@@ -148,8 +148,8 @@ fn spawn_sampler(
     paced: bool,
     tx: Sender<Msg>,
     ctl: Receiver<Control>,
-) {
-    std::thread::spawn(move || {
+) -> Result<()> {
+    named("sampler").spawn(move || {
         let clock = SystemClock;
         let mut interval = Duration::from_secs_f64(interval_s);
         let mut next = Instant::now();
@@ -183,11 +183,17 @@ fn spawn_sampler(
             }
             next = (next + interval).max(Instant::now());
         }
-    });
+    })?;
+    Ok(())
 }
 
-fn spawn_input(tx: Sender<Msg>) {
-    std::thread::spawn(move || {
+/// A thread named for `top -H` and the per-thread figures of `benches/tui_pty.rs`.
+fn named(name: &str) -> std::thread::Builder {
+    std::thread::Builder::new().name(name.to_owned())
+}
+
+fn spawn_input(tx: Sender<Msg>) -> Result<()> {
+    named("input").spawn(move || {
         loop {
             let msg = match event::read() {
                 Ok(Event::Key(k)) => crate::app::keymap::key_of(&k).map(Msg::Key),
@@ -201,18 +207,19 @@ fn spawn_input(tx: Sender<Msg>) {
                 return;
             }
         }
-    });
+    })?;
+    Ok(())
 }
 
 fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
         .context("installing signal handlers")?;
-    std::thread::spawn(move || {
+    named("signals").spawn(move || {
         if signals.forever().next().is_some() {
             let _ = tx.send(Msg::Quit);
         }
-    });
+    })?;
     Ok(())
 }
 

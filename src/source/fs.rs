@@ -3,9 +3,22 @@
 //! Owns: `FsSource`, which reads live `/proc` and `/sys` (or any directories given in their
 //! place) once per call, stamps the sample with its `Clock`, and caches per-device queue
 //! settings, which change rarely. Must not touch: parsing, derivation, UI.
+//!
+//! The per-tick files and the sysctls are kept open when they live on procfs and re-read
+//! from offset 0 with `pread` (seq_file and proc_sys regenerate their text at offset 0): an
+//! open + close per file per tick cost as much as the read itself. A held file whose read
+//! fails is dropped and opened afresh, so a vanished file reads as absent, exactly like a
+//! first open. Files outside procfs (captured trees given as `--proc-root`) are opened on
+//! every read, so replacing or deleting them between ticks behaves as before.
+//!
+//! `/proc/zoneinfo` stays on the per-tick list although it is the most expensive file (the
+//! kernel formats every zone): the reclaim pane compares the zones' summed `pages free`
+//! against the watermarks every tick, so it is not a slow-changing file today.
 
 use std::collections::BTreeMap;
-use std::io::{ErrorKind, Read};
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{Clock, Source, SystemClock};
@@ -32,11 +45,14 @@ pub const SLOW_REFRESH_TICKS: u32 = 5;
 
 /// Reads kernel files from a proc root and a sys root.
 pub struct FsSource {
-    proc_root: PathBuf,
     sys_root: PathBuf,
     clock: Box<dyn Clock>,
     page_size: u64,
     buf: Vec<u8>,
+    /// The per-tick files, in `PROC_FILES` order.
+    tick_files: Vec<Held>,
+    /// The vm sysctls, in `names::VM_SYSCTLS` order.
+    sysctl_files: Vec<Held>,
     /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
     devices: Vec<String>,
     block_text: Option<String>,
@@ -61,12 +77,22 @@ impl FsSource {
         sys_root: impl Into<PathBuf>,
         clock: Box<dyn Clock>,
     ) -> Self {
+        let proc_root: PathBuf = proc_root.into();
+        let tick_files = PROC_FILES
+            .iter()
+            .map(|(rel, _)| Held::new(proc_root.join(rel)))
+            .collect();
+        let sysctl_files = names::VM_SYSCTLS
+            .iter()
+            .map(|knob| Held::new(proc_root.join("sys/vm").join(knob)))
+            .collect();
         Self {
-            proc_root: proc_root.into(),
             sys_root: sys_root.into(),
             clock,
             page_size: rustix::param::page_size() as u64,
-            buf: Vec::with_capacity(64 * 1024),
+            buf: Vec::new(),
+            tick_files,
+            sysctl_files,
             devices: Vec::new(),
             block_text: None,
             sysctls: Vec::new(),
@@ -87,18 +113,16 @@ impl FsSource {
         let mut files = BTreeMap::new();
         let mono_ns = self.clock.mono_ns();
         let wall_ms = self.clock.wall_ms();
-        for (rel, name) in PROC_FILES {
-            let path = self.proc_root.join(rel);
-            if let Some(text) = read_optional(&path, &mut self.buf)? {
-                files.insert(name.to_owned(), text);
+        for ((_, name), held) in PROC_FILES.iter().zip(&mut self.tick_files) {
+            if let Some(text) = held.read(&mut self.buf)? {
+                files.insert((*name).to_owned(), text);
             }
         }
         let refresh = self.ticks_since_refresh == 0;
         if refresh {
             self.sysctls.clear();
-            for knob in names::VM_SYSCTLS {
-                let path = self.proc_root.join("sys/vm").join(knob);
-                if let Some(text) = read_optional(&path, &mut self.buf)? {
+            for (knob, held) in names::VM_SYSCTLS.iter().zip(&mut self.sysctl_files) {
+                if let Some(text) = held.read(&mut self.buf)? {
                     self.sysctls.push((names::vm_sysctl(knob), text));
                 }
             }
@@ -171,16 +195,138 @@ fn is_absent(e: &std::io::Error) -> bool {
         || matches!(e.raw_os_error(), Some(95 | 19 | 6))
 }
 
+/// A file read on every sample, kept open between reads when it lives on procfs.
+struct Held {
+    path: PathBuf,
+    file: Option<File>,
+}
+
+impl Held {
+    fn new(path: PathBuf) -> Self {
+        Self { path, file: None }
+    }
+
+    /// The whole file as text; `None` when it does not exist (any more).
+    fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<String>> {
+        if let Some(f) = &self.file {
+            if let Ok(n) = read_from_start(f, buf) {
+                return Ok(Some(text(&buf[..n])));
+            }
+            // Stale or failing descriptor: fall through to a fresh open, which decides.
+            self.file = None;
+        }
+        let res = File::open(&self.path).and_then(|f| read_from_start(&f, buf).map(|n| (f, n)));
+        match res {
+            Ok((f, n)) => {
+                let out = text(&buf[..n]);
+                if is_procfs(&f) {
+                    self.file = Some(f);
+                }
+                Ok(Some(out))
+            }
+            Err(e) if is_absent(&e) => Ok(None),
+            Err(source) => Err(Error::Io {
+                path: self.path.clone(),
+                source,
+            }),
+        }
+    }
+}
+
+/// Whether `f` is on procfs, where re-reading from offset 0 regenerates the text.
+fn is_procfs(f: &File) -> bool {
+    rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
+}
+
+/// Reads all of `f` from offset 0 into `buf` (grown as needed, never shrunk); returns the
+/// length. With a buffer larger than the file this is one read plus the read that sees EOF.
+fn read_from_start(f: &File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    if buf.is_empty() {
+        buf.resize(64 * 1024, 0);
+    }
+    let mut n = 0;
+    loop {
+        if n == buf.len() {
+            buf.resize(buf.len() * 2, 0);
+        }
+        match f.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => return Ok(n),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
 /// Reads a whole file as text; `None` when the file does not exist on this machine.
 pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
-    buf.clear();
-    let res = std::fs::File::open(path).and_then(|mut f| f.read_to_end(buf));
+    let res = File::open(path).and_then(|f| read_from_start(&f, buf));
     match res {
-        Ok(_) => Ok(Some(String::from_utf8_lossy(buf).into_owned())),
+        Ok(n) => Ok(Some(text(&buf[..n]))),
         Err(e) if is_absent(&e) => Ok(None),
         Err(source) => Err(Error::Io {
             path: path.to_owned(),
             source,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn held_proc_file_rereads_fresh_text() {
+        let mut h = Held::new("/proc/self/stat".into());
+        let mut buf = Vec::new();
+        let a = h.read(&mut buf).unwrap().unwrap();
+        assert!(h.file.is_some(), "procfs files are kept open");
+        // Burn some CPU so utime/stime or at least the text can move; the point is that a
+        // second read returns a whole, well-formed file again, from offset 0.
+        let b = h.read(&mut buf).unwrap().unwrap();
+        assert_eq!(a.split(' ').next(), b.split(' ').next());
+        assert!(b.ends_with('\n'));
+    }
+
+    #[test]
+    fn regular_files_are_reopened_and_vanishing_means_absent() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("meminfo");
+        std::fs::write(&path, "one\n").unwrap();
+        let mut h = Held::new(path.clone());
+        let mut buf = Vec::new();
+        assert_eq!(h.read(&mut buf).unwrap().as_deref(), Some("one\n"));
+        assert!(h.file.is_none(), "files outside procfs are not held");
+        std::fs::write(&path, "two, longer\n").unwrap();
+        assert_eq!(h.read(&mut buf).unwrap().as_deref(), Some("two, longer\n"));
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(h.read(&mut buf).unwrap(), None);
+    }
+
+    #[test]
+    fn files_larger_than_the_buffer_are_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big");
+        let big = "x".repeat(200 * 1024 + 7);
+        std::fs::write(&path, &big).unwrap();
+        let mut buf = vec![0; 16];
+        assert_eq!(read_optional(&path, &mut buf).unwrap(), Some(big));
+    }
+
+    #[test]
+    fn live_sample_holds_the_tick_files() {
+        let mut src = FsSource::live();
+        let a = src.read().unwrap();
+        let b = src.read().unwrap();
+        assert!(src.tick_files[0].file.is_some());
+        assert!(b.file(names::MEMINFO).unwrap().starts_with("MemTotal:"));
+        assert_eq!(
+            a.files.keys().collect::<Vec<_>>(),
+            b.files.keys().collect::<Vec<_>>()
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! Small drawing helpers shared by the panes: bordered blocks, bars, gauges, sparklines.
+//! Small drawing helpers shared by the panes: bordered blocks, bars, gauges, sparklines, and
+//! `paint_lines`, a cheaper `Paragraph` for lines of plain text.
 //!
 //! Owns: glyph choice for `--ascii` (no braille, block or box-drawing characters).
 //! Must not touch: app state.
@@ -8,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::{bar, border};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Sparkline, Widget};
+use ratatui::widgets::{Block, Paragraph, Sparkline, Widget};
 
 use super::theme;
 use crate::app::App;
@@ -165,5 +166,99 @@ pub fn level(app: &App, lvl: u8) -> Style {
         0 => t.ok,
         1 => t.warn,
         _ => t.crit,
+    }
+}
+
+/// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
+/// symbols the panes use. Anything else (combining marks, wide or control characters) sends
+/// its line through `Paragraph`, which segments graphemes and measures widths.
+fn single_cell(c: char) -> bool {
+    matches!(c, ' '..='~' | '█' | '·' | '→' | 'Δ' | 'µ' | '–' | '…')
+}
+
+/// Draws `lines` top to bottom in `area`, each cut at the area's width: exactly the cells of
+/// `Paragraph::new(lines).render(area, buf)` without wrapping. Lines of plain text (see
+/// `single_cell`, left-aligned) are written cell by cell, skipping `Paragraph`'s grapheme
+/// segmentation and width lookups; any other line is drawn by `Paragraph` on its own row.
+pub fn paint_lines(lines: &[Line], area: Rect, buf: &mut Buffer) {
+    let area = area.intersection(buf.area);
+    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
+        let plain = line.alignment.is_none()
+            && line
+                .spans
+                .iter()
+                .all(|s| s.content.chars().all(single_cell));
+        if !plain {
+            let row = Rect::new(area.x, y, area.width, 1);
+            Paragraph::new(line.clone()).render(row, buf);
+            continue;
+        }
+        let base = Style::default().patch(line.style);
+        let mut x = area.left();
+        'spans: for span in &line.spans {
+            let style = base.patch(span.style);
+            for c in span.content.chars() {
+                if x >= area.right() {
+                    break 'spans;
+                }
+                buf[(x, y)].set_char(c).set_style(style);
+                x += 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::style::{Color, Modifier};
+
+    use super::*;
+
+    fn both(lines: &[Line], area: Rect) -> (Buffer, Buffer) {
+        let full = Rect::new(0, 0, 30, 6);
+        let mut fast = Buffer::empty(full);
+        let mut slow = Buffer::empty(full);
+        // Pre-existing content with a style, so patching shows up in the comparison.
+        for b in [&mut fast, &mut slow] {
+            b.set_string(0, 0, "#".repeat(30), Style::new().bg(Color::Blue));
+        }
+        paint_lines(lines, area, &mut fast);
+        Paragraph::new(lines.to_vec()).render(area, &mut slow);
+        (fast, slow)
+    }
+
+    #[test]
+    fn paint_lines_matches_paragraph() {
+        let dim = Style::new().fg(Color::DarkGray);
+        let bold = Style::new().add_modifier(Modifier::BOLD).fg(Color::Red);
+        let lines = vec![
+            Line::from(vec![
+                Span::styled("Available ", dim),
+                Span::styled("21.3G", bold),
+            ]),
+            Line::from(Span::styled("█".repeat(40), bold)),
+            Line::from(vec![
+                Span::raw("T→1.0G b→512M Δ 12 kB µs – …·"),
+                Span::styled(" tail that is cut", dim),
+            ]),
+            // Not plain: a wide character, a combining mark, a tab.
+            Line::from("wide 漢字 e\u{301} tab\tend"),
+            Line::from(vec![Span::raw("x")]).style(Style::new().fg(Color::Green)),
+            Line::from("past the bottom"),
+        ];
+        for area in [
+            Rect::new(0, 0, 30, 6),
+            Rect::new(3, 1, 12, 3),
+            Rect::new(29, 0, 1, 6),
+            Rect::new(0, 0, 0, 6),
+        ] {
+            let (fast, slow) = both(&lines, area);
+            assert_eq!(fast, slow, "{area:?}");
+            // PartialEq treats an empty cell like " "; compare symbols and styles too.
+            for (a, b) in fast.content.iter().zip(&slow.content) {
+                assert_eq!(a.symbol(), b.symbol());
+                assert_eq!(a.style(), b.style());
+            }
+        }
     }
 }

@@ -7,7 +7,7 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus};
 use crate::fmt::{bytes, pages};
@@ -15,7 +15,7 @@ use crate::model::Model;
 use crate::model::dirty::{Mode, State};
 use crate::parse::VmSysctl;
 use crate::ui::theme;
-use crate::ui::widgets::{block, gauge, kv, level};
+use crate::ui::widgets::{block, gauge, kv, level, paint_lines};
 
 /// Severity of a dirty state: throttled warns, the hard limit is critical.
 #[must_use]
@@ -62,7 +62,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let inner = b.inner(area);
     b.render(area, buf);
     let Some(m) = &app.model else { return };
-    Paragraph::new(lines(app, m, inner.width, inner.height)).render(inner, buf);
+    paint_lines(&lines(app, m, inner.width, inner.height), inner, buf);
 }
 
 fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {

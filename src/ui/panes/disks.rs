@@ -10,13 +10,13 @@ use std::fmt::Write;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus, SortKey};
 use crate::model::Disk;
 use crate::model::saturation::saturation;
 use crate::ui::theme;
-use crate::ui::widgets::{block, level};
+use crate::ui::widgets::{block, level, paint_lines};
 
 type Getter = fn(&Disk) -> Option<f64>;
 
@@ -114,7 +114,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             t.dim,
         )));
     }
-    Paragraph::new(lines).render(inner, buf);
+    paint_lines(&lines, inner, buf);
 }
 
 #[cfg(test)]

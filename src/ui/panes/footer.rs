@@ -5,11 +5,11 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::App;
 use crate::app::keymap::{Action, bindings};
 use crate::ui::theme;
+use crate::ui::widgets::paint_lines;
 
 /// The actions the footer shows, with a short name each; keys come from the keymap.
 const SHOWN: [(Action, &str); 9] = [
@@ -66,5 +66,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         format!("[sort {}]", app.ui.sort.label()),
         t.dim,
     ));
-    Paragraph::new(Line::from(spans)).render(area, buf);
+    paint_lines(&[Line::from(spans)], area, buf);
 }

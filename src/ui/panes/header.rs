@@ -5,12 +5,12 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::App;
 use crate::fmt::clock_utc;
 use crate::model::Pressure;
-use crate::ui::{theme, widgets::kv};
+use crate::ui::theme;
+use crate::ui::widgets::{kv, paint_lines};
 
 fn uptime(s: f64) -> String {
     let s = s as u64;
@@ -109,5 +109,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         // Compact: a problem replaces the CPU line.
         lines.push(status.unwrap_or_else(|| Line::from(second)));
     }
-    Paragraph::new(lines).render(area, buf);
+    paint_lines(&lines, area, buf);
 }

@@ -5,13 +5,13 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus};
 use crate::fmt::bytes;
 use crate::model::Memory;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv, level, stacked_bar};
+use crate::ui::widgets::{block, kv, level, paint_lines, stacked_bar};
 
 fn kb(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0))
@@ -119,5 +119,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             t.dim,
         )));
     }
-    Paragraph::new(lines).render(inner, buf);
+    paint_lines(&lines, inner, buf);
 }

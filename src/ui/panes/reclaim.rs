@@ -6,14 +6,14 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
+use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus};
 use crate::fmt::{opt, pages, rate};
 use crate::model::Model;
 use crate::model::zones::Watermarks;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv, level};
+use crate::ui::widgets::{block, kv, level, paint_lines};
 
 /// Where free memory stands against the summed watermarks, and its severity.
 #[must_use]
@@ -76,7 +76,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 level(app, lvl),
             ));
         }
-        Paragraph::new(Line::from(l)).render(inner, buf);
+        paint_lines(&[Line::from(l)], inner, buf);
         return;
     }
     let eff = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}%"));
@@ -134,7 +134,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         lines.push(Line::from(l));
         lines.push(Line::from(Span::styled(label, level(app, lvl))));
     }
-    Paragraph::new(lines).render(inner, buf);
+    paint_lines(&lines, inner, buf);
 }
 
 #[cfg(test)]
