@@ -114,16 +114,11 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         &mut err,
         &mut wait,
     );
-    match summary {
-        Ok(s) if s.errors > 0 => {
-            let _ = err.flush();
-            std::process::exit(1);
-        }
-        Ok(_) => Ok(()),
-        // A closed pipe (`pagewatch --batch | head`) is a normal way to stop.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("writing output"),
+    if pagewatch::batch::failed(summary)? {
+        let _ = err.flush();
+        std::process::exit(1);
     }
+    Ok(())
 }
 
 /// Reads a recording, printing what was skipped.

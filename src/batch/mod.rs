@@ -74,3 +74,15 @@ pub fn run(
     }
     Ok(summary)
 }
+
+/// What a finished batch run means for the process: `Ok(true)` when some samples failed to
+/// read or parse (exit status 1), `Ok(false)` when all was well or the reader closed the pipe
+/// (`pagewatch --batch | head` is a normal way to stop), `Err` when output failed otherwise.
+pub fn failed(summary: std::io::Result<Summary>) -> anyhow::Result<bool> {
+    use anyhow::Context;
+    match summary {
+        Ok(s) => Ok(s.errors > 0),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e).context("writing output"),
+    }
+}

@@ -106,15 +106,11 @@ pub fn replay_batch(args: &ReplayArgs) -> Result<()> {
         &mut err,
         &mut || {},
     );
-    match summary {
-        Ok(s) if s.errors > 0 => {
-            let _ = err.flush();
-            std::process::exit(1);
-        }
-        Ok(_) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(e).context("writing output"),
+    if crate::batch::failed(summary)? {
+        let _ = err.flush();
+        std::process::exit(1);
     }
+    Ok(())
 }
 
 /// Parses a duration: plain seconds (`90`), or a number with `s`, `m` or `h` (`1.5h`).
