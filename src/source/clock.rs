@@ -49,6 +49,13 @@ impl Ticker {
 
     /// Sleeps until the next tick.
     pub fn wait(&mut self) {
+        let next = self.advance();
+        std::thread::sleep(next.saturating_sub(self.start.elapsed()));
+    }
+
+    /// Moves to the next tick still in the future (ticks missed while busy are skipped) and
+    /// returns its offset from the ticker's start.
+    fn advance(&mut self) -> std::time::Duration {
         let elapsed = self.start.elapsed();
         self.ticks += 1;
         let mut next = self.interval * self.ticks;
@@ -56,7 +63,7 @@ impl Ticker {
             self.ticks += 1;
             next = self.interval * self.ticks;
         }
-        std::thread::sleep(next.saturating_sub(elapsed));
+        next
     }
 }
 
@@ -70,13 +77,7 @@ impl Ticker {
         limit: Option<std::time::Duration>,
     ) -> bool {
         const SLICE: std::time::Duration = std::time::Duration::from_millis(50);
-        let elapsed = self.start.elapsed();
-        self.ticks += 1;
-        let mut next = self.interval * self.ticks;
-        while next <= elapsed {
-            self.ticks += 1;
-            next = self.interval * self.ticks;
-        }
+        let next = self.advance();
         if limit.is_some_and(|l| next > l) {
             return false;
         }
