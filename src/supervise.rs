@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
@@ -39,7 +40,7 @@ pub struct Supervisor {
     /// Pids of fio runs pagewatch started (their guards), hidden from the foreign scan.
     own_pids: Arc<Mutex<BTreeSet<u32>>>,
     pairing: Arc<Mutex<FioPairing>>,
-    scanning: Arc<Mutex<bool>>,
+    scanning: Arc<AtomicBool>,
 }
 
 impl Supervisor {
@@ -196,14 +197,8 @@ impl Supervisor {
 
     /// Scans /proc for fio processes pagewatch did not start, on a thread; one scan at a time.
     fn scan_foreign(&self) {
-        {
-            let Ok(mut busy) = self.scanning.lock() else {
-                return;
-            };
-            if *busy {
-                return;
-            }
-            *busy = true;
+        if self.scanning.swap(true, Ordering::AcqRel) {
+            return;
         }
         let (tx, own, pairing, busy) = (
             self.tx.clone(),
@@ -249,9 +244,7 @@ impl Supervisor {
                 })
                 .collect();
             let _ = tx.send(Msg::Foreign(views));
-            if let Ok(mut b) = busy.lock() {
-                *b = false;
-            }
+            busy.store(false, Ordering::Release);
         });
     }
 

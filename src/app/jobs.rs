@@ -268,8 +268,7 @@ impl Jobs {
         }
     }
 
-    /// Applies a report from the runtime. Returns the job's label when the message started or
-    /// ended it (for the event log).
+    /// Applies a report from the runtime.
     pub fn apply(&mut self, msg: &JobMsg, now_ms: i64) {
         let Some(j) = self.list.iter_mut().find(|j| j.id == msg.id()) else {
             return;
@@ -335,11 +334,5 @@ impl Jobs {
                 }
             }
         }
-    }
-
-    /// Whether any job is active.
-    #[must_use]
-    pub fn any_active(&self) -> bool {
-        self.list.iter().any(|j| j.state.active())
     }
 }
