@@ -109,8 +109,9 @@ impl App {
             }
         };
         let avail = mem.MemAvailable.unwrap_or(mem.MemFree) * 1024;
-        let margin = crate::jobs::eat_plan::margin(total);
-        if !force && bytes > avail.saturating_sub(margin) {
+        // The eater's own rule decides; the words here fit the screen's `y` to confirm.
+        if crate::jobs::eat_plan::check_target(bytes, total, avail, force).is_err() {
+            let margin = crate::jobs::eat_plan::margin(total);
             self.prompt = Some(Prompt::EatConfirm {
                 why: format!(
                     "{} is more than MemAvailable {} minus the {} safety margin",

@@ -118,3 +118,33 @@ fn bad_sample_keeps_last_figures_and_shows_error() {
     assert_eq!(a.model, before);
     assert!(a.error.as_deref().unwrap().starts_with("proc/meminfo:1:"));
 }
+
+#[test]
+fn eat_past_the_margin_asks_first_then_forces() {
+    let mut a = app("live-idle");
+    a.caps.experiments = true;
+    let type_in = |a: &mut App, s: &str| {
+        for c in s.chars() {
+            a.update(Msg::Key(Key::Char(c)));
+        }
+        a.update(Msg::Key(Key::Enter))
+    };
+    a.update(Msg::Key(Key::Char('m')));
+    let fx = type_in(&mut a, "64M");
+    assert!(
+        matches!(&fx[..], [Effect::StartEat { size, force: false, .. }] if size == "64M"),
+        "{fx:?}"
+    );
+    a.update(Msg::Key(Key::Char('m')));
+    assert!(type_in(&mut a, "99%").is_empty());
+    assert!(
+        matches!(a.prompt, Some(Prompt::EatConfirm { .. })),
+        "{:?}",
+        a.prompt
+    );
+    let fx = a.update(Msg::Key(Key::Char('y')));
+    assert!(
+        matches!(&fx[..], [Effect::StartEat { size, force: true, .. }] if size == "99%"),
+        "{fx:?}"
+    );
+}
