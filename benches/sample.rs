@@ -150,5 +150,37 @@ fn frame(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench, frame);
+/// What the TUI does per sample: `Screen::frame` repaints and compares only the drawing
+/// operations that changed. Alternates between the app after the tree's last two samples, so
+/// every frame follows a real sample-to-sample change (clock, figures, charts one column on).
+fn screen_frames(c: &mut Criterion) {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::{HostInfo, Source, TreeSource};
+    use pagewatch::ui::Screen;
+    use ratatui::layout::Rect;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle");
+    let mut samples = Vec::new();
+    let mut src = TreeSource::open(&dir).expect("tree");
+    while let Some(s) = src.next_sample().expect("sample") {
+        samples.push(s);
+    }
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    let mut b = App::new(HostInfo::default(), Look::default(), 1.0);
+    for (i, s) in samples.iter().enumerate() {
+        if i + 1 < samples.len() {
+            a.update(Msg::Sample(s.clone()));
+        }
+        b.update(Msg::Sample(s.clone()));
+    }
+    let area = Rect::new(0, 0, 160, 48);
+    let mut screen = Screen::new();
+    c.bench_function("screen_160x48_two_samples", |bch| {
+        bch.iter(|| {
+            black_box(screen.frame(&a, area).len());
+            black_box(screen.frame(&b, area).len())
+        });
+    });
+}
+
+criterion_group!(benches, bench, frame, screen_frames);
 criterion_main!(benches);

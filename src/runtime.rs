@@ -74,7 +74,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     app.update(Msg::Tick {
         now_ms: clock.wall_ms(),
     });
-    terminal.draw(|f| crate::ui::draw(f, &app))?;
+    terminal.draw(&app)?;
     let mut cpu = CpuMeter::new();
     for e in &opts.initial {
         edges.jobs.perform(e);
@@ -104,7 +104,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
             }
         }
         if app.take_dirty() {
-            terminal.draw(|f| crate::ui::draw(f, &app))?;
+            terminal.draw(&app)?;
         }
     }
 }

@@ -6,17 +6,66 @@
 //! standard output is line-buffered, which split each frame into several writes. Output that
 //! was not flushed when the terminal is dropped (a panic in the middle of a frame) is dropped
 //! with it, never written after the terminal was restored.
-//! Owns: terminal setup and restore. The only module that enables raw mode.
+//!
+//! Frames come from `ui::Screen`, which sends only the cells that changed; this module writes
+//! them, hides the cursor, and on a size change clears the terminal first (what ratatui's
+//! `Terminal::draw` does, without painting and diffing the whole screen every frame). The size
+//! is asked of the standard output with one `ioctl` (crossterm's `window_size` opens
+//! `/dev/tty` on every call).
+//! Owns: terminal setup, drawing and restore. The only module that enables raw mode.
 
 use std::io::{self, Write};
 
-use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
+use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
+use ratatui::layout::Rect;
+
+use crate::app::App;
+use crate::ui::Screen;
 
 /// The terminal the TUI draws on.
-pub type Term = Terminal<CrosstermBackend<FrameOut>>;
+pub struct Term {
+    backend: CrosstermBackend<FrameOut>,
+    screen: Screen,
+    /// Size at the last frame; `None` before the first.
+    known: Option<Rect>,
+}
+
+impl Term {
+    /// Draws `app`'s frame: the cells that changed since the last one.
+    pub fn draw(&mut self, app: &App) -> io::Result<()> {
+        let area = size()?;
+        if self.known != Some(area) {
+            self.backend.clear()?;
+            self.screen.clear(area);
+        }
+        self.known = Some(area);
+        let updates = self.screen.frame(app, area);
+        if !updates.is_empty() {
+            self.backend
+                .draw(updates.iter().map(|(x, y, c)| (*x, *y, c)))?;
+        }
+        self.backend.hide_cursor()?;
+        Backend::flush(&mut self.backend)
+    }
+}
+
+impl Drop for Term {
+    fn drop(&mut self) {
+        // Straight to stdout: a frame cut short by a panic stays unwritten in `FrameOut`.
+        let _ = execute!(io::stdout(), ratatui::crossterm::cursor::Show);
+    }
+}
+
+/// The terminal's size, from the standard output (from crossterm when that is not a terminal).
+fn size() -> io::Result<Rect> {
+    if let Ok(ws) = rustix::termios::tcgetwinsize(io::stdout()) {
+        return Ok(Rect::new(0, 0, ws.ws_col, ws.ws_row));
+    }
+    let (w, h) = ratatui::crossterm::terminal::size()?;
+    Ok(Rect::new(0, 0, w, h))
+}
 
 /// Standard output, written once per flush.
 #[derive(Default)]
@@ -62,6 +111,10 @@ pub fn init() -> io::Result<(Term, Guard)> {
     // From here on the guard restores, whatever fails next.
     let guard = Guard;
     execute!(io::stdout(), EnterAlternateScreen)?;
-    let terminal = Terminal::new(CrosstermBackend::new(FrameOut::default()))?;
+    let terminal = Term {
+        backend: CrosstermBackend::new(FrameOut::default()),
+        screen: Screen::new(),
+        known: None,
+    };
     Ok((terminal, guard))
 }

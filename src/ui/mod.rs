@@ -2,8 +2,10 @@
 //!
 //! Owns: the screen. Every pane is a `render(app, area, buf)` in `panes/`.
 
+pub mod canvas;
 pub mod layout;
 pub mod panes;
+mod screen;
 pub mod theme;
 mod widgets;
 
@@ -14,7 +16,9 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::App;
+use canvas::Canvas;
 use layout::{MIN, PaneRects};
+pub use screen::Screen;
 pub use theme::Theme;
 
 /// Draws the whole screen into a frame.
@@ -35,10 +39,12 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             .render(area, buf);
         return;
     }
-    let disk_rows = app.model.as_ref().map_or(0, |m| m.disks.len());
-    let r = PaneRects::for_area(area, disk_rows, panes::jobs::rows(app));
-    panes::header::render(app, r.header, buf);
+    let r = rects(app, area);
+    let mut c = Canvas::default();
+    panes::header::draw(app, r.header, &mut c);
     if app.ui.detail {
+        panes::footer::draw(app, r.footer, &mut c);
+        c.paint(buf);
         let body = Rect::new(
             area.x,
             r.header.bottom(),
@@ -47,26 +53,56 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         );
         panes::detail::render(app, body, buf);
     } else {
-        panes::memory::render(app, r.memory, buf);
-        panes::dirty::render(app, r.dirty, buf);
-        panes::reclaim::render(app, r.reclaim, buf);
-        panes::disks::render(app, r.disks, buf);
-        if r.jobs.area() > 0 {
-            if r.large {
-                panes::jobs::render(app, r.jobs, buf);
-            } else {
-                panes::jobs::render_lines(app, r.jobs, buf);
-            }
-        }
-        if r.charts.height > 0 {
-            panes::charts::render(app, r.charts, buf);
-        }
+        main_view(app, &r, &mut c);
+        c.paint(buf);
     }
-    panes::footer::render(app, r.footer, buf);
     if app.ui.help {
         panes::help::render(app, area, buf);
     }
     panes::prompt::render(app, area, buf);
+}
+
+/// The screen as a canvas, when it is the main view with nothing over it; `None` for the
+/// views painted straight onto a buffer (too small, device detail, help, a prompt).
+#[must_use]
+pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
+    if area.width < MIN.0
+        || area.height < MIN.1
+        || app.ui.detail
+        || app.ui.help
+        || app.prompt.is_some()
+    {
+        return None;
+    }
+    let r = rects(app, area);
+    let mut c = Canvas::default();
+    panes::header::draw(app, r.header, &mut c);
+    main_view(app, &r, &mut c);
+    Some(c)
+}
+
+fn rects(app: &App, area: Rect) -> PaneRects {
+    let disk_rows = app.model.as_ref().map_or(0, |m| m.disks.len());
+    PaneRects::for_area(area, disk_rows, panes::jobs::rows(app))
+}
+
+/// The panes, the charts and the footer (everything but the header) onto `c`.
+fn main_view(app: &App, r: &PaneRects, c: &mut Canvas) {
+    panes::memory::draw(app, r.memory, c);
+    panes::dirty::draw(app, r.dirty, c);
+    panes::reclaim::draw(app, r.reclaim, c);
+    panes::disks::draw(app, r.disks, c);
+    if r.jobs.area() > 0 {
+        if r.large {
+            panes::jobs::draw(app, r.jobs, c);
+        } else {
+            panes::jobs::draw_lines(app, r.jobs, c);
+        }
+    }
+    if r.charts.height > 0 {
+        panes::charts::draw(app, r.charts, c);
+    }
+    panes::footer::draw(app, r.footer, c);
 }
 
 /// The theme in force for this app.

@@ -4,13 +4,16 @@
 //! Owns: glyph choice for `--ascii` (no braille, block or box-drawing characters).
 //! Must not touch: app state.
 
+use std::borrow::Cow;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::symbols::{bar, border};
+use ratatui::symbols::border;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Sparkline, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
+use super::canvas::{Part, ticks};
 use super::theme;
 use crate::app::App;
 
@@ -25,20 +28,8 @@ const ASCII_BORDER: border::Set = border::Set {
     horizontal_bottom: "-",
 };
 
-const ASCII_BARS: bar::Set = bar::Set {
-    full: "#",
-    seven_eighths: "#",
-    three_quarters: "*",
-    five_eighths: "+",
-    half: "=",
-    three_eighths: "-",
-    one_quarter: ":",
-    one_eighth: ".",
-    empty: " ",
-};
-
 /// A bordered pane with a title; the focused pane's border is highlighted.
-pub fn block<'a>(app: &App, title: &'a str, focused: bool) -> Block<'a> {
+pub fn block(app: &App, title: impl Into<Cow<'static, str>>, focused: bool) -> Block<'static> {
     let t = super::theme(app);
     Block::bordered()
         .border_set(if app.look.ascii {
@@ -119,35 +110,13 @@ pub fn gauge(
 }
 
 /// A sparkline of the last `area.width` values, newest at the right, scaled to `max`.
-pub fn sparkline(
-    app: &App,
-    area: Rect,
-    buf: &mut Buffer,
-    values: &[Option<f64>],
-    max: f64,
-    style: Style,
-) {
-    if area.width == 0 || area.height == 0 {
-        return;
+pub fn sparkline(app: &App, area: Rect, values: &[Option<f64>], max: f64, style: Style) -> Part {
+    Part::Spark {
+        area,
+        ticks: ticks(values, area.width, area.height, max),
+        style,
+        ascii: app.look.ascii,
     }
-    let w = usize::from(area.width);
-    let scale = if max > 0.0 { 1000.0 / max } else { 0.0 };
-    let tail = &values[values.len().saturating_sub(w)..];
-    let mut data: Vec<u64> = vec![0; w - tail.len()];
-    data.extend(
-        tail.iter()
-            .map(|v| (v.unwrap_or(0.0).max(0.0) * scale).round() as u64),
-    );
-    Sparkline::default()
-        .data(data)
-        .max(1000)
-        .bar_set(if app.look.ascii {
-            ASCII_BARS
-        } else {
-            bar::NINE_LEVELS
-        })
-        .style(style)
-        .render(area, buf);
 }
 
 /// A label followed by a value, as two spans.
@@ -172,7 +141,7 @@ pub fn level(app: &App, lvl: u8) -> Style {
 /// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
 /// symbols the panes use. Anything else (combining marks, wide or control characters) sends
 /// its line through `Paragraph`, which segments graphemes and measures widths.
-fn single_cell(c: char) -> bool {
+pub(super) fn single_cell(c: char) -> bool {
     matches!(c, ' '..='~' | '█' | '·' | '→' | 'Δ' | 'µ' | '–' | '…')
 }
 

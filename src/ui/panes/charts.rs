@@ -3,42 +3,46 @@
 //!
 //! Owns: the chart area. Must not touch: app state.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
-use ratatui::widgets::Widget;
 
 use crate::app::App;
 use crate::event::EventKind;
 use crate::fmt::{bytes, pages, rate};
+use crate::ui::canvas::{Canvas, Part};
 use crate::ui::theme;
 use crate::ui::widgets::{block, sparkline};
 
 /// Draws the four charts in a 2×2 grid.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let [top, bottom] =
         Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(area);
     let [mem, dirty] =
         Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(top);
     let [reclaim, disk] =
         Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(bottom);
-    memory_chart(app, mem, buf);
-    dirty_chart(app, dirty, buf);
-    reclaim_chart(app, reclaim, buf);
-    disk_charts(app, disk, buf, app.selected_disk().map(|d| d.name.as_str()));
-    for a in [mem, dirty, reclaim, disk] {
-        markers(app, inner(a), buf);
-    }
+    memory_chart(app, mem, canvas);
+    dirty_chart(app, dirty, canvas);
+    reclaim_chart(app, reclaim, canvas);
+    disk_charts(
+        app,
+        disk,
+        canvas,
+        app.selected_disk().map(|d| d.name.as_str()),
+    );
+}
+
+/// A chart: its block titled `title`, and `parts` inside it followed by the event markers.
+fn chart(app: &App, area: Rect, canvas: &mut Canvas, title: String, parts: Vec<Part>) {
+    let inner = canvas.block(area, block(app, title, false));
+    let mut parts = parts;
+    markers(app, inner, &mut parts);
+    canvas.chart(inner, parts);
 }
 
 /// The area inside a chart's border.
-fn inner(a: Rect) -> Rect {
-    Rect::new(
-        a.x + 1,
-        a.y + 1,
-        a.width.saturating_sub(2),
-        a.height.saturating_sub(2),
-    )
+fn inner_of(app: &App, area: Rect) -> Rect {
+    block(app, "", false).inner(area)
 }
 
 /// The letter that marks an event on the charts: S job start, E job end, D cache drop,
@@ -56,7 +60,7 @@ pub fn marker_letter(kind: &EventKind) -> Option<char> {
 
 /// Marks events on a chart: a letter in the top row and a dotted line down the column of the
 /// sample the event happened before, where the chart is empty.
-fn markers(app: &App, area: Rect, buf: &mut Buffer) {
+fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
     let pts = &app.history.points;
     let (Some(first), true) = (pts.front(), area.width > 0 && area.height > 0) else {
         return;
@@ -82,18 +86,16 @@ fn markers(app: &App, area: Rect, buf: &mut Buffer) {
             continue;
         }
         let x = area.right() - 1 - (newer.saturating_sub(1) as u16).min(area.width - 1);
-        for y in area.top()..area.bottom() {
-            let cell = &mut buf[(x, y)];
-            if y == area.top() {
-                cell.set_char(letter).set_style(t.warn);
-            } else if cell.symbol() == " " {
-                cell.set_char(line).set_style(t.dim);
-            }
-        }
+        parts.push(Part::Marker {
+            area,
+            x,
+            letter: (letter, t.warn),
+            line: (line, t.dim),
+        });
     }
 }
 
-fn memory_chart(app: &App, area: Rect, buf: &mut Buffer) {
+fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     let h = &app.history.points;
     let total = h.back().map_or(0, |p| p.mem_total_kb);
     let now = h.back().and_then(|p| p.mem_available_kb);
@@ -102,17 +104,16 @@ fn memory_chart(app: &App, area: Rect, buf: &mut Buffer) {
         now.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0)),
         bytes(total as f64 * 1024.0)
     );
-    let b = block(app, &title, false);
-    let inner = b.inner(area);
-    b.render(area, buf);
+    let inner = inner_of(app, area);
     let v: Vec<Option<f64>> = h
         .iter()
         .map(|p| p.mem_available_kb.map(|v| v as f64))
         .collect();
-    sparkline(app, inner, buf, &v, total as f64, theme(app).segments[1]);
+    let spark = sparkline(app, inner, &v, total as f64, theme(app).segments[1]);
+    chart(app, area, canvas, title, vec![spark]);
 }
 
-fn dirty_chart(app: &App, area: Rect, buf: &mut Buffer) {
+fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     let h = &app.history.points;
     let ps = app.model.as_ref().map_or(4096, |m| m.page_size);
     let last = h.back().copied().unwrap_or_default();
@@ -123,12 +124,10 @@ fn dirty_chart(app: &App, area: Rect, buf: &mut Buffer) {
             .map_or_else(|| "-".to_owned(), |p| pages(p, ps)),
         pages(thresh, ps)
     );
-    let b = block(app, &title, false);
-    let inner = b.inner(area);
-    b.render(area, buf);
+    let inner = inner_of(app, area);
     let v: Vec<Option<f64>> = h.iter().map(|p| p.dirty_wb.map(|v| v as f64)).collect();
     let t = theme(app);
-    sparkline(app, inner, buf, &v, thresh as f64, t.segments[2]);
+    let mut parts = vec![sparkline(app, inner, &v, thresh as f64, t.segments[2])];
     // Threshold lines where the chart is empty: b (background) and f (freerun).
     for (mark, c) in [(last.bg_thresh, 'b'), (last.freerun, 'f')] {
         let (Some(mark), true) = (mark, thresh > 0 && inner.height > 0) else {
@@ -137,17 +136,17 @@ fn dirty_chart(app: &App, area: Rect, buf: &mut Buffer) {
         let frac = mark as f64 / thresh as f64;
         let row =
             inner.bottom() - 1 - ((frac * f64::from(inner.height)) as u16).min(inner.height - 1);
-        for x in inner.left()..inner.right() {
-            let cell = &mut buf[(x, row)];
-            if cell.symbol() == " " {
-                cell.set_char(if x == inner.left() { c } else { '-' })
-                    .set_style(t.dim);
-            }
-        }
+        parts.push(Part::HLine {
+            area: inner,
+            row,
+            first: c,
+            style: t.dim,
+        });
     }
+    chart(app, area, canvas, title, parts);
 }
 
-fn reclaim_chart(app: &App, area: Rect, buf: &mut Buffer) {
+fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     let h = &app.history.points;
     let last = h.back().copied().unwrap_or_default();
     let title = format!(
@@ -155,9 +154,7 @@ fn reclaim_chart(app: &App, area: Rect, buf: &mut Buffer) {
         rate(last.scan_kswapd),
         rate(last.scan_direct)
     );
-    let b = block(app, &title, false);
-    let inner = b.inner(area);
-    b.render(area, buf);
+    let inner = inner_of(app, area);
     let ks: Vec<Option<f64>> = h.iter().map(|p| p.scan_kswapd).collect();
     let dr: Vec<Option<f64>> = h.iter().map(|p| p.scan_direct).collect();
     // One shared scale so the two are comparable.
@@ -169,12 +166,15 @@ fn reclaim_chart(app: &App, area: Rect, buf: &mut Buffer) {
     let [top, bottom] =
         Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(inner);
     let t = theme(app);
-    sparkline(app, top, buf, &ks, max, t.ok);
-    sparkline(app, bottom, buf, &dr, max, t.crit);
+    let parts = vec![
+        sparkline(app, top, &ks, max, t.ok),
+        sparkline(app, bottom, &dr, max, t.crit),
+    ];
+    chart(app, area, canvas, title, parts);
 }
 
 /// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
-pub fn disk_charts(app: &App, area: Rect, buf: &mut Buffer, name: Option<&str>) {
+pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str>) {
     let hist = name.and_then(|n| app.history.disks.get(n));
     let pts: Vec<_> = hist
         .map(|h| h.points.iter().copied().collect())
@@ -188,9 +188,7 @@ pub fn disk_charts(app: &App, area: Rect, buf: &mut Buffer, name: Option<&str>) 
         last.aqu_sz,
         last.util_pct
     );
-    let b = block(app, &title, false);
-    let inner = b.inner(area);
-    b.render(area, buf);
+    let inner = inner_of(app, area);
     let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
     let t = theme(app);
     let series: [(Vec<Option<f64>>, Option<f64>, Style); 4] = [
@@ -215,15 +213,22 @@ pub fn disk_charts(app: &App, area: Rect, buf: &mut Buffer, name: Option<&str>) 
             t.segments[3],
         ),
     ];
+    let mut parts = Vec::new();
     for ((row, (v, max, style)), label) in rows
         .into_iter()
         .zip(series)
         .zip(["IOPS", "await", "aqu-sz", "%util"])
     {
         let max = max.unwrap_or_else(|| v.iter().flatten().fold(0.0_f64, |a, &b| a.max(b)));
-        sparkline(app, row, buf, &v, max, style);
+        parts.push(sparkline(app, row, &v, max, style));
         if row.height > 0 {
-            buf.set_string(row.x, row.y, label, t.dim);
+            parts.push(Part::Label {
+                x: row.x,
+                y: row.y,
+                text: label,
+                style: t.dim,
+            });
         }
     }
+    chart(app, area, canvas, title, parts);
 }

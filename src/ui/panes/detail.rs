@@ -10,6 +10,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::App;
 use crate::fmt::opt;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::{block, kv};
 
@@ -20,7 +21,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let [left, right] =
         Layout::horizontal([Constraint::Length(34), Constraint::Min(20)]).areas(area);
     let title = format!("{} (Esc: back)", d.name);
-    let b = block(app, &title, true);
+    let b = block(app, title, true);
     let inner = b.inner(left);
     b.render(left, buf);
     let mut lines: Vec<Line> = Vec::new();
@@ -73,5 +74,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
         .render(inner, buf);
-    super::charts::disk_charts(app, right, buf, Some(&d.name));
+    let mut charts = Canvas::default();
+    super::charts::disk_charts(app, right, &mut charts, Some(&d.name));
+    charts.paint(buf);
 }

@@ -4,18 +4,17 @@
 //!
 //! Owns: the dirty pane. Must not touch: app state.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus};
 use crate::fmt::{bytes, pages};
 use crate::model::Model;
 use crate::model::dirty::{Mode, State};
 use crate::parse::VmSysctl;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, gauge, kv, level, paint_lines};
+use crate::ui::widgets::{block, gauge, kv, level};
 
 /// Severity of a dirty state: throttled warns, the hard limit is critical.
 #[must_use]
@@ -57,12 +56,13 @@ fn show_pages(app: &App, p: Option<u64>, page_size: u64) -> String {
 }
 
 /// Draws the dirty pane.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let b = block(app, "Dirty & writeback", app.ui.focus == Focus::Dirty);
-    let inner = b.inner(area);
-    b.render(area, buf);
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    let inner = canvas.block(
+        area,
+        block(app, "Dirty & writeback", app.ui.focus == Focus::Dirty),
+    );
     let Some(m) = &app.model else { return };
-    paint_lines(&lines(app, m, inner.width, inner.height), inner, buf);
+    canvas.lines(inner, lines(app, m, inner.width, inner.height));
 }
 
 fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {

@@ -7,16 +7,15 @@
 
 use std::fmt::Write;
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus, SortKey};
 use crate::model::Disk;
 use crate::model::saturation::saturation;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, level, paint_lines};
+use crate::ui::widgets::{block, level};
 
 type Getter = fn(&Disk) -> Option<f64>;
 
@@ -55,15 +54,13 @@ fn cell(v: Option<f64>, decimals: usize, width: usize) -> String {
 }
 
 /// Draws the disk table.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let title = if app.ui.partitions {
         "Disks + partitions"
     } else {
         "Disks"
     };
-    let b = block(app, title, app.ui.focus == Focus::Disks);
-    let inner = b.inner(area);
-    b.render(area, buf);
+    let inner = canvas.block(area, block(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
     let width = usize::from(inner.width);
     let mut avail = width.saturating_sub(NAME_W);
@@ -114,7 +111,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             t.dim,
         )));
     }
-    paint_lines(&lines, inner, buf);
+    canvas.lines(inner, lines);
 }
 
 #[cfg(test)]

@@ -2,14 +2,13 @@
 //!
 //! Owns: the footer line. Must not touch: app state.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::app::keymap::{Action, bindings};
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::paint_lines;
 
 /// The actions the footer shows, with a short name each; keys come from the keymap.
 const SHOWN: [(Action, &str); 9] = [
@@ -38,7 +37,7 @@ const SHOWN_REPLAY: [(Action, &str); 9] = [
 ];
 
 /// Draws the footer.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
     let mut spans = Vec::new();
     let shown = if let Some(r) = &app.replay {
@@ -66,5 +65,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         format!("[sort {}]", app.ui.sort.label()),
         t.dim,
     ));
-    paint_lines(&[Line::from(spans)], area, buf);
+    canvas.lines(area, vec![Line::from(spans)]);
 }

@@ -2,15 +2,15 @@
 //!
 //! Owns: the header lines. Must not touch: app state.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
 use crate::fmt::clock_utc;
 use crate::model::Pressure;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{kv, paint_lines};
+use crate::ui::widgets::kv;
 
 fn uptime(s: f64) -> String {
     let s = s as u64;
@@ -31,7 +31,7 @@ fn psi(p: Option<Pressure>) -> String {
 }
 
 /// Draws the header.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
     let mut first = vec![Span::styled("pagewatch ", t.title)];
     first.extend(kv(app, "", app.host.hostname.clone()));
@@ -109,5 +109,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         // Compact: a problem replaces the CPU line.
         lines.push(status.unwrap_or_else(|| Line::from(second)));
     }
-    paint_lines(&lines, area, buf);
+    canvas.lines(area, lines);
 }

@@ -4,13 +4,12 @@
 //! Owns: the jobs rows. Must not touch: app state (read only), the clock (time comes from
 //! `app.now_ms`).
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Widget};
 
 use crate::app::{App, Focus, ForeignFio, Job, JobKind, JobState};
 use crate::fmt;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::block;
 
@@ -21,19 +20,20 @@ pub fn rows(app: &App) -> usize {
 }
 
 /// Draws the pane with a border (large layout).
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let b = block(app, "Jobs (x stops)", app.ui.focus == Focus::Jobs);
-    let inner = b.inner(area);
-    b.render(area, buf);
-    draw(app, inner, buf, true);
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    let inner = canvas.block(
+        area,
+        block(app, "Jobs (x stops)", app.ui.focus == Focus::Jobs),
+    );
+    job_rows(app, inner, canvas, true);
 }
 
 /// Draws the rows without a border (compact layout): the newest that fit, one line a job.
-pub fn render_lines(app: &App, area: Rect, buf: &mut Buffer) {
-    draw(app, area, buf, false);
+pub fn draw_lines(app: &App, area: Rect, canvas: &mut Canvas) {
+    job_rows(app, area, canvas, false);
 }
 
-fn draw(app: &App, area: Rect, buf: &mut Buffer, two_lines: bool) {
+fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
     let t = theme(app);
     let mut lines: Vec<Line> = Vec::new();
     if let Some(n) = &app.notice {
@@ -80,7 +80,7 @@ fn draw(app: &App, area: Rect, buf: &mut Buffer, two_lines: bool) {
     let room = usize::from(area.height).saturating_sub(lines.len());
     let skip = rows.len().saturating_sub(room);
     lines.extend(rows.into_iter().skip(skip));
-    Paragraph::new(lines).render(area, buf);
+    canvas.lines(area, lines);
 }
 
 fn clip(s: &str, width: usize) -> String {

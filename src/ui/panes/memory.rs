@@ -2,16 +2,15 @@
 //!
 //! Owns: the memory pane. Must not touch: app state.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus};
 use crate::fmt::bytes;
 use crate::model::Memory;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv, level, paint_lines, stacked_bar};
+use crate::ui::widgets::{block, kv, level, stacked_bar};
 
 fn kb(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0))
@@ -48,10 +47,8 @@ pub fn available_level(m: &Memory) -> u8 {
 }
 
 /// Draws the memory pane.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let b = block(app, "Memory", app.ui.focus == Focus::Memory);
-    let inner = b.inner(area);
-    b.render(area, buf);
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    let inner = canvas.block(area, block(app, "Memory", app.ui.focus == Focus::Memory));
     let Some(model) = &app.model else { return };
     let m = &model.memory;
     let t = theme(app);
@@ -119,5 +116,5 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             t.dim,
         )));
     }
-    paint_lines(&lines, inner, buf);
+    canvas.lines(inner, lines);
 }

@@ -3,17 +3,16 @@
 //!
 //! Owns: the reclaim pane. Must not touch: app state.
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Widget;
 
 use crate::app::{App, Focus};
 use crate::fmt::{opt, pages, rate};
 use crate::model::Model;
 use crate::model::zones::Watermarks;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv, level, paint_lines};
+use crate::ui::widgets::{block, kv, level};
 
 /// Where free memory stands against the summed watermarks, and its severity.
 #[must_use]
@@ -40,10 +39,8 @@ fn direct_level(m: &Model) -> u8 {
 }
 
 /// Draws the reclaim pane.
-pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
-    let b = block(app, "Reclaim", app.ui.focus == Focus::Reclaim);
-    let inner = b.inner(area);
-    b.render(area, buf);
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    let inner = canvas.block(area, block(app, "Reclaim", app.ui.focus == Focus::Reclaim));
     let Some(m) = &app.model else { return };
     let t = theme(app);
     let r = &m.reclaim;
@@ -76,7 +73,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
                 level(app, lvl),
             ));
         }
-        paint_lines(&[Line::from(l)], inner, buf);
+        canvas.lines(inner, vec![Line::from(l)]);
         return;
     }
     let eff = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}%"));
@@ -134,7 +131,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         lines.push(Line::from(l));
         lines.push(Line::from(Span::styled(label, level(app, lvl))));
     }
-    paint_lines(&lines, inner, buf);
+    canvas.lines(inner, lines);
 }
 
 #[cfg(test)]

@@ -1,0 +1,302 @@
+//! The screen as the terminal shows it, and the cell updates that take it to the next frame.
+//!
+//! When the view is a canvas laid out like the last one (same operations over the same
+//! cells), only the operations that changed are repainted, each on its own cleared cells, and
+//! only those cells are compared: an idle screen costs the building of its canvas, not the
+//! painting and diffing of every cell. Anything else (the first frame, a new size or layout,
+//! the device detail, help or a prompt) is painted whole and diffed whole, as ratatui's
+//! `Terminal::draw` does. Either way `front` ends equal to `ui::render` of the frame.
+//! Owns: the last frame shown. Must not touch: app state, the terminal itself.
+
+use ratatui::buffer::{Buffer, Cell};
+use ratatui::layout::Rect;
+
+use super::canvas::{self, Canvas, Op};
+use crate::app::App;
+
+/// One cell update: column, row, new cell.
+pub type Update = (u16, u16, Cell);
+
+/// The last frame shown.
+#[derive(Debug, Default)]
+pub struct Screen {
+    /// The cells on the terminal.
+    front: Buffer,
+    /// The operations that painted `front`; empty when it was painted another way.
+    ops: Vec<Op>,
+    /// A spare buffer for whole frames, kept to reuse its allocation.
+    spare: Buffer,
+}
+
+impl Screen {
+    /// A screen that shows nothing yet.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets what the terminal shows, as after clearing it: the next frame is drawn whole
+    /// against a blank screen of `area`.
+    pub fn clear(&mut self, area: Rect) {
+        self.front = Buffer::empty(area);
+        self.ops.clear();
+    }
+
+    /// The cells as last drawn.
+    #[must_use]
+    pub fn cells(&self) -> &Buffer {
+        &self.front
+    }
+
+    /// The updates that turn the last frame into `app`'s frame at `area`.
+    pub fn frame(&mut self, app: &App, area: Rect) -> Vec<Update> {
+        if area != self.front.area {
+            self.clear(area);
+        }
+        match super::canvas(app, area) {
+            Some(c) if same_layout(&self.ops, &c.ops) => self.changed(c),
+            c => self.whole(app, area, c),
+        }
+    }
+
+    /// Repaints and compares only the operations that changed.
+    fn changed(&mut self, new: Canvas) -> Vec<Update> {
+        let mut updates = Vec::new();
+        for (old, op) in self.ops.iter().zip(&new.ops) {
+            if old == op {
+                continue;
+            }
+            let regions = canvas::regions(op);
+            let before: Vec<Buffer> = regions.iter().map(|r| take(&mut self.front, *r)).collect();
+            canvas::paint(op, &mut self.front);
+            let narrow = canvas::narrow(old) && canvas::narrow(op);
+            for b in &before {
+                if narrow {
+                    diff_narrow(b, &self.front, &mut updates);
+                } else {
+                    let after = copy(&self.front, b.area);
+                    updates.extend(
+                        b.diff(&after)
+                            .into_iter()
+                            .map(|(x, y, c)| (x, y, c.clone())),
+                    );
+                }
+            }
+        }
+        self.ops = new.ops;
+        updates
+    }
+
+    /// Paints the whole frame and compares every cell.
+    fn whole(&mut self, app: &App, area: Rect, canvas: Option<Canvas>) -> Vec<Update> {
+        let mut next = std::mem::take(&mut self.spare);
+        next.resize(area);
+        next.reset();
+        match &canvas {
+            Some(c) => c.paint(&mut next),
+            None => super::render(app, area, &mut next),
+        }
+        let updates = self
+            .front
+            .diff(&next)
+            .into_iter()
+            .map(|(x, y, c)| (x, y, c.clone()))
+            .collect();
+        self.spare = std::mem::replace(&mut self.front, next);
+        self.ops = canvas.map(|c| c.ops).unwrap_or_default();
+        updates
+    }
+}
+
+/// Whether two canvases paint the same cells with operations of the same kinds: then each
+/// operation can be repainted alone.
+fn same_layout(old: &[Op], new: &[Op]) -> bool {
+    old.len() == new.len()
+        && old.iter().zip(new).all(|(a, b)| {
+            std::mem::discriminant(a) == std::mem::discriminant(b) && area(a) == area(b)
+        })
+}
+
+fn area(op: &Op) -> Rect {
+    match op {
+        Op::Block { area, .. } | Op::Line { area, .. } | Op::Chart { area, .. } => *area,
+    }
+}
+
+/// The cells of `rect` as a buffer of that area; in `buf` they are left blank.
+fn take(buf: &mut Buffer, rect: Rect) -> Buffer {
+    let rect = rect.intersection(buf.area);
+    let mut content = Vec::with_capacity(rect.area() as usize);
+    for y in rect.top()..rect.bottom() {
+        let i = buf.index_of(rect.x, y);
+        content.extend(
+            buf.content[i..i + usize::from(rect.width)]
+                .iter_mut()
+                .map(std::mem::take),
+        );
+    }
+    Buffer {
+        area: rect,
+        content,
+    }
+}
+
+/// The cells of `before`'s area that differ in `after`, where every glyph on both sides is one
+/// cell wide: then a cell-by-cell comparison is what `Buffer::diff` gives, without measuring
+/// every glyph's width.
+fn diff_narrow(before: &Buffer, after: &Buffer, out: &mut Vec<Update>) {
+    let r = before.area;
+    let w = usize::from(r.width);
+    for (row, y) in before.content.chunks(w.max(1)).zip(r.top()..r.bottom()) {
+        let i = after.index_of(r.x, y);
+        for ((old, new), x) in row.iter().zip(&after.content[i..i + w]).zip(r.left()..) {
+            if old != new {
+                out.push((x, y, new.clone()));
+            }
+        }
+    }
+}
+
+/// A copy of the cells of `rect`.
+fn copy(buf: &Buffer, rect: Rect) -> Buffer {
+    let mut content = Vec::with_capacity(rect.area() as usize);
+    for y in rect.top()..rect.bottom() {
+        let i = buf.index_of(rect.x, y);
+        content.extend_from_slice(&buf.content[i..i + usize::from(rect.width)]);
+    }
+    Buffer {
+        area: rect,
+        content,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::app::{App, Key, Look, Msg};
+    use crate::source::{HostInfo, Source, TreeSource};
+
+    /// A terminal: the screen's updates applied to a buffer.
+    fn apply(term: &mut Buffer, updates: &[Update]) {
+        for (x, y, c) in updates {
+            term[(*x, *y)] = c.clone();
+        }
+    }
+
+    fn whole(app: &App, area: Rect) -> Buffer {
+        let mut b = Buffer::empty(area);
+        super::super::render(app, area, &mut b);
+        b
+    }
+
+    fn samples(tree: &str) -> Vec<crate::sample::RawSample> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/trees")
+            .join(tree);
+        let mut src = TreeSource::open(&dir).unwrap();
+        std::iter::from_fn(|| src.next_sample().unwrap()).collect()
+    }
+
+    /// Every frame, the terminal equals a whole render: through samples, keys that change the
+    /// layout, focus and overlays, and sizes, in colour and in `--ascii` without colour.
+    #[test]
+    fn updates_reproduce_whole_frames() {
+        let keys = [
+            None,
+            Some(Key::Tab),
+            Some(Key::Char('s')),
+            Some(Key::Char('p')),
+            Some(Key::Char('?')),
+            Some(Key::Esc),
+            Some(Key::Enter),
+            Some(Key::Esc),
+            Some(Key::Char('M')),
+            Some(Key::Esc),
+            Some(Key::Down),
+            Some(Key::BackTab),
+        ];
+        for look in [
+            Look::default(),
+            Look {
+                ascii: true,
+                mono: true,
+            },
+        ] {
+            for (w, h) in [(160, 48), (80, 24), (120, 40)] {
+                let area = Rect::new(0, 0, w, h);
+                let mut app = App::new(HostInfo::default(), look, 1.0);
+                let mut screen = Screen::new();
+                let mut term = Buffer::empty(area);
+                let mut frames = 0;
+                for tree in ["live-idle", "live-fio-randwrite", "live-memeaten"] {
+                    for (i, s) in samples(tree).into_iter().enumerate() {
+                        app.update(Msg::Sample(s));
+                        if let Some(k) = keys[i % keys.len()] {
+                            app.update(Msg::Key(k));
+                        }
+                        apply(&mut term, &screen.frame(&app, area));
+                        assert_eq!(term, whole(&app, area), "{tree} sample {i} at {w}x{h}");
+                        assert_eq!(screen.cells(), &term);
+                        frames += 1;
+                    }
+                }
+                assert!(frames > 10);
+            }
+        }
+    }
+
+    /// A frame that changes nothing sends nothing; one new sample sends far fewer cells than
+    /// the screen has.
+    #[test]
+    fn unchanged_frames_send_nothing() {
+        let area = Rect::new(0, 0, 160, 48);
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        let mut screen = Screen::new();
+        let all = samples("live-idle");
+        for s in &all[..all.len() - 1] {
+            app.update(Msg::Sample(s.clone()));
+        }
+        assert!(
+            screen.frame(&app, area).len() > 1000,
+            "first frame is whole"
+        );
+        assert!(screen.frame(&app, area).is_empty());
+        app.update(Msg::Sample(all[all.len() - 1].clone()));
+        let n = screen.frame(&app, area).len();
+        assert!(n > 0 && n < 1500, "{n} cells for one sample");
+    }
+
+    /// The operations of every canvas own disjoint cells, and each paints only its own.
+    #[test]
+    fn operations_own_disjoint_cells() {
+        let area = Rect::new(0, 0, 160, 48);
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        for s in samples("live-fio-randwrite") {
+            app.update(Msg::Sample(s));
+            let c = super::super::canvas(&app, area).unwrap();
+            let mut owner = Buffer::empty(area);
+            let mut seen = vec![None; area.area() as usize];
+            for (i, op) in c.ops.iter().enumerate() {
+                for r in canvas::regions(op) {
+                    for y in r.top()..r.bottom() {
+                        for x in r.left()..r.right() {
+                            let k = owner.index_of(x, y);
+                            assert_eq!(seen[k], None, "{op:?} overlaps at ({x},{y})");
+                            seen[k] = Some(i);
+                        }
+                    }
+                }
+                let mut alone = Buffer::empty(area);
+                canvas::paint(op, &mut alone);
+                for (k, cell) in alone.content.iter().enumerate() {
+                    if *cell != Cell::EMPTY {
+                        assert_eq!(seen[k], Some(i), "{op:?} paints outside its cells");
+                    }
+                }
+                canvas::paint(op, &mut owner);
+            }
+        }
+    }
+}
