@@ -182,5 +182,53 @@ fn screen_frames(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench, frame, screen_frames);
+/// The main thread's work per sample in steady state, on a real recorded session of an idle
+/// machine (`assets/recordings/idle-150s.pwrec`): ingest the sample (parse, derive, history)
+/// and draw the frame the terminal needs. Each iteration takes the next sample; at the end of
+/// the recording the app starts over, and its first 60 samples (a warm-up that fills the
+/// charts) are not timed. `PW_BENCH_INGEST_ONLY=1` times the ingest alone.
+fn steady_ticks(c: &mut Criterion) {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::HostInfo;
+    use pagewatch::ui::Screen;
+    use ratatui::layout::Rect;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/idle-150s.pwrec");
+    let samples = pagewatch::record::read(&path).expect("recording").samples;
+    let area = Rect::new(0, 0, 160, 48);
+    let fresh = || {
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        let mut screen = Screen::new();
+        for s in &samples[..60] {
+            app.update(Msg::Sample(s.clone()));
+            screen.frame(&app, area);
+        }
+        (app, screen, 60)
+    };
+    let ingest_only = std::env::var_os("PW_BENCH_INGEST_ONLY").is_some();
+    let (mut app, mut screen, mut next) = fresh();
+    c.bench_function("tick_steady_idle_160x48", |bch| {
+        bch.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                if next == samples.len() {
+                    (app, screen, next) = fresh(); // not timed
+                }
+                let sample = samples[next].clone();
+                next += 1;
+                let t = std::time::Instant::now();
+                app.update(Msg::Sample(sample));
+                if ingest_only {
+                    black_box(&app);
+                } else {
+                    black_box(screen.frame(&app, area).len());
+                }
+                spent += t.elapsed();
+            }
+            spent
+        });
+    });
+}
+
+criterion_group!(benches, bench, frame, screen_frames, steady_ticks);
 criterion_main!(benches);

@@ -8,12 +8,14 @@
 //! on its own cleared cells, and the result is what a whole repaint would give.
 //! Owns: `Canvas`, `Op`, `Part` and how each paints. Must not touch: app state, layout.
 
+use std::borrow::Cow;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::bar;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Sparkline, Widget};
+use ratatui::widgets::{Block, Widget};
 
 /// `--ascii` sparkline levels.
 const ASCII_BARS: bar::Set = bar::Set {
@@ -35,8 +37,8 @@ pub enum Op {
     Block {
         /// The block's outer area.
         area: Rect,
-        /// The block, titles included (boxed: it is much larger than the other operations).
-        block: Box<Block<'static>>,
+        /// The border and title.
+        frame: Frame,
     },
     /// One line of text in a one-row area, cut at its width (`widgets::paint_lines`).
     Line {
@@ -52,6 +54,19 @@ pub enum Op {
         /// Sparklines, labels and marks, painted in order.
         parts: Vec<Part>,
     },
+}
+
+/// A block's border and title (`widgets::frame`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Frame {
+    /// The title, at the top left.
+    pub title: Cow<'static, str>,
+    /// The border's style.
+    pub border: Style,
+    /// The title's style.
+    pub title_style: Style,
+    /// `--ascii` border glyphs.
+    pub ascii: bool,
 }
 
 /// A piece of a chart.
@@ -113,12 +128,9 @@ pub struct Canvas {
 
 impl Canvas {
     /// A bordered block; returns its inner area.
-    pub fn block(&mut self, area: Rect, block: Block<'static>) -> Rect {
-        let inner = block.inner(area);
-        self.ops.push(Op::Block {
-            area,
-            block: Box::new(block),
-        });
+    pub fn block(&mut self, area: Rect, frame: Frame) -> Rect {
+        let inner = Block::bordered().inner(area);
+        self.ops.push(Op::Block { area, frame });
         inner
     }
 
@@ -181,28 +193,33 @@ pub fn regions(op: &Op) -> Vec<Rect> {
     rects.into_iter().filter(|r| !r.is_empty()).collect()
 }
 
-/// Whether every glyph the operation paints is known to be one cell wide: text of
-/// `widgets::single_cell` characters and charts (bars, ASCII labels and marks). Blocks are
-/// not checked (ratatui keeps their titles to itself): they count as wide.
+/// Whether every glyph the operation paints is known to be one cell wide: plain lines
+/// (`widgets::is_plain`) and charts (bars, ASCII labels and marks). Blocks are not checked
+/// (ratatui keeps their titles to itself): they count as wide.
 #[must_use]
 pub fn narrow(op: &Op) -> bool {
-    let plain = |l: &Line| {
-        l.spans
-            .iter()
-            .all(|s| s.content.chars().all(super::widgets::single_cell))
-    };
     match op {
         Op::Block { .. } => false,
-        Op::Line { line, .. } => plain(line),
+        Op::Line { line, .. } => super::widgets::is_plain(line),
         Op::Chart { .. } => true,
     }
+}
+
+/// The cells of a plain line (`widgets::is_plain`), left to right: each character with the
+/// style `paint_lines` gives it.
+pub fn plain_cells<'a>(line: &'a Line) -> impl Iterator<Item = (char, Style)> + 'a {
+    let base = Style::default().patch(line.style);
+    line.spans.iter().flat_map(move |s| {
+        let style = base.patch(s.style);
+        s.content.chars().map(move |c| (c, style))
+    })
 }
 
 /// Paints one operation. A block also patches its inside with its own (default) style, which
 /// changes no cell.
 pub fn paint(op: &Op, buf: &mut Buffer) {
     match op {
-        Op::Block { area, block } => block.as_ref().render(*area, buf),
+        Op::Block { area, frame } => frame.block().render(*area, buf),
         Op::Line { area, line } => {
             super::widgets::paint_lines(std::slice::from_ref(line), *area, buf);
         }
@@ -222,23 +239,27 @@ fn paint_part(part: &Part, clip: Rect, buf: &mut Buffer) {
             style,
             ascii,
         } => {
-            let area = area.intersection(clip);
-            if area.is_empty() {
-                return;
+            let shown = area.intersection(clip);
+            let set = if *ascii { ASCII_BARS } else { bar::NINE_LEVELS };
+            // What ratatui's `Sparkline` draws for values already scaled to eighths of a cell
+            // (maximum 8 × height): each column from the bottom up, a full block per 8 ticks
+            // and the remainder's eighth on top.
+            for x in shown.left()..shown.right() {
+                let mut h = ticks.get(usize::from(x - area.x)).copied().unwrap_or(0);
+                for y in (shown.top()..shown.bottom()).rev() {
+                    buf[(x, y)].set_symbol(level(&set, h)).set_style(*style);
+                    h = h.saturating_sub(8);
+                }
             }
-            // `ticks` are already the heights ratatui would compute: with the maximum at
-            // 8 × height, it draws each value as exactly that many eighths.
-            Sparkline::default()
-                .data(ticks)
-                .max(u64::from(area.height) * 8)
-                .bar_set(if *ascii { ASCII_BARS } else { bar::NINE_LEVELS })
-                .style(*style)
-                .render(area, buf);
         }
         Part::Label { x, y, text, style } => {
-            if clip.contains((*x, *y).into()) {
-                let w = usize::from(clip.right() - x);
-                buf.set_stringn(*x, *y, text, w, *style);
+            if *y < clip.top() || *y >= clip.bottom() {
+                return;
+            }
+            for (cx, ch) in (*x..).zip(text.chars()) {
+                if cx >= clip.left() && cx < clip.right() {
+                    buf[(cx, *y)].set_char(ch).set_style(*style);
+                }
             }
         }
         Part::HLine {
@@ -247,11 +268,11 @@ fn paint_part(part: &Part, clip: Rect, buf: &mut Buffer) {
             first,
             style,
         } => {
-            let area = area.intersection(clip);
-            if *row < area.top() || *row >= area.bottom() {
+            let shown = area.intersection(clip);
+            if *row < shown.top() || *row >= shown.bottom() {
                 return;
             }
-            for x in area.left()..area.right() {
+            for x in shown.left()..shown.right() {
                 let cell = &mut buf[(x, *row)];
                 if cell.symbol() == " " {
                     cell.set_char(if x == area.left() { *first } else { '-' })
@@ -281,6 +302,103 @@ fn paint_part(part: &Part, clip: Rect, buf: &mut Buffer) {
     }
 }
 
+/// The glyph for `h` eighths of a cell (ratatui's `Sparkline::symbol_for_height`).
+fn level<'a>(set: &bar::Set<'a>, h: u64) -> &'a str {
+    match h {
+        0 => set.empty,
+        1 => set.one_eighth,
+        2 => set.one_quarter,
+        3 => set.three_eighths,
+        4 => set.half,
+        5 => set.five_eighths,
+        6 => set.three_quarters,
+        7 => set.seven_eighths,
+        _ => set.full,
+    }
+}
+
+/// The columns of a chart whose cells may differ between `old` and `new` parts, given that
+/// both paint `area`; `None` when the parts differ in shape (count, kind, place or style),
+/// and the whole chart must be repainted.
+#[must_use]
+pub fn changed_columns(old: &[Part], new: &[Part], area: Rect) -> Option<Vec<u16>> {
+    if old.len() != new.len() || old.iter().zip(new).any(|(a, b)| !same_shape(a, b)) {
+        return None;
+    }
+    let cols = (area.left()..area.right())
+        .filter(|&x| old.iter().zip(new).any(|(a, b)| differs_at(a, b, x)))
+        .collect();
+    Some(cols)
+}
+
+/// Whether two parts are of the same kind, in the same place and style: what is left to
+/// differ is per column (`differs_at`).
+fn same_shape(a: &Part, b: &Part) -> bool {
+    match (a, b) {
+        (
+            Part::Spark {
+                area: a1,
+                style: s1,
+                ascii: c1,
+                ticks: t1,
+            },
+            Part::Spark {
+                area: a2,
+                style: s2,
+                ascii: c2,
+                ticks: t2,
+            },
+        ) => a1 == a2 && s1 == s2 && c1 == c2 && t1.len() == t2.len(),
+        (Part::Label { .. }, Part::Label { .. }) | (Part::HLine { .. }, Part::HLine { .. }) => {
+            a == b
+        }
+        (
+            Part::Marker {
+                area: a1,
+                letter: l1,
+                line: n1,
+                ..
+            },
+            Part::Marker {
+                area: a2,
+                letter: l2,
+                line: n2,
+                ..
+            },
+        ) => a1 == a2 && l1 == l2 && n1 == n2,
+        _ => false,
+    }
+}
+
+/// Whether two parts of the same shape paint column `x` differently.
+fn differs_at(a: &Part, b: &Part, x: u16) -> bool {
+    match (a, b) {
+        (
+            Part::Spark {
+                area, ticks: t1, ..
+            },
+            Part::Spark { ticks: t2, .. },
+        ) => {
+            x >= area.left() && x < area.right() && {
+                let i = usize::from(x - area.x);
+                t1.get(i) != t2.get(i)
+            }
+        }
+        (Part::Marker { x: x1, .. }, Part::Marker { x: x2, .. }) => {
+            x1 != x2 && (x == *x1 || x == *x2)
+        }
+        _ => false,
+    }
+}
+
+/// Paints column `x` of a chart: its parts clipped to that column.
+pub fn paint_column(parts: &[Part], area: Rect, x: u16, buf: &mut Buffer) {
+    let clip = Rect::new(x, area.y, 1, area.height).intersection(buf.area);
+    for p in parts {
+        paint_part(p, clip, buf);
+    }
+}
+
 /// Scales `values` (the last `width` of them, newest at the right, missing ones as 0) to
 /// sparkline ticks for an area `height` rows high, against `max`: first to 0..=1000, then to
 /// eighths of a cell as ratatui's `Sparkline` does, so the cells are those of a sparkline of
@@ -297,4 +415,59 @@ pub fn ticks(values: &[Option<f64>], width: u16, height: u16, max: f64) -> Vec<u
         (u128::from(thousandths) * u128::from(top) / 1000).min(u128::from(top)) as u64
     }));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::style::Color;
+    use ratatui::widgets::Sparkline;
+
+    use super::*;
+
+    /// The sparkline painter draws what ratatui's `Sparkline` draws for the same 0..=1000
+    /// values with maximum 1000, whole and clipped to single columns.
+    #[test]
+    fn spark_matches_ratatui_sparkline() {
+        let values: Vec<Option<f64>> = (0..70u32)
+            .map(|i| (i % 9 != 4).then(|| f64::from((i * 37) % 101)))
+            .collect();
+        for (area, max, ascii) in [
+            (Rect::new(2, 1, 50, 7), 100.0, false),
+            (Rect::new(0, 0, 80, 1), 60.0, true),
+            (Rect::new(3, 2, 9, 3), 250.0, false),
+            (Rect::new(1, 1, 20, 4), 0.0, false),
+        ] {
+            let style = Style::new().fg(Color::Cyan);
+            let full = Rect::new(0, 0, 90, 10);
+            let mut want = Buffer::empty(full);
+            let w = usize::from(area.width);
+            let tail = &values[values.len().saturating_sub(w)..];
+            let scale = if max > 0.0 { 1000.0 / max } else { 0.0 };
+            let mut data: Vec<u64> = vec![0; w - tail.len()];
+            data.extend(
+                tail.iter()
+                    .map(|v| (v.unwrap_or(0.0) * scale).round() as u64),
+            );
+            Sparkline::default()
+                .data(data)
+                .max(1000)
+                .bar_set(if ascii { ASCII_BARS } else { bar::NINE_LEVELS })
+                .style(style)
+                .render(area, &mut want);
+            let spark = Part::Spark {
+                area,
+                ticks: ticks(&values, area.width, area.height, max),
+                style,
+                ascii,
+            };
+            let mut got = Buffer::empty(full);
+            paint_part(&spark, full, &mut got);
+            assert_eq!(got, want, "{area:?}");
+            let mut cols = Buffer::empty(full);
+            for x in area.left()..area.right() {
+                paint_part(&spark, Rect::new(x, 0, 1, 10), &mut cols);
+            }
+            assert_eq!(cols, want, "by column, {area:?}");
+        }
+    }
 }

@@ -10,8 +10,10 @@
 
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
 
-use super::canvas::{self, Canvas, Op};
+use super::canvas::{self, Canvas, Frame, Op};
 use crate::app::App;
 
 /// One cell update: column, row, new cell.
@@ -65,6 +67,32 @@ impl Screen {
         for (old, op) in self.ops.iter().zip(&new.ops) {
             if old == op {
                 continue;
+            }
+            if let (Op::Line { line: was, .. }, Op::Line { line, area }) = (old, op) {
+                if canvas::narrow(old) && canvas::narrow(op) {
+                    reline(was, line, *area, &mut self.front, &mut updates);
+                    continue;
+                }
+            }
+            if let (Op::Block { frame: was, .. }, Op::Block { frame, area }) = (old, op) {
+                let same_border = Frame {
+                    title: frame.title.clone(),
+                    ..was.clone()
+                } == *frame;
+                if same_border && area.height >= 2 {
+                    retitle(frame, *area, &mut self.front, &mut updates);
+                    continue;
+                }
+            }
+            if let (Op::Chart { parts: was, .. }, Op::Chart { parts, area }) = (old, op) {
+                if let Some(cols) = canvas::changed_columns(was, parts, *area) {
+                    for x in cols {
+                        let col = take(&mut self.front, Rect::new(x, area.y, 1, area.height));
+                        canvas::paint_column(parts, *area, x, &mut self.front);
+                        diff_narrow(&col, &self.front, &mut updates);
+                    }
+                    continue;
+                }
             }
             let regions = canvas::regions(op);
             let before: Vec<Buffer> = regions.iter().map(|r| take(&mut self.front, *r)).collect();
@@ -138,6 +166,51 @@ fn take(buf: &mut Buffer, rect: Rect) -> Buffer {
     Buffer {
         area: rect,
         content,
+    }
+}
+
+/// Brings a block's top row to `frame`'s title, the rest of the block being unchanged: the
+/// block is drawn two rows high on a scratch buffer, whose top row is the block's top row
+/// (corners, border and title), and the cells that differ are set and reported.
+fn retitle(frame: &Frame, area: Rect, buf: &mut Buffer, out: &mut Vec<Update>) {
+    let top = Rect::new(area.x, area.y, area.width, 2).intersection(buf.area);
+    let mut scratch = Buffer::empty(top);
+    frame.block().render(top, &mut scratch);
+    let row = Rect::new(top.x, top.y, top.width, top.height.min(1));
+    let before = take(buf, row);
+    for (x, c) in (row.left()..row.right()).zip(&scratch.content) {
+        buf[(x, row.y)] = c.clone();
+    }
+    let after = copy(buf, row);
+    out.extend(
+        before
+            .diff(&after)
+            .into_iter()
+            .map(|(x, y, c)| (x, y, c.clone())),
+    );
+}
+
+/// Takes a row that shows the plain line `old` to `new` (both `widgets::is_plain`), setting
+/// and reporting only the cells whose character or style differs: a plain line's cell is its
+/// character in its style, or blank past the text, so nothing else can change.
+fn reline(old: &Line, new: &Line, area: Rect, buf: &mut Buffer, out: &mut Vec<Update>) {
+    let area = area.intersection(buf.area);
+    let mut was = canvas::plain_cells(old);
+    let mut now = canvas::plain_cells(new);
+    for x in area.left()..area.right() {
+        let (a, b) = (was.next(), now.next());
+        if a == b {
+            if a.is_none() {
+                break;
+            }
+            continue;
+        }
+        let mut cell = Cell::EMPTY;
+        if let Some((c, style)) = b {
+            cell.set_char(c).set_style(style);
+        }
+        buf[(x, area.y)] = cell.clone();
+        out.push((x, area.y, cell));
     }
 }
 

@@ -13,7 +13,7 @@ use ratatui::symbols::border;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
-use super::canvas::{Part, ticks};
+use super::canvas::{Frame, Part, ticks};
 use super::theme;
 use crate::app::App;
 
@@ -30,15 +30,33 @@ const ASCII_BORDER: border::Set = border::Set {
 
 /// A bordered pane with a title; the focused pane's border is highlighted.
 pub fn block(app: &App, title: impl Into<Cow<'static, str>>, focused: bool) -> Block<'static> {
+    frame(app, title, focused).block()
+}
+
+/// What `block` draws, as data for a canvas.
+pub fn frame(app: &App, title: impl Into<Cow<'static, str>>, focused: bool) -> Frame {
     let t = super::theme(app);
-    Block::bordered()
-        .border_set(if app.look.ascii {
-            ASCII_BORDER
-        } else {
-            border::PLAIN
-        })
-        .border_style(if focused { t.focus } else { t.dim })
-        .title(Span::styled(title, t.title))
+    Frame {
+        title: title.into(),
+        border: if focused { t.focus } else { t.dim },
+        title_style: t.title,
+        ascii: app.look.ascii,
+    }
+}
+
+impl Frame {
+    /// The ratatui block.
+    #[must_use]
+    pub fn block(&self) -> Block<'static> {
+        Block::bordered()
+            .border_set(if self.ascii {
+                ASCII_BORDER
+            } else {
+                border::PLAIN
+            })
+            .border_style(self.border)
+            .title(Span::styled(self.title.clone(), self.title_style))
+    }
 }
 
 /// A one-line bar of `width` cells made of segments `(amount, letter)` out of `total`.
@@ -141,8 +159,19 @@ pub fn level(app: &App, lvl: u8) -> Style {
 /// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
 /// symbols the panes use. Anything else (combining marks, wide or control characters) sends
 /// its line through `Paragraph`, which segments graphemes and measures widths.
-pub(super) fn single_cell(c: char) -> bool {
+fn single_cell(c: char) -> bool {
     matches!(c, ' '..='~' | '█' | '·' | '→' | 'Δ' | 'µ' | '–' | '…')
+}
+
+/// Whether `paint_lines` writes `line` cell by cell: left-aligned, every character one cell
+/// (`single_cell`). Its cells are then one per character, in the span's style patched onto
+/// the line's, and blank after the text.
+pub(super) fn is_plain(line: &Line) -> bool {
+    line.alignment.is_none()
+        && line
+            .spans
+            .iter()
+            .all(|s| s.content.chars().all(single_cell))
 }
 
 /// Draws `lines` top to bottom in `area`, each cut at the area's width: exactly the cells of
@@ -152,12 +181,7 @@ pub(super) fn single_cell(c: char) -> bool {
 pub fn paint_lines(lines: &[Line], area: Rect, buf: &mut Buffer) {
     let area = area.intersection(buf.area);
     for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
-        let plain = line.alignment.is_none()
-            && line
-                .spans
-                .iter()
-                .all(|s| s.content.chars().all(single_cell));
-        if !plain {
+        if !is_plain(line) {
             let row = Rect::new(area.x, y, area.width, 1);
             Paragraph::new(line.clone()).render(row, buf);
             continue;

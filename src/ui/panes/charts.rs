@@ -11,7 +11,7 @@ use crate::event::EventKind;
 use crate::fmt::{bytes, pages, rate};
 use crate::ui::canvas::{Canvas, Part};
 use crate::ui::theme;
-use crate::ui::widgets::{block, sparkline};
+use crate::ui::widgets::{block, frame, sparkline};
 
 /// Draws the four charts in a 2×2 grid.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
@@ -34,7 +34,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
 
 /// A chart: its block titled `title`, and `parts` inside it followed by the event markers.
 fn chart(app: &App, area: Rect, canvas: &mut Canvas, title: String, parts: Vec<Part>) {
-    let inner = canvas.block(area, block(app, title, false));
+    let inner = canvas.block(area, frame(app, title, false));
     let mut parts = parts;
     markers(app, inner, &mut parts);
     canvas.chart(inner, parts);

@@ -14,7 +14,7 @@ use crate::model::dirty::{Mode, State};
 use crate::parse::VmSysctl;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, gauge, kv, level};
+use crate::ui::widgets::{frame, gauge, kv, level};
 
 /// Severity of a dirty state: throttled warns, the hard limit is critical.
 #[must_use]
@@ -59,7 +59,7 @@ fn show_pages(app: &App, p: Option<u64>, page_size: u64) -> String {
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let inner = canvas.block(
         area,
-        block(app, "Dirty & writeback", app.ui.focus == Focus::Dirty),
+        frame(app, "Dirty & writeback", app.ui.focus == Focus::Dirty),
     );
     let Some(m) = &app.model else { return };
     canvas.lines(inner, lines(app, m, inner.width, inner.height));

@@ -15,7 +15,7 @@ use crate::model::Disk;
 use crate::model::saturation::saturation;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, level};
+use crate::ui::widgets::{frame, level};
 
 type Getter = fn(&Disk) -> Option<f64>;
 
@@ -60,7 +60,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     } else {
         "Disks"
     };
-    let inner = canvas.block(area, block(app, title, app.ui.focus == Focus::Disks));
+    let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
     let width = usize::from(inner.width);
     let mut avail = width.saturating_sub(NAME_W);

@@ -11,7 +11,7 @@ use crate::app::{App, Focus, ForeignFio, Job, JobKind, JobState};
 use crate::fmt;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::block;
+use crate::ui::widgets::frame;
 
 /// Rows the pane wants (content lines, without borders).
 #[must_use]
@@ -23,7 +23,7 @@ pub fn rows(app: &App) -> usize {
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let inner = canvas.block(
         area,
-        block(app, "Jobs (x stops)", app.ui.focus == Focus::Jobs),
+        frame(app, "Jobs (x stops)", app.ui.focus == Focus::Jobs),
     );
     job_rows(app, inner, canvas, true);
 }

@@ -10,7 +10,7 @@ use crate::fmt::bytes;
 use crate::model::Memory;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv, level, stacked_bar};
+use crate::ui::widgets::{frame, kv, level, stacked_bar};
 
 fn kb(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0))
@@ -48,7 +48,7 @@ pub fn available_level(m: &Memory) -> u8 {
 
 /// Draws the memory pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let inner = canvas.block(area, block(app, "Memory", app.ui.focus == Focus::Memory));
+    let inner = canvas.block(area, frame(app, "Memory", app.ui.focus == Focus::Memory));
     let Some(model) = &app.model else { return };
     let m = &model.memory;
     let t = theme(app);

@@ -12,7 +12,7 @@ use crate::model::Model;
 use crate::model::zones::Watermarks;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv, level};
+use crate::ui::widgets::{frame, kv, level};
 
 /// Where free memory stands against the summed watermarks, and its severity.
 #[must_use]
@@ -40,7 +40,7 @@ fn direct_level(m: &Model) -> u8 {
 
 /// Draws the reclaim pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let inner = canvas.block(area, block(app, "Reclaim", app.ui.focus == Focus::Reclaim));
+    let inner = canvas.block(area, frame(app, "Reclaim", app.ui.focus == Focus::Reclaim));
     let Some(m) = &app.model else { return };
     let t = theme(app);
     let r = &m.reclaim;
