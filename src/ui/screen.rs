@@ -50,7 +50,7 @@ impl Screen {
         &self.front
     }
 
-    /// The updates that turn the last frame into `app`'s frame at `area`.
+    /// The updates, in row-major order, that turn the last frame into `app`'s frame at `area`.
     pub fn frame(&mut self, app: &App, area: Rect) -> Vec<Update> {
         if area != self.front.area {
             self.clear(area);
@@ -80,7 +80,7 @@ impl Screen {
                     ..was.clone()
                 } == *frame;
                 if same_border && area.height >= 2 {
-                    retitle(frame, *area, &mut self.front, &mut updates);
+                    retitle(frame, *area, &mut self.spare, &mut self.front, &mut updates);
                     continue;
                 }
             }
@@ -112,6 +112,8 @@ impl Screen {
             }
         }
         self.ops = new.ops;
+        // Row-major order lets the terminal backend skip most cursor moves.
+        updates.sort_unstable_by_key(|(x, y, _)| (*y, *x));
         updates
     }
 
@@ -170,13 +172,31 @@ fn take(buf: &mut Buffer, rect: Rect) -> Buffer {
 }
 
 /// Brings a block's top row to `frame`'s title, the rest of the block being unchanged: the
-/// block is drawn two rows high on a scratch buffer, whose top row is the block's top row
+/// block is drawn two rows high on `scratch`, whose top row is then the block's top row
 /// (corners, border and title), and the cells that differ are set and reported.
-fn retitle(frame: &Frame, area: Rect, buf: &mut Buffer, out: &mut Vec<Update>) {
+fn retitle(
+    frame: &Frame,
+    area: Rect,
+    scratch: &mut Buffer,
+    buf: &mut Buffer,
+    out: &mut Vec<Update>,
+) {
     let top = Rect::new(area.x, area.y, area.width, 2).intersection(buf.area);
-    let mut scratch = Buffer::empty(top);
-    frame.block().render(top, &mut scratch);
+    scratch.resize(top);
+    scratch.reset();
+    frame.block().render(top, scratch);
     let row = Rect::new(top.x, top.y, top.width, top.height.min(1));
+    if frame.title.chars().all(super::widgets::single_cell) {
+        let i = buf.index_of(row.x, row.y);
+        let cells = buf.content[i..i + usize::from(row.width)].iter_mut();
+        for ((cell, new), x) in cells.zip(&scratch.content).zip(row.left()..) {
+            if cell != new {
+                cell.clone_from(new);
+                out.push((x, row.y, new.clone()));
+            }
+        }
+        return;
+    }
     let before = take(buf, row);
     for (x, c) in (row.left()..row.right()).zip(&scratch.content) {
         buf[(x, row.y)] = c.clone();

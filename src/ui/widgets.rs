@@ -159,7 +159,7 @@ pub fn level(app: &App, lvl: u8) -> Style {
 /// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
 /// symbols the panes use. Anything else (combining marks, wide or control characters) sends
 /// its line through `Paragraph`, which segments graphemes and measures widths.
-fn single_cell(c: char) -> bool {
+pub(super) fn single_cell(c: char) -> bool {
     matches!(c, ' '..='~' | '█' | '·' | '→' | 'Δ' | 'µ' | '–' | '…')
 }
 

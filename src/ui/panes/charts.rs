@@ -3,6 +3,8 @@
 //!
 //! Owns: the chart area. Must not touch: app state.
 
+use std::collections::VecDeque;
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 
@@ -38,6 +40,14 @@ fn chart(app: &App, area: Rect, canvas: &mut Canvas, title: String, parts: Vec<P
     let mut parts = parts;
     markers(app, inner, &mut parts);
     canvas.chart(inner, parts);
+}
+
+/// The points a chart of `inner`'s width shows: the newest, one per column. Scales are taken
+/// over these, so a spike that has scrolled out of view no longer flattens the chart.
+fn shown<T>(points: &VecDeque<T>, inner: Rect) -> impl Iterator<Item = &T> {
+    points
+        .iter()
+        .skip(points.len().saturating_sub(usize::from(inner.width)))
 }
 
 /// The area inside a chart's border.
@@ -105,8 +115,7 @@ fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         bytes(total as f64 * 1024.0)
     );
     let inner = inner_of(app, area);
-    let v: Vec<Option<f64>> = h
-        .iter()
+    let v: Vec<Option<f64>> = shown(h, inner)
         .map(|p| p.mem_available_kb.map(|v| v as f64))
         .collect();
     let spark = sparkline(app, inner, &v, total as f64, theme(app).segments[1]);
@@ -125,7 +134,9 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         pages(thresh, ps)
     );
     let inner = inner_of(app, area);
-    let v: Vec<Option<f64>> = h.iter().map(|p| p.dirty_wb.map(|v| v as f64)).collect();
+    let v: Vec<Option<f64>> = shown(h, inner)
+        .map(|p| p.dirty_wb.map(|v| v as f64))
+        .collect();
     let t = theme(app);
     let mut parts = vec![sparkline(app, inner, &v, thresh as f64, t.segments[2])];
     // Threshold lines where the chart is empty: b (background) and f (freerun).
@@ -155,9 +166,9 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         rate(last.scan_direct)
     );
     let inner = inner_of(app, area);
-    let ks: Vec<Option<f64>> = h.iter().map(|p| p.scan_kswapd).collect();
-    let dr: Vec<Option<f64>> = h.iter().map(|p| p.scan_direct).collect();
-    // One shared scale so the two are comparable.
+    let ks: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_kswapd).collect();
+    let dr: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_direct).collect();
+    // One shared scale, over what is shown, so the two are comparable.
     let max = ks
         .iter()
         .chain(&dr)
@@ -176,8 +187,9 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
 /// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
 pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str>) {
     let hist = name.and_then(|n| app.history.disks.get(n));
+    let inner = inner_of(app, area);
     let pts: Vec<_> = hist
-        .map(|h| h.points.iter().copied().collect())
+        .map(|h| shown(&h.points, inner).copied().collect())
         .unwrap_or_default();
     let last = pts.last().copied().unwrap_or_default();
     let title = format!(
@@ -188,7 +200,6 @@ pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str
         last.aqu_sz,
         last.util_pct
     );
-    let inner = inner_of(app, area);
     let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
     let t = theme(app);
     let series: [(Vec<Option<f64>>, Option<f64>, Style); 4] = [
