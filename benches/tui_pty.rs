@@ -7,7 +7,9 @@
 //! `PW_BENCH_SECS` to change). Under `cargo test` it runs a 3 s smoke measurement.
 //! With `PW_BENCH_CMD="htop -d 10"` it measures another program the same way, for comparison.
 //! CPU is the sum of every thread's on-CPU time from `/proc/<pid>/task/*/schedstat` (ns),
-//! so it is exact rather than rounded to clock ticks.
+//! so it is exact rather than rounded to clock ticks. That sum misses threads that started and
+//! exited inside the window, so `/proc/<pid>/stat`'s utime + stime (which counts them, in
+//! 10 ms ticks) is printed beside it as a cross-check.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a benchmark: failing loudly is the point
 
@@ -62,6 +64,20 @@ fn cpu_ns_by_thread(pid: u32) -> Vec<(String, u64)> {
     out
 }
 
+/// utime + stime of the whole process in clock ticks (`/proc/<pid>/stat`): coarse, but it
+/// includes threads that have exited, which the per-thread schedstat sum misses.
+fn stat_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which ends at the last ')'.
+    let rest = s.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    // utime and stime are fields 14 and 15; `rest` starts at field 3 (state, not a number).
+    f.get(10).copied().unwrap_or(0) + f.get(11).copied().unwrap_or(0)
+}
+
 /// `VmRSS` and `VmHWM` of `pid`, kB.
 fn rss_kb(pid: u32) -> (u64, u64) {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -82,6 +98,8 @@ struct Result_ {
     bytes_per_s: f64,
     /// (thread, ms/s) for each thread alive at both ends of the window.
     threads: Vec<(String, f64)>,
+    /// CPU ms/s from `/proc/<pid>/stat` (10 ms ticks; counts exited threads too).
+    stat_ms_per_s: f64,
 }
 
 fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duration) -> Result_ {
@@ -128,6 +146,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     std::thread::sleep(warm);
     let (b0, c0, t0) = (bytes.load(Ordering::Relaxed), cpu_ns(pid), Instant::now());
     let th0 = cpu_ns_by_thread(pid);
+    let k0 = stat_ticks(pid);
     std::thread::sleep(window);
     let (b1, c1, secs) = (
         bytes.load(Ordering::Relaxed),
@@ -135,6 +154,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
         t0.elapsed().as_secs_f64(),
     );
     let th1 = cpu_ns_by_thread(pid);
+    let k1 = stat_ticks(pid);
     let (rss, hwm) = rss_kb(pid);
     let threads = th1
         .iter()
@@ -155,7 +175,13 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
         hwm_kb: hwm,
         bytes_per_s: (b1 - b0) as f64 / secs,
         threads,
+        stat_ms_per_s: (k1 - k0) as f64 * 1000.0 / tick_hz() / secs,
     }
+}
+
+/// Clock ticks per second (`_SC_CLK_TCK`).
+fn tick_hz() -> f64 {
+    rustix::param::clock_ticks_per_second() as f64
 }
 
 fn main() {
@@ -193,4 +219,8 @@ fn main() {
         .map(|(n, ms)| format!("{n} {ms:.3}"))
         .collect();
     println!("  per thread, ms/s: {}", per.join(", "));
+    println!(
+        "  cross-check from /proc/<pid>/stat (10 ms ticks, counts exited threads): {:.2} ms/s",
+        r.stat_ms_per_s
+    );
 }
