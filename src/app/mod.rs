@@ -21,7 +21,7 @@ pub use state::{Focus, SortKey, UiState};
 use crate::event::{Event, EventKind};
 use crate::history::History;
 use crate::model::{Disk, Model, Options};
-use crate::parse::Snapshot;
+use crate::parse::{Parser, Snapshot};
 use crate::source::HostInfo;
 
 /// Most events kept for chart markers and the jobs pane.
@@ -80,6 +80,8 @@ pub struct App {
     /// The recording being replayed.
     pub replay: Option<Replay>,
     last_scan_ms: Option<i64>,
+    /// Parses incoming samples, skipping files that repeat (same result as `Snapshot::parse`).
+    parser: Parser,
     prev: Option<Snapshot>,
     cur: Option<Snapshot>,
     dirty: bool,
@@ -109,6 +111,7 @@ impl App {
             fio_presets: Vec::new(),
             replay: None,
             last_scan_ms: None,
+            parser: Parser::new(),
             prev: None,
             cur: None,
             dirty: true,
@@ -231,7 +234,7 @@ impl App {
     }
 
     fn ingest(&mut self, raw: &crate::sample::RawSample) {
-        let snap = match Snapshot::parse(raw) {
+        let snap = match self.parser.parse(raw) {
             Ok(s) => s,
             Err(e) => {
                 self.error = Some(e.to_string());
