@@ -118,6 +118,14 @@ impl App {
         }
     }
 
+    /// Whether the runtime's ticks matter now: nothing shown yet, the display paused (samples
+    /// are not shown, the clock runs on ticks) or a replay (ticks drive it). Otherwise samples
+    /// drive the screen, and ticks matter only once sampling stalls (see `Msg::Tick`).
+    #[must_use]
+    pub fn needs_ticks(&self) -> bool {
+        self.model.is_none() || self.ui.paused || self.replay.is_some()
+    }
+
     /// Whether anything visible changed since the last call (the runtime redraws then).
     pub fn take_dirty(&mut self) -> bool {
         std::mem::take(&mut self.dirty)
