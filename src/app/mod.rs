@@ -9,6 +9,7 @@ pub mod keymap;
 pub mod msg;
 pub mod prompt;
 pub mod replay;
+pub mod scan;
 mod state;
 
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
@@ -199,24 +200,16 @@ impl App {
         }
     }
 
-    /// Whether to look for fio processes pagewatch did not start: every 2 s while some run,
-    /// every 5 s while the disks are busy, once a minute otherwise (a /proc walk costs a few
-    /// ms, too much for every second on an idle machine).
+    /// Whether to look for fio processes pagewatch did not start now: see `scan::period_ms`
+    /// (every 2 s while some are known, every 5 s while a disk or the CPUs are busy, not at
+    /// all on an idle machine).
     fn scan_due(&mut self) -> Vec<Effect> {
         if !self.caps.scan_fio {
             return Vec::new();
         }
-        let busy = self.model.as_ref().is_some_and(|m| {
-            m.disks
-                .iter()
-                .any(|d| d.cols.r_s.unwrap_or(0.0) + d.cols.w_s.unwrap_or(0.0) > 10.0)
-        });
-        let period = if !self.jobs.foreign.is_empty() {
-            2_000
-        } else if busy {
-            5_000
-        } else {
-            60_000
+        let known = !self.jobs.foreign.is_empty();
+        let Some(period) = scan::period_ms(self.model.as_ref(), self.host.cpus, known) else {
+            return Vec::new();
         };
         if self
             .last_scan_ms
