@@ -175,6 +175,20 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// One scan of this machine's /proc for fio processes pagewatch did not start (the app runs
+/// it only while something suggests a fio; see `App::scan_due`).
+fn foreign_scan(c: &mut Criterion) {
+    let none = std::collections::BTreeSet::new();
+    c.bench_function("foreign_fio_scan", |b| {
+        b.iter(|| {
+            black_box(pagewatch::jobs::foreign::scan(
+                std::path::Path::new("/proc"),
+                &none,
+            ))
+        });
+    });
+}
+
 /// One whole frame at 160x48 from a captured tree: render into a buffer and diff it against
 /// the previous frame, as the terminal does every second.
 fn frame(c: &mut Criterion) {
@@ -201,5 +215,5 @@ fn frame(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench, frame);
+criterion_group!(benches, bench, frame, foreign_scan);
 criterion_main!(benches);
