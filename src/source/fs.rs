@@ -5,7 +5,7 @@
 //! (zoneinfo, the vm sysctls, per-device queue settings). Must not touch: parsing, derivation,
 //! UI.
 //!
-//! The per-tick files and the sysctls are kept open when they live on procfs and re-read
+//! The /proc files (per tick and slow refresh alike) are kept open when on procfs and re-read
 //! from offset 0 with `pread` (seq_file and proc_sys regenerate their text at offset 0): an
 //! open + close per file per tick cost as much as the read itself. A held file whose read
 //! fails is dropped and opened afresh, so a vanished file reads as absent, exactly like a
@@ -19,7 +19,9 @@
 //! refresh with the sysctls; spec §1.3 asks for a periodic re-read because those figures do
 //! change at runtime (sysctl writes to `min_free_kbytes`, `watermark_scale_factor`,
 //! `lowmem_reserve_ratio`, memory hotplug). In between, its `pages free` and counters are
-//! up to `SLOW_REFRESH_TICKS` − 1 samples old; nothing derives from them.
+//! up to `SLOW_REFRESH_TICKS` − 1 samples old, which no figure uses; so is a watermark boost
+//! (5.0+, inside min/low/high), which reaches only Σ low in the derived MemAvailable
+//! cross-check and lasts while kswapd works it off.
 
 use std::collections::BTreeMap;
 use std::fs::File;
