@@ -1,7 +1,8 @@
 //! Cost of one sample: parse + derive in userspace (4, 100 and 1000 devices) against the
 //! kernel's cost of producing the files (the open/read/close syscalls alone), the same files
 //! kept open and re-read with `pread` (what `FsSource` does on procfs), and one whole
-//! `FsSource::read` of this machine (every per-tick file, plus the slow refresh one time in 5).
+//! `FsSource::read` of this machine (every per-tick file, plus the slow refresh one time in 5),
+//! and `parse_file/*`: each of our parsers alone on this machine's text.
 //!
 //! Budget (issue #2): userspace ≤ 50 % of the kernel's cost, linear in the device count.
 //! Run: `cargo bench --bench sample`.
@@ -121,7 +122,71 @@ fn bench(c: &mut Criterion) {
             });
         });
     }
+    // What the app does per tick: `Parser` skips zoneinfo and the block-device text, which
+    // repeat between the source's slow refreshes; diskstats changes every call here (a and b
+    // alternate), as on a machine doing IO.
+    let (a, b) = pair(4);
+    let prev = Snapshot::parse(&a).expect("parse");
+    let mut parser = pagewatch::parse::Parser::new();
+    let mut flip = false;
+    g.bench_function("parser_derive/4", |bch| {
+        bch.iter(|| {
+            flip = !flip;
+            let raw = if flip { &a } else { &b };
+            let cur = parser.parse(black_box(raw)).expect("parse");
+            black_box(Model::derive(Some(&prev), &cur, Options::default()))
+        });
+    });
     g.finish();
+    // Each parser alone on this machine's text, to see where parse time goes.
+    let (_, b) = pair(4);
+    let mut g = c.benchmark_group("parse_file");
+    let file = |name: &str| b.file(name).expect("file").to_owned();
+    let (mem, vm, zone, disk, stat) = (
+        file(names::MEMINFO),
+        file(names::VMSTAT),
+        file(names::ZONEINFO),
+        file(names::DISKSTATS),
+        file(names::STAT),
+    );
+    g.bench_function("meminfo", |bch| {
+        bch.iter(|| pagewatch::parse::meminfo::parse(black_box(&mem)));
+    });
+    g.bench_function("vmstat", |bch| {
+        bch.iter(|| pagewatch::parse::vmstat::parse(black_box(&vm)));
+    });
+    g.bench_function("zoneinfo", |bch| {
+        bch.iter(|| pagewatch::parse::zoneinfo::parse(black_box(&zone)));
+    });
+    g.bench_function("diskstats", |bch| {
+        bch.iter(|| pagewatch::parse::diskstats::parse(black_box(&disk)));
+    });
+    g.bench_function("stat", |bch| {
+        bch.iter(|| pagewatch::parse::stat::parse(black_box(&stat)));
+    });
+    g.bench_function("sysctl", |bch| {
+        bch.iter(|| pagewatch::parse::sysctl::parse(black_box(&b)));
+    });
+    if let Some(q) = b.file(names::BLOCK_DEVICES) {
+        g.bench_function("block_devices", |bch| {
+            bch.iter(|| pagewatch::parse::queue::parse(black_box(q)));
+        });
+    }
+    g.finish();
+}
+
+/// One scan of this machine's /proc for fio processes pagewatch did not start (the app runs
+/// it only while something suggests a fio; see `App::scan_due`).
+fn foreign_scan(c: &mut Criterion) {
+    let none = std::collections::BTreeSet::new();
+    c.bench_function("foreign_fio_scan", |b| {
+        b.iter(|| {
+            black_box(pagewatch::jobs::foreign::scan(
+                std::path::Path::new("/proc"),
+                &none,
+            ))
+        });
+    });
 }
 
 /// One whole frame at 160x48 from a captured tree: render into a buffer and diff it against
@@ -230,5 +295,12 @@ fn steady_ticks(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench, frame, screen_frames, steady_ticks);
+criterion_group!(
+    benches,
+    bench,
+    frame,
+    screen_frames,
+    steady_ticks,
+    foreign_scan
+);
 criterion_main!(benches);

@@ -3,7 +3,8 @@
 //! message, performs the effects and redraws.
 //!
 //! Sampling runs on its own thread, so a read of /proc stuck on a stalled system never freezes
-//! the keys; the clock on screen keeps running from the main thread's ticks.
+//! the keys; the clock on screen keeps running from the main thread's ticks, which fire only
+//! while samples do not drive the screen (`TickTimer`), so an idle screen wakes once a second.
 //! Owns: threads, the terminal loop, pagewatch's own CPU accounting.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -79,12 +80,12 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     for e in &opts.initial {
         edges.jobs.perform(e);
     }
-    let mut next_tick = Instant::now() + tick;
+    let mut timer = TickTimer::new(Instant::now(), tick);
     loop {
-        let msg = match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+        let first = match rx.recv_timeout(timer.wait(Instant::now())) {
             Ok(m) => m,
             Err(RecvTimeoutError::Timeout) => {
-                next_tick += tick;
+                timer.fired(Instant::now());
                 if let Some(ms) = cpu.sample() {
                     app.update(Msg::CpuUse(ms));
                 }
@@ -94,13 +95,18 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
             }
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
-        if apply(&mut app, msg, &mut edges) {
-            return Ok(());
-        }
-        // Coalesce whatever else is waiting into one frame.
-        while let Ok(m) = rx.try_recv() {
+        // Apply it and coalesce whatever else is waiting into one frame.
+        let mut next = Some(first);
+        while let Some(m) = next.take().or_else(|| rx.try_recv().ok()) {
+            let sample = matches!(m, Msg::Sample(_));
+            if sample && let Some(ms) = cpu.sample() {
+                app.update(Msg::CpuUse(ms));
+            }
             if apply(&mut app, m, &mut edges) {
                 return Ok(());
+            }
+            if sample && !app.needs_ticks() {
+                timer.sample_arrived(Instant::now(), Duration::from_secs_f64(app.interval_s));
             }
         }
         if app.take_dirty() {
@@ -223,10 +229,52 @@ fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
     Ok(())
 }
 
+/// When the main loop's own tick is due. The tick only matters when samples do not drive the
+/// screen (`App::needs_ticks`) or stop coming: a sample that arrives while samples drive the
+/// screen pushes the tick to one interval plus one tick later, so an idle screen wakes once
+/// per sample instead of twice. If sampling stalls (a stuck /proc read), the tick fires then
+/// and every tick after, and `App` runs the clock from it once the stall is long enough.
+#[derive(Debug)]
+struct TickTimer {
+    next: Instant,
+    tick: Duration,
+}
+
+impl TickTimer {
+    fn new(now: Instant, tick: Duration) -> Self {
+        Self {
+            next: now + tick,
+            tick,
+        }
+    }
+
+    /// How long to wait for a message before the tick is due.
+    fn wait(&self, now: Instant) -> Duration {
+        self.next.saturating_duration_since(now)
+    }
+
+    /// The tick fired: the next one is a tick later (from now if the loop fell behind).
+    fn fired(&mut self, now: Instant) {
+        self.next += self.tick;
+        if self.next <= now {
+            self.next = now + self.tick;
+        }
+    }
+
+    /// A sample arrived on time at `now`; the next one is due `interval` later.
+    fn sample_arrived(&mut self, now: Instant, interval: Duration) {
+        self.next = now + interval + self.tick;
+    }
+}
+
 /// pagewatch's own CPU time per second of wall time.
 struct CpuMeter {
     last: Option<(Instant, Duration)>,
 }
+
+/// Readings closer together than this are skipped (a tick and a sample a few ms apart would
+/// give a noisy figure); the window then grows until the next call.
+const CPU_WINDOW: Duration = Duration::from_millis(900);
 
 impl CpuMeter {
     fn new() -> Self {
@@ -238,14 +286,26 @@ impl CpuMeter {
         Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
     }
 
-    /// ms of CPU per second since the previous call.
+    /// ms of CPU per second since the previous reading, when at least `CPU_WINDOW` ago.
     fn sample(&mut self) -> Option<f64> {
-        let now = (Instant::now(), Self::cpu_time());
-        let out = self.last.map(|(t, c)| {
-            let wall = now.0.duration_since(t).as_secs_f64();
-            (now.1.saturating_sub(c)).as_secs_f64() * 1000.0 / wall.max(1e-3)
-        });
-        self.last = Some(now);
-        out
+        self.reading(Instant::now(), Self::cpu_time())
+    }
+
+    /// `sample` with the wall and CPU clocks given.
+    fn reading(&mut self, wall: Instant, cpu: Duration) -> Option<f64> {
+        let Some((t, c)) = self.last else {
+            self.last = Some((wall, cpu));
+            return None;
+        };
+        let window = wall.saturating_duration_since(t);
+        if window < CPU_WINDOW {
+            return None;
+        }
+        self.last = Some((wall, cpu));
+        Some(cpu.saturating_sub(c).as_secs_f64() * 1000.0 / window.as_secs_f64())
     }
 }
+
+#[cfg(test)]
+#[path = "runtime_tests.rs"]
+mod tests;

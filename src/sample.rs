@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-/// Sample-relative names of the core files read on every tick.
+/// Sample-relative names of the files a sample carries.
 pub mod names {
     /// `/proc/meminfo`.
     pub const MEMINFO: &str = "proc/meminfo";
@@ -15,7 +15,7 @@ pub mod names {
     pub const VMSTAT: &str = "proc/vmstat";
     /// `/proc/diskstats`.
     pub const DISKSTATS: &str = "proc/diskstats";
-    /// `/proc/zoneinfo`.
+    /// `/proc/zoneinfo` (re-read by the live source every few ticks, see `source::fs`).
     pub const ZONEINFO: &str = "proc/zoneinfo";
     /// `/proc/stat`.
     pub const STAT: &str = "proc/stat";

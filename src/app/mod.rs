@@ -9,6 +9,7 @@ pub mod keymap;
 pub mod msg;
 pub mod prompt;
 pub mod replay;
+pub mod scan;
 mod state;
 
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
@@ -21,7 +22,7 @@ pub use state::{Focus, SortKey, UiState};
 use crate::event::{Event, EventKind};
 use crate::history::History;
 use crate::model::{Disk, Model, Options};
-use crate::parse::Snapshot;
+use crate::parse::{Parser, Snapshot};
 use crate::source::HostInfo;
 
 /// Most events kept for chart markers and the jobs pane.
@@ -80,6 +81,8 @@ pub struct App {
     /// The recording being replayed.
     pub replay: Option<Replay>,
     last_scan_ms: Option<i64>,
+    /// Parses incoming samples, skipping files that repeat (same result as `Snapshot::parse`).
+    parser: Parser,
     prev: Option<Snapshot>,
     cur: Option<Snapshot>,
     dirty: bool,
@@ -109,10 +112,19 @@ impl App {
             fio_presets: Vec::new(),
             replay: None,
             last_scan_ms: None,
+            parser: Parser::new(),
             prev: None,
             cur: None,
             dirty: true,
         }
+    }
+
+    /// Whether the runtime's ticks matter now: nothing shown yet, the display paused (samples
+    /// are not shown, the clock runs on ticks) or a replay (ticks drive it). Otherwise samples
+    /// drive the screen, and ticks matter only once sampling stalls (see `Msg::Tick`).
+    #[must_use]
+    pub fn needs_ticks(&self) -> bool {
+        self.model.is_none() || self.ui.paused || self.replay.is_some()
     }
 
     /// Whether anything visible changed since the last call (the runtime redraws then).
@@ -188,24 +200,16 @@ impl App {
         }
     }
 
-    /// Whether to look for fio processes pagewatch did not start: every 2 s while some run,
-    /// every 5 s while the disks are busy, once a minute otherwise (a /proc walk costs a few
-    /// ms, too much for every second on an idle machine).
+    /// Whether to look for fio processes pagewatch did not start now: see `scan::period_ms`
+    /// (every 2 s while some are known, every 5 s while a disk or the CPUs are busy, not at
+    /// all on an idle machine).
     fn scan_due(&mut self) -> Vec<Effect> {
         if !self.caps.scan_fio {
             return Vec::new();
         }
-        let busy = self.model.as_ref().is_some_and(|m| {
-            m.disks
-                .iter()
-                .any(|d| d.cols.r_s.unwrap_or(0.0) + d.cols.w_s.unwrap_or(0.0) > 10.0)
-        });
-        let period = if !self.jobs.foreign.is_empty() {
-            2_000
-        } else if busy {
-            5_000
-        } else {
-            60_000
+        let known = !self.jobs.foreign.is_empty();
+        let Some(period) = scan::period_ms(self.model.as_ref(), self.host.cpus, known) else {
+            return Vec::new();
         };
         if self
             .last_scan_ms
@@ -231,7 +235,7 @@ impl App {
     }
 
     fn ingest(&mut self, raw: &crate::sample::RawSample) {
-        let snap = match Snapshot::parse(raw) {
+        let snap = match self.parser.parse(raw) {
             Ok(s) => s,
             Err(e) => {
                 self.error = Some(e.to_string());

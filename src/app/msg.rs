@@ -31,7 +31,8 @@ pub enum Msg {
     },
     /// Something to tell the user (a refusal, a failure).
     Notice(String),
-    /// The wall clock, once a second, so the screen clock runs even if sampling stalls.
+    /// The wall clock, once a second while samples do not drive the screen (see
+    /// `App::needs_ticks`) or stop coming, so the screen clock runs even if sampling stalls.
     Tick {
         /// Milliseconds since the epoch.
         now_ms: i64,

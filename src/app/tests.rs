@@ -148,3 +148,50 @@ fn eat_past_the_margin_asks_first_then_forces() {
         "{fx:?}"
     );
 }
+
+/// Feeds a tree to an app that may scan for foreign fio; returns it and the ScanFio count.
+fn scanning_app(tree: &str) -> (App, usize) {
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    a.host.cpus = 2;
+    a.caps.scan_fio = true;
+    let scans = samples(tree)
+        .into_iter()
+        .flat_map(|s| a.update(Msg::Sample(s)))
+        .filter(|e| *e == Effect::ScanFio)
+        .count();
+    (a, scans)
+}
+
+#[test]
+fn idle_machine_is_not_scanned_for_foreign_fio() {
+    let (mut a, scans) = scanning_app("live-idle");
+    // vda read 14.9 times in the tree's first second (busy: > 10/s), then nothing.
+    assert_eq!(scans, 1);
+    a.sample_ms += 600_000;
+    assert!(a.scan_due().is_empty(), "not even after ten minutes");
+    // A known foreign fio is followed every 2 s, and dropped once a scan finds none.
+    a.jobs.foreign = vec![ForeignFio::default()];
+    assert_eq!(a.scan_due(), vec![Effect::ScanFio]);
+    a.sample_ms += 1_000;
+    assert!(a.scan_due().is_empty());
+    a.sample_ms += 1_000;
+    assert_eq!(a.scan_due(), vec![Effect::ScanFio]);
+    a.update(Msg::Foreign(Vec::new()));
+    a.sample_ms += 2_000;
+    assert!(a.scan_due().is_empty());
+}
+
+#[test]
+fn busy_disk_scans_for_foreign_fio_every_5_s() {
+    let (mut a, scans) = scanning_app("live-fio-randwrite");
+    // The first model with rates is busy: one scan, none in the next two seconds (the tree's
+    // last root is 2 s after it) nor two more.
+    assert_eq!(scans, 1);
+    a.sample_ms += 2_000;
+    assert!(a.scan_due().is_empty());
+    a.sample_ms += 1_000;
+    assert_eq!(a.scan_due(), vec![Effect::ScanFio]);
+    a.caps.scan_fio = false;
+    a.sample_ms += 5_000;
+    assert!(a.scan_due().is_empty(), "trees and replays never scan");
+}

@@ -9,7 +9,7 @@ use std::io::Write;
 
 use crate::cli::Format;
 use crate::model::{Model, Options};
-use crate::parse::Snapshot;
+use crate::parse::{Parser, Snapshot};
 use crate::source::Source;
 
 pub use text::{TextTable, render_text};
@@ -37,6 +37,7 @@ pub fn run(
     wait: &mut dyn FnMut(),
 ) -> std::io::Result<Summary> {
     let mut prev: Option<Snapshot> = None;
+    let mut parser = Parser::new();
     let mut summary = Summary::default();
     let mut table = TextTable::default();
     let mut first = true;
@@ -47,7 +48,7 @@ pub fn run(
         first = false;
         let snap = match source.next_sample() {
             Ok(None) => break,
-            Ok(Some(raw)) => Snapshot::parse(&raw),
+            Ok(Some(raw)) => parser.parse(&raw),
             Err(e) => Err(e),
         };
         let snap = match snap {

@@ -1,11 +1,14 @@
 //! Pairing with fio processes pagewatch did not start: find them under /proc, group workers
 //! under their main process, and turn successive scans into per-process IO rates.
 //!
-//! Owns: `scan` (reads /proc/PID/{stat,exe,cmdline,io,fd}; read-only, never signals), the pure
-//! `group` of found processes, and `FioPairing`, which keeps the previous counters and is given
-//! the elapsed time by the caller (no clock in here). A process is fio when its comm or its
-//! /proc/PID/exe basename is `fio`; a worker is a fio process whose parent is a fio process.
-//! Target files are the regular files among fds 3 and up. Must not touch: the processes.
+//! Owns: `scan` (reads /proc/PID/comm of every process, then /proc/PID/{stat,cmdline,io,fd} of
+//! fio ones; read-only, never signals), the pure `group` of found processes, and `FioPairing`,
+//! which keeps the previous counters and is given the elapsed time by the caller (no clock in
+//! here). A process is fio when its comm is `fio` (fio's workers keep that name); a worker is
+//! a fio process whose parent is a fio process. A fio binary started under another name (a
+//! renamed copy or symlink) is not found: checking every process's /proc/PID/exe for it, as
+//! well as reading its stat, made a scan cost several times as much. Target files are the
+//! regular files among fds 3 and up. Must not touch: the processes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -76,21 +79,17 @@ pub fn scan(proc_root: &Path, exclude: &BTreeSet<u32>) -> Vec<ForeignFio> {
             continue;
         };
         let base = e.path();
+        if !comm_is_fio(&base) {
+            continue;
+        }
         // Processes come and go between reads: anything unreadable is skipped.
         let Some(stat) = std::fs::read(base.join("stat"))
             .ok()
             .and_then(|t| parse_stat(&t).ok())
+            .filter(|s| s.comm == "fio")
         else {
             continue;
         };
-        let exe_is_fio = std::fs::read_link(base.join("exe")).is_ok_and(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.trim_end_matches(" (deleted)") == "fio")
-        });
-        if stat.comm != "fio" && !exe_is_fio {
-            continue;
-        }
         let io = std::fs::read(base.join("io"))
             .ok()
             .and_then(|t| parse_io(&t).ok());
@@ -107,6 +106,18 @@ pub fn scan(proc_root: &Path, exclude: &BTreeSet<u32>) -> Vec<ForeignFio> {
         });
     }
     group(found, cmdlines, exclude)
+}
+
+/// Whether `PID/comm` reads `fio`: one open and one read of a 16-byte file, the cheapest
+/// look at a process.
+fn comm_is_fio(base: &Path) -> bool {
+    use std::io::Read;
+    let mut buf = [0u8; 32];
+    let Ok(mut f) = std::fs::File::open(base.join("comm")) else {
+        return false;
+    };
+    let n = f.read(&mut buf).unwrap_or(0);
+    buf[..n].strip_suffix(b"\n").unwrap_or(&buf[..n]) == b"fio"
 }
 
 fn open_files(fd_dir: &Path) -> Vec<OpenFile> {

@@ -85,6 +85,7 @@ fn scan_reads_a_hand_made_proc_tree() {
             format!("{pid} ({comm}) R {ppid} 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
         )
         .unwrap();
+        std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
         std::fs::write(d.join("cmdline"), cmdline).unwrap();
         std::fs::write(
             d.join("io"),
@@ -99,6 +100,11 @@ fn scan_reads_a_hand_made_proc_tree() {
     std::os::unix::fs::symlink(&data, w.join("fd/1")).unwrap();
     std::os::unix::fs::symlink(root.path(), w.join("fd/4")).unwrap();
     mk(40, "bash", 1, b"bash\0");
+    // Only comm decides: a look-alike name is not fio, and a fio whose stat vanished
+    // between the two reads is skipped.
+    mk(41, "fio-3.33", 1, b"fio-3.33\0");
+    let gone = mk(42, "fio", 1, b"fio\0");
+    std::fs::remove_file(gone.join("stat")).unwrap();
     std::fs::create_dir(root.path().join("self")).unwrap();
 
     let runs = scan(root.path(), &BTreeSet::new());

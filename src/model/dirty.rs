@@ -161,7 +161,7 @@ impl Dirty {
             .map(|(thresh, bg_thresh)| Limits { thresh, bg_thresh });
         let reserve = s.zones.as_deref().map(zones::totalreserve);
         // Free pages from MemFree, not nr_free_pages (spec §1.7).
-        let free = s.meminfo.mem_free * 1024 / s.page_size;
+        let free = zones::free_pages(s);
         let file_lru = v.nr_active_file.zip(v.nr_inactive_file).map(|(a, i)| a + i);
         let avail = reserve.zip(file_lru).map(|(r, f)| dirtyable(free, f, r));
         let derived = avail.and_then(|a| limits(a, &s.sysctl, s.page_size));

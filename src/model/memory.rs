@@ -68,12 +68,13 @@ impl Memory {
         let kreclaimable = m.k_reclaimable.or(m.s_reclaimable);
         let derived = s.zones.as_deref().and_then(|z| {
             let pages = |kb: u64| kb * 1024 / s.page_size;
+            let free = zones::free_pages(s);
             let inputs = AvailableInputs {
-                free: pages(m.mem_free),
+                free,
                 totalreserve: zones::totalreserve(z),
                 pagecache: pages(m.active_file? + m.inactive_file?),
                 reclaimable: pages(kreclaimable.unwrap_or(0)),
-                wmark_low: zones::watermarks(z).low_pages,
+                wmark_low: zones::watermarks(z, free).low_pages,
             };
             Some(mem_available_pages(inputs) * s.page_size / 1024)
         });

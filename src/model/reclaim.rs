@@ -33,7 +33,7 @@ pub struct Reclaim {
     pub refault_file_s: Option<f64>,
     /// All refaults (the only figure before 5.9).
     pub refault_s: Option<f64>,
-    /// Free pages against Σ min/low/high; `None` without zoneinfo.
+    /// Free pages (MemFree, spec §1.7) against Σ min/low/high; `None` without zoneinfo.
     pub watermarks: Option<Watermarks>,
 }
 
@@ -70,7 +70,10 @@ impl Reclaim {
             refault_anon_s: r(|v| v.workingset_refault_anon),
             refault_file_s: r(|v| v.workingset_refault_file),
             refault_s: r(|v| v.workingset_refault),
-            watermarks: s.zones.as_deref().map(zones::watermarks),
+            watermarks: s
+                .zones
+                .as_deref()
+                .map(|z| zones::watermarks(z, zones::free_pages(s))),
         }
     }
 }
@@ -84,5 +87,34 @@ mod tests {
         assert_eq!(efficiency(Some(50.0), Some(200.0)), Some(25.0));
         assert_eq!(efficiency(Some(0.0), Some(0.0)), None);
         assert_eq!(efficiency(None, None), None);
+    }
+
+    #[test]
+    fn watermark_free_is_memfree_not_zone_free() {
+        // Spec §1.6/§1.7 (dev VM): MemFree 23 931 740 kB = 5 982 935 pages, while the zones'
+        // `pages free` sum to 1 473 418. Watermarks: DMA 39/48/57, DMA32 9 000/11 250/13 500.
+        let zone = |free, min, low, high| crate::parse::Zone {
+            free,
+            min,
+            low,
+            high,
+            ..crate::parse::Zone::default()
+        };
+        let mut s = Snapshot {
+            page_size: 4096,
+            zones: Some(vec![
+                zone(3_840, 39, 48, 57),
+                zone(1_469_578, 9_000, 11_250, 13_500),
+            ]),
+            ..Snapshot::default()
+        };
+        s.meminfo.mem_free = 23_931_740;
+        let w = Reclaim::derive(None, &s, None).watermarks.unwrap();
+        assert_eq!(
+            (w.free_pages, w.min_pages, w.low_pages, w.high_pages),
+            (5_982_935, 9_039, 11_298, 13_557)
+        );
+        s.zones = None;
+        assert_eq!(Reclaim::derive(None, &s, None).watermarks, None);
     }
 }

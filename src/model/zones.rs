@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::parse::Zone;
+use crate::parse::{Snapshot, Zone};
 
 /// `calculate_totalreserve_pages()` rebuilt from zoneinfo (spec §1.3):
 /// Σ over every zone, populated or not, of `min(managed, (high − boost) + max(protection))`.
@@ -23,7 +23,7 @@ pub fn totalreserve(zones: &[Zone]) -> u64 {
 /// Free pages against the watermarks, summed over all zones (spec §3.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Watermarks {
-    /// Σ `pages free` over zones.
+    /// NR_FREE_PAGES, taken from `MemFree` (see [`free_pages`]), not Σ zone `pages free`.
     pub free_pages: u64,
     /// Σ min: below it the allocating task reclaims directly.
     pub min_pages: u64,
@@ -33,15 +33,33 @@ pub struct Watermarks {
     pub high_pages: u64,
 }
 
-/// Sums free pages and watermarks (boost included, as the kernel compares them).
+/// NR_FREE_PAGES in pages, from `/proc/meminfo MemFree` (spec §1.7 recommends it: on mainline
+/// it is the same global counter as Σ zone `pages free` and `nr_free_pages`; on the development
+/// VM only MemFree agrees with the kernel's own thresholds and MemAvailable). meminfo is read
+/// every tick, while zoneinfo, which only has to supply the watermarks and reserves, is not.
+/// (The allocator's own watermark checks are per zone; on that VM Σ zone `pages free` is the
+/// smaller figure, so "free against the watermarks" reads higher there than the zones see.)
 #[must_use]
-pub fn watermarks(zones: &[Zone]) -> Watermarks {
-    zones.iter().fold(Watermarks::default(), |w, z| Watermarks {
-        free_pages: w.free_pages + z.free,
-        min_pages: w.min_pages + z.min,
-        low_pages: w.low_pages + z.low,
-        high_pages: w.high_pages + z.high,
-    })
+pub fn free_pages(s: &Snapshot) -> u64 {
+    s.meminfo.mem_free * 1024 / s.page_size
+}
+
+/// Sums the watermarks (boost included, as the kernel compares them) and pairs them with
+/// `free_pages` (see [`free_pages`]).
+#[must_use]
+pub fn watermarks(zones: &[Zone], free_pages: u64) -> Watermarks {
+    zones.iter().fold(
+        Watermarks {
+            free_pages,
+            ..Watermarks::default()
+        },
+        |w, z| Watermarks {
+            min_pages: w.min_pages + z.min,
+            low_pages: w.low_pages + z.low,
+            high_pages: w.high_pages + z.high,
+            ..w
+        },
+    )
 }
 
 #[cfg(test)]
@@ -73,6 +91,49 @@ mod tests {
             zone("Device", 0, 0, &[0]),
         ];
         assert_eq!(totalreserve(&zones), 32_578);
+    }
+
+    #[test]
+    fn watermarks_sum_zones_and_take_free_as_given() {
+        let zones = [
+            Zone {
+                free: 3_000,
+                min: 39,
+                low: 48,
+                high: 57,
+                ..Zone::default()
+            },
+            Zone {
+                free: 400_000,
+                min: 9_000,
+                low: 11_250,
+                high: 13_500,
+                ..Zone::default()
+            },
+        ];
+        // Zone `pages free` (403 000 in all) is ignored: free is MemFree's figure.
+        let w = watermarks(&zones, 1_234_567);
+        assert_eq!(
+            w,
+            Watermarks {
+                free_pages: 1_234_567,
+                min_pages: 9_039,
+                low_pages: 11_298,
+                high_pages: 13_557,
+            }
+        );
+    }
+
+    #[test]
+    fn free_pages_is_memfree_in_pages() {
+        let mut s = Snapshot {
+            page_size: 4096,
+            ..Snapshot::default()
+        };
+        s.meminfo.mem_free = 23_931_740; // kB, spec §1.6: MemFree/4 = 5 982 935
+        assert_eq!(free_pages(&s), 5_982_935);
+        s.page_size = 65_536;
+        assert_eq!(free_pages(&s), 373_933); // 23 931 740 / 64, rounded down
     }
 
     #[test]

@@ -8,6 +8,7 @@
 pub mod diskstats;
 mod lines;
 pub mod meminfo;
+mod memo;
 pub mod pressure;
 pub mod queue;
 pub mod stat;
@@ -19,6 +20,7 @@ use std::collections::BTreeMap;
 
 pub use diskstats::DiskCounters;
 pub use meminfo::Meminfo;
+pub use memo::Parser;
 pub use pressure::{Psi, PsiLine};
 pub use queue::QueueSettings;
 pub use stat::CpuStat;
@@ -30,7 +32,7 @@ use crate::sample::{RawSample, names};
 use crate::{Error, Result};
 
 /// Every parsed input of one sample.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshot {
     /// Monotonic read time, nanoseconds.
     pub mono_ns: u64,
@@ -67,17 +69,54 @@ fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
     })
 }
 
-fn psi(sample: &RawSample, name: &str) -> Result<Option<Psi>> {
+/// The PSI files, in `Repeats::pressure` index order.
+const PSI_FILES: [&str; 3] = [names::PSI_CPU, names::PSI_MEMORY, names::PSI_IO];
+
+/// How `Snapshot::parse_with` parses the files that often repeat from one sample to the next:
+/// afresh (`Snapshot::parse`), or through `Parser`'s memo of the last text and result.
+trait Repeats {
+    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>>;
+    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>>;
+    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings>;
+    /// PSI file `PSI_FILES[i]`.
+    fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
+}
+
+/// Every file parsed afresh.
+struct Afresh;
+
+impl Repeats for Afresh {
+    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>> {
+        zoneinfo::parse(text)
+    }
+    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
+        diskstats::parse(text)
+    }
+    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings> {
+        queue::parse(text)
+    }
+    fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
+        pressure::parse(PSI_FILES[i], text)
+    }
+}
+
+fn psi(sample: &RawSample, r: &mut impl Repeats, i: usize) -> Result<Option<Psi>> {
     sample
-        .file(name)
-        .map(|t| pressure::parse(name, t))
+        .file(PSI_FILES[i])
+        .map(|t| r.pressure(i, t))
         .transpose()
 }
 
 impl Snapshot {
-    /// Parses every file of a raw sample.
+    /// Parses every file of a raw sample. The reference: `Parser::parse` must equal it.
     pub fn parse(sample: &RawSample) -> Result<Self> {
-        let block = sample.file(names::BLOCK_DEVICES).map(queue::parse);
+        Self::parse_with(sample, &mut Afresh)
+    }
+
+    /// Parses every file, the often-repeating ones through `r`. Files are taken in the same
+    /// order whatever `r` is, so a bad sample gives the same error.
+    fn parse_with(sample: &RawSample, r: &mut impl Repeats) -> Result<Self> {
+        let block = sample.file(names::BLOCK_DEVICES).map(|t| r.block(t));
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -90,13 +129,13 @@ impl Snapshot {
             vmstat: vmstat::parse(required(sample, names::VMSTAT)?)?,
             zones: sample
                 .file(names::ZONEINFO)
-                .map(zoneinfo::parse)
+                .map(|t| r.zoneinfo(t))
                 .transpose()?,
-            disks: diskstats::parse(required(sample, names::DISKSTATS)?)?,
+            disks: r.diskstats(required(sample, names::DISKSTATS)?)?,
             cpu: stat::parse(required(sample, names::STAT)?)?,
-            psi_cpu: psi(sample, names::PSI_CPU)?,
-            psi_memory: psi(sample, names::PSI_MEMORY)?,
-            psi_io: psi(sample, names::PSI_IO)?,
+            psi_cpu: psi(sample, r, 0)?,
+            psi_memory: psi(sample, r, 1)?,
+            psi_io: psi(sample, r, 2)?,
             sysctl: sysctl::parse(sample)?,
             block,
         })

@@ -1,0 +1,122 @@
+//! Tests of `FsSource` (held files, reopening, the slow refresh).
+
+use super::*;
+
+#[test]
+fn held_proc_file_rereads_fresh_text() {
+    let mut h = Held::new("/proc/self/stat".into());
+    let mut buf = Vec::new();
+    let a = h.read(&mut buf).unwrap().unwrap();
+    assert!(h.file.is_some(), "procfs files are kept open");
+    // Burn some CPU so utime/stime or at least the text can move; the point is that a
+    // second read returns a whole, well-formed file again, from offset 0.
+    let b = h.read(&mut buf).unwrap().unwrap();
+    assert_eq!(a.split(' ').next(), b.split(' ').next());
+    assert!(b.ends_with('\n'));
+}
+
+#[test]
+fn regular_files_are_reopened_and_vanishing_means_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("meminfo");
+    std::fs::write(&path, "one\n").unwrap();
+    let mut h = Held::new(path.clone());
+    let mut buf = Vec::new();
+    assert_eq!(h.read(&mut buf).unwrap().as_deref(), Some("one\n"));
+    assert!(h.file.is_none(), "files outside procfs are not held");
+    std::fs::write(&path, "two, longer\n").unwrap();
+    assert_eq!(h.read(&mut buf).unwrap().as_deref(), Some("two, longer\n"));
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(h.read(&mut buf).unwrap(), None);
+}
+
+#[test]
+fn files_larger_than_the_buffer_are_read_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("big");
+    let big = "x".repeat(200 * 1024 + 7);
+    std::fs::write(&path, &big).unwrap();
+    let mut buf = vec![0; 16];
+    assert_eq!(read_optional(&path, &mut buf).unwrap(), Some(big));
+}
+
+/// A proc root with the required per-tick files and, optionally, a zoneinfo.
+fn proc_tree(zoneinfo: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let proc = dir.path().join("proc");
+    std::fs::create_dir_all(proc.join("sys/vm")).unwrap();
+    std::fs::write(proc.join("meminfo"), "MemTotal: 100 kB\nMemFree: 50 kB\n").unwrap();
+    std::fs::write(proc.join("sys/vm/dirty_ratio"), "20\n").unwrap();
+    if let Some(z) = zoneinfo {
+        std::fs::write(proc.join("zoneinfo"), z).unwrap();
+    }
+    dir
+}
+
+fn source(dir: &tempfile::TempDir) -> FsSource {
+    FsSource::new(
+        dir.path().join("proc"),
+        dir.path().join("sys"),
+        Box::new(SystemClock),
+    )
+}
+
+#[test]
+fn zoneinfo_is_carried_between_slow_refreshes() {
+    let dir = proc_tree(Some("Node 0, zone DMA\n  pages free 1\n"));
+    let mut src = source(&dir);
+    let first = src.read().unwrap();
+    assert_eq!(
+        first.file(names::ZONEINFO),
+        Some("Node 0, zone DMA\n  pages free 1\n")
+    );
+    let changed = "Node 0, zone DMA\n  pages free 2\n";
+    std::fs::write(dir.path().join("proc/zoneinfo"), changed).unwrap();
+    // The next SLOW_REFRESH_TICKS − 1 samples carry the text of the last refresh …
+    for i in 1..SLOW_REFRESH_TICKS {
+        let s = src.read().unwrap();
+        assert_eq!(s.file(names::ZONEINFO), first.file(names::ZONEINFO), "{i}");
+        assert_eq!(s.file(names::MEMINFO), first.file(names::MEMINFO), "{i}");
+    }
+    // … and the refresh after them reads the new text.
+    assert_eq!(src.read().unwrap().file(names::ZONEINFO), Some(changed));
+    // A sysctl rides on the same refresh.
+    assert_eq!(
+        src.read().unwrap().file(&names::vm_sysctl("dirty_ratio")),
+        Some("20\n")
+    );
+}
+
+#[test]
+fn absent_zoneinfo_stays_absent_and_a_vanished_one_goes() {
+    let dir = proc_tree(None);
+    let mut src = source(&dir);
+    for i in 0..2 * SLOW_REFRESH_TICKS {
+        let s = src.read().unwrap();
+        assert_eq!(s.file(names::ZONEINFO), None, "{i}");
+        assert!(s.file(names::MEMINFO).is_some());
+    }
+    std::fs::write(dir.path().join("proc/zoneinfo"), "Node 0, zone DMA\n").unwrap();
+    let seen = (0..SLOW_REFRESH_TICKS)
+        .filter(|_| src.read().unwrap().file(names::ZONEINFO).is_some())
+        .count();
+    assert!(seen >= 1, "appears within SLOW_REFRESH_TICKS samples");
+    std::fs::remove_file(dir.path().join("proc/zoneinfo")).unwrap();
+    let last = (0..SLOW_REFRESH_TICKS)
+        .map(|_| src.read().unwrap().file(names::ZONEINFO).is_some())
+        .last();
+    assert_eq!(last, Some(false), "gone within SLOW_REFRESH_TICKS samples");
+}
+
+#[test]
+fn live_sample_holds_the_tick_files() {
+    let mut src = FsSource::live();
+    let a = src.read().unwrap();
+    let b = src.read().unwrap();
+    assert!(src.tick_files[0].file.is_some());
+    assert!(b.file(names::MEMINFO).unwrap().starts_with("MemTotal:"));
+    assert_eq!(
+        a.files.keys().collect::<Vec<_>>(),
+        b.files.keys().collect::<Vec<_>>()
+    );
+}
