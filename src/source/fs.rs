@@ -214,25 +214,34 @@ fn is_absent(e: &std::io::Error) -> bool {
 struct Held {
     path: PathBuf,
     file: Option<File>,
+    /// How much to ask for per read: the file's last length rounded up (see `read_from_start`).
+    step: usize,
 }
 
 impl Held {
     fn new(path: PathBuf) -> Self {
-        Self { path, file: None }
+        Self {
+            path,
+            file: None,
+            step: DEFAULT_STEP,
+        }
     }
 
     /// The whole file as text; `None` when it does not exist (any more).
     fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<String>> {
         if let Some(f) = &self.file {
-            if let Ok(n) = read_from_start(f, buf) {
+            if let Ok(n) = read_from_start(f, buf, self.step) {
+                self.step = step_for(n);
                 return Ok(Some(text(&buf[..n])));
             }
             // Stale or failing descriptor: fall through to a fresh open, which decides.
             self.file = None;
         }
-        let res = File::open(&self.path).and_then(|f| read_from_start(&f, buf).map(|n| (f, n)));
+        let res = File::open(&self.path)
+            .and_then(|f| read_from_start(&f, buf, DEFAULT_STEP).map(|n| (f, n)));
         match res {
             Ok((f, n)) => {
+                self.step = step_for(n);
                 let out = text(&buf[..n]);
                 if is_procfs(&f) {
                     self.file = Some(f);
@@ -253,18 +262,30 @@ fn is_procfs(f: &File) -> bool {
     rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
 }
 
-/// Reads all of `f` from offset 0 into `buf` (grown as needed, never shrunk); returns the
-/// length. With a buffer larger than the file this is one read plus the read that sees EOF.
-fn read_from_start(f: &File, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-    if buf.is_empty() {
+/// The read size for a file first read, or read whole: 16 KiB.
+const DEFAULT_STEP: usize = 16 * 1024;
+
+/// The read size for a file last `len` bytes long: room for it to grow, and at least 512.
+fn step_for(len: usize) -> usize {
+    (len + len / 2 + 1).next_power_of_two().max(512)
+}
+
+/// Reads all of `f` from offset 0 into `buf` (grown as needed, never shrunk), asking for `step`
+/// bytes per read; returns the length. With `step` above the length this is one read plus the
+/// read that sees EOF.
+///
+/// The size asked for matters: a sysctl read makes the kernel allocate and zero a buffer that
+/// size (`proc_sys_call_handler`), which with the whole 64 KiB buffer cost more than the read.
+fn read_from_start(f: &File, buf: &mut Vec<u8>, step: usize) -> std::io::Result<usize> {
+    if buf.len() < 64 * 1024 {
         buf.resize(64 * 1024, 0);
     }
     let mut n = 0;
     loop {
-        if n == buf.len() {
-            buf.resize(buf.len() * 2, 0);
+        if n + step > buf.len() {
+            buf.resize((buf.len() * 2).max(n + step), 0);
         }
-        match f.read_at(&mut buf[n..], n as u64) {
+        match f.read_at(&mut buf[n..n + step], n as u64) {
             Ok(0) => return Ok(n),
             Ok(k) => n += k,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
@@ -279,7 +300,7 @@ fn text(bytes: &[u8]) -> String {
 
 /// Reads a whole file as text; `None` when the file does not exist on this machine.
 pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
-    let res = File::open(path).and_then(|f| read_from_start(&f, buf));
+    let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP));
     match res {
         Ok(n) => Ok(Some(text(&buf[..n]))),
         Err(e) if is_absent(&e) => Ok(None),

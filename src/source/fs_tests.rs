@@ -120,3 +120,23 @@ fn live_sample_holds_the_tick_files() {
         b.files.keys().collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn read_size_follows_the_file() {
+    assert_eq!(step_for(3), 512);
+    assert_eq!(step_for(4066), 8192);
+    assert_eq!(step_for(5420), 8192);
+    assert_eq!(step_for(6000), 16384);
+    // A held sysctl and a held seq_file read whole with a small step, also after growing.
+    for path in ["/proc/sys/vm/dirty_ratio", "/proc/self/mountinfo"] {
+        let mut h = Held::new(path.into());
+        let mut buf = Vec::new();
+        for _ in 0..3 {
+            let got = h.read(&mut buf).unwrap().unwrap();
+            assert_eq!(got, std::fs::read_to_string(path).unwrap(), "{path}");
+        }
+        h.step = 16; // smaller than the file: several reads
+        let got = h.read(&mut buf).unwrap().unwrap();
+        assert_eq!(got, std::fs::read_to_string(path).unwrap(), "{path}");
+    }
+}
