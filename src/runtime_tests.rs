@@ -5,15 +5,13 @@ use std::time::{Duration, Instant};
 
 use super::{CpuMeter, TickTimer};
 use crate::app::{Action, App, Look, Msg};
-use crate::source::{HostInfo, Source, TreeSource};
+use crate::source::HostInfo;
 
 const SEC: Duration = Duration::from_secs(1);
 const WALL0: i64 = 1_700_000_000_000;
 
 fn samples() -> Vec<crate::sample::RawSample> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle");
-    let mut src = TreeSource::open(&dir).unwrap();
-    std::iter::from_fn(|| src.next_sample().unwrap()).collect()
+    crate::source::test_samples("live-idle")
 }
 
 /// Runs the main loop's timing for 10 s in 10 ms steps: samples at 0.5 s, 1.5 s, … (one per

@@ -1,17 +1,7 @@
 //! Key handling and message tests for `App::update`, driven by a captured tree.
 
-use std::path::Path;
-
 use super::*;
-use crate::source::{Source, TreeSource};
-
-fn samples(tree: &str) -> Vec<crate::sample::RawSample> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("assets/trees")
-        .join(tree);
-    let mut src = TreeSource::open(&dir).unwrap();
-    std::iter::from_fn(|| src.next_sample().unwrap()).collect()
-}
+use crate::source::test_samples as samples;
 
 fn app(tree: &str) -> App {
     let mut app = App::new(HostInfo::default(), Look::default(), 1.0);

@@ -42,16 +42,10 @@ pub fn derive(samples: &[RawSample], opts: Options) -> Series {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{Source, TreeSource};
 
     #[test]
     fn first_sample_seeds_and_garbage_is_skipped() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle");
-        let mut src = TreeSource::open(&dir).unwrap();
-        let mut samples = Vec::new();
-        while let Some(s) = src.next_sample().unwrap() {
-            samples.push(s);
-        }
+        let mut samples = crate::source::test_samples("live-idle");
         let n = samples.len();
         let mut bad = samples[1].clone();
         bad.files.insert("proc/meminfo".into(), "garbage".into());

@@ -11,6 +11,8 @@ mod tree;
 pub use clock::{Clock, SystemClock, Ticker};
 pub use fs::FsSource;
 pub use host::HostInfo;
+#[cfg(test)]
+pub use tree::test_samples;
 pub use tree::{TreeSource, parse_uptime_cs};
 
 use crate::Result;

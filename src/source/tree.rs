@@ -95,3 +95,17 @@ pub fn parse_uptime_cs(text: &str) -> Option<u64> {
     };
     Some(s * 100 + cs)
 }
+
+/// Every sample of the captured tree `assets/trees/<name>`, for tests.
+///
+/// # Panics
+/// When the tree cannot be read: a test fixture is missing or broken.
+#[cfg(test)]
+#[must_use]
+pub fn test_samples(name: &str) -> Vec<crate::sample::RawSample> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/trees")
+        .join(name);
+    let mut src = TreeSource::open(&dir).unwrap();
+    std::iter::from_fn(|| src.next_sample().unwrap()).collect()
+}

@@ -265,11 +265,10 @@ fn copy(buf: &Buffer, rect: Rect) -> Buffer {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
 
     use super::*;
     use crate::app::{App, Key, Look, Msg};
-    use crate::source::{HostInfo, Source, TreeSource};
+    use crate::source::HostInfo;
 
     /// A terminal: the screen's updates applied to a buffer.
     fn apply(term: &mut Buffer, updates: &[Update]) {
@@ -284,13 +283,7 @@ mod tests {
         b
     }
 
-    fn samples(tree: &str) -> Vec<crate::sample::RawSample> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets/trees")
-            .join(tree);
-        let mut src = TreeSource::open(&dir).unwrap();
-        std::iter::from_fn(|| src.next_sample().unwrap()).collect()
-    }
+    use crate::source::test_samples as samples;
 
     /// Every frame, the terminal equals a whole render: through samples, keys that change the
     /// layout, focus and overlays, and sizes, in colour and in `--ascii` without colour.
