@@ -137,11 +137,13 @@ pub fn sparkline(app: &App, area: Rect, values: &[Option<f64>], max: f64, style:
     }
 }
 
-/// A label followed by a value, as two spans.
-pub fn kv(app: &App, label: &str, value: String) -> [Span<'static>; 2] {
+/// A label followed by a value, as spans.
+pub fn kv(app: &App, label: &'static str, value: String) -> [Span<'static>; 3] {
     let t = super::theme(app);
+    // The label and its space as borrowed spans: no allocation for text that never changes.
     [
-        Span::styled(format!("{label} "), t.dim),
+        Span::styled(label, t.dim),
+        Span::styled(" ", t.dim),
         Span::styled(value, t.text),
     ]
 }
