@@ -152,11 +152,6 @@ impl Canvas {
         }
     }
 
-    /// Adds another canvas's operations after these.
-    pub fn append(&mut self, other: Canvas) {
-        self.ops.extend(other.ops);
-    }
-
     /// Paints every operation in order.
     pub fn paint(&self, buf: &mut Buffer) {
         for op in &self.ops {
