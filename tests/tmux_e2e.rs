@@ -17,28 +17,13 @@ fn start(name: &str, w: u16, h: u16, env: &str) -> Option<Session> {
         eprintln!("skipping: tmux is not installed (bash .ci/run installs it)");
         return None;
     }
-    let s = Session(format!("pagewatch-e2e-{}-{name}", std::process::id()));
     let bin = env!("CARGO_BIN_EXE_pagewatch");
     // A shell runs pagewatch, then prints its exit code, so we can see the shell is back.
     let cmd = format!(
         "{env} {bin}; echo \"exit=$?\"; stty -a | head -1 >/dev/null && echo shell-$((40+2))-ok"
     );
-    let size = [w.to_string(), h.to_string()];
-    s.tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        "pw",
-        "-x",
-        &size[0],
-        "-y",
-        &size[1],
-        "bash",
-        "--norc",
-    ]);
-    s.tmux(&["set-option", "-t", "pw", "remain-on-exit", "on"]);
-    s.keys(&[&cmd, "Enter"]);
-    Some(s)
+    let name = format!("pagewatch-e2e-{}-{name}", std::process::id());
+    Some(Session::start(name, w, h, &cmd))
 }
 
 #[test]

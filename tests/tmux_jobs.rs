@@ -29,24 +29,10 @@ fn tools_present() -> bool {
 }
 
 fn start(name: &str, args: &str) -> Session {
-    let s = Session(format!("pagewatch-jobs-{}-{name}", std::process::id()));
     let bin = env!("CARGO_BIN_EXE_pagewatch");
     let cmd = format!("{bin} {args}; echo \"exit=$?\"; echo shell-$((40+2))-ok");
-    s.tmux(&[
-        "new-session",
-        "-d",
-        "-s",
-        "pw",
-        "-x",
-        "160",
-        "-y",
-        "48",
-        "bash",
-        "--norc",
-    ]);
-    s.tmux(&["set-option", "-t", "pw", "remain-on-exit", "on"]);
-    s.keys(&[&cmd, "Enter"]);
-    s
+    let name = format!("pagewatch-jobs-{}-{name}", std::process::id());
+    Session::start(name, 160, 48, &cmd)
 }
 
 /// Pids of processes whose command line contains `needle` (our own test files' directory).

@@ -42,6 +42,28 @@ impl Session {
 }
 
 impl Session {
+    /// A new session `pw`, `w`x`h`, whose pane runs bash and then `cmd`; the pane stays when
+    /// the shell exits, so its last screen can still be read.
+    pub fn start(name: String, w: u16, h: u16, cmd: &str) -> Self {
+        let s = Session(name);
+        let size = [w.to_string(), h.to_string()];
+        s.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "pw",
+            "-x",
+            &size[0],
+            "-y",
+            &size[1],
+            "bash",
+            "--norc",
+        ]);
+        s.tmux(&["set-option", "-t", "pw", "remain-on-exit", "on"]);
+        s.keys(&[cmd, "Enter"]);
+        s
+    }
+
     /// Waits until the screen no longer contains `needle`.
     pub fn wait_for_not(&self, needle: &str, secs: u64) {
         let end = Instant::now() + Duration::from_secs(secs);
