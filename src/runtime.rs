@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use ratatui::crossterm::event::{self, Event};
 
 use crate::app::{App, Effect, Msg};
+use crate::sample::RawSample;
 use crate::source::{Clock, Source, SystemClock};
 use crate::supervise::{FioSettings, Supervisor};
 use crate::tee::Tee;
@@ -51,8 +52,13 @@ pub struct Options {
 pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
+    let (used_tx, used_rx) = mpsc::channel::<RawSample>();
     let tick = if let Feed::Source { source, paced } = feed {
-        spawn_sampler(source, app.interval_s, paced, tx.clone(), ctl_rx)?;
+        let back = Back {
+            ctl: ctl_rx,
+            used: used_rx,
+        };
+        spawn_sampler(source, app.interval_s, paced, tx.clone(), back)?;
         Duration::from_secs(1)
     } else {
         Duration::from_millis(100)
@@ -60,6 +66,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     spawn_input(tx.clone())?;
     let mut edges = Edges {
         ctl: ctl_tx,
+        used: used_tx,
         jobs: Supervisor::new(
             std::env::current_exe().context("finding pagewatch's own binary")?,
             tx.clone(),
@@ -118,17 +125,27 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
 /// Where effects go.
 struct Edges {
     ctl: Sender<Control>,
+    /// Samples the app is done with, back to the sampler for reuse (`Source::recycle`).
+    used: Sender<RawSample>,
     jobs: Supervisor,
     tee: Option<Tee>,
 }
 
 /// Applies a message and its effects; true when pagewatch should quit.
 fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
-    if let (Msg::Sample(s), Some(t)) = (&msg, &edges.tee) {
-        // Recorded even while the display is paused: the recording is of the session.
-        t.sample(s);
-    }
-    for e in app.update(msg) {
+    let effects = if let Msg::Sample(s) = msg {
+        if let Some(t) = &edges.tee {
+            // Recorded even while the display is paused: the recording is of the session.
+            t.sample(&s);
+        }
+        let effects = app.sample(&s);
+        // The sampler takes it back without being woken (it looks before its next read).
+        let _ = edges.used.send(s);
+        effects
+    } else {
+        app.update(msg)
+    };
+    for e in effects {
         match e {
             Effect::Quit => {
                 edges.jobs.shutdown();
@@ -148,13 +165,22 @@ fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
     false
 }
 
+/// What comes back to the sampler from the main thread.
+struct Back {
+    /// Interval changes; the sampler waits on these between reads.
+    ctl: Receiver<Control>,
+    /// Samples done with, for the source to reuse; only looked at, never waited on.
+    used: Receiver<RawSample>,
+}
+
 fn spawn_sampler(
     mut source: Box<dyn Source + Send>,
     interval_s: f64,
     paced: bool,
     tx: Sender<Msg>,
-    ctl: Receiver<Control>,
+    back: Back,
 ) -> Result<()> {
+    let Back { ctl, used } = back;
     named("sampler").spawn(move || {
         let clock = SystemClock;
         let mut interval = Duration::from_secs_f64(interval_s);
@@ -175,6 +201,9 @@ fn spawn_sampler(
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
+            }
+            while let Ok(s) = used.try_recv() {
+                source.recycle(s);
             }
             let t0 = clock.mono_ns();
             let res = source.next_sample();

@@ -132,19 +132,24 @@ impl App {
         std::mem::take(&mut self.dirty)
     }
 
+    /// Applies a fresh raw sample (what `Msg::Sample` does), borrowing it so the runtime can
+    /// hand it back to the source for reuse.
+    pub fn sample(&mut self, raw: &crate::sample::RawSample) -> Vec<Effect> {
+        if self.ui.paused {
+            self.dirty = false;
+            return Vec::new();
+        }
+        self.dirty = true;
+        self.ingest(raw);
+        self.scan_due()
+    }
+
     /// Applies one message; returns what the runtime must do.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         // Cost figures and ticks during healthy sampling wait for the next sample's frame.
         self.dirty |= !matches!(msg, Msg::SampleTook(_) | Msg::CpuUse(_) | Msg::Tick { .. });
         match msg {
-            Msg::Sample(raw) => {
-                if self.ui.paused {
-                    self.dirty = false;
-                } else {
-                    self.ingest(&raw);
-                    return self.scan_due();
-                }
-            }
+            Msg::Sample(raw) => return self.sample(&raw),
             Msg::SampleError(e) => self.error = Some(e),
             Msg::Tick { now_ms } if self.replay.is_some() => {
                 let n = self.replay.as_mut().map_or(0, |r| r.advance(now_ms));

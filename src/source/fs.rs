@@ -23,6 +23,7 @@
 //! (5.0+, inside min/low/high), which reaches only Σ low in the derived MemAvailable
 //! cross-check and lasts while kswapd works it off.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::ErrorKind;
@@ -69,6 +70,9 @@ pub struct FsSource {
     /// The slow-refresh files' text at the last refresh (absent files left out).
     slow_text: Vec<(String, String)>,
     ticks_since_refresh: u32,
+    /// The files of a sample handed back (`Source::recycle`): the next sample is built in it,
+    /// its keys and text buffers reused rather than allocated again.
+    spare: BTreeMap<String, String>,
 }
 
 impl FsSource {
@@ -113,6 +117,7 @@ impl FsSource {
             slow_text: Vec::new(),
             slow_refreshes: 0,
             ticks_since_refresh: 0,
+            spare: BTreeMap::new(),
         }
     }
 
@@ -125,28 +130,40 @@ impl FsSource {
 
     /// Reads every sampled file once.
     pub fn read(&mut self) -> Result<RawSample> {
-        let mut files = BTreeMap::new();
+        // Filled in place: a recycled sample's keys and buffers are reused, and whatever
+        // file is not set again below (absent this time) is removed at the end.
+        let mut files = std::mem::take(&mut self.spare);
+        let mut fresh = Vec::with_capacity(files.len().max(PROC_FILES.len()));
         let mono_ns = self.clock.mono_ns();
         let wall_ms = self.clock.wall_ms();
         for ((_, name), held) in PROC_FILES.iter().zip(&mut self.tick_files) {
-            if let Some(text) = held.read(&mut self.buf)? {
-                files.insert((*name).to_owned(), text);
+            if let Some(bytes) = held.read(&mut self.buf)? {
+                put(&mut files, name, text(&self.buf[..bytes]));
+                fresh.push(*name);
             }
         }
         let refresh = self.ticks_since_refresh == 0;
         if refresh {
             self.slow_text.clear();
             for (name, held) in &mut self.slow_files {
-                if let Some(text) = held.read(&mut self.buf)? {
-                    self.slow_text.push((name.clone(), text));
+                if let Some(bytes) = held.read(&mut self.buf)? {
+                    self.slow_text
+                        .push((name.clone(), text(&self.buf[..bytes]).into_owned()));
                 }
             }
             self.block_text = self.read_block_devices()?;
         }
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
-        files.extend(self.slow_text.iter().cloned());
+        for (name, text) in &self.slow_text {
+            put(&mut files, name, Cow::Borrowed(text));
+            fresh.push(name);
+        }
         if let Some(text) = &self.block_text {
-            files.insert(names::BLOCK_DEVICES.to_owned(), text.clone());
+            put(&mut files, names::BLOCK_DEVICES, Cow::Borrowed(text));
+            fresh.push(names::BLOCK_DEVICES);
+        }
+        if files.len() != fresh.len() {
+            files.retain(|k, _| fresh.contains(&k.as_str()));
         }
         Ok(RawSample {
             mono_ns,
@@ -201,6 +218,23 @@ impl Source for FsSource {
     fn next_sample(&mut self) -> Result<Option<RawSample>> {
         self.read().map(Some)
     }
+
+    fn recycle(&mut self, used: RawSample) {
+        self.spare = used.files;
+    }
+}
+
+/// Sets `files[name]` to `text`, reusing the entry's key and buffer when it is there.
+fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_, str>) {
+    match files.get_mut(name) {
+        Some(v) => {
+            v.clear();
+            v.push_str(&text);
+        }
+        None => {
+            files.insert(name.to_owned(), text.into_owned());
+        }
+    }
 }
 
 /// Whether an I/O error means "this kernel does not provide the file".
@@ -227,12 +261,13 @@ impl Held {
         }
     }
 
-    /// The whole file as text; `None` when it does not exist (any more).
-    fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<String>> {
+    /// Reads the whole file into `buf`; its length, or `None` when it does not exist (any
+    /// more).
+    fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>> {
         if let Some(f) = &self.file {
             if let Ok(n) = read_from_start(f, buf, self.step) {
                 self.step = step_for(n);
-                return Ok(Some(text(&buf[..n])));
+                return Ok(Some(n));
             }
             // Stale or failing descriptor: fall through to a fresh open, which decides.
             self.file = None;
@@ -242,11 +277,10 @@ impl Held {
         match res {
             Ok((f, n)) => {
                 self.step = step_for(n);
-                let out = text(&buf[..n]);
                 if is_procfs(&f) {
                     self.file = Some(f);
                 }
-                Ok(Some(out))
+                Ok(Some(n))
             }
             Err(e) if is_absent(&e) => Ok(None),
             Err(source) => Err(Error::Io {
@@ -294,15 +328,17 @@ fn read_from_start(f: &File, buf: &mut Vec<u8>, step: usize) -> std::io::Result<
     }
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+/// The bytes as text; kernel files are ASCII, but anything else is kept, lossily.
+fn text(bytes: &[u8]) -> Cow<'_, str> {
+    // `from_utf8` checks ASCII a word at a time; the lossy scan is several times slower.
+    std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed)
 }
 
 /// Reads a whole file as text; `None` when the file does not exist on this machine.
 pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
     let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP));
     match res {
-        Ok(n) => Ok(Some(text(&buf[..n]))),
+        Ok(n) => Ok(Some(text(&buf[..n]).into_owned())),
         Err(e) if is_absent(&e) => Ok(None),
         Err(source) => Err(Error::Io {
             path: path.to_owned(),

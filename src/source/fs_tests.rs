@@ -2,15 +2,20 @@
 
 use super::*;
 
+/// What `Held::read` read, as text.
+fn read_text(h: &mut Held, buf: &mut Vec<u8>) -> Result<Option<String>> {
+    Ok(h.read(buf)?.map(|n| text(&buf[..n]).into_owned()))
+}
+
 #[test]
 fn held_proc_file_rereads_fresh_text() {
     let mut h = Held::new("/proc/self/stat".into());
     let mut buf = Vec::new();
-    let a = h.read(&mut buf).unwrap().unwrap();
+    let a = read_text(&mut h, &mut buf).unwrap().unwrap();
     assert!(h.file.is_some(), "procfs files are kept open");
     // Burn some CPU so utime/stime or at least the text can move; the point is that a
     // second read returns a whole, well-formed file again, from offset 0.
-    let b = h.read(&mut buf).unwrap().unwrap();
+    let b = read_text(&mut h, &mut buf).unwrap().unwrap();
     assert_eq!(a.split(' ').next(), b.split(' ').next());
     assert!(b.ends_with('\n'));
 }
@@ -22,12 +27,18 @@ fn regular_files_are_reopened_and_vanishing_means_absent() {
     std::fs::write(&path, "one\n").unwrap();
     let mut h = Held::new(path.clone());
     let mut buf = Vec::new();
-    assert_eq!(h.read(&mut buf).unwrap().as_deref(), Some("one\n"));
+    assert_eq!(
+        read_text(&mut h, &mut buf).unwrap().as_deref(),
+        Some("one\n")
+    );
     assert!(h.file.is_none(), "files outside procfs are not held");
     std::fs::write(&path, "two, longer\n").unwrap();
-    assert_eq!(h.read(&mut buf).unwrap().as_deref(), Some("two, longer\n"));
+    assert_eq!(
+        read_text(&mut h, &mut buf).unwrap().as_deref(),
+        Some("two, longer\n")
+    );
     std::fs::remove_file(&path).unwrap();
-    assert_eq!(h.read(&mut buf).unwrap(), None);
+    assert_eq!(read_text(&mut h, &mut buf).unwrap(), None);
 }
 
 #[test]
@@ -132,11 +143,46 @@ fn read_size_follows_the_file() {
         let mut h = Held::new(path.into());
         let mut buf = Vec::new();
         for _ in 0..3 {
-            let got = h.read(&mut buf).unwrap().unwrap();
+            let got = read_text(&mut h, &mut buf).unwrap().unwrap();
             assert_eq!(got, std::fs::read_to_string(path).unwrap(), "{path}");
         }
         h.step = 16; // smaller than the file: several reads
-        let got = h.read(&mut buf).unwrap().unwrap();
+        let got = read_text(&mut h, &mut buf).unwrap().unwrap();
         assert_eq!(got, std::fs::read_to_string(path).unwrap(), "{path}");
     }
+}
+
+#[test]
+fn a_recycled_sample_is_rebuilt_exactly() {
+    let dir = proc_tree(Some("Node 0, zone DMA\n"));
+    let proc = dir.path().join("proc");
+    std::fs::write(proc.join("stat"), "cpu  1 2 3\n").unwrap();
+    let mut src = source(&dir);
+    let mut fresh = source(&dir);
+    for i in 0..3 * SLOW_REFRESH_TICKS {
+        // Files come and go and change length between samples.
+        match i {
+            3 => std::fs::remove_file(proc.join("stat")).unwrap(),
+            6 => std::fs::write(proc.join("stat"), "cpu  10 20 30 40\n").unwrap(),
+            8 => std::fs::write(proc.join("meminfo"), "MemTotal: 1 kB\n").unwrap(),
+            11 => std::fs::remove_file(proc.join("zoneinfo")).unwrap(),
+            _ => {}
+        }
+        let got = src.read().unwrap();
+        let want = fresh.read().unwrap();
+        assert_eq!(got.files, want.files, "sample {i}");
+        src.recycle(got);
+    }
+    // A recycled sample from elsewhere (extra files) leaves nothing behind either.
+    let mut odd = fresh.read().unwrap();
+    odd.files.insert("proc/not-sampled".into(), "x".into());
+    src.recycle(odd);
+    assert_eq!(src.read().unwrap().files, fresh.read().unwrap().files);
+}
+
+#[test]
+fn text_keeps_invalid_bytes_lossily() {
+    assert_eq!(text(b"MemTotal: 1 kB\n"), "MemTotal: 1 kB\n");
+    assert!(matches!(text(b"ok"), Cow::Borrowed(_)));
+    assert_eq!(text(b"a\xffb"), "a\u{fffd}b");
 }

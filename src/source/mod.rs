@@ -22,4 +22,10 @@ use crate::sample::RawSample;
 pub trait Source {
     /// The next sample, or `None` when a finite source is exhausted.
     fn next_sample(&mut self) -> Result<Option<RawSample>>;
+
+    /// Hands back a sample the caller is done with, so the source can reuse its allocations
+    /// for the next one. Optional: sources that do not reuse anything drop it.
+    fn recycle(&mut self, used: RawSample) {
+        drop(used);
+    }
 }
