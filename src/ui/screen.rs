@@ -87,9 +87,14 @@ impl Screen {
             if let (Op::Chart { parts: was, .. }, Op::Chart { parts, area }) = (old, op) {
                 if let Some(cols) = canvas::changed_columns(was, parts, *area) {
                     for x in cols {
-                        let col = take(&mut self.front, Rect::new(x, area.y, 1, area.height));
-                        canvas::paint_column(parts, *area, x, &mut self.front);
-                        diff_narrow(&col, &self.front, &mut updates);
+                        recolumn(
+                            parts,
+                            *area,
+                            x,
+                            &mut self.spare,
+                            &mut self.front,
+                            &mut updates,
+                        );
                     }
                     continue;
                 }
@@ -168,6 +173,29 @@ fn take(buf: &mut Buffer, rect: Rect) -> Buffer {
     Buffer {
         area: rect,
         content,
+    }
+}
+
+/// Brings column `x` of a chart to what `parts` paint there: the column is painted on
+/// `scratch` (a one-column buffer, reused) and the cells that differ are set and reported.
+fn recolumn(
+    parts: &[canvas::Part],
+    area: Rect,
+    x: u16,
+    scratch: &mut Buffer,
+    buf: &mut Buffer,
+    out: &mut Vec<Update>,
+) {
+    let col = Rect::new(x, area.y, 1, area.height).intersection(buf.area);
+    scratch.resize(col);
+    scratch.reset();
+    canvas::paint_column(parts, area, x, scratch);
+    for (cell, y) in scratch.content.iter().zip(col.top()..col.bottom()) {
+        let old = &mut buf[(x, y)];
+        if old != cell {
+            old.clone_from(cell);
+            out.push((x, y, cell.clone()));
+        }
     }
 }
 
