@@ -6,15 +6,16 @@
 //! `/sys/block` queue text (re-read once a minute), and diskstats (byte-identical from one
 //! second to the next on an idle machine), and the PSI files (memory and io pressure rarely
 //! move when idle). Comparing a few kB costs well under a microsecond; parsing them costs
-//! 1–20 µs each. The vm sysctls are not memoised: all nine parse in about 1.4 µs. Must not touch: parsing rules (`Snapshot::parse` stays the reference, and
+//! 1–20 µs each. The nine vm sysctls are kept the same way, as one set (the live source
+//! carries their text between its slow refreshes). Must not touch: parsing rules (`Snapshot::parse` stays the reference, and
 //! `Parser::parse` equals it on every sample) or I/O.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 
 use super::{
-    DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, Zone, diskstats, pressure,
-    queue, zoneinfo,
+    DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, VmSysctl, Zone, diskstats,
+    pressure, queue, sysctl, zoneinfo,
 };
 use crate::Result;
 use crate::sample::RawSample;
@@ -52,6 +53,28 @@ impl<T: Clone> Memo<T> {
     }
 }
 
+/// The last texts of the vm sysctls (`sysctl::texts` order) and what they parsed to. The
+/// live source re-reads them only every few samples and carries the text in between.
+#[derive(Debug, Default)]
+struct SysctlMemo {
+    last: Option<([Option<String>; 9], VmSysctl)>,
+}
+
+impl SysctlMemo {
+    /// `sysctl::parse_texts(texts)`, or the previous result when every text is unchanged.
+    /// Errors are not kept.
+    fn get(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
+        if let Some((t, v)) = &self.last
+            && t.iter().map(Option::as_deref).eq(texts)
+        {
+            return Ok(*v);
+        }
+        let v = sysctl::parse_texts(texts)?;
+        self.last = Some((texts.map(|t| t.map(str::to_owned)), v));
+        Ok(v)
+    }
+}
+
 /// Parses successive samples of one source, remembering the files that repeat.
 #[derive(Debug, Default)]
 pub struct Parser {
@@ -60,6 +83,7 @@ pub struct Parser {
     block: Memo<BTreeMap<String, QueueSettings>>,
     /// In `PSI_FILES` order.
     psi: [Memo<Psi>; 3],
+    sysctl: SysctlMemo,
 }
 
 impl Parser {
@@ -89,6 +113,9 @@ impl Repeats for Parser {
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
         self.psi[i].get(text, |t| pressure::parse(PSI_FILES[i], t))
+    }
+    fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
+        self.sysctl.get(texts)
     }
 }
 
@@ -192,5 +219,51 @@ mod tests {
         let zones = |r: &RawSample| Parser::new().parse(r).unwrap().zones.unwrap();
         assert_eq!(zones(&seq[1])[0].free, 1);
         assert_ne!(zones(&seq[0])[0].free, 1);
+    }
+
+    #[test]
+    fn sysctl_changes_garbage_and_absence_are_seen() {
+        let base = tree_samples().swap_remove(0);
+        let ratio = names::vm_sysctl("dirty_ratio");
+        let swappiness = names::vm_sysctl("swappiness");
+        assert!(base.file(&ratio).is_some() && base.file(&swappiness).is_some());
+        let with = |edits: &[(&str, Option<&str>)]| {
+            let mut s = base.clone();
+            for (name, text) in edits {
+                match text {
+                    Some(t) => s.files.insert((*name).to_owned(), (*t).to_owned()),
+                    None => s.files.remove(*name),
+                };
+            }
+            s
+        };
+        let seq = [
+            base.clone(),
+            base.clone(),
+            with(&[(&ratio, Some("33\n"))]),
+            with(&[(&ratio, Some("33\n"))]),
+            with(&[(&ratio, Some("thirty\n"))]),
+            with(&[(&ratio, Some("thirty\n"))]),
+            with(&[(&ratio, None)]),
+            with(&[(&swappiness, Some("7\n")), (&ratio, None)]),
+            base.clone(),
+        ];
+        same_as_reference(&seq);
+        let mut p = Parser::new();
+        let got: Vec<_> = seq
+            .iter()
+            .map(|r| {
+                p.parse(r)
+                    .map(|s| (s.sysctl.dirty_ratio, s.sysctl.swappiness))
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        let first = got[0].clone().unwrap();
+        assert_eq!(got[2], Ok((Some(33), first.1)));
+        assert!(got[4].as_ref().unwrap_err().contains("dirty_ratio"), "{got:?}");
+        assert!(got[5].is_err());
+        assert_eq!(got[6], Ok((None, first.1)));
+        assert_eq!(got[7], Ok((None, Some(7))));
+        assert_eq!(got[8], Ok(first));
     }
 }

@@ -80,6 +80,8 @@ trait Repeats {
     fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
+    /// The vm sysctls, as `sysctl::texts` gives them.
+    fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl>;
 }
 
 /// Every file parsed afresh.
@@ -97,6 +99,9 @@ impl Repeats for Afresh {
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
         pressure::parse(PSI_FILES[i], text)
+    }
+    fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
+        sysctl::parse_texts(texts)
     }
 }
 
@@ -136,7 +141,7 @@ impl Snapshot {
             psi_cpu: psi(sample, r, 0)?,
             psi_memory: psi(sample, r, 1)?,
             psi_io: psi(sample, r, 2)?,
-            sysctl: sysctl::parse(sample)?,
+            sysctl: r.sysctl(sysctl::texts(sample))?,
             block,
         })
     }
