@@ -245,7 +245,7 @@ pub fn derive(
     dt_s: Option<f64>,
     partitions: bool,
 ) -> Vec<Disk> {
-    let whole = cur.block.as_ref();
+    let whole = cur.block.as_deref();
     let mut out = Vec::with_capacity(cur.disks.len());
     for (i, c) in cur.disks.iter().enumerate() {
         let partition = !is_whole(&c.name, whole);

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use super::{
     DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, VmSysctl, Zone, diskstats,
@@ -78,9 +79,9 @@ impl SysctlMemo {
 /// Parses successive samples of one source, remembering the files that repeat.
 #[derive(Debug, Default)]
 pub struct Parser {
-    zones: Memo<Vec<Zone>>,
+    zones: Memo<Arc<[Zone]>>,
     disks: Memo<Vec<DiskCounters>>,
-    block: Memo<BTreeMap<String, QueueSettings>>,
+    block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
     /// In `PSI_FILES` order.
     psi: [Memo<Psi>; 3],
     sysctl: SysctlMemo,
@@ -100,15 +101,15 @@ impl Parser {
 }
 
 impl Repeats for Parser {
-    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>> {
-        self.zones.get(text, zoneinfo::parse)
+    fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
+        self.zones.get(text, |t| zoneinfo::parse(t).map(Arc::from))
     }
     fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
         self.disks.get(text, diskstats::parse)
     }
-    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings> {
+    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         self.block
-            .get(text, |t| Ok::<_, Infallible>(queue::parse(t)))
+            .get(text, |t| Ok::<_, Infallible>(Arc::new(queue::parse(t))))
             .unwrap_or_else(|e| match e {})
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {

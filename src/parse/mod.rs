@@ -17,6 +17,7 @@ pub mod vmstat;
 pub mod zoneinfo;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use diskstats::DiskCounters;
 pub use meminfo::Meminfo;
@@ -44,8 +45,9 @@ pub struct Snapshot {
     pub meminfo: Meminfo,
     /// `/proc/vmstat`.
     pub vmstat: VmStat,
-    /// `/proc/zoneinfo`; `None` when the file was not readable.
-    pub zones: Option<Vec<Zone>>,
+    /// `/proc/zoneinfo`; `None` when the file was not readable. Shared: successive
+    /// snapshots usually carry the same zones (see `Parser`).
+    pub zones: Option<Arc<[Zone]>>,
     /// `/proc/diskstats`, in file order.
     pub disks: Vec<DiskCounters>,
     /// `/proc/stat`.
@@ -59,8 +61,8 @@ pub struct Snapshot {
     /// `/proc/sys/vm` knobs.
     pub sysctl: VmSysctl,
     /// Whole disks (the entries of `/sys/block`) and their queue settings;
-    /// `None` when /sys was not read.
-    pub block: Option<BTreeMap<String, QueueSettings>>,
+    /// `None` when /sys was not read. Shared, like `zones`.
+    pub block: Option<Arc<BTreeMap<String, QueueSettings>>>,
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -75,9 +77,9 @@ const PSI_FILES: [&str; 3] = [names::PSI_CPU, names::PSI_MEMORY, names::PSI_IO];
 /// How `Snapshot::parse_with` parses the files that often repeat from one sample to the next:
 /// afresh (`Snapshot::parse`), or through `Parser`'s memo of the last text and result.
 trait Repeats {
-    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>>;
+    fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>>;
     fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>>;
-    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings>;
+    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
     /// The vm sysctls, as `sysctl::texts` gives them.
@@ -88,14 +90,14 @@ trait Repeats {
 struct Afresh;
 
 impl Repeats for Afresh {
-    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>> {
-        zoneinfo::parse(text)
+    fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
+        zoneinfo::parse(text).map(Arc::from)
     }
     fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
         diskstats::parse(text)
     }
-    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings> {
-        queue::parse(text)
+    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
+        Arc::new(queue::parse(text))
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
         pressure::parse(PSI_FILES[i], text)
