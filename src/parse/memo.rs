@@ -3,8 +3,8 @@
 //!
 //! Owns: the memo of the last (text, parsed) pair for the files that often repeat: zoneinfo
 //! (re-read by the live source only every few ticks, so carried unchanged in between), the
-//! `/sys/block` queue text (re-read once a minute), and diskstats (byte-identical from one
-//! second to the next on an idle machine), and the PSI files (memory and io pressure rarely
+//! `/sys/block` queue text (re-read once a minute), diskstats line by line (an idle device's
+//! line is byte-identical from one second to the next), and the PSI files (memory and io pressure rarely
 //! move when idle). Comparing a few kB costs well under a microsecond; parsing them costs
 //! 1–20 µs each. The nine vm sysctls are kept the same way, as one set (the live source
 //! carries their text between its slow refreshes). Must not touch: parsing rules (`Snapshot::parse` stays the reference, and
@@ -76,11 +76,53 @@ impl SysctlMemo {
     }
 }
 
+/// diskstats line by line: the last text and what each of its lines parsed to. On a machine
+/// doing a little IO only the busy devices' lines change, and the idle ones (loop, zram,
+/// partitions at rest) are taken from here.
+#[derive(Debug, Default)]
+struct DiskLines {
+    text: String,
+    /// `diskstats::parse_line` of each line of `text`, in order.
+    parsed: Vec<Option<DiskCounters>>,
+}
+
+impl DiskLines {
+    /// `diskstats::parse(text)`, parsing only the lines that differ from the line with the
+    /// same number last time. A line's result depends only on its text and number, so the
+    /// result and the first error are the reference's.
+    fn get(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
+        let mut old = self.text.lines();
+        let mut n = 0;
+        for line in text.lines() {
+            let same = old.next() == Some(line);
+            if n == self.parsed.len() {
+                self.parsed.push(None);
+            }
+            if !same {
+                match diskstats::parse_line(line, n + 1) {
+                    Ok(d) => self.parsed[n] = d,
+                    Err(e) => {
+                        // Lines before this one were updated but the text was not: forget both.
+                        self.text.clear();
+                        self.parsed.clear();
+                        return Err(e);
+                    }
+                }
+            }
+            n += 1;
+        }
+        self.parsed.truncate(n);
+        self.text.clear();
+        self.text.push_str(text);
+        Ok(self.parsed.iter().flatten().cloned().collect())
+    }
+}
+
 /// Parses successive samples of one source, remembering the files that repeat.
 #[derive(Debug, Default)]
 pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
-    disks: Memo<Vec<DiskCounters>>,
+    disks: DiskLines,
     block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
     /// In `PSI_FILES` order.
     psi: [Memo<Psi>; 3],
@@ -105,7 +147,7 @@ impl Repeats for Parser {
         self.zones.get(text, |t| zoneinfo::parse(t).map(Arc::from))
     }
     fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
-        self.disks.get(text, diskstats::parse)
+        self.disks.get(text)
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         self.block
@@ -266,5 +308,31 @@ mod tests {
         assert_eq!(got[6], Ok((None, first.1)));
         assert_eq!(got[7], Ok((None, Some(7))));
         assert_eq!(got[8], Ok(first));
+    }
+
+    #[test]
+    fn disk_lines_equal_the_reference_through_changes() {
+        let a = " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n 8 1 sda1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n";
+        let b = " 8 0 sda 2 2 3 4 5 6 7 8 9 10 11\n 8 1 sda1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n";
+        let grown = format!("{b} 8 16 sdb 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n");
+        let shifted = " 8 1 sda1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n";
+        let bad = " 8 0 sda 2 2 3 4 5 6 7 8 9 10 11\n 8 1 sda1 1 x 3 4 5 6 7 8 9 10 11\n";
+        let old_style = "\n 8 1 sda1 1 2 3 4\n 8 0 sda 2 2 3 4 5 6 7 8 9 10 11\r\n";
+        let seq = [
+            a, a, b, &grown, shifted, b, bad, bad, b, "", old_style, old_style, a,
+        ];
+        let mut m = DiskLines::default();
+        let mut errors = 0;
+        for (i, text) in seq.iter().enumerate() {
+            let want = diskstats::parse(text).map_err(|e| e.to_string());
+            errors += usize::from(want.is_err());
+            assert_eq!(m.get(text).map_err(|e| e.to_string()), want, "{i}: {text:?}");
+        }
+        assert_eq!(errors, 2, "both `bad` samples fail");
+        let got = m.get(&grown).unwrap();
+        let names: Vec<_> = got.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["sda", "sda1", "sdb"]);
+        assert_eq!(got[0].reads, 2);
+        assert_eq!(got[2].flush_ms, Some(17));
     }
 }
