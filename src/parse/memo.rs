@@ -303,7 +303,10 @@ mod tests {
             .collect();
         let first = got[0].clone().unwrap();
         assert_eq!(got[2], Ok((Some(33), first.1)));
-        assert!(got[4].as_ref().unwrap_err().contains("dirty_ratio"), "{got:?}");
+        assert!(
+            got[4].as_ref().unwrap_err().contains("dirty_ratio"),
+            "{got:?}"
+        );
         assert!(got[5].is_err());
         assert_eq!(got[6], Ok((None, first.1)));
         assert_eq!(got[7], Ok((None, Some(7))));
@@ -326,7 +329,11 @@ mod tests {
         for (i, text) in seq.iter().enumerate() {
             let want = diskstats::parse(text).map_err(|e| e.to_string());
             errors += usize::from(want.is_err());
-            assert_eq!(m.get(text).map_err(|e| e.to_string()), want, "{i}: {text:?}");
+            assert_eq!(
+                m.get(text).map_err(|e| e.to_string()),
+                want,
+                "{i}: {text:?}"
+            );
         }
         assert_eq!(errors, 2, "both `bad` samples fail");
         let got = m.get(&grown).unwrap();

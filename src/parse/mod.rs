@@ -6,6 +6,7 @@
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod diskstats;
+mod fast;
 mod lines;
 pub mod meminfo;
 mod memo;

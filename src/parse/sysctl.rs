@@ -53,11 +53,7 @@ pub fn parse_texts(texts: [Option<&str>; 9]) -> Result<VmSysctl> {
     for ((slot, text), name) in v.iter_mut().zip(texts).zip(FILES) {
         let Some(text) = text else { continue };
         *slot = Some(text.trim().parse::<u64>().map_err(|_| {
-            Error::parse(
-                name,
-                1,
-                format!("expected a number, got {:?}", text.trim()),
-            )
+            Error::parse(name, 1, format!("expected a number, got {:?}", text.trim()))
         })?);
     }
     let [
@@ -119,7 +115,10 @@ mod tests {
         s.files.insert(FILES[4].to_owned(), " 5x \n".to_owned());
         s.files.insert(FILES[6].to_owned(), "bad".to_owned());
         let e = parse(&s).unwrap_err().to_string();
-        assert!(e.starts_with("proc/sys/vm/dirty_expire_centisecs:1:"), "{e}");
+        assert!(
+            e.starts_with("proc/sys/vm/dirty_expire_centisecs:1:"),
+            "{e}"
+        );
         assert!(e.contains("\"5x\""), "{e}");
         assert_eq!(parse(&RawSample::default()).unwrap(), VmSysctl::default());
     }
