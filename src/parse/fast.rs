@@ -44,6 +44,19 @@ pub fn digits(b: &[u8], start: usize) -> Option<(u64, usize)> {
     (i > start).then_some((val, i))
 }
 
+/// The line starting at byte `start` as `str::lines` gives it (without its `\n`, or `\r\n`),
+/// and the index of its `\n` (or the end of the text).
+#[must_use]
+pub fn line_at(text: &str, start: usize) -> (&str, usize) {
+    match text[start..].find('\n') {
+        Some(k) => {
+            let line = &text[start..start + k];
+            (line.strip_suffix('\r').unwrap_or(line), start + k)
+        }
+        None => (&text[start..], text.len()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,5 +104,29 @@ mod tests {
         );
         assert_eq!(digits(b"18446744073709551615", 0), None);
         assert_eq!(digits(b"12a", 0), Some((12, 2)));
+    }
+
+    #[test]
+    fn line_at_walks_like_str_lines() {
+        for text in [
+            "",
+            "a",
+            "a\n",
+            "a\r\n",
+            "a\r",
+            "a\r\nb\r",
+            "\n\nb\n",
+            "x\ry\n\r\n\r",
+            "caf\u{e9}\n\u{e9}",
+        ] {
+            let mut got = Vec::new();
+            let mut start = 0;
+            while start < text.len() {
+                let (line, end) = line_at(text, start);
+                got.push(line);
+                start = end + 1;
+            }
+            assert_eq!(got, text.lines().collect::<Vec<_>>(), "{text:?}");
+        }
     }
 }
