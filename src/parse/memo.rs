@@ -3,12 +3,12 @@
 //!
 //! Owns: the memo of the last (text, parsed) pair for the files that often repeat: zoneinfo
 //! (re-read by the live source only every few ticks, so carried unchanged in between), the
-//! `/sys/block` queue text (re-read once a minute), diskstats line by line (an idle device's
-//! line is byte-identical from one second to the next), and the PSI files (memory and io pressure rarely
-//! move when idle). Comparing a few kB costs well under a microsecond; parsing them costs
-//! 1–20 µs each. The nine vm sysctls are kept the same way, as one set (the live source
-//! carries their text between its slow refreshes). Must not touch: parsing rules (`Snapshot::parse` stays the reference, and
-//! `Parser::parse` equals it on every sample) or I/O.
+//! `/sys/block` queue text (re-read once a minute) and the nine vm sysctls (carried like
+//! zoneinfo); and, line by line, diskstats (an idle device's line is byte-identical from one
+//! second to the next) and the PSI files (a resource with no stall repeats its line).
+//! Comparing a few kB costs well under a microsecond; parsing them costs 1–20 µs each.
+//! Must not touch: parsing rules (`Snapshot::parse` stays the reference, and `Parser::parse`
+//! equals it on every sample) or I/O.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -76,31 +76,43 @@ impl SysctlMemo {
     }
 }
 
-/// diskstats line by line: the last text and what each of its lines parsed to. On a machine
-/// doing a little IO only the busy devices' lines change, and the idle ones (loop, zram,
-/// partitions at rest) are taken from here.
-#[derive(Debug, Default)]
-struct DiskLines {
+/// A file parsed line by line, where a line's result depends only on its text and number
+/// (diskstats, the PSI files): the last text and what each of its lines parsed to. On a
+/// machine doing a little IO only the busy devices' diskstats lines change; of the PSI lines,
+/// those with no stall (`full` on cpu, all of memory when idle) stay the same.
+#[derive(Debug)]
+struct LineMemo<T> {
     text: String,
-    /// `diskstats::parse_line` of each line of `text`, in order.
-    parsed: Vec<Option<DiskCounters>>,
+    /// `parse_line` of each line of `text`, in order.
+    parsed: Vec<T>,
 }
 
-impl DiskLines {
-    /// `diskstats::parse(text)`, parsing only the lines that differ from the line with the
-    /// same number last time. A line's result depends only on its text and number, so the
-    /// result and the first error are the reference's.
-    fn get(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
+impl<T> Default for LineMemo<T> {
+    fn default() -> Self {
+        Self {
+            text: String::new(),
+            parsed: Vec::new(),
+        }
+    }
+}
+
+impl<T> LineMemo<T> {
+    /// Each line's `parse_line(line, number)`, calling it only for the lines that differ from
+    /// the line with the same number last time; so the results, and the first error, are those
+    /// of parsing every line. Errors are not kept.
+    fn get(
+        &mut self,
+        text: &str,
+        mut parse_line: impl FnMut(&str, usize) -> Result<T>,
+    ) -> Result<&[T]> {
         let mut old = self.text.lines();
         let mut n = 0;
         for line in text.lines() {
             let same = old.next() == Some(line);
-            if n == self.parsed.len() {
-                self.parsed.push(None);
-            }
             if !same {
-                match diskstats::parse_line(line, n + 1) {
-                    Ok(d) => self.parsed[n] = d,
+                match parse_line(line, n + 1) {
+                    Ok(v) if n < self.parsed.len() => self.parsed[n] = v,
+                    Ok(v) => self.parsed.push(v),
                     Err(e) => {
                         // Lines before this one were updated but the text was not: forget both.
                         self.text.clear();
@@ -114,7 +126,7 @@ impl DiskLines {
         self.parsed.truncate(n);
         self.text.clear();
         self.text.push_str(text);
-        Ok(self.parsed.iter().flatten().cloned().collect())
+        Ok(&self.parsed)
     }
 }
 
@@ -122,10 +134,10 @@ impl DiskLines {
 #[derive(Debug, Default)]
 pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
-    disks: DiskLines,
+    disks: LineMemo<Option<DiskCounters>>,
     block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
     /// In `PSI_FILES` order.
-    psi: [Memo<Psi>; 3],
+    psi: [LineMemo<Option<Psi>>; 3],
     sysctl: SysctlMemo,
 }
 
@@ -147,7 +159,8 @@ impl Repeats for Parser {
         self.zones.get(text, |t| zoneinfo::parse(t).map(Arc::from))
     }
     fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
-        self.disks.get(text)
+        let lines = self.disks.get(text, diskstats::parse_line)?;
+        Ok(lines.iter().flatten().cloned().collect())
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         self.block
@@ -155,7 +168,8 @@ impl Repeats for Parser {
             .unwrap_or_else(|e| match e {})
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
-        self.psi[i].get(text, |t| pressure::parse(PSI_FILES[i], t))
+        let lines = self.psi[i].get(text, |line, n| pressure::parse_line(PSI_FILES[i], line, n))?;
+        Ok(lines.iter().fold(Psi::default(), |psi, l| psi.then(*l)))
     }
     fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
         self.sysctl.get(texts)
@@ -324,22 +338,50 @@ mod tests {
         let seq = [
             a, a, b, &grown, shifted, b, bad, bad, b, "", old_style, old_style, a,
         ];
-        let mut m = DiskLines::default();
+        let mut m = LineMemo::default();
         let mut errors = 0;
         for (i, text) in seq.iter().enumerate() {
             let want = diskstats::parse(text).map_err(|e| e.to_string());
             errors += usize::from(want.is_err());
-            assert_eq!(
-                m.get(text).map_err(|e| e.to_string()),
-                want,
-                "{i}: {text:?}"
-            );
+            let got = m
+                .get(text, diskstats::parse_line)
+                .map(|l| l.iter().flatten().cloned().collect::<Vec<_>>());
+            assert_eq!(got.map_err(|e| e.to_string()), want, "{i}: {text:?}");
         }
         assert_eq!(errors, 2, "both `bad` samples fail");
-        let got = m.get(&grown).unwrap();
+        let got: Vec<_> = m
+            .get(&grown, diskstats::parse_line)
+            .unwrap()
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
         let names: Vec<_> = got.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["sda", "sda1", "sdb"]);
         assert_eq!(got[0].reads, 2);
         assert_eq!(got[2].flush_ms, Some(17));
+    }
+
+    #[test]
+    fn psi_lines_equal_the_reference_through_changes() {
+        let file = names::PSI_IO;
+        let a = "some avg10=0.00 avg60=0.10 avg300=0.20 total=100\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=50\n";
+        let b = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=50\n";
+        let c = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=51\n";
+        let some_only = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\n";
+        let swapped = "full avg10=0.00 avg60=0.00 avg300=0.00 total=51\nsome avg10=0.00 avg60=0.10 avg300=0.20 total=101\n";
+        let bad = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\nfull avg10=zero avg60=0.00 avg300=0.00 total=51\n";
+        let seq = [a, a, b, c, some_only, c, swapped, bad, bad, c, "", "\n", a];
+        let mut m = LineMemo::default();
+        let mut errors = 0;
+        for (i, text) in seq.iter().enumerate() {
+            let want = pressure::parse(file, text).map_err(|e| e.to_string());
+            errors += usize::from(want.is_err());
+            let got = m
+                .get(text, |line, n| pressure::parse_line(file, line, n))
+                .map(|l| l.iter().fold(Psi::default(), |p, l| p.then(*l)));
+            assert_eq!(got.map_err(|e| e.to_string()), want, "{i}: {text:?}");
+        }
+        assert_eq!(errors, 2, "both `bad` samples fail");
     }
 }
