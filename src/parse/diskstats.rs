@@ -4,8 +4,10 @@
 //! line on bad input. Pre-2.6.25 7-field partition lines are skipped, as iostat -x does.
 //! Owns: parsing. Must not touch: rates (model/disk.rs).
 
+use std::sync::Arc;
+
 use procfs_core::DiskStat;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 use crate::sample::names::DISKSTATS;
 use crate::{Error, Result};
@@ -17,7 +19,10 @@ use crate::{Error, Result};
 pub struct DiskCounters {
     pub major: u32,
     pub minor: u32,
-    pub name: String,
+    /// Kernel name. Shared: `Parser` hands the same counters to successive snapshots while a
+    /// device's line does not change, and copying them then allocates nothing.
+    #[serde(serialize_with = "as_str")]
+    pub name: Arc<str>,
     pub reads: u64,
     pub reads_merged: u64,
     pub sectors_read: u64,
@@ -38,6 +43,10 @@ pub struct DiskCounters {
     pub discard_ms: Option<u64>,
     pub flushes: Option<u64>,
     pub flush_ms: Option<u64>,
+}
+
+fn as_str<S: Serializer>(name: &Arc<str>, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(name)
 }
 
 impl DiskCounters {
@@ -86,7 +95,7 @@ pub fn parse_line(line: &str, n: usize) -> Result<Option<DiskCounters>> {
     Ok(Some(DiskCounters {
         major: u32::try_from(d.major).unwrap_or(0),
         minor: u32::try_from(d.minor).unwrap_or(0),
-        name: d.name,
+        name: d.name.into(),
         reads: d.reads,
         reads_merged: d.merged,
         sectors_read: d.sectors_read,
