@@ -46,8 +46,7 @@ pub fn parse(text: &str) -> Result<Meminfo> {
         let (fields, end) = if let Some((name, val, end)) = fast_line(text, start) {
             (Some((name, val)), end)
         } else {
-            let (line, end) = line_at(text, start);
-            (line_fields(line, n)?, end)
+            slow_line(text, start, n)?
         };
         start = end + 1;
         let Some((name, v)) = fields else { continue };
@@ -101,6 +100,16 @@ fn fast_line(text: &str, start: usize) -> Option<(&str, u64, usize)> {
         return None;
     }
     Some((&text[start..sp - 1], val, end))
+}
+
+/// The line at byte `start`, number `n`, that `fast_line` did not take: its fields (see
+/// `line_fields`) and where it ends. Kept out of line, away from the loop it almost never runs
+/// in, so that the loop's code stays small.
+#[cold]
+#[inline(never)]
+fn slow_line(text: &str, start: usize, n: usize) -> Result<(Option<(&str, u64)>, usize)> {
+    let (line, end) = line_at(text, start);
+    Ok((line_fields(line, n)?, end))
 }
 
 /// Any line: `None` when blank, else `Name: value [kB]` split on blanks, or the error for line `n`.

@@ -55,24 +55,52 @@ impl<T: Clone> Memo<T> {
 }
 
 /// The last texts of the vm sysctls (`sysctl::texts` order) and what they parsed to. The
-/// live source re-reads them only every few samples and carries the text in between.
+/// live source re-reads them only every few samples and carries the text in between. The
+/// texts are kept end to end in one buffer (a few cache lines, not nine allocations).
 #[derive(Debug, Default)]
 struct SysctlMemo {
-    last: Option<([Option<String>; 9], VmSysctl)>,
+    /// The texts, one after another.
+    joined: String,
+    /// Each text's length in `joined`; `None` for an absent file.
+    lens: [Option<usize>; 9],
+    /// What they parsed to; `None` until a set parses.
+    parsed: Option<VmSysctl>,
 }
 
 impl SysctlMemo {
     /// `sysctl::parse_texts(texts)`, or the previous result when every text is unchanged.
     /// Errors are not kept.
     fn get(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
-        if let Some((t, v)) = &self.last
-            && t.iter().map(Option::as_deref).eq(texts)
+        if let Some(v) = self.parsed
+            && self.same(texts)
         {
-            return Ok(*v);
+            return Ok(v);
         }
+        self.parsed = None;
         let v = sysctl::parse_texts(texts)?;
-        self.last = Some((texts.map(|t| t.map(str::to_owned)), v));
+        self.joined.clear();
+        for (len, t) in self.lens.iter_mut().zip(texts) {
+            *len = t.map(str::len);
+            self.joined.push_str(t.unwrap_or(""));
+        }
+        self.parsed = Some(v);
         Ok(v)
+    }
+
+    /// Whether `texts` are the kept ones, present and absent alike.
+    fn same(&self, texts: [Option<&str>; 9]) -> bool {
+        let mut at = 0;
+        for (len, t) in self.lens.iter().zip(texts) {
+            if *len != t.map(str::len) {
+                return false;
+            }
+            let t = t.unwrap_or("");
+            if self.joined.get(at..at + t.len()) != Some(t) {
+                return false;
+            }
+            at += t.len();
+        }
+        true
     }
 }
 
@@ -383,5 +411,33 @@ mod tests {
             assert_eq!(got.map_err(|e| e.to_string()), want, "{i}: {text:?}");
         }
         assert_eq!(errors, 2, "both `bad` samples fail");
+    }
+
+    #[test]
+    fn sysctl_memo_tells_apart_texts_that_join_alike() {
+        let mut m = SysctlMemo::default();
+        let mut t: [Option<&str>; 9] = [Some("1\n"); 9];
+        t[0] = Some("12\n");
+        t[1] = Some("3\n");
+        assert_eq!(m.get(t).unwrap().dirty_ratio, Some(12));
+        assert!(m.same(t));
+        // The same bytes end to end, split elsewhere.
+        let mut u = t;
+        u[0] = Some("12");
+        u[1] = Some("\n3\n");
+        assert!(!m.same(u));
+        assert_eq!(m.get(u).unwrap().dirty_background_ratio, Some(3));
+        // Absent is not empty.
+        let mut v = u;
+        v[8] = None;
+        assert!(!m.same(v));
+        assert_eq!(m.get(v).unwrap().swappiness, None);
+        let mut w = v;
+        w[8] = Some("");
+        assert!(!m.same(w));
+        assert!(m.get(w).is_err(), "an empty knob is not a number");
+        assert!(m.parsed.is_none(), "a failed parse is not kept");
+        assert_eq!(m.get(v).unwrap().swappiness, None);
+        assert!(m.same(v));
     }
 }

@@ -2,6 +2,8 @@
 //!
 //! Owns: the numeric vm sysctls the figures depend on. Must not touch: derivation.
 
+use std::ops::Bound;
+
 use serde::Serialize;
 
 use crate::sample::RawSample;
@@ -36,10 +38,25 @@ const FILES: [&str; 9] = [
     "proc/sys/vm/swappiness",
 ];
 
+/// The directory part every name in `FILES` starts with.
+const DIR: &str = "proc/sys/vm/";
+
 /// The text of each knob in the sample (`FILES` order); `None` where the file is absent.
+/// Sample files are sorted by name, so the knobs are found in one walk from `DIR` on rather
+/// than by nine lookups.
 #[must_use]
 pub fn texts(sample: &RawSample) -> [Option<&str>; 9] {
-    FILES.map(|f| sample.file(f))
+    let mut out = [None; 9];
+    let from = (Bound::Included(DIR), Bound::Unbounded);
+    for (name, text) in sample.files.range::<str, _>(from) {
+        if !name.starts_with(DIR) {
+            break;
+        }
+        if let Some(i) = FILES.iter().position(|f| f == name) {
+            out[i] = Some(text.as_str());
+        }
+    }
+    out
 }
 
 /// Reads every knob present in the sample.
@@ -86,12 +103,37 @@ mod tests {
     use crate::sample::names;
 
     #[test]
+    fn texts_finds_each_knob_among_other_files() {
+        let mut s = RawSample::default();
+        for (i, f) in FILES.iter().enumerate().filter(|(i, _)| i % 3 != 1) {
+            s.files.insert((*f).to_owned(), i.to_string());
+        }
+        for other in [
+            "proc/sys/vm/dirty_ratio_x",
+            "proc/sys/vm",
+            "proc/sys/vm0",
+            "proc/stat",
+            "sys/block/",
+            "proc/sys/vm/a",
+        ] {
+            s.files.insert(other.to_owned(), "x".to_owned());
+        }
+        let want: Vec<Option<String>> = (0..9)
+            .map(|i| (i % 3 != 1).then(|| i.to_string()))
+            .collect();
+        let got: Vec<Option<String>> = texts(&s).iter().map(|t| t.map(str::to_owned)).collect();
+        assert_eq!(got, want);
+        assert_eq!(texts(&RawSample::default()), [None; 9]);
+    }
+
+    #[test]
     fn file_names_are_the_sample_names_in_order() {
         let expected: Vec<String> = names::VM_SYSCTLS
             .iter()
             .map(|k| names::vm_sysctl(k))
             .collect();
         assert_eq!(FILES.to_vec(), expected);
+        assert!(FILES.iter().all(|f| f.starts_with(DIR)));
     }
 
     #[test]

@@ -81,12 +81,7 @@ pub fn parse(text: &str) -> Result<VmStat> {
         let (fields, end) = if let Some((name, val, end)) = fast_line(text, start) {
             (Some((name, val)), end)
         } else {
-            let end = text[start..].find('\n').map_or(text.len(), |k| start + k);
-            let line = &text[start..end];
-            (
-                line_fields(line.strip_suffix('\r').unwrap_or(line), n)?,
-                end,
-            )
+            slow_line(text, start, n)?
         };
         start = end + 1;
         let Some((name, val)) = fields else { continue };
@@ -142,6 +137,20 @@ fn fast_line(text: &str, start: usize) -> Option<(&str, u64, usize)> {
         return None;
     }
     Some((&text[start..sp], val, end))
+}
+
+/// The line at byte `start`, number `n`, that `fast_line` did not take: its fields (see
+/// `line_fields`) and where it ends. Kept out of line, away from the loop it almost never runs
+/// in, so that the loop's code stays small.
+#[cold]
+#[inline(never)]
+fn slow_line(text: &str, start: usize, n: usize) -> Result<(Option<(&str, u64)>, usize)> {
+    let end = text[start..].find('\n').map_or(text.len(), |k| start + k);
+    let line = &text[start..end];
+    Ok((
+        line_fields(line.strip_suffix('\r').unwrap_or(line), n)?,
+        end,
+    ))
 }
 
 /// Any line: `None` when blank, else `name value` split on blanks, or the error for line `n`.
