@@ -106,14 +106,14 @@ fn sysstat_root1_since_boot() {
 
     // -p ALL prints every /proc/diskstats device (zero-I/O ones too); -x skips 7-field lines,
     // as our parser does. So the two device lists must be the same, in the same order.
-    let ours: Vec<&str> = disks.iter().map(|d| &*d.name).collect();
+    let ours: Vec<&str> = disks.iter().map(|d| d.name.as_str()).collect();
     let theirs: Vec<&str> = report.rows.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(ours, theirs, "device list differs from iostat's");
 
     let mut mismatches = Vec::new();
     let mut checked = 0;
     for (name, vals) in &report.rows {
-        let cur = disks.iter().find(|d| *d.name == **name).unwrap();
+        let cur = disks.iter().find(|d| &d.name == name).unwrap();
         let c = columns(&zero_like(cur), cur, dt)
             .unwrap_or_else(|| panic!("{name}: no columns against all-zero counters"));
         for (col, want) in report.header.iter().zip(vals) {
@@ -149,7 +149,7 @@ fn sysstat_root1_since_boot() {
     let second = first_report(&read("expected.iostat-x-p-ALL").replacen("Device", "", 1));
     assert!(!second.rows.is_empty());
     for (name, vals) in &second.rows {
-        let cur = disks.iter().find(|d| *d.name == **name).unwrap();
+        let cur = disks.iter().find(|d| &d.name == name).unwrap();
         let c = columns(cur, cur, dt).unwrap();
         for (col, want) in second.header.iter().zip(vals) {
             assert_eq!(
@@ -232,7 +232,7 @@ fn live_since_boot_matches_iostat() {
         let dt = uptime_cs(&u1) as f64 / 100.0;
         let report = first_report(&out);
         for (name, vals) in &report.rows {
-            let Some(cur) = disks.iter().find(|d| *d.name == **name) else {
+            let Some(cur) = disks.iter().find(|d| &d.name == name) else {
                 panic!("iostat printed {name}, which is not in /proc/diskstats");
             };
             let stable = l1.get(name) == l2.get(name);

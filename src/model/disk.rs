@@ -269,9 +269,9 @@ pub fn derive(
             .zip(dt_s)
             .and_then(|(p, dt)| columns(p, c, dt))
             .unwrap_or_default();
-        let queue = whole.and_then(|b| b.get(&*c.name)).cloned();
+        let queue = whole.and_then(|b| b.get(&c.name)).cloned();
         out.push(Disk {
-            name: c.name.to_string(),
+            name: c.name.clone(),
             dm_name: queue.as_ref().and_then(|q| q.dm_name.clone()),
             partition,
             in_flight: c.in_flight,

@@ -4,10 +4,8 @@
 //! line on bad input. Pre-2.6.25 7-field partition lines are skipped, as iostat -x does.
 //! Owns: parsing. Must not touch: rates (model/disk.rs).
 
-use std::sync::Arc;
-
 use procfs_core::DiskStat;
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::sample::names::DISKSTATS;
 use crate::{Error, Result};
@@ -19,10 +17,7 @@ use crate::{Error, Result};
 pub struct DiskCounters {
     pub major: u32,
     pub minor: u32,
-    /// Kernel name. Shared: `Parser` hands the same counters to successive snapshots while a
-    /// device's line does not change, and copying them then allocates nothing.
-    #[serde(serialize_with = "as_str")]
-    pub name: Arc<str>,
+    pub name: String,
     pub reads: u64,
     pub reads_merged: u64,
     pub sectors_read: u64,
@@ -43,10 +38,6 @@ pub struct DiskCounters {
     pub discard_ms: Option<u64>,
     pub flushes: Option<u64>,
     pub flush_ms: Option<u64>,
-}
-
-fn as_str<S: Serializer>(name: &Arc<str>, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(name)
 }
 
 impl DiskCounters {
@@ -95,7 +86,7 @@ pub fn parse_line(line: &str, n: usize) -> Result<Option<DiskCounters>> {
     Ok(Some(DiskCounters {
         major: u32::try_from(d.major).unwrap_or(0),
         minor: u32::try_from(d.minor).unwrap_or(0),
-        name: d.name.into(),
+        name: d.name,
         reads: d.reads,
         reads_merged: d.merged,
         sectors_read: d.sectors_read,

@@ -384,7 +384,7 @@ mod tests {
             .flatten()
             .cloned()
             .collect();
-        let names: Vec<_> = got.iter().map(|d| &*d.name).collect();
+        let names: Vec<_> = got.iter().map(|d| d.name.as_str()).collect();
         assert_eq!(names, ["sda", "sda1", "sdb"]);
         assert_eq!(got[0].reads, 2);
         assert_eq!(got[2].flush_ms, Some(17));
