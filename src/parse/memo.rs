@@ -162,7 +162,7 @@ impl<T> LineMemo<T> {
 #[derive(Debug, Default)]
 pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
-    disks: LineMemo<Option<DiskCounters>>,
+    disks: LineMemo<Option<Arc<DiskCounters>>>,
     block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
     /// In `PSI_FILES` order.
     psi: [LineMemo<Option<Psi>>; 3],
@@ -186,8 +186,10 @@ impl Repeats for Parser {
     fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
         self.zones.get(text, |t| zoneinfo::parse(t).map(Arc::from))
     }
-    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
-        let lines = self.disks.get(text, diskstats::parse_line)?;
+    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>> {
+        let lines = self.disks.get(text, |line, n| {
+            Ok(diskstats::parse_line(line, n)?.map(Arc::new))
+        })?;
         Ok(lines.iter().flatten().cloned().collect())
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {

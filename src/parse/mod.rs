@@ -49,8 +49,9 @@ pub struct Snapshot {
     /// `/proc/zoneinfo`; `None` when the file was not readable. Shared: successive
     /// snapshots usually carry the same zones (see `Parser`).
     pub zones: Option<Arc<[Zone]>>,
-    /// `/proc/diskstats`, in file order.
-    pub disks: Vec<DiskCounters>,
+    /// `/proc/diskstats`, in file order. Each device's counters are shared: `Parser` hands
+    /// the same ones to successive snapshots while the device's line does not change.
+    pub disks: Vec<Arc<DiskCounters>>,
     /// `/proc/stat`.
     pub cpu: CpuStat,
     /// `/proc/pressure/cpu` (4.20+).
@@ -79,7 +80,7 @@ const PSI_FILES: [&str; 3] = [names::PSI_CPU, names::PSI_MEMORY, names::PSI_IO];
 /// afresh (`Snapshot::parse`), or through `Parser`'s memo of the last text and result.
 trait Repeats {
     fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>>;
-    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>>;
+    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>>;
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
@@ -94,8 +95,8 @@ impl Repeats for Afresh {
     fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
         zoneinfo::parse(text).map(Arc::from)
     }
-    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
-        diskstats::parse(text)
+    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>> {
+        Ok(diskstats::parse(text)?.into_iter().map(Arc::new).collect())
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         Arc::new(queue::parse(text))
