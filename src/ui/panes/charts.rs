@@ -3,17 +3,19 @@
 //!
 //! Owns: the chart area. Must not touch: app state.
 
-use std::collections::VecDeque;
+use std::collections::{VecDeque, vec_deque};
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
+use ratatui::widgets::Block;
 
 use crate::app::App;
 use crate::event::EventKind;
-use crate::fmt::{bytes, pages, rate};
+use crate::fmt::{Bytes, Dash, Rate};
+use crate::history::DiskPoint;
 use crate::ui::canvas::{Canvas, Part};
 use crate::ui::theme;
-use crate::ui::widgets::{block, frame, sparkline};
+use crate::ui::widgets::{frame, sparkline};
 
 /// Draws the four charts in a 2×2 grid.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
@@ -34,25 +36,16 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     );
 }
 
-/// A chart: its block titled `title`, and `parts` inside it followed by the event markers.
-fn chart(app: &App, area: Rect, canvas: &mut Canvas, title: String, parts: Vec<Part>) {
-    let inner = canvas.block(area, frame(app, title, false));
-    let mut parts = parts;
+/// A chart's parts inside its block's `inner` area, followed by the event markers.
+fn chart(app: &App, inner: Rect, canvas: &mut Canvas, mut parts: Vec<Part>) {
     markers(app, inner, &mut parts);
     canvas.chart(inner, parts);
 }
 
 /// The points a chart of `inner`'s width shows: the newest, one per column. Scales are taken
 /// over these, so a spike that has scrolled out of view no longer flattens the chart.
-fn shown<T>(points: &VecDeque<T>, inner: Rect) -> impl Iterator<Item = &T> {
-    points
-        .iter()
-        .skip(points.len().saturating_sub(usize::from(inner.width)))
-}
-
-/// The area inside a chart's border.
-fn inner_of(app: &App, area: Rect) -> Rect {
-    block(app, "", false).inner(area)
+fn shown<T>(points: &VecDeque<T>, inner: Rect) -> vec_deque::Iter<'_, T> {
+    points.range(points.len().saturating_sub(usize::from(inner.width))..)
 }
 
 /// The letter that marks an event on the charts: S job start, E job end, D cache drop,
@@ -111,15 +104,15 @@ fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     let now = h.back().and_then(|p| p.mem_available_kb);
     let title = format!(
         "MemAvailable {} (scale 0–{})",
-        now.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0)),
-        bytes(total as f64 * 1024.0)
+        Dash(now.map(Bytes::kb)),
+        Bytes::kb(total)
     );
-    let inner = inner_of(app, area);
+    let inner = canvas.block(area, frame(app, title, false));
     let v: Vec<Option<f64>> = shown(h, inner)
         .map(|p| p.mem_available_kb.map(|v| v as f64))
         .collect();
     let spark = sparkline(app, inner, &v, total as f64, theme(app).segments[1]);
-    chart(app, area, canvas, title, vec![spark]);
+    chart(app, inner, canvas, vec![spark]);
 }
 
 fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
@@ -129,16 +122,16 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     let thresh = last.thresh.unwrap_or(0);
     let title = format!(
         "dirty+wb {} vs T {} (top) f b",
-        last.dirty_wb
-            .map_or_else(|| "-".to_owned(), |p| pages(p, ps)),
-        pages(thresh, ps)
+        Dash(last.dirty_wb.map(|p| Bytes::pages(p, ps))),
+        Bytes::pages(thresh, ps)
     );
-    let inner = inner_of(app, area);
+    let inner = canvas.block(area, frame(app, title, false));
     let v: Vec<Option<f64>> = shown(h, inner)
         .map(|p| p.dirty_wb.map(|v| v as f64))
         .collect();
     let t = theme(app);
-    let mut parts = vec![sparkline(app, inner, &v, thresh as f64, t.segments[2])];
+    let mut parts = Vec::with_capacity(3);
+    parts.push(sparkline(app, inner, &v, thresh as f64, t.segments[2]));
     // Threshold lines where the chart is empty: b (background) and f (freerun).
     for (mark, c) in [(last.bg_thresh, 'b'), (last.freerun, 'f')] {
         let (Some(mark), true) = (mark, thresh > 0 && inner.height > 0) else {
@@ -154,7 +147,7 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
             style: t.dim,
         });
     }
-    chart(app, area, canvas, title, parts);
+    chart(app, inner, canvas, parts);
 }
 
 fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
@@ -162,10 +155,10 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     let last = h.back().copied().unwrap_or_default();
     let title = format!(
         "scan/s kswapd {} (top) direct {} (bottom)",
-        rate(last.scan_kswapd),
-        rate(last.scan_direct)
+        Rate(last.scan_kswapd),
+        Rate(last.scan_direct)
     );
-    let inner = inner_of(app, area);
+    let inner = canvas.block(area, frame(app, title, false));
     let ks: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_kswapd).collect();
     let dr: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_direct).collect();
     // One shared scale, over what is shown, so the two are comparable.
@@ -181,55 +174,36 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         sparkline(app, top, &ks, max, t.ok),
         sparkline(app, bottom, &dr, max, t.crit),
     ];
-    chart(app, area, canvas, title, parts);
+    chart(app, inner, canvas, parts);
 }
 
 /// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
 pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str>) {
     let hist = name.and_then(|n| app.history.disks.get(n));
-    let inner = inner_of(app, area);
-    let pts: Vec<_> = hist
-        .map(|h| shown(&h.points, inner).copied().collect())
-        .unwrap_or_default();
-    let last = pts.last().copied().unwrap_or_default();
+    // The inside of the chart's block (`canvas.block` gives the same once the title is known).
+    let inner = Block::bordered().inner(area);
+    let pts = hist.map(|h| shown(&h.points, inner)).unwrap_or_default();
+    let last = pts.clone().next_back().copied().unwrap_or_default();
     let title = format!(
         "{} IOPS {} await {:.2}ms aqu {:.2} util {:.0}%",
         name.unwrap_or("-"),
-        rate(Some(last.iops)),
+        Rate(Some(last.iops)),
         last.await_ms,
         last.aqu_sz,
         last.util_pct
     );
+    let inner = canvas.block(area, frame(app, title, false));
     let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
     let t = theme(app);
-    let series: [(Vec<Option<f64>>, Option<f64>, Style); 4] = [
-        (
-            pts.iter().map(|p| Some(p.iops)).collect(),
-            None,
-            t.segments[1],
-        ),
-        (
-            pts.iter().map(|p| Some(p.await_ms)).collect(),
-            None,
-            t.segments[2],
-        ),
-        (
-            pts.iter().map(|p| Some(p.aqu_sz)).collect(),
-            None,
-            t.segments[4],
-        ),
-        (
-            pts.iter().map(|p| Some(p.util_pct)).collect(),
-            Some(100.0),
-            t.segments[3],
-        ),
+    let series: [(fn(&DiskPoint) -> f64, Option<f64>, Style, &str); 4] = [
+        (|p| p.iops, None, t.segments[1], "IOPS"),
+        (|p| p.await_ms, None, t.segments[2], "await"),
+        (|p| p.aqu_sz, None, t.segments[4], "aqu-sz"),
+        (|p| p.util_pct, Some(100.0), t.segments[3], "%util"),
     ];
-    let mut parts = Vec::new();
-    for ((row, (v, max, style)), label) in rows
-        .into_iter()
-        .zip(series)
-        .zip(["IOPS", "await", "aqu-sz", "%util"])
-    {
+    let mut parts = Vec::with_capacity(8);
+    for (row, (get, max, style, label)) in rows.into_iter().zip(series) {
+        let v: Vec<Option<f64>> = pts.clone().map(|p| Some(get(p))).collect();
         let max = max.unwrap_or_else(|| v.iter().flatten().fold(0.0_f64, |a, &b| a.max(b)));
         parts.push(sparkline(app, row, &v, max, style));
         if row.height > 0 {
@@ -241,5 +215,5 @@ pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str
             });
         }
     }
-    chart(app, area, canvas, title, parts);
+    chart(app, inner, canvas, parts);
 }
