@@ -134,6 +134,10 @@ impl Display for Fit {
 /// Writes `args` through `f.pad`, so width and alignment apply to the whole text as they do
 /// to a `String`'s.
 fn padded(f: &mut Formatter<'_>, args: fmt::Arguments<'_>) -> fmt::Result {
+    if f.width().is_none() && f.precision().is_none() {
+        // Nothing to pad or cut: `pad` would write the text as it is.
+        return f.write_fmt(args);
+    }
     with_text(args, |s| f.pad(s))
 }
 

@@ -5,7 +5,7 @@
 //! Must not touch: app state.
 
 use std::borrow::Cow;
-use std::fmt::Display;
+use std::fmt::{self, Display, Write};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -130,12 +130,13 @@ pub fn gauge(
     } else {
         ('█', '·')
     };
-    // A later mark at the same cell wins.
+    // Each mark's cell; a later mark at the same cell wins.
+    let marks: Vec<(usize, char)> = marks.iter().map(|&(at, c)| (pos(at), c)).collect();
     let cell = |i: usize| {
         marks
             .iter()
             .rev()
-            .find(|m| pos(m.0) == i)
+            .find(|m| m.0 == i)
             .map_or(if i < filled_cells { full } else { empty }, |m| m.1)
     };
     let text = |cells: std::ops::Range<usize>| {
@@ -166,8 +167,16 @@ pub fn kv(app: &App, label: &'static str, value: impl Display) -> [Span<'static>
     [
         Span::styled(label, t.dim),
         Span::styled(" ", t.dim),
-        Span::styled(value.to_string(), t.text),
+        Span::styled(text(format_args!("{value}")), t.text),
     ]
+}
+
+/// `format!` into a string with room for a pane's usual text, so that writing the pieces does
+/// not grow it step by step.
+pub fn text(args: fmt::Arguments<'_>) -> String {
+    let mut s = String::with_capacity(48);
+    let _ = s.write_fmt(args);
+    s
 }
 
 /// The theme's style for a level: 0 ok, 1 warn, 2 crit.
