@@ -25,15 +25,23 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(top);
     let [reclaim, disk] =
         Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(bottom);
-    memory_chart(app, mem, canvas);
-    dirty_chart(app, dirty, canvas);
-    reclaim_chart(app, reclaim, canvas);
-    disk_charts(
-        app,
-        disk,
-        canvas,
-        app.selected_disk().map(|d| d.name.as_str()),
-    );
+    let mut values = Vec::with_capacity(usize::from(area.width));
+    memory_chart(app, mem, canvas, &mut values);
+    dirty_chart(app, dirty, canvas, &mut values);
+    reclaim_chart(app, reclaim, canvas, &mut values);
+    let name = app.selected_disk().map(|d| d.name.as_str());
+    draw_disk_charts(app, disk, canvas, name, &mut values);
+}
+
+/// `values` refilled with one series: a chart's sparklines are scaled one after the other,
+/// so they share one buffer rather than each collecting its own.
+fn series(
+    values: &mut Vec<Option<f64>>,
+    points: impl Iterator<Item = Option<f64>>,
+) -> &[Option<f64>] {
+    values.clear();
+    values.extend(points);
+    values
 }
 
 /// A chart's parts inside its block's `inner` area, followed by the event markers.
@@ -98,7 +106,7 @@ fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
     }
 }
 
-fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas) {
+fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history.points;
     let total = h.back().map_or(0, |p| p.mem_total_kb);
     let now = h.back().and_then(|p| p.mem_available_kb);
@@ -108,14 +116,15 @@ fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         Bytes::kb(total)
     );
     let inner = canvas.block(area, frame(app, title, false));
-    let v: Vec<Option<f64>> = shown(h, inner)
-        .map(|p| p.mem_available_kb.map(|v| v as f64))
-        .collect();
-    let spark = sparkline(app, inner, &v, total as f64, theme(app).segments[1]);
+    let v = series(
+        values,
+        shown(h, inner).map(|p| p.mem_available_kb.map(|v| v as f64)),
+    );
+    let spark = sparkline(app, inner, v, total as f64, theme(app).segments[1]);
     chart(app, inner, canvas, vec![spark]);
 }
 
-fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
+fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history.points;
     let ps = app.model.as_ref().map_or(4096, |m| m.page_size);
     let last = h.back().copied().unwrap_or_default();
@@ -126,12 +135,13 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         Bytes::pages(thresh, ps)
     );
     let inner = canvas.block(area, frame(app, title, false));
-    let v: Vec<Option<f64>> = shown(h, inner)
-        .map(|p| p.dirty_wb.map(|v| v as f64))
-        .collect();
+    let v = series(
+        values,
+        shown(h, inner).map(|p| p.dirty_wb.map(|v| v as f64)),
+    );
     let t = theme(app);
     let mut parts = Vec::with_capacity(3);
-    parts.push(sparkline(app, inner, &v, thresh as f64, t.segments[2]));
+    parts.push(sparkline(app, inner, v, thresh as f64, t.segments[2]));
     // Threshold lines where the chart is empty: b (background) and f (freerun).
     for (mark, c) in [(last.bg_thresh, 'b'), (last.freerun, 'f')] {
         let (Some(mark), true) = (mark, thresh > 0 && inner.height > 0) else {
@@ -150,7 +160,7 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
     chart(app, inner, canvas, parts);
 }
 
-fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
+fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history.points;
     let last = h.back().copied().unwrap_or_default();
     let title = format!(
@@ -159,26 +169,35 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
         Rate(last.scan_direct)
     );
     let inner = canvas.block(area, frame(app, title, false));
-    let ks: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_kswapd).collect();
-    let dr: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_direct).collect();
     // One shared scale, over what is shown, so the two are comparable.
-    let max = ks
-        .iter()
-        .chain(&dr)
+    let max = shown(h, inner)
+        .flat_map(|p| [p.scan_kswapd, p.scan_direct])
         .flatten()
-        .fold(1.0_f64, |a, &b| a.max(b));
+        .fold(1.0_f64, f64::max);
     let [top, bottom] =
         Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(inner);
     let t = theme(app);
-    let parts = vec![
-        sparkline(app, top, &ks, max, t.ok),
-        sparkline(app, bottom, &dr, max, t.crit),
-    ];
+    let ks = series(values, shown(h, inner).map(|p| p.scan_kswapd));
+    let mut parts = Vec::with_capacity(2);
+    parts.push(sparkline(app, top, ks, max, t.ok));
+    let dr = series(values, shown(h, inner).map(|p| p.scan_direct));
+    parts.push(sparkline(app, bottom, dr, max, t.crit));
     chart(app, inner, canvas, parts);
 }
 
 /// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
 pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str>) {
+    draw_disk_charts(app, area, canvas, name, &mut Vec::new());
+}
+
+/// `disk_charts`, with a buffer for the series.
+fn draw_disk_charts(
+    app: &App,
+    area: Rect,
+    canvas: &mut Canvas,
+    name: Option<&str>,
+    values: &mut Vec<Option<f64>>,
+) {
     let hist = name.and_then(|n| app.history.disks.get(n));
     // The inside of the chart's block (`canvas.block` gives the same once the title is known).
     let inner = Block::bordered().inner(area);
@@ -195,17 +214,17 @@ pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str
     let inner = canvas.block(area, frame(app, title, false));
     let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
     let t = theme(app);
-    let series: [(fn(&DiskPoint) -> f64, Option<f64>, Style, &str); 4] = [
+    let series_of: [(fn(&DiskPoint) -> f64, Option<f64>, Style, &str); 4] = [
         (|p| p.iops, None, t.segments[1], "IOPS"),
         (|p| p.await_ms, None, t.segments[2], "await"),
         (|p| p.aqu_sz, None, t.segments[4], "aqu-sz"),
         (|p| p.util_pct, Some(100.0), t.segments[3], "%util"),
     ];
     let mut parts = Vec::with_capacity(8);
-    for (row, (get, max, style, label)) in rows.into_iter().zip(series) {
-        let v: Vec<Option<f64>> = pts.clone().map(|p| Some(get(p))).collect();
+    for (row, (get, max, style, label)) in rows.into_iter().zip(series_of) {
+        let v = series(values, pts.clone().map(|p| Some(get(p))));
         let max = max.unwrap_or_else(|| v.iter().flatten().fold(0.0_f64, |a, &b| a.max(b)));
-        parts.push(sparkline(app, row, &v, max, style));
+        parts.push(sparkline(app, row, v, max, style));
         if row.height > 0 {
             parts.push(Part::Label {
                 x: row.x,
