@@ -5,7 +5,7 @@
 
 use std::collections::{VecDeque, vec_deque};
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::widgets::Block;
 
@@ -14,17 +14,15 @@ use crate::event::EventKind;
 use crate::fmt::{Bytes, Dash, Rate};
 use crate::history::DiskPoint;
 use crate::ui::canvas::{Canvas, Part};
+use crate::ui::layout::{columns, rows};
 use crate::ui::theme;
 use crate::ui::widgets::{frame, sparkline};
 
 /// Draws the four charts in a 2×2 grid.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let [top, bottom] =
-        Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(area);
-    let [mem, dirty] =
-        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(top);
-    let [reclaim, disk] =
-        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(bottom);
+    let [top, bottom] = rows(area);
+    let [mem, dirty] = columns(top);
+    let [reclaim, disk] = columns(bottom);
     let mut values = Vec::with_capacity(usize::from(area.width));
     memory_chart(app, mem, canvas, &mut values);
     dirty_chart(app, dirty, canvas, &mut values);
@@ -174,8 +172,7 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Op
         .flat_map(|p| [p.scan_kswapd, p.scan_direct])
         .flatten()
         .fold(1.0_f64, f64::max);
-    let [top, bottom] =
-        Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(inner);
+    let [top, bottom] = rows(inner);
     let t = theme(app);
     let ks = series(values, shown(h, inner).map(|p| p.scan_kswapd));
     let mut parts = Vec::with_capacity(2);
@@ -212,7 +209,7 @@ fn draw_disk_charts(
         last.util_pct
     );
     let inner = canvas.block(area, frame(app, title, false));
-    let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
+    let rows = rows::<4>(inner);
     let t = theme(app);
     let series_of: [(fn(&DiskPoint) -> f64, Option<f64>, Style, &str); 4] = [
         (|p| p.iops, None, t.segments[1], "IOPS"),
