@@ -179,6 +179,23 @@ pub fn text(args: fmt::Arguments<'_>) -> String {
     s
 }
 
+/// Appends `value` right-aligned in `width` characters, as `{value:>width$}` writes a text,
+/// without the formatter's padding pass (which writes the spaces one call at a time).
+pub fn push_right(out: &mut String, width: usize, value: impl Display) {
+    let start = out.len();
+    let _ = write!(out, "{value}");
+    for _ in out[start..].chars().count()..width {
+        out.insert(start, ' ');
+    }
+}
+
+/// Pads `out` with spaces to `width` characters, as `{out:<width$}` would.
+pub fn pad_to(out: &mut String, width: usize) {
+    for _ in out.chars().count()..width {
+        out.push(' ');
+    }
+}
+
 /// The theme's style for a level: 0 ok, 1 warn, 2 crit.
 pub fn level(app: &App, lvl: u8) -> Style {
     let t: &theme::Theme = super::theme(app);

@@ -5,8 +5,6 @@
 //! by await against their own baseline with a queue).
 //! Owns: the disk table. Must not touch: app state.
 
-use std::fmt::Write;
-
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
@@ -16,7 +14,7 @@ use crate::model::Disk;
 use crate::model::saturation::saturation;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, level};
+use crate::ui::widgets::{frame, level, pad_to, push_right};
 
 type Getter = fn(&Disk) -> Option<f64>;
 
@@ -63,10 +61,11 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         })
         .collect();
     let mut head = String::with_capacity(width);
-    let _ = write!(head, "{:<NAME_W$}", "device");
+    head.push_str("device");
+    pad_to(&mut head, NAME_W);
     for c in &cols {
-        let mark = if c.4 == Some(app.ui.sort) { "*" } else { " " };
-        let _ = write!(head, "{:>w$}{mark}", c.0, w = c.1 - 1);
+        push_right(&mut head, c.1 - 1, c.0);
+        head.push(if c.4 == Some(app.ui.sort) { '*' } else { ' ' });
     }
     let disks = app.sorted_disks();
     let shown = disks
@@ -83,9 +82,10 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             row.push_str(n);
         }
         row.truncate(NAME_W - 1);
-        let _ = write!(row, "{:w$}", "", w = NAME_W - row.chars().count());
+        pad_to(&mut row, NAME_W);
         for c in &cols {
-            let _ = write!(row, "{:>w$} ", Fit((c.3)(d), c.2, c.1 - 1), w = c.1 - 1);
+            push_right(&mut row, c.1 - 1, Fit((c.3)(d), c.2, c.1 - 1));
+            row.push(' ');
         }
         let baseline = app
             .history

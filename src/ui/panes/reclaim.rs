@@ -12,7 +12,7 @@ use crate::model::Model;
 use crate::model::zones::Watermarks;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, kv, level};
+use crate::ui::widgets::{frame, kv, level, push_right};
 
 /// Where free memory stands against the summed watermarks, and its severity.
 #[must_use]
@@ -83,23 +83,31 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         "pages/s        scan   steal  eff",
         t.dim,
     )));
+    // Scan, steal and efficiency under their headings.
+    let row = |scan, steal, efficiency| {
+        let mut s = String::with_capacity(24);
+        push_right(&mut s, 8, Rate(scan));
+        s.push(' ');
+        push_right(&mut s, 7, Rate(steal));
+        s.push(' ');
+        push_right(&mut s, 4, eff(efficiency));
+        s
+    };
     lines.push(Line::from(vec![
         Span::styled("kswapd    ", t.dim),
-        Span::raw(format!(
-            "{:>8} {:>7} {:>4}",
-            Rate(r.pgscan_kswapd_s),
-            Rate(r.pgsteal_kswapd_s),
-            eff(r.kswapd_efficiency_pct)
+        Span::raw(row(
+            r.pgscan_kswapd_s,
+            r.pgsteal_kswapd_s,
+            r.kswapd_efficiency_pct,
         )),
     ]));
     lines.push(Line::from(vec![
         Span::styled("direct    ", t.dim),
         Span::styled(
-            format!(
-                "{:>8} {:>7} {:>4}",
-                Rate(r.pgscan_direct_s),
-                Rate(r.pgsteal_direct_s),
-                eff(r.direct_efficiency_pct)
+            row(
+                r.pgscan_direct_s,
+                r.pgsteal_direct_s,
+                r.direct_efficiency_pct,
             ),
             dl,
         ),
