@@ -295,12 +295,52 @@ fn steady_ticks(c: &mut Criterion) {
     });
 }
 
+/// Building the frame's canvas alone (`ui::canvas`: every pane's drawing operations), on the
+/// same idle recording as `steady_ticks`: each iteration ingests the next sample (not timed)
+/// and times the canvas of the app after it. The canvas is dropped outside the timing, as the
+/// screen keeps it until the next frame.
+fn canvas_steady(c: &mut Criterion) {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::HostInfo;
+    use ratatui::layout::Rect;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/idle-150s.pwrec");
+    let samples = pagewatch::record::read(&path).expect("recording").samples;
+    let area = Rect::new(0, 0, 160, 48);
+    let fresh = || {
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        for s in &samples[..60] {
+            app.update(Msg::Sample(s.clone()));
+        }
+        (app, 60)
+    };
+    let (mut app, mut next) = fresh();
+    c.bench_function("canvas_160x48", |bch| {
+        bch.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                if next == samples.len() {
+                    (app, next) = fresh(); // not timed
+                }
+                app.update(Msg::Sample(samples[next].clone()));
+                next += 1;
+                let t = std::time::Instant::now();
+                let canvas = black_box(pagewatch::ui::canvas(&app, area));
+                spent += t.elapsed();
+                drop(canvas);
+            }
+            spent
+        });
+    });
+}
+
 criterion_group!(
     benches,
     bench,
     frame,
     screen_frames,
     steady_ticks,
+    canvas_steady,
     foreign_scan
 );
 criterion_main!(benches);

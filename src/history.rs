@@ -127,7 +127,11 @@ impl History {
             } else {
                 0.0
             };
-            let h = self.disks.entry(disk.name.clone()).or_default();
+            // Look the name up before cloning it: the disk is known on every tick but its first.
+            let h = match self.disks.get_mut(&disk.name) {
+                Some(h) => h,
+                None => self.disks.entry(disk.name.clone()).or_default(),
+            };
             h.points.push_back(DiskPoint {
                 tick: self.tick,
                 iops,
@@ -136,13 +140,22 @@ impl History {
                 util_pct: c.util_pct.unwrap_or(0.0),
             });
         }
-        let oldest = self.tick.saturating_sub(self.capacity as u64);
+        let (oldest, tick) = (self.tick.saturating_sub(self.capacity as u64), self.tick);
         let scratch = &mut self.scratch;
         self.disks.retain(|_, h| {
-            while h.points.front().is_some_and(|p| p.tick <= oldest) {
+            // The baseline is the median over the ticks with I/O: it moves only when such a
+            // tick enters or leaves the window (most ticks of an idle disk change neither).
+            let mut moved = h
+                .points
+                .back()
+                .is_some_and(|p| p.tick == tick && p.iops > 0.0);
+            while let Some(p) = h.points.front().filter(|p| p.tick <= oldest) {
+                moved |= p.iops > 0.0;
                 h.points.pop_front();
             }
-            h.baseline_await_ms = median_await(&h.points, scratch);
+            if moved {
+                h.baseline_await_ms = median_await(&h.points, scratch);
+            }
             !h.points.is_empty()
         });
     }
@@ -180,5 +193,67 @@ mod tests {
         })
         .collect();
         assert_eq!(median_await(&pts, &mut Vec::new()), Some(2.0));
+    }
+
+    /// A model whose only disks are `(name, iops, await)`, all reads.
+    fn model(disks: &[(&str, f64, f64)]) -> Model {
+        use crate::model::{Disk, Options, disk::Columns};
+        let snap = crate::parse::Snapshot {
+            page_size: 4096,
+            ..crate::parse::Snapshot::default()
+        };
+        let mut m = Model::derive(None, &snap, Options::default());
+        m.disks = disks
+            .iter()
+            .map(|&(name, iops, await_ms)| Disk {
+                name: name.to_owned(),
+                dm_name: None,
+                partition: false,
+                in_flight: 0,
+                queue: None,
+                cols: Columns {
+                    r_s: Some(iops),
+                    w_s: Some(0.0),
+                    r_await: Some(await_ms),
+                    ..Columns::default()
+                },
+            })
+            .collect();
+        m
+    }
+
+    #[test]
+    fn baseline_is_the_median_of_the_busy_ticks_in_the_window() {
+        // Idle stretches, busy stretches, a disk that comes and goes; window of 5 ticks.
+        let mut h = History::new(5);
+        let mut seen: Vec<Vec<(&str, f64, f64)>> = Vec::new();
+        let awaits = [
+            0.0, 4.0, 0.0, 0.0, 9.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0, 3.0, 3.0, 0.0,
+        ];
+        for (t, &a) in awaits.iter().enumerate() {
+            let iops = if a > 0.0 { 10.0 } else { 0.0 };
+            let mut disks = vec![("vda", iops, a)];
+            if (3..9).contains(&t) {
+                disks.push(("sdb", 5.0, t as f64));
+            }
+            h.push(&model(&disks));
+            seen.push(disks);
+            for name in ["vda", "sdb"] {
+                let window = &seen[seen.len().saturating_sub(5)..];
+                let mut busy: Vec<f64> = window
+                    .iter()
+                    .flatten()
+                    .filter(|d| d.0 == name && d.1 > 0.0)
+                    .map(|d| d.2)
+                    .collect();
+                busy.sort_by(f64::total_cmp);
+                let want = busy.get(busy.len() / 2).copied();
+                let present = window.iter().flatten().any(|d| d.0 == name);
+                let got = h.disks.get(name).map(|d| d.baseline_await_ms);
+                assert_eq!(got, present.then_some(want), "tick {t} {name}");
+            }
+        }
+        assert_eq!(h.disks["vda"].baseline_await_ms, Some(3.0));
+        assert!(!h.disks.contains_key("sdb"));
     }
 }

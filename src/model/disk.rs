@@ -245,11 +245,16 @@ pub fn derive(
     dt_s: Option<f64>,
     partitions: bool,
 ) -> Vec<Disk> {
-    let whole = cur.block.as_ref();
+    let whole = cur.block.as_deref();
     let mut out = Vec::with_capacity(cur.disks.len());
     for (i, c) in cur.disks.iter().enumerate() {
+        // Devices with no I/O since boot (most loop and zram devices) first, before looking
+        // the name up among the whole disks.
+        if c.total_ios() == 0 {
+            continue;
+        }
         let partition = !is_whole(&c.name, whole);
-        if (partition && !partitions) || c.total_ios() == 0 {
+        if partition && !partitions {
             continue;
         }
         let p = prev.and_then(|p| {

@@ -102,10 +102,13 @@ mod tests {
         };
         let mut s = Snapshot {
             page_size: 4096,
-            zones: Some(vec![
-                zone(3_840, 39, 48, 57),
-                zone(1_469_578, 9_000, 11_250, 13_500),
-            ]),
+            zones: Some(
+                [
+                    zone(3_840, 39, 48, 57),
+                    zone(1_469_578, 9_000, 11_250, 13_500),
+                ]
+                .into(),
+            ),
             ..Snapshot::default()
         };
         s.meminfo.mem_free = 23_931_740;

@@ -52,54 +52,59 @@ impl DiskCounters {
 pub fn parse(text: &str) -> Result<Vec<DiskCounters>> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let n = line.split_whitespace().count();
-        if n == 0 || n == 7 {
-            continue;
-        }
-        if !matches!(n, 14 | 18 | 20) {
-            return Err(Error::parse(
-                DISKSTATS,
-                i + 1,
-                format!("expected 14, 18 or 20 fields, got {n}"),
-            ));
-        }
-        let numeric = line
-            .split_whitespace()
-            .enumerate()
-            .all(|(k, t)| k == 2 || t.bytes().all(|b| b.is_ascii_digit()));
-        if !numeric {
-            return Err(Error::parse(
-                DISKSTATS,
-                i + 1,
-                format!("non-numeric counter in {line:?}"),
-            ));
-        }
-        let d =
-            DiskStat::from_line(line).map_err(|e| Error::parse(DISKSTATS, i + 1, e.to_string()))?;
-        out.push(DiskCounters {
-            major: u32::try_from(d.major).unwrap_or(0),
-            minor: u32::try_from(d.minor).unwrap_or(0),
-            name: d.name,
-            reads: d.reads,
-            reads_merged: d.merged,
-            sectors_read: d.sectors_read,
-            read_ms: d.time_reading,
-            writes: d.writes,
-            writes_merged: d.writes_merged,
-            sectors_written: d.sectors_written,
-            write_ms: d.time_writing,
-            in_flight: d.in_progress,
-            io_ticks_ms: d.time_in_progress,
-            weighted_ms: d.weighted_time_in_progress,
-            discards: d.discards,
-            discards_merged: d.discards_merged,
-            sectors_discarded: d.sectors_discarded,
-            discard_ms: d.time_discarding,
-            flushes: d.flushes,
-            flush_ms: d.time_flushing,
-        });
+        out.extend(parse_line(line, i + 1)?);
     }
     Ok(out)
+}
+
+/// Parses line `n` of `/proc/diskstats`: `None` for a blank line or a pre-2.6.25 7-field
+/// partition line. The result depends on nothing but `line` and `n`.
+pub fn parse_line(line: &str, n: usize) -> Result<Option<DiskCounters>> {
+    let (mut fields, mut numeric) = (0, true);
+    for (k, t) in line.split_whitespace().enumerate() {
+        fields += 1;
+        numeric &= k == 2 || t.bytes().all(|b| b.is_ascii_digit());
+    }
+    if fields == 0 || fields == 7 {
+        return Ok(None);
+    }
+    if !matches!(fields, 14 | 18 | 20) {
+        return Err(Error::parse(
+            DISKSTATS,
+            n,
+            format!("expected 14, 18 or 20 fields, got {fields}"),
+        ));
+    }
+    if !numeric {
+        return Err(Error::parse(
+            DISKSTATS,
+            n,
+            format!("non-numeric counter in {line:?}"),
+        ));
+    }
+    let d = DiskStat::from_line(line).map_err(|e| Error::parse(DISKSTATS, n, e.to_string()))?;
+    Ok(Some(DiskCounters {
+        major: u32::try_from(d.major).unwrap_or(0),
+        minor: u32::try_from(d.minor).unwrap_or(0),
+        name: d.name,
+        reads: d.reads,
+        reads_merged: d.merged,
+        sectors_read: d.sectors_read,
+        read_ms: d.time_reading,
+        writes: d.writes,
+        writes_merged: d.writes_merged,
+        sectors_written: d.sectors_written,
+        write_ms: d.time_writing,
+        in_flight: d.in_progress,
+        io_ticks_ms: d.time_in_progress,
+        weighted_ms: d.weighted_time_in_progress,
+        discards: d.discards,
+        discards_merged: d.discards_merged,
+        sectors_discarded: d.sectors_discarded,
+        discard_ms: d.time_discarding,
+        flushes: d.flushes,
+        flush_ms: d.time_flushing,
+    }))
 }
 
 #[cfg(test)]

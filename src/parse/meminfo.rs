@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use super::fast::{digits, line_at, token_end};
 use crate::sample::names::MEMINFO;
 use crate::{Error, Result};
 
@@ -33,23 +34,22 @@ pub struct Meminfo {
 }
 
 /// Parses `/proc/meminfo`. Every line must be `Name: number [kB]`; unknown names are skipped.
+///
+/// Lines in the kernel's exact form (`Name:`, spaces, digits, ` kB` or nothing) take a
+/// byte-level fast path; anything else goes through `line_fields`, which also words the errors.
 pub fn parse(text: &str) -> Result<Meminfo> {
     let mut m = Meminfo::default();
     let (mut total, mut free) = (None, None);
-    for (i, line) in text.lines().enumerate() {
-        let mut it = line.split_ascii_whitespace();
-        let Some(key) = it.next() else { continue };
-        let bad = |msg: String| Error::parse(MEMINFO, i + 1, msg);
-        let Some(name) = key.strip_suffix(':') else {
-            return Err(bad(format!("expected `Name: value`, got {line:?}")));
+    let (mut start, mut n) = (0, 0);
+    while start < text.len() {
+        n += 1;
+        let (fields, end) = if let Some((name, val, end)) = fast_line(text, start) {
+            (Some((name, val)), end)
+        } else {
+            slow_line(text, start, n)?
         };
-        let value = it.next().unwrap_or("");
-        let v: u64 = value
-            .parse()
-            .map_err(|_| bad(format!("{name} value {value:?} is not a number")))?;
-        if let Some(unit) = it.next().filter(|u| *u != "kB") {
-            return Err(bad(format!("{name} has unknown unit {unit:?}")));
-        }
+        start = end + 1;
+        let Some((name, v)) = fields else { continue };
         let slot = match name {
             "MemTotal" => &mut total,
             "MemFree" => &mut free,
@@ -76,6 +76,60 @@ pub fn parse(text: &str) -> Result<Meminfo> {
     m.mem_total = total.ok_or_else(|| missing("MemTotal"))?;
     m.mem_free = free.ok_or_else(|| missing("MemFree"))?;
     Ok(m)
+}
+
+/// The line at byte `start` when it is `Name:` (no blank inside), one or more spaces, 1 to 19
+/// digits, then ` kB` or nothing, up to its `\n` or the end of the text: the name without its
+/// colon, the value and where the line ends. `None` for any other shape, which `line_fields`
+/// judges.
+fn fast_line(text: &str, start: usize) -> Option<(&str, u64, usize)> {
+    let b = text.as_bytes();
+    let sp = token_end(b, start);
+    if sp <= start + 1 || b[sp - 1] != b':' || b.get(sp) != Some(&b' ') {
+        return None;
+    }
+    let mut i = sp + 1;
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    let (val, mut end) = digits(b, i)?;
+    if b[end..].starts_with(b" kB") {
+        end += 3;
+    }
+    if end < b.len() && b[end] != b'\n' {
+        return None;
+    }
+    Some((&text[start..sp - 1], val, end))
+}
+
+/// The line at byte `start`, number `n`, that `fast_line` did not take: its fields (see
+/// `line_fields`) and where it ends. Kept out of line, away from the loop it almost never runs
+/// in, so that the loop's code stays small.
+#[cold]
+#[inline(never)]
+fn slow_line(text: &str, start: usize, n: usize) -> Result<(Option<(&str, u64)>, usize)> {
+    let (line, end) = line_at(text, start);
+    Ok((line_fields(line, n)?, end))
+}
+
+/// Any line: `None` when blank, else `Name: value [kB]` split on blanks, or the error for line `n`.
+fn line_fields(line: &str, n: usize) -> Result<Option<(&str, u64)>> {
+    let mut it = line.split_ascii_whitespace();
+    let Some(key) = it.next() else {
+        return Ok(None);
+    };
+    let bad = |msg: String| Error::parse(MEMINFO, n, msg);
+    let Some(name) = key.strip_suffix(':') else {
+        return Err(bad(format!("expected `Name: value`, got {line:?}")));
+    };
+    let value = it.next().unwrap_or("");
+    let v: u64 = value
+        .parse()
+        .map_err(|_| bad(format!("{name} value {value:?} is not a number")))?;
+    if let Some(unit) = it.next().filter(|u| *u != "kB") {
+        return Err(bad(format!("{name} has unknown unit {unit:?}")));
+    }
+    Ok(Some((name, v)))
 }
 
 #[cfg(test)]
@@ -107,5 +161,96 @@ mod tests {
                 .to_string()
                 .contains("MemFree")
         );
+    }
+
+    /// The parser before the fast path (`str::lines` and a split per line): the reference.
+    fn reference(text: &str) -> Result<Meminfo> {
+        let mut m = Meminfo::default();
+        let (mut total, mut free) = (None, None);
+        for (i, line) in text.lines().enumerate() {
+            let Some((name, v)) = line_fields(line, i + 1)? else {
+                continue;
+            };
+            let slot = match name {
+                "MemTotal" => &mut total,
+                "MemFree" => &mut free,
+                "MemAvailable" => &mut m.mem_available,
+                "Dirty" => &mut m.dirty,
+                "Active(file)" => &mut m.active_file,
+                _ => continue,
+            };
+            *slot = Some(v);
+        }
+        let missing = |f: &str| Error::parse(MEMINFO, 0, format!("no {f} line"));
+        m.mem_total = total.ok_or_else(|| missing("MemTotal"))?;
+        m.mem_free = free.ok_or_else(|| missing("MemFree"))?;
+        Ok(m)
+    }
+
+    #[test]
+    fn fast_path_agrees_with_the_general_one() {
+        let lines = [
+            "Dirty:            1234 kB",
+            "Dirty: 1234 kB",
+            "Dirty: 1234",
+            "Dirty:1234 kB",
+            "Dirty:  1234  kB",
+            "Dirty:\t1234 kB",
+            " Dirty: 1234 kB",
+            "Dirty : 1234 kB",
+            "Dirty: 1234 kB ",
+            "Dirty: 1234 kB extra",
+            "Dirty: 1234 MB",
+            "Dirty: 1234 kBx",
+            "Dirty: 1234kB",
+            "Dirty: +1234 kB",
+            "Dirty: -1 kB",
+            "Dirty: kB",
+            "Dirty:",
+            "Dirty: 9999999999999999999 kB",
+            "Dirty: 18446744073709551615 kB",
+            "Dirty: 18446744073709551616 kB",
+            "Dirty: 00000000000000000000000042 kB",
+            "Dirty: 12\u{e9} kB",
+            "Dirt\u{e9}y: 12 kB",
+            "Dirty:: 12 kB",
+            ": 12 kB",
+            "Dirty: 12 kB\r",
+            "Dirty: 12\r",
+            "",
+            "   ",
+        ];
+        let head = "MemTotal: 100 kB\nMemFree: 40 kB\n";
+        for line in lines {
+            for text in [
+                format!("{head}{line}\n"),
+                format!("{head}{line}"),
+                format!("{head}{line}\r\n"),
+                format!("{line}\n{head}"),
+                format!("{head}{line}\nActive(file): 7 kB\n"),
+            ] {
+                let want = reference(&text).map_err(|e| e.to_string());
+                let got = parse(&text).map_err(|e| e.to_string());
+                // `reference` keeps only the fields it names; compare those.
+                let got = got.map(|m| Meminfo {
+                    mem_total: m.mem_total,
+                    mem_free: m.mem_free,
+                    mem_available: m.mem_available,
+                    dirty: m.dirty,
+                    active_file: m.active_file,
+                    ..Meminfo::default()
+                });
+                assert_eq!(got, want, "{text:?}");
+            }
+        }
+        let m =
+            parse("MemTotal: 100 kB\nMemFree: 40 kB\nDirty:  18446744073709551615 kB\n").unwrap();
+        assert_eq!(m.dirty, Some(u64::MAX));
+        assert_eq!(
+            fast_line("Dirty:    12 kB\nX: 1\n", 0),
+            Some(("Dirty", 12, 15))
+        );
+        assert_eq!(fast_line("Dirty:    12 kB\nX: 1\n", 16), Some(("X", 1, 20)));
+        assert_eq!(fast_line("X: 1 kB", 0), Some(("X", 1, 7)));
     }
 }

@@ -3,18 +3,20 @@
 //!
 //! Owns: the memo of the last (text, parsed) pair for the files that often repeat: zoneinfo
 //! (re-read by the live source only every few ticks, so carried unchanged in between), the
-//! `/sys/block` queue text (re-read once a minute), and diskstats (byte-identical from one
-//! second to the next on an idle machine), and the PSI files (memory and io pressure rarely
-//! move when idle). Comparing a few kB costs well under a microsecond; parsing them costs
-//! 1–20 µs each. The vm sysctls are not memoised: all nine parse in about 1.4 µs. Must not touch: parsing rules (`Snapshot::parse` stays the reference, and
-//! `Parser::parse` equals it on every sample) or I/O.
+//! `/sys/block` queue text (re-read once a minute) and the nine vm sysctls (carried like
+//! zoneinfo); and, line by line, diskstats (an idle device's line is byte-identical from one
+//! second to the next) and the PSI files (a resource with no stall repeats its line).
+//! Comparing a few kB costs well under a microsecond; parsing them costs 1–20 µs each.
+//! Must not touch: parsing rules (`Snapshot::parse` stays the reference, and `Parser::parse`
+//! equals it on every sample) or I/O.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::sync::Arc;
 
 use super::{
-    DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, Zone, diskstats, pressure,
-    queue, zoneinfo,
+    DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, VmSysctl, Zone, diskstats,
+    pressure, queue, sysctl, zoneinfo,
 };
 use crate::Result;
 use crate::sample::RawSample;
@@ -52,14 +54,119 @@ impl<T: Clone> Memo<T> {
     }
 }
 
+/// The last texts of the vm sysctls (`sysctl::texts` order) and what they parsed to. The
+/// live source re-reads them only every few samples and carries the text in between. The
+/// texts are kept end to end in one buffer (a few cache lines, not nine allocations).
+#[derive(Debug, Default)]
+struct SysctlMemo {
+    /// The texts, one after another.
+    joined: String,
+    /// Each text's length in `joined`; `None` for an absent file.
+    lens: [Option<usize>; 9],
+    /// What they parsed to; `None` until a set parses.
+    parsed: Option<VmSysctl>,
+}
+
+impl SysctlMemo {
+    /// `sysctl::parse_texts(texts)`, or the previous result when every text is unchanged.
+    /// Errors are not kept.
+    fn get(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
+        if let Some(v) = self.parsed
+            && self.same(texts)
+        {
+            return Ok(v);
+        }
+        self.parsed = None;
+        let v = sysctl::parse_texts(texts)?;
+        self.joined.clear();
+        for (len, t) in self.lens.iter_mut().zip(texts) {
+            *len = t.map(str::len);
+            self.joined.push_str(t.unwrap_or(""));
+        }
+        self.parsed = Some(v);
+        Ok(v)
+    }
+
+    /// Whether `texts` are the kept ones, present and absent alike.
+    fn same(&self, texts: [Option<&str>; 9]) -> bool {
+        let mut at = 0;
+        for (len, t) in self.lens.iter().zip(texts) {
+            if *len != t.map(str::len) {
+                return false;
+            }
+            let t = t.unwrap_or("");
+            if self.joined.get(at..at + t.len()) != Some(t) {
+                return false;
+            }
+            at += t.len();
+        }
+        true
+    }
+}
+
+/// A file parsed line by line, where a line's result depends only on its text and number
+/// (diskstats, the PSI files): the last text and what each of its lines parsed to. On a
+/// machine doing a little IO only the busy devices' diskstats lines change; of the PSI lines,
+/// those with no stall (`full` on cpu, all of memory when idle) stay the same.
+#[derive(Debug)]
+struct LineMemo<T> {
+    text: String,
+    /// `parse_line` of each line of `text`, in order.
+    parsed: Vec<T>,
+}
+
+impl<T> Default for LineMemo<T> {
+    fn default() -> Self {
+        Self {
+            text: String::new(),
+            parsed: Vec::new(),
+        }
+    }
+}
+
+impl<T> LineMemo<T> {
+    /// Each line's `parse_line(line, number)`, calling it only for the lines that differ from
+    /// the line with the same number last time; so the results, and the first error, are those
+    /// of parsing every line. Errors are not kept.
+    fn get(
+        &mut self,
+        text: &str,
+        mut parse_line: impl FnMut(&str, usize) -> Result<T>,
+    ) -> Result<&[T]> {
+        let mut old = self.text.lines();
+        let mut n = 0;
+        for line in text.lines() {
+            let same = old.next() == Some(line);
+            if !same {
+                match parse_line(line, n + 1) {
+                    Ok(v) if n < self.parsed.len() => self.parsed[n] = v,
+                    Ok(v) => self.parsed.push(v),
+                    Err(e) => {
+                        // Lines before this one were updated but the text was not: forget both.
+                        self.text.clear();
+                        self.parsed.clear();
+                        return Err(e);
+                    }
+                }
+            }
+            n += 1;
+        }
+        self.parsed.truncate(n);
+        self.text.clear();
+        self.text.push_str(text);
+        Ok(&self.parsed)
+    }
+}
+
 /// Parses successive samples of one source, remembering the files that repeat.
 #[derive(Debug, Default)]
 pub struct Parser {
-    zones: Memo<Vec<Zone>>,
-    disks: Memo<Vec<DiskCounters>>,
-    block: Memo<BTreeMap<String, QueueSettings>>,
+    zones: Memo<Arc<[Zone]>>,
+    disks: LineMemo<Option<Arc<DiskCounters>>>,
+    block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
     /// In `PSI_FILES` order.
-    psi: [Memo<Psi>; 3],
+    psi: [LineMemo<Option<Psi>>; 3],
+    sysctl: SysctlMemo,
 }
 
 impl Parser {
@@ -76,19 +183,26 @@ impl Parser {
 }
 
 impl Repeats for Parser {
-    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>> {
-        self.zones.get(text, zoneinfo::parse)
+    fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
+        self.zones.get(text, |t| zoneinfo::parse(t).map(Arc::from))
     }
-    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
-        self.disks.get(text, diskstats::parse)
+    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>> {
+        let lines = self.disks.get(text, |line, n| {
+            Ok(diskstats::parse_line(line, n)?.map(Arc::new))
+        })?;
+        Ok(lines.iter().flatten().cloned().collect())
     }
-    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings> {
+    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         self.block
-            .get(text, |t| Ok::<_, Infallible>(queue::parse(t)))
+            .get(text, |t| Ok::<_, Infallible>(Arc::new(queue::parse(t))))
             .unwrap_or_else(|e| match e {})
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
-        self.psi[i].get(text, |t| pressure::parse(PSI_FILES[i], t))
+        let lines = self.psi[i].get(text, |line, n| pressure::parse_line(PSI_FILES[i], line, n))?;
+        Ok(lines.iter().fold(Psi::default(), |psi, l| psi.then(*l)))
+    }
+    fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
+        self.sysctl.get(texts)
     }
 }
 
@@ -192,5 +306,140 @@ mod tests {
         let zones = |r: &RawSample| Parser::new().parse(r).unwrap().zones.unwrap();
         assert_eq!(zones(&seq[1])[0].free, 1);
         assert_ne!(zones(&seq[0])[0].free, 1);
+    }
+
+    #[test]
+    fn sysctl_changes_garbage_and_absence_are_seen() {
+        let base = tree_samples().swap_remove(0);
+        let ratio = names::vm_sysctl("dirty_ratio");
+        let swappiness = names::vm_sysctl("swappiness");
+        assert!(base.file(&ratio).is_some() && base.file(&swappiness).is_some());
+        let with = |edits: &[(&str, Option<&str>)]| {
+            let mut s = base.clone();
+            for (name, text) in edits {
+                match text {
+                    Some(t) => s.files.insert((*name).to_owned(), (*t).to_owned()),
+                    None => s.files.remove(*name),
+                };
+            }
+            s
+        };
+        let seq = [
+            base.clone(),
+            base.clone(),
+            with(&[(&ratio, Some("33\n"))]),
+            with(&[(&ratio, Some("33\n"))]),
+            with(&[(&ratio, Some("thirty\n"))]),
+            with(&[(&ratio, Some("thirty\n"))]),
+            with(&[(&ratio, None)]),
+            with(&[(&swappiness, Some("7\n")), (&ratio, None)]),
+            base.clone(),
+        ];
+        same_as_reference(&seq);
+        let mut p = Parser::new();
+        let got: Vec<_> = seq
+            .iter()
+            .map(|r| {
+                p.parse(r)
+                    .map(|s| (s.sysctl.dirty_ratio, s.sysctl.swappiness))
+                    .map_err(|e| e.to_string())
+            })
+            .collect();
+        let first = got[0].clone().unwrap();
+        assert_eq!(got[2], Ok((Some(33), first.1)));
+        assert!(
+            got[4].as_ref().unwrap_err().contains("dirty_ratio"),
+            "{got:?}"
+        );
+        assert!(got[5].is_err());
+        assert_eq!(got[6], Ok((None, first.1)));
+        assert_eq!(got[7], Ok((None, Some(7))));
+        assert_eq!(got[8], Ok(first));
+    }
+
+    #[test]
+    fn disk_lines_equal_the_reference_through_changes() {
+        let a = " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n 8 1 sda1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n";
+        let b = " 8 0 sda 2 2 3 4 5 6 7 8 9 10 11\n 8 1 sda1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n";
+        let grown = format!("{b} 8 16 sdb 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n");
+        let shifted = " 8 1 sda1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15\n";
+        let bad = " 8 0 sda 2 2 3 4 5 6 7 8 9 10 11\n 8 1 sda1 1 x 3 4 5 6 7 8 9 10 11\n";
+        let old_style = "\n 8 1 sda1 1 2 3 4\n 8 0 sda 2 2 3 4 5 6 7 8 9 10 11\r\n";
+        let seq = [
+            a, a, b, &grown, shifted, b, bad, bad, b, "", old_style, old_style, a,
+        ];
+        let mut m = LineMemo::default();
+        let mut errors = 0;
+        for (i, text) in seq.iter().enumerate() {
+            let want = diskstats::parse(text).map_err(|e| e.to_string());
+            errors += usize::from(want.is_err());
+            let got = m
+                .get(text, diskstats::parse_line)
+                .map(|l| l.iter().flatten().cloned().collect::<Vec<_>>());
+            assert_eq!(got.map_err(|e| e.to_string()), want, "{i}: {text:?}");
+        }
+        assert_eq!(errors, 2, "both `bad` samples fail");
+        let got: Vec<_> = m
+            .get(&grown, diskstats::parse_line)
+            .unwrap()
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        let names: Vec<_> = got.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["sda", "sda1", "sdb"]);
+        assert_eq!(got[0].reads, 2);
+        assert_eq!(got[2].flush_ms, Some(17));
+    }
+
+    #[test]
+    fn psi_lines_equal_the_reference_through_changes() {
+        let file = names::PSI_IO;
+        let a = "some avg10=0.00 avg60=0.10 avg300=0.20 total=100\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=50\n";
+        let b = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=50\n";
+        let c = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=51\n";
+        let some_only = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\n";
+        let swapped = "full avg10=0.00 avg60=0.00 avg300=0.00 total=51\nsome avg10=0.00 avg60=0.10 avg300=0.20 total=101\n";
+        let bad = "some avg10=0.00 avg60=0.10 avg300=0.20 total=101\nfull avg10=zero avg60=0.00 avg300=0.00 total=51\n";
+        let seq = [a, a, b, c, some_only, c, swapped, bad, bad, c, "", "\n", a];
+        let mut m = LineMemo::default();
+        let mut errors = 0;
+        for (i, text) in seq.iter().enumerate() {
+            let want = pressure::parse(file, text).map_err(|e| e.to_string());
+            errors += usize::from(want.is_err());
+            let got = m
+                .get(text, |line, n| pressure::parse_line(file, line, n))
+                .map(|l| l.iter().fold(Psi::default(), |p, l| p.then(*l)));
+            assert_eq!(got.map_err(|e| e.to_string()), want, "{i}: {text:?}");
+        }
+        assert_eq!(errors, 2, "both `bad` samples fail");
+    }
+
+    #[test]
+    fn sysctl_memo_tells_apart_texts_that_join_alike() {
+        let mut m = SysctlMemo::default();
+        let mut t: [Option<&str>; 9] = [Some("1\n"); 9];
+        t[0] = Some("12\n");
+        t[1] = Some("3\n");
+        assert_eq!(m.get(t).unwrap().dirty_ratio, Some(12));
+        assert!(m.same(t));
+        // The same bytes end to end, split elsewhere.
+        let mut u = t;
+        u[0] = Some("12");
+        u[1] = Some("\n3\n");
+        assert!(!m.same(u));
+        assert_eq!(m.get(u).unwrap().dirty_background_ratio, Some(3));
+        // Absent is not empty.
+        let mut v = u;
+        v[8] = None;
+        assert!(!m.same(v));
+        assert_eq!(m.get(v).unwrap().swappiness, None);
+        let mut w = v;
+        w[8] = Some("");
+        assert!(!m.same(w));
+        assert!(m.get(w).is_err(), "an empty knob is not a number");
+        assert!(m.parsed.is_none(), "a failed parse is not kept");
+        assert_eq!(m.get(v).unwrap().swappiness, None);
+        assert!(m.same(v));
     }
 }

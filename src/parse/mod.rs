@@ -6,6 +6,7 @@
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod diskstats;
+mod fast;
 mod lines;
 pub mod meminfo;
 mod memo;
@@ -17,6 +18,7 @@ pub mod vmstat;
 pub mod zoneinfo;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub use diskstats::DiskCounters;
 pub use meminfo::Meminfo;
@@ -44,10 +46,12 @@ pub struct Snapshot {
     pub meminfo: Meminfo,
     /// `/proc/vmstat`.
     pub vmstat: VmStat,
-    /// `/proc/zoneinfo`; `None` when the file was not readable.
-    pub zones: Option<Vec<Zone>>,
-    /// `/proc/diskstats`, in file order.
-    pub disks: Vec<DiskCounters>,
+    /// `/proc/zoneinfo`; `None` when the file was not readable. Shared: successive
+    /// snapshots usually carry the same zones (see `Parser`).
+    pub zones: Option<Arc<[Zone]>>,
+    /// `/proc/diskstats`, in file order. Each device's counters are shared: `Parser` hands
+    /// the same ones to successive snapshots while the device's line does not change.
+    pub disks: Vec<Arc<DiskCounters>>,
     /// `/proc/stat`.
     pub cpu: CpuStat,
     /// `/proc/pressure/cpu` (4.20+).
@@ -59,8 +63,8 @@ pub struct Snapshot {
     /// `/proc/sys/vm` knobs.
     pub sysctl: VmSysctl,
     /// Whole disks (the entries of `/sys/block`) and their queue settings;
-    /// `None` when /sys was not read.
-    pub block: Option<BTreeMap<String, QueueSettings>>,
+    /// `None` when /sys was not read. Shared, like `zones`.
+    pub block: Option<Arc<BTreeMap<String, QueueSettings>>>,
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -75,28 +79,33 @@ const PSI_FILES: [&str; 3] = [names::PSI_CPU, names::PSI_MEMORY, names::PSI_IO];
 /// How `Snapshot::parse_with` parses the files that often repeat from one sample to the next:
 /// afresh (`Snapshot::parse`), or through `Parser`'s memo of the last text and result.
 trait Repeats {
-    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>>;
-    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>>;
-    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings>;
+    fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>>;
+    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>>;
+    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
+    /// The vm sysctls, as `sysctl::texts` gives them.
+    fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl>;
 }
 
 /// Every file parsed afresh.
 struct Afresh;
 
 impl Repeats for Afresh {
-    fn zoneinfo(&mut self, text: &str) -> Result<Vec<Zone>> {
-        zoneinfo::parse(text)
+    fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
+        zoneinfo::parse(text).map(Arc::from)
     }
-    fn diskstats(&mut self, text: &str) -> Result<Vec<DiskCounters>> {
-        diskstats::parse(text)
+    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>> {
+        Ok(diskstats::parse(text)?.into_iter().map(Arc::new).collect())
     }
-    fn block(&mut self, text: &str) -> BTreeMap<String, QueueSettings> {
-        queue::parse(text)
+    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
+        Arc::new(queue::parse(text))
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
         pressure::parse(PSI_FILES[i], text)
+    }
+    fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
+        sysctl::parse_texts(texts)
     }
 }
 
@@ -136,7 +145,7 @@ impl Snapshot {
             psi_cpu: psi(sample, r, 0)?,
             psi_memory: psi(sample, r, 1)?,
             psi_io: psi(sample, r, 2)?,
-            sysctl: sysctl::parse(sample)?,
+            sysctl: r.sysctl(sysctl::texts(sample))?,
             block,
         })
     }

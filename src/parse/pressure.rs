@@ -33,28 +33,99 @@ pub struct Psi {
 pub fn parse(file: &str, text: &str) -> Result<Psi> {
     let mut psi = Psi::default();
     for (i, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let slot = if line.starts_with("some ") {
-            &mut psi.some
-        } else if line.starts_with("full ") {
-            &mut psi.full
-        } else {
-            return Err(Error::parse(
-                file,
-                i + 1,
-                format!("expected `some …` or `full …`, got {line:?}"),
-            ));
-        };
-        let rec: PressureRecord = parse_pressure_record(line)
-            .map_err(|_| Error::parse(file, i + 1, format!("bad PSI line {line:?}")))?;
-        *slot = Some(PsiLine {
-            avg10: rec.avg10,
-            avg60: rec.avg60,
-            avg300: rec.avg300,
-            total_us: rec.total,
-        });
+        psi = psi.then(parse_line(file, line, i + 1)?);
     }
     Ok(psi)
+}
+
+impl Psi {
+    /// `self` with the lines `later` has put in place of its own (a later line wins).
+    #[must_use]
+    pub fn then(self, later: Option<Psi>) -> Psi {
+        let Some(l) = later else { return self };
+        Psi {
+            some: l.some.or(self.some),
+            full: l.full.or(self.full),
+        }
+    }
+}
+
+/// Parses line `n` of a PSI file: `None` when blank, else a `Psi` with the one line it holds.
+/// The result depends on nothing but `line` and `n` (and `file`, for the error).
+pub fn parse_line(file: &str, line: &str, n: usize) -> Result<Option<Psi>> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let full = if line.starts_with("some ") {
+        false
+    } else if line.starts_with("full ") {
+        true
+    } else {
+        return Err(Error::parse(
+            file,
+            n,
+            format!("expected `some …` or `full …`, got {line:?}"),
+        ));
+    };
+    let rec: PressureRecord = parse_pressure_record(line)
+        .map_err(|_| Error::parse(file, n, format!("bad PSI line {line:?}")))?;
+    let l = Some(PsiLine {
+        avg10: rec.avg10,
+        avg60: rec.avg60,
+        avg300: rec.avg300,
+        total_us: rec.total,
+    });
+    Ok(Some(if full {
+        Psi {
+            some: None,
+            full: l,
+        }
+    } else {
+        Psi {
+            some: l,
+            full: None,
+        }
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_land_in_place_and_later_lines_win() {
+        let text = "some avg10=1.50 avg60=0.25 avg300=0.00 total=123\n\
+                    full avg10=0.00 avg60=0.00 avg300=0.00 total=7\n\
+                    some avg10=2.00 avg60=0.00 avg300=0.00 total=124\n";
+        let p = parse("proc/pressure/io", text).unwrap();
+        let some = p.some.unwrap();
+        assert_eq!((some.avg10, some.total_us), (2.0, 124));
+        assert_eq!(p.full.unwrap().total_us, 7);
+        let cpu = parse(
+            "proc/pressure/cpu",
+            "some avg10=0.10 avg60=0.20 avg300=0.30 total=5\n",
+        )
+        .unwrap();
+        assert_eq!(cpu.full, None);
+        assert!((cpu.some.unwrap().avg300 - 0.3).abs() < 1e-6);
+        assert_eq!(parse("proc/pressure/io", "\n").unwrap(), Psi::default());
+    }
+
+    #[test]
+    fn bad_lines_name_file_and_line() {
+        let e = parse(
+            "proc/pressure/io",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\nhalf x\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("proc/pressure/io:2:"), "{e}");
+        let e = parse(
+            "proc/pressure/memory",
+            "full avg10=x avg60=0.00 avg300=0.00 total=1",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.starts_with("proc/pressure/memory:1:"), "{e}");
+    }
 }

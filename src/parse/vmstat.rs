@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::fast::{digits, token_end};
 use crate::sample::names::VMSTAT;
 use crate::{Error, Result};
 
@@ -80,12 +81,7 @@ pub fn parse(text: &str) -> Result<VmStat> {
         let (fields, end) = if let Some((name, val, end)) = fast_line(text, start) {
             (Some((name, val)), end)
         } else {
-            let end = text[start..].find('\n').map_or(text.len(), |k| start + k);
-            let line = &text[start..end];
-            (
-                line_fields(line.strip_suffix('\r').unwrap_or(line), n)?,
-                end,
-            )
+            slow_line(text, start, n)?
         };
         start = end + 1;
         let Some((name, val)) = fields else { continue };
@@ -131,28 +127,30 @@ pub fn parse(text: &str) -> Result<VmStat> {
 /// (its `\n`, or the end of the text). `None` for any other shape, which `line_fields` judges.
 fn fast_line(text: &str, start: usize) -> Option<(&str, u64, usize)> {
     let b = text.as_bytes();
-    let mut i = start;
     // The first blank or control byte must be the one space.
-    while i < b.len() && b[i] > b' ' {
-        i += 1;
-    }
-    if i == start || i == b.len() || b[i] != b' ' {
+    let sp = token_end(b, start);
+    if sp == start || b.get(sp) != Some(&b' ') {
         return None;
     }
-    let sp = i;
-    i += 1;
-    let mut val = 0u64;
-    while i < b.len() && b[i].is_ascii_digit() {
-        if i - sp > 19 {
-            return None; // a 20th digit could overflow: leave it to `number`
-        }
-        val = val * 10 + u64::from(b[i] - b'0');
-        i += 1;
-    }
-    if i == sp + 1 || (i < b.len() && b[i] != b'\n') {
+    let (val, end) = digits(b, sp + 1)?;
+    if end < b.len() && b[end] != b'\n' {
         return None;
     }
-    Some((&text[start..sp], val, i))
+    Some((&text[start..sp], val, end))
+}
+
+/// The line at byte `start`, number `n`, that `fast_line` did not take: its fields (see
+/// `line_fields`) and where it ends. Kept out of line, away from the loop it almost never runs
+/// in, so that the loop's code stays small.
+#[cold]
+#[inline(never)]
+fn slow_line(text: &str, start: usize, n: usize) -> Result<(Option<(&str, u64)>, usize)> {
+    let end = text[start..].find('\n').map_or(text.len(), |k| start + k);
+    let line = &text[start..end];
+    Ok((
+        line_fields(line.strip_suffix('\r').unwrap_or(line), n)?,
+        end,
+    ))
 }
 
 /// Any line: `None` when blank, else `name value` split on blanks, or the error for line `n`.

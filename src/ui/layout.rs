@@ -13,6 +13,10 @@
 //! ```
 //! The jobs pane exists only when there are jobs, found fio processes or a notice; it sits
 //! next to the disks so cause and effect are on one screen.
+//!
+//! The cuts are computed directly, giving the rectangles ratatui's `Layout` solver gives for
+//! the same constraints (see the tests): every frame builds them, and the solver's cache costs
+//! more to look up, with cold caches, than the arithmetic.
 //! Owns: rectangles. Must not touch: data or drawing.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -51,25 +55,28 @@ impl PaneRects {
         let large = area.width >= 120 && area.height >= 36;
         if large {
             let disks_h = (disk_rows.max(job_rows) as u16 + 3).clamp(5, 12);
-            let [header, top, disks, charts, footer] = Layout::vertical([
-                Constraint::Length(3),
-                Constraint::Length(11),
-                Constraint::Length(disks_h),
-                Constraint::Min(6),
-                Constraint::Length(1),
-            ])
-            .areas(area);
-            let [memory, dirty, reclaim] = Layout::horizontal([
-                Constraint::Ratio(1, 3),
-                Constraint::Ratio(1, 3),
-                Constraint::Ratio(1, 3),
-            ])
-            .areas(top);
+            let [header, top, disks, charts, footer] = stack(
+                area,
+                [
+                    Constraint::Length(3),
+                    Constraint::Length(11),
+                    Constraint::Length(disks_h),
+                    Constraint::Min(6),
+                    Constraint::Length(1),
+                ],
+            );
+            let [memory, dirty, reclaim] = columns(top);
             let (disks, jobs) = if job_rows > 0 {
-                let [d, j] =
-                    Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
-                        .areas(disks);
-                (d, j)
+                // Percentage(58) and Percentage(42): the cut rounded half up.
+                let left = ((u32::from(disks.width) * 58 + 50) / 100) as u16;
+                let jobs = Rect::new(disks.x + left, disks.y, disks.width - left, disks.height);
+                (
+                    Rect {
+                        width: left,
+                        ..disks
+                    },
+                    jobs,
+                )
             } else {
                 (disks, Rect::new(disks.right(), disks.y, 0, disks.height))
             };
@@ -86,17 +93,18 @@ impl PaneRects {
             }
         } else {
             let jobs_h = job_rows.min(3) as u16;
-            let [header, top, reclaim, disks, jobs, footer] = Layout::vertical([
-                Constraint::Length(2),
-                Constraint::Length(8),
-                Constraint::Length(3),
-                Constraint::Min(3),
-                Constraint::Length(jobs_h),
-                Constraint::Length(1),
-            ])
-            .areas(area);
-            let [memory, dirty] =
-                Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(top);
+            let [header, top, reclaim, disks, jobs, footer] = stack(
+                area,
+                [
+                    Constraint::Length(2),
+                    Constraint::Length(8),
+                    Constraint::Length(3),
+                    Constraint::Min(3),
+                    Constraint::Length(jobs_h),
+                    Constraint::Length(1),
+                ],
+            );
+            let [memory, dirty] = columns(top);
             let charts = Rect::new(area.x, disks.bottom(), area.width, 0);
             Self {
                 header,
@@ -108,6 +116,120 @@ impl PaneRects {
                 charts,
                 footer,
                 large,
+            }
+        }
+    }
+}
+
+/// `area` cut top to bottom by `Length`s and one `Min`, as ratatui's `Layout::vertical` does.
+/// When every constraint fits, each `Length` gets its rows and the `Min` the rest; otherwise
+/// (an area smaller than any layout is for) ratatui's solver decides.
+fn stack<const N: usize>(area: Rect, constraints: [Constraint; N]) -> [Rect; N] {
+    let needed: u16 = constraints
+        .iter()
+        .map(|c| match c {
+            Constraint::Length(n) | Constraint::Min(n) => *n,
+            _ => u16::MAX,
+        })
+        .fold(0, u16::saturating_add);
+    if needed > area.height {
+        return Layout::vertical(constraints).areas(area);
+    }
+    let spare = area.height - needed;
+    let mut y = area.y;
+    constraints.map(|c| {
+        let h = match c {
+            Constraint::Min(n) => n + spare,
+            Constraint::Length(n) => n,
+            _ => 0,
+        };
+        y += h;
+        Rect::new(area.x, y - h, area.width, h)
+    })
+}
+
+/// `area` cut into `K` columns of equal share, as ratatui lays out `K` constraints
+/// `Ratio(1, K)`: column `i` starts at `i·width/K` rounded half up.
+#[must_use]
+pub fn columns<const K: usize>(area: Rect) -> [Rect; K] {
+    std::array::from_fn(|i| {
+        let (start, end) = (cut(area.width, K, i), cut(area.width, K, i + 1));
+        Rect::new(area.x + start, area.y, end - start, area.height)
+    })
+}
+
+/// `area` cut into `K` rows of equal share, as ratatui lays out `K` constraints `Ratio(1, K)`:
+/// row `i` starts at `i·height/K` rounded half up.
+#[must_use]
+pub fn rows<const K: usize>(area: Rect) -> [Rect; K] {
+    std::array::from_fn(|i| {
+        let (start, end) = (cut(area.height, K, i), cut(area.height, K, i + 1));
+        Rect::new(area.x, area.y + start, area.width, end - start)
+    })
+}
+
+/// Where share `i` of `n` cells cut into `k` equal shares starts: `i·n/k` rounded half up.
+fn cut(n: u16, k: usize, i: usize) -> u16 {
+    let (n, k, i) = (u32::from(n), k as u32, i as u32);
+    ((2 * i * n + k) / (2 * k)) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The cuts are the ones ratatui's solver makes for the same constraints: here for small
+    /// sizes one by one and some larger ones (the solver is slow in a debug build; the same
+    /// formulas were checked against it for every `u16` width).
+    #[test]
+    fn same_rects_as_ratatui_layout() {
+        for n in (0..=40).chain([79, 80, 81, 119, 120, 121, 159, 160, 161, 211, 333, 4097]) {
+            let (wide, tall) = (Rect::new(3, 5, n, 7), Rect::new(5, 3, 7, n));
+            let ratio = |k| vec![Constraint::Ratio(1, k); k as usize];
+            let across = |k| Layout::horizontal(ratio(k)).split(wide);
+            let down = |k| Layout::vertical(ratio(k)).split(tall);
+            assert_eq!(columns::<2>(wide)[..], across(2)[..], "{n}");
+            assert_eq!(columns::<3>(wide)[..], across(3)[..], "{n}");
+            assert_eq!(rows::<2>(tall)[..], down(2)[..], "{n}");
+            assert_eq!(rows::<4>(tall)[..], down(4)[..], "{n}");
+        }
+        // Disks and jobs share their row 58/42.
+        for w in (120..=130).chain([159, 160, 161, 211, 333, 4097]) {
+            let r = PaneRects::for_area(Rect::new(0, 0, w, 40), 2, 1);
+            let want = Layout::horizontal([Constraint::Percentage(58), Constraint::Percentage(42)])
+                .split(Rect::new(0, 14, w, 5));
+            assert_eq!([r.disks, r.jobs][..], want[..], "{w}");
+        }
+        for h in (0..=40).chain([48, 61, 120, 1000]) {
+            let area = Rect::new(2, 1, 90, h);
+            for disks_h in 5..=12 {
+                let c = [
+                    Constraint::Length(3),
+                    Constraint::Length(11),
+                    Constraint::Length(disks_h),
+                    Constraint::Min(6),
+                    Constraint::Length(1),
+                ];
+                assert_eq!(
+                    stack(area, c)[..],
+                    Layout::vertical(c).split(area)[..],
+                    "{h}"
+                );
+            }
+            for jobs_h in 0..=3 {
+                let c = [
+                    Constraint::Length(2),
+                    Constraint::Length(8),
+                    Constraint::Length(3),
+                    Constraint::Min(3),
+                    Constraint::Length(jobs_h),
+                    Constraint::Length(1),
+                ];
+                assert_eq!(
+                    stack(area, c)[..],
+                    Layout::vertical(c).split(area)[..],
+                    "{h}"
+                );
             }
         }
     }

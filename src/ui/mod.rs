@@ -75,7 +75,10 @@ pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
         return None;
     }
     let r = rects(app, area);
-    let mut c = Canvas::default();
+    // Room for the operations of a large screen (about 50), so pushing them never regrows.
+    let mut c = Canvas {
+        ops: Vec::with_capacity(64),
+    };
     panes::header::draw(app, r.header, &mut c);
     main_view(app, &r, &mut c);
     Some(c)

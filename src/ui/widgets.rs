@@ -5,6 +5,7 @@
 //! Must not touch: app state.
 
 use std::borrow::Cow;
+use std::fmt::{self, Display, Write};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -65,7 +66,7 @@ impl Frame {
 pub fn stacked_bar(app: &App, width: u16, total: u64, parts: &[(u64, char)]) -> Line<'static> {
     let t = super::theme(app);
     let w = u64::from(width);
-    let mut spans = Vec::new();
+    let mut spans = Vec::with_capacity(parts.len() + 1);
     let mut used = 0u64;
     let mut acc = 0u64;
     for (i, &(amount, letter)) in parts.iter().enumerate() {
@@ -81,16 +82,32 @@ pub fn stacked_bar(app: &App, width: u16, total: u64, parts: &[(u64, char)]) -> 
         }
         let style = t.segments.get(i).copied().unwrap_or(t.text);
         let glyph = match (t.color, app.look.ascii) {
-            (true, false) => "█".repeat(cells),
-            (true, true) => "#".repeat(cells),
-            (false, _) => letter.to_string().repeat(cells),
+            (true, false) => run('█', cells),
+            (true, true) => run('#', cells),
+            (false, _) => run(letter, cells),
         };
         spans.push(Span::styled(glyph, style));
     }
     if used < w {
-        spans.push(Span::styled(" ".repeat((w - used) as usize), t.dim));
+        spans.push(Span::styled(run(' ', (w - used) as usize), t.dim));
     }
     Line::from(spans)
+}
+
+/// Runs of the glyphs bars are made of, to borrow from.
+const RUNS: [&str; 3] = [
+    "████████████████████████████████████████████████████████████████",
+    "################################################################",
+    "                                                                ",
+];
+
+/// `n` copies of `glyph`: borrowed from `RUNS` when one is long enough, else owned.
+fn run(glyph: char, n: usize) -> Cow<'static, str> {
+    let bytes = glyph.len_utf8() * n;
+    RUNS.iter()
+        .find(|r| r.starts_with(glyph))
+        .and_then(|r| r.get(..bytes))
+        .map_or_else(|| Cow::Owned(glyph.to_string().repeat(n)), Cow::Borrowed)
 }
 
 /// A gauge: `value` filled against `max`, with marker letters at given positions.
@@ -113,17 +130,23 @@ pub fn gauge(
     } else {
         ('█', '·')
     };
-    let mut cells: Vec<char> = (0..w)
-        .map(|i| if i < filled_cells { full } else { empty })
-        .collect();
-    for &(at, c) in marks {
-        cells[pos(at)] = c;
-    }
-    let filled: String = cells[..filled_cells].iter().collect();
-    let rest: String = cells[filled_cells..].iter().collect();
+    // Each mark's cell; a later mark at the same cell wins.
+    let marks: Vec<(usize, char)> = marks.iter().map(|&(at, c)| (pos(at), c)).collect();
+    let cell = |i: usize| {
+        marks
+            .iter()
+            .rev()
+            .find(|m| m.0 == i)
+            .map_or(if i < filled_cells { full } else { empty }, |m| m.1)
+    };
+    let text = |cells: std::ops::Range<usize>| {
+        let mut s = String::with_capacity(cells.len() * full.len_utf8().max(empty.len_utf8()));
+        s.extend(cells.map(cell));
+        s
+    };
     Line::from(vec![
-        Span::styled(filled, style),
-        Span::styled(rest, super::theme(app).dim),
+        Span::styled(text(0..filled_cells), style),
+        Span::styled(text(filled_cells..w), super::theme(app).dim),
     ])
 }
 
@@ -138,14 +161,39 @@ pub fn sparkline(app: &App, area: Rect, values: &[Option<f64>], max: f64, style:
 }
 
 /// A label followed by a value, as spans.
-pub fn kv(app: &App, label: &'static str, value: String) -> [Span<'static>; 3] {
+pub fn kv(app: &App, label: &'static str, value: impl Display) -> [Span<'static>; 3] {
     let t = super::theme(app);
     // The label and its space as borrowed spans: no allocation for text that never changes.
     [
         Span::styled(label, t.dim),
         Span::styled(" ", t.dim),
-        Span::styled(value, t.text),
+        Span::styled(text(format_args!("{value}")), t.text),
     ]
+}
+
+/// `format!` into a string with room for a pane's usual text, so that writing the pieces does
+/// not grow it step by step.
+pub fn text(args: fmt::Arguments<'_>) -> String {
+    let mut s = String::with_capacity(48);
+    let _ = s.write_fmt(args);
+    s
+}
+
+/// Appends `value` right-aligned in `width` characters, as `{value:>width$}` writes a text,
+/// without the formatter's padding pass (which writes the spaces one call at a time).
+pub fn push_right(out: &mut String, width: usize, value: impl Display) {
+    let start = out.len();
+    let _ = write!(out, "{value}");
+    for _ in out[start..].chars().count()..width {
+        out.insert(start, ' ');
+    }
+}
+
+/// Pads `out` with spaces to `width` characters, as `{out:<width$}` would.
+pub fn pad_to(out: &mut String, width: usize) {
+    for _ in out.chars().count()..width {
+        out.push(' ');
+    }
 }
 
 /// The theme's style for a level: 0 ok, 1 warn, 2 crit.

@@ -3,56 +3,55 @@
 //!
 //! Owns: the chart area. Must not touch: app state.
 
-use std::collections::VecDeque;
+use std::collections::{VecDeque, vec_deque};
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
+use ratatui::widgets::Block;
 
 use crate::app::App;
 use crate::event::EventKind;
-use crate::fmt::{bytes, pages, rate};
+use crate::fmt::{Bytes, Dash, Rate};
+use crate::history::DiskPoint;
 use crate::ui::canvas::{Canvas, Part};
+use crate::ui::layout::{columns, rows};
 use crate::ui::theme;
-use crate::ui::widgets::{block, frame, sparkline};
+use crate::ui::widgets::{frame, sparkline};
 
 /// Draws the four charts in a 2×2 grid.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let [top, bottom] =
-        Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(area);
-    let [mem, dirty] =
-        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(top);
-    let [reclaim, disk] =
-        Layout::horizontal([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(bottom);
-    memory_chart(app, mem, canvas);
-    dirty_chart(app, dirty, canvas);
-    reclaim_chart(app, reclaim, canvas);
-    disk_charts(
-        app,
-        disk,
-        canvas,
-        app.selected_disk().map(|d| d.name.as_str()),
-    );
+    let [top, bottom] = rows(area);
+    let [mem, dirty] = columns(top);
+    let [reclaim, disk] = columns(bottom);
+    let mut values = Vec::with_capacity(usize::from(area.width));
+    memory_chart(app, mem, canvas, &mut values);
+    dirty_chart(app, dirty, canvas, &mut values);
+    reclaim_chart(app, reclaim, canvas, &mut values);
+    let name = app.selected_disk().map(|d| d.name.as_str());
+    draw_disk_charts(app, disk, canvas, name, &mut values);
 }
 
-/// A chart: its block titled `title`, and `parts` inside it followed by the event markers.
-fn chart(app: &App, area: Rect, canvas: &mut Canvas, title: String, parts: Vec<Part>) {
-    let inner = canvas.block(area, frame(app, title, false));
-    let mut parts = parts;
+/// `values` refilled with one series: a chart's sparklines are scaled one after the other,
+/// so they share one buffer rather than each collecting its own.
+fn series(
+    values: &mut Vec<Option<f64>>,
+    points: impl Iterator<Item = Option<f64>>,
+) -> &[Option<f64>] {
+    values.clear();
+    values.extend(points);
+    values
+}
+
+/// A chart's parts inside its block's `inner` area, followed by the event markers.
+fn chart(app: &App, inner: Rect, canvas: &mut Canvas, mut parts: Vec<Part>) {
     markers(app, inner, &mut parts);
     canvas.chart(inner, parts);
 }
 
 /// The points a chart of `inner`'s width shows: the newest, one per column. Scales are taken
 /// over these, so a spike that has scrolled out of view no longer flattens the chart.
-fn shown<T>(points: &VecDeque<T>, inner: Rect) -> impl Iterator<Item = &T> {
-    points
-        .iter()
-        .skip(points.len().saturating_sub(usize::from(inner.width)))
-}
-
-/// The area inside a chart's border.
-fn inner_of(app: &App, area: Rect) -> Rect {
-    block(app, "", false).inner(area)
+fn shown<T>(points: &VecDeque<T>, inner: Rect) -> vec_deque::Iter<'_, T> {
+    points.range(points.len().saturating_sub(usize::from(inner.width))..)
 }
 
 /// The letter that marks an event on the charts: S job start, E job end, D cache drop,
@@ -105,40 +104,42 @@ fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
     }
 }
 
-fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas) {
+fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history.points;
     let total = h.back().map_or(0, |p| p.mem_total_kb);
     let now = h.back().and_then(|p| p.mem_available_kb);
     let title = format!(
         "MemAvailable {} (scale 0–{})",
-        now.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0)),
-        bytes(total as f64 * 1024.0)
+        Dash(now.map(Bytes::kb)),
+        Bytes::kb(total)
     );
-    let inner = inner_of(app, area);
-    let v: Vec<Option<f64>> = shown(h, inner)
-        .map(|p| p.mem_available_kb.map(|v| v as f64))
-        .collect();
-    let spark = sparkline(app, inner, &v, total as f64, theme(app).segments[1]);
-    chart(app, area, canvas, title, vec![spark]);
+    let inner = canvas.block(area, frame(app, title, false));
+    let v = series(
+        values,
+        shown(h, inner).map(|p| p.mem_available_kb.map(|v| v as f64)),
+    );
+    let spark = sparkline(app, inner, v, total as f64, theme(app).segments[1]);
+    chart(app, inner, canvas, vec![spark]);
 }
 
-fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
+fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history.points;
     let ps = app.model.as_ref().map_or(4096, |m| m.page_size);
     let last = h.back().copied().unwrap_or_default();
     let thresh = last.thresh.unwrap_or(0);
     let title = format!(
         "dirty+wb {} vs T {} (top) f b",
-        last.dirty_wb
-            .map_or_else(|| "-".to_owned(), |p| pages(p, ps)),
-        pages(thresh, ps)
+        Dash(last.dirty_wb.map(|p| Bytes::pages(p, ps))),
+        Bytes::pages(thresh, ps)
     );
-    let inner = inner_of(app, area);
-    let v: Vec<Option<f64>> = shown(h, inner)
-        .map(|p| p.dirty_wb.map(|v| v as f64))
-        .collect();
+    let inner = canvas.block(area, frame(app, title, false));
+    let v = series(
+        values,
+        shown(h, inner).map(|p| p.dirty_wb.map(|v| v as f64)),
+    );
     let t = theme(app);
-    let mut parts = vec![sparkline(app, inner, &v, thresh as f64, t.segments[2])];
+    let mut parts = Vec::with_capacity(3);
+    parts.push(sparkline(app, inner, v, thresh as f64, t.segments[2]));
     // Threshold lines where the chart is empty: b (background) and f (freerun).
     for (mark, c) in [(last.bg_thresh, 'b'), (last.freerun, 'f')] {
         let (Some(mark), true) = (mark, thresh > 0 && inner.height > 0) else {
@@ -154,84 +155,73 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas) {
             style: t.dim,
         });
     }
-    chart(app, area, canvas, title, parts);
+    chart(app, inner, canvas, parts);
 }
 
-fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas) {
+fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history.points;
     let last = h.back().copied().unwrap_or_default();
     let title = format!(
         "scan/s kswapd {} (top) direct {} (bottom)",
-        rate(last.scan_kswapd),
-        rate(last.scan_direct)
+        Rate(last.scan_kswapd),
+        Rate(last.scan_direct)
     );
-    let inner = inner_of(app, area);
-    let ks: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_kswapd).collect();
-    let dr: Vec<Option<f64>> = shown(h, inner).map(|p| p.scan_direct).collect();
+    let inner = canvas.block(area, frame(app, title, false));
     // One shared scale, over what is shown, so the two are comparable.
-    let max = ks
-        .iter()
-        .chain(&dr)
+    let max = shown(h, inner)
+        .flat_map(|p| [p.scan_kswapd, p.scan_direct])
         .flatten()
-        .fold(1.0_f64, |a, &b| a.max(b));
-    let [top, bottom] =
-        Layout::vertical([Constraint::Ratio(1, 2), Constraint::Ratio(1, 2)]).areas(inner);
+        .fold(1.0_f64, f64::max);
+    let [top, bottom] = rows(inner);
     let t = theme(app);
-    let parts = vec![
-        sparkline(app, top, &ks, max, t.ok),
-        sparkline(app, bottom, &dr, max, t.crit),
-    ];
-    chart(app, area, canvas, title, parts);
+    let ks = series(values, shown(h, inner).map(|p| p.scan_kswapd));
+    let mut parts = Vec::with_capacity(2);
+    parts.push(sparkline(app, top, ks, max, t.ok));
+    let dr = series(values, shown(h, inner).map(|p| p.scan_direct));
+    parts.push(sparkline(app, bottom, dr, max, t.crit));
+    chart(app, inner, canvas, parts);
 }
 
 /// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
 pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str>) {
+    draw_disk_charts(app, area, canvas, name, &mut Vec::new());
+}
+
+/// `disk_charts`, with a buffer for the series.
+fn draw_disk_charts(
+    app: &App,
+    area: Rect,
+    canvas: &mut Canvas,
+    name: Option<&str>,
+    values: &mut Vec<Option<f64>>,
+) {
     let hist = name.and_then(|n| app.history.disks.get(n));
-    let inner = inner_of(app, area);
-    let pts: Vec<_> = hist
-        .map(|h| shown(&h.points, inner).copied().collect())
-        .unwrap_or_default();
-    let last = pts.last().copied().unwrap_or_default();
+    // The inside of the chart's block (`canvas.block` gives the same once the title is known).
+    let inner = Block::bordered().inner(area);
+    let pts = hist.map(|h| shown(&h.points, inner)).unwrap_or_default();
+    let last = pts.clone().next_back().copied().unwrap_or_default();
     let title = format!(
         "{} IOPS {} await {:.2}ms aqu {:.2} util {:.0}%",
         name.unwrap_or("-"),
-        rate(Some(last.iops)),
+        Rate(Some(last.iops)),
         last.await_ms,
         last.aqu_sz,
         last.util_pct
     );
-    let rows = Layout::vertical([Constraint::Ratio(1, 4); 4]).areas::<4>(inner);
+    let inner = canvas.block(area, frame(app, title, false));
+    let rows = rows::<4>(inner);
     let t = theme(app);
-    let series: [(Vec<Option<f64>>, Option<f64>, Style); 4] = [
-        (
-            pts.iter().map(|p| Some(p.iops)).collect(),
-            None,
-            t.segments[1],
-        ),
-        (
-            pts.iter().map(|p| Some(p.await_ms)).collect(),
-            None,
-            t.segments[2],
-        ),
-        (
-            pts.iter().map(|p| Some(p.aqu_sz)).collect(),
-            None,
-            t.segments[4],
-        ),
-        (
-            pts.iter().map(|p| Some(p.util_pct)).collect(),
-            Some(100.0),
-            t.segments[3],
-        ),
+    let series_of: [(fn(&DiskPoint) -> f64, Option<f64>, Style, &str); 4] = [
+        (|p| p.iops, None, t.segments[1], "IOPS"),
+        (|p| p.await_ms, None, t.segments[2], "await"),
+        (|p| p.aqu_sz, None, t.segments[4], "aqu-sz"),
+        (|p| p.util_pct, Some(100.0), t.segments[3], "%util"),
     ];
-    let mut parts = Vec::new();
-    for ((row, (v, max, style)), label) in rows
-        .into_iter()
-        .zip(series)
-        .zip(["IOPS", "await", "aqu-sz", "%util"])
-    {
+    let mut parts = Vec::with_capacity(8);
+    for (row, (get, max, style, label)) in rows.into_iter().zip(series_of) {
+        let v = series(values, pts.clone().map(|p| Some(get(p))));
         let max = max.unwrap_or_else(|| v.iter().flatten().fold(0.0_f64, |a, &b| a.max(b)));
-        parts.push(sparkline(app, row, &v, max, style));
+        parts.push(sparkline(app, row, v, max, style));
         if row.height > 0 {
             parts.push(Part::Label {
                 x: row.x,
@@ -241,5 +231,5 @@ pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str
             });
         }
     }
-    chart(app, area, canvas, title, parts);
+    chart(app, inner, canvas, parts);
 }

@@ -4,11 +4,13 @@
 //!
 //! Owns: the dirty pane. Must not touch: app state.
 
+use std::fmt::{self, Display, Formatter};
+
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::{App, Focus};
-use crate::fmt::{bytes, pages};
+use crate::fmt::{Bytes, Dash, PerSec};
 use crate::model::Model;
 use crate::model::dirty::{Mode, State};
 use crate::parse::VmSysctl;
@@ -26,32 +28,68 @@ pub fn state_level(s: State) -> u8 {
     }
 }
 
-/// `ratio 20/10`, `bytes 512M/1.0G` or mixed, from the sysctls.
+/// `ratio 20%/10%`, `bytes 512M/1.0G` or mixed, from the sysctls.
 #[must_use]
 pub fn mode_text(s: &VmSysctl, thresh: Option<Mode>, bg: Option<Mode>) -> String {
+    let (kind, t, b) = mode_parts(s, thresh, bg);
+    format!("{kind} {t}/{b}")
+}
+
+/// `mode_text`'s kind, threshold and background threshold.
+fn mode_parts(
+    s: &VmSysctl,
+    thresh: Option<Mode>,
+    bg: Option<Mode>,
+) -> (&'static str, Limit, Limit) {
     let one = |mode: Option<Mode>, ratio: Option<u64>, bytes_v: Option<u64>| match mode {
-        Some(Mode::Bytes) => bytes(bytes_v.unwrap_or(0) as f64),
-        Some(Mode::Ratio) => format!("{}%", ratio.unwrap_or(0)),
-        None => "?".to_owned(),
+        Some(Mode::Bytes) => Limit::Bytes(Bytes(bytes_v.unwrap_or(0) as f64)),
+        Some(Mode::Ratio) => Limit::Ratio(ratio.unwrap_or(0)),
+        None => Limit::Unknown,
     };
     let kind = match (thresh, bg) {
         (Some(Mode::Ratio), Some(Mode::Ratio)) => "ratio",
         (Some(Mode::Bytes), Some(Mode::Bytes)) => "bytes",
         _ => "mixed",
     };
-    format!(
-        "{kind} {}/{}",
+    (
+        kind,
         one(thresh, s.dirty_ratio, s.dirty_bytes),
-        one(bg, s.dirty_background_ratio, s.dirty_background_bytes)
+        one(bg, s.dirty_background_ratio, s.dirty_background_bytes),
     )
 }
 
-/// Pages as bytes, or as a page count when the user asked for pages (`u`).
-fn show_pages(app: &App, p: Option<u64>, page_size: u64) -> String {
-    match p {
-        None => "-".to_owned(),
-        Some(p) if app.ui.pages => p.to_string(),
-        Some(p) => pages(p, page_size),
+/// A dirty limit as its sysctl sets it: `512M`, `20%`, or `?`.
+enum Limit {
+    Bytes(Bytes),
+    Ratio(u64),
+    Unknown,
+}
+
+impl Display for Limit {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Limit::Bytes(b) => write!(f, "{b}"),
+            Limit::Ratio(r) => write!(f, "{r}%"),
+            Limit::Unknown => f.write_str("?"),
+        }
+    }
+}
+
+/// Pages as bytes, or as a page count when the user asked for pages (`u`); `-` for none.
+#[derive(Clone, Copy)]
+struct Shown {
+    pages: Option<u64>,
+    page_size: u64,
+    count: bool,
+}
+
+impl Display for Shown {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self.pages {
+            None => f.write_str("-"),
+            Some(p) if self.count => write!(f, "{p}"),
+            Some(p) => write!(f, "{}", Bytes::pages(p, self.page_size)),
+        }
     }
 }
 
@@ -69,23 +107,23 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     let t = theme(app);
     let d = &m.dirty;
     let ps = m.page_size;
-    let show = |p: Option<u64>| show_pages(app, p, ps);
+    let show = |pages: Option<u64>| Shown {
+        pages,
+        page_size: ps,
+        count: app.ui.pages,
+    };
     let thresh = d.thresh_pages.or(d.derived_thresh_pages);
     let bg = d.bg_thresh_pages.or(d.derived_bg_thresh_pages);
     let state = d.state.map_or(Span::styled("-", t.dim), |s| {
         Span::styled(s.label(), level(app, state_level(s)))
     });
-    let mut out = vec![Line::from(vec![
+    let (kind, mode_t, mode_b) = mode_parts(&m.sysctl, d.thresh_mode, d.bg_thresh_mode);
+    let mut out = Vec::with_capacity(10);
+    out.push(Line::from(vec![
         state,
-        Span::styled(
-            format!(
-                "   {}",
-                mode_text(&m.sysctl, d.thresh_mode, d.bg_thresh_mode)
-            ),
-            t.dim,
-        ),
+        Span::styled(format!("   {kind} {mode_t}/{mode_b}"), t.dim),
         Span::styled(if app.ui.pages { "  (pages)" } else { "" }, t.dim),
-    ])];
+    ]));
     if let (Some(th), Some(bgv), Some(fr), Some(now)) =
         (thresh, bg, d.freerun_pages, d.dirty_writeback_pages)
     {
@@ -100,20 +138,18 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
             style,
         ));
     }
-    let mut l = Vec::new();
+    let mut l = Vec::with_capacity(12);
     l.extend(kv(app, "d+wb", show(d.dirty_writeback_pages)));
     l.extend(kv(app, " b", show(bg)));
     l.extend(kv(app, " f", show(d.freerun_pages)));
     l.extend(kv(app, " T", show(thresh)));
     out.push(Line::from(l));
-    let mut l = Vec::new();
+    let mut l = Vec::with_capacity(6);
     l.extend(kv(app, "nr_dirty", show(d.nr_dirty)));
     l.extend(kv(app, " nr_writeback", show(d.nr_writeback)));
     out.push(Line::from(l));
-    let rate = |r: Option<f64>| {
-        r.map_or_else(|| "-".to_owned(), |r| format!("{}/s", bytes(r * ps as f64)))
-    };
-    let mut l = Vec::new();
+    let rate = |r: Option<f64>| Dash(r.map(|r| PerSec(Bytes(r * ps as f64))));
+    let mut l = Vec::with_capacity(6);
     l.extend(kv(app, "dirtied", rate(d.dirtied_per_s)));
     l.extend(kv(app, "  written", rate(d.written_per_s)));
     out.push(Line::from(l));
@@ -122,7 +158,7 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         out.push(Line::from(Span::styled(
             format!(
                 "take {} (50%): T→{} b→{}",
-                pages(taken, ps),
+                Bytes::pages(taken, ps),
                 show(Some(p.thresh)),
                 show(Some(p.bg_thresh))
             ),
@@ -130,42 +166,40 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         )));
     }
     if height > 6 {
-        out.extend(checks(app, m));
+        checks(app, m, show, &mut out);
     }
     out
 }
 
-/// The kernel-versus-derived check and the sysctls behind the thresholds.
-fn checks(app: &App, m: &Model) -> Vec<Line<'static>> {
+/// The kernel-versus-derived check and the sysctls behind the thresholds, onto `lines`.
+fn checks(
+    app: &App,
+    m: &Model,
+    show: impl Fn(Option<u64>) -> Shown,
+    lines: &mut Vec<Line<'static>>,
+) {
     let t = theme(app);
     let d = &m.dirty;
-    let ps = m.page_size;
-    let show = |p: Option<u64>| show_pages(app, p, ps);
-    let mut lines = Vec::new();
-    let check = |k: Option<u64>, dv: Option<u64>| match (k, dv) {
-        (Some(k), Some(dv)) if k == dv => format!("{k} = derived"),
-        (Some(k), Some(dv)) => format!("{k} vs derived {dv}"),
-        (k, dv) => format!("{} / derived {}", show(k), show(dv)),
+    let check = |label, k: Option<u64>, dv: Option<u64>| {
+        let spans = match (k, dv) {
+            (Some(k), Some(dv)) if k == dv => kv(app, label, format_args!("{k} = derived")),
+            (Some(k), Some(dv)) => kv(app, label, format_args!("{k} vs derived {dv}")),
+            (k, dv) => kv(
+                app,
+                label,
+                format_args!("{} / derived {}", show(k), show(dv)),
+            ),
+        };
+        Line::from(Vec::from(spans))
     };
-    lines.push(Line::from(
-        kv(
-            app,
-            "kernel T",
-            check(d.thresh_pages, d.derived_thresh_pages),
-        )
-        .to_vec(),
-    ));
-    lines.push(Line::from(
-        kv(
-            app,
-            "kernel b",
-            check(d.bg_thresh_pages, d.derived_bg_thresh_pages),
-        )
-        .to_vec(),
+    lines.push(check("kernel T", d.thresh_pages, d.derived_thresh_pages));
+    lines.push(check(
+        "kernel b",
+        d.bg_thresh_pages,
+        d.derived_bg_thresh_pages,
     ));
     let s = &m.sysctl;
-    let cs =
-        |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| format!("{}s", v as f64 / 100.0));
+    let cs = |v: Option<u64>| Dash(v.map(|v| Seconds(v as f64 / 100.0)));
     lines.push(Line::from(Span::styled(
         format!(
             "expire {} writeback {} dirtyable {}",
@@ -175,7 +209,15 @@ fn checks(app: &App, m: &Model) -> Vec<Line<'static>> {
         ),
         t.dim,
     )));
-    lines
+}
+
+/// Seconds as `30s`, `0.5s`.
+struct Seconds(f64);
+
+impl Display for Seconds {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}s", self.0)
+    }
 }
 
 #[cfg(test)]

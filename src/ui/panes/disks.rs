@@ -5,17 +5,16 @@
 //! by await against their own baseline with a queue).
 //! Owns: the disk table. Must not touch: app state.
 
-use std::fmt::Write;
-
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::{App, Focus, SortKey};
+use crate::fmt::Fit;
 use crate::model::Disk;
 use crate::model::saturation::saturation;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, level};
+use crate::ui::widgets::{frame, level, pad_to, push_right};
 
 type Getter = fn(&Disk) -> Option<f64>;
 
@@ -42,17 +41,6 @@ const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 17] = [
 
 const NAME_W: usize = 12;
 
-/// A number in at most `width - 1` characters.
-fn cell(v: Option<f64>, decimals: usize, width: usize) -> String {
-    let Some(v) = v else { return "-".to_owned() };
-    let s = format!("{v:.decimals$}");
-    if s.len() < width {
-        s
-    } else {
-        crate::fmt::rate(Some(v))
-    }
-}
-
 /// Draws the disk table.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let title = if app.ui.partitions {
@@ -72,26 +60,32 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             fits
         })
         .collect();
-    let mut head = format!("{:<NAME_W$}", "device");
+    let mut head = String::with_capacity(width);
+    head.push_str("device");
+    pad_to(&mut head, NAME_W);
     for c in &cols {
-        let mark = if c.4 == Some(app.ui.sort) { "*" } else { " " };
-        let _ = write!(head, "{:>w$}{mark}", c.0, w = c.1 - 1);
+        push_right(&mut head, c.1 - 1, c.0);
+        head.push(if c.4 == Some(app.ui.sort) { '*' } else { ' ' });
     }
-    let mut lines = vec![Line::from(Span::styled(head, t.title))];
     let disks = app.sorted_disks();
-    let selected = app.selected_disk().map(|d| d.name.clone());
-    for d in disks
+    let shown = disks
         .iter()
-        .take(usize::from(inner.height.saturating_sub(1)))
-    {
-        let mut name = d
-            .dm_name
-            .as_deref()
-            .map_or_else(|| d.name.clone(), |n| format!("{} {n}", d.name));
-        name.truncate(NAME_W - 1);
-        let mut row = format!("{name:<NAME_W$}");
+        .take(usize::from(inner.height.saturating_sub(1)));
+    let mut lines = Vec::with_capacity(1 + shown.len().max(1));
+    lines.push(Line::from(Span::styled(head, t.title)));
+    let selected = app.selected_disk().map(|d| d.name.as_str());
+    for d in shown {
+        let mut row = String::with_capacity(width);
+        row.push_str(&d.name);
+        if let Some(n) = &d.dm_name {
+            row.push(' ');
+            row.push_str(n);
+        }
+        row.truncate(NAME_W - 1);
+        pad_to(&mut row, NAME_W);
         for c in &cols {
-            let _ = write!(row, "{:>w$} ", cell((c.3)(d), c.2, c.1 - 1), w = c.1 - 1);
+            push_right(&mut row, c.1 - 1, Fit((c.3)(d), c.2, c.1 - 1));
+            row.push(' ');
         }
         let baseline = app
             .history
@@ -100,7 +94,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             .and_then(|h| h.baseline_await_ms);
         let sat = saturation(d, baseline);
         let mut style = if sat > 0 { level(app, sat) } else { t.text };
-        if selected.as_deref() == Some(d.name.as_str()) && app.ui.focus == Focus::Disks {
+        if selected == Some(d.name.as_str()) && app.ui.focus == Focus::Disks {
             style = style.patch(t.selected);
         }
         lines.push(Line::from(Span::styled(row, style)));
@@ -112,16 +106,4 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         )));
     }
     canvas.lines(inner, lines);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cells_fit() {
-        assert_eq!(cell(Some(12.345), 2, 8), "12.35");
-        assert_eq!(cell(Some(1_234_567.0), 1, 9), "1234.6k");
-        assert_eq!(cell(None, 1, 8), "-");
-    }
 }

@@ -10,36 +10,38 @@ use crate::app::keymap::{Action, bindings};
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 
-/// The actions the footer shows, with a short name each; keys come from the keymap.
+/// The actions the footer shows, with a short name each (and the space after it); keys come
+/// from the keymap.
 const SHOWN: [(Action, &str); 9] = [
-    (Action::Help, "help"),
-    (Action::Quit, "quit"),
-    (Action::Pause, "pause"),
-    (Action::Slower, "slower"),
-    (Action::Faster, "faster"),
-    (Action::Sort, "sort"),
-    (Action::Partitions, "partitions"),
-    (Action::Detail, "detail"),
-    (Action::Units, "pages/bytes"),
+    (Action::Help, "help "),
+    (Action::Quit, "quit "),
+    (Action::Pause, "pause "),
+    (Action::Slower, "slower "),
+    (Action::Faster, "faster "),
+    (Action::Sort, "sort "),
+    (Action::Partitions, "partitions "),
+    (Action::Detail, "detail "),
+    (Action::Units, "pages/bytes "),
 ];
 
 /// In replay, the actions shown instead.
 const SHOWN_REPLAY: [(Action, &str); 9] = [
-    (Action::Help, "help"),
-    (Action::Quit, "quit"),
-    (Action::Pause, "play/pause"),
-    (Action::StepBack, "-1"),
-    (Action::StepForward, "+1"),
-    (Action::MinuteBack, "-1m"),
-    (Action::MinuteForward, "+1m"),
-    (Action::End, "end"),
-    (Action::Faster, "faster"),
+    (Action::Help, "help "),
+    (Action::Quit, "quit "),
+    (Action::Pause, "play/pause "),
+    (Action::StepBack, "-1 "),
+    (Action::StepForward, "+1 "),
+    (Action::MinuteBack, "-1m "),
+    (Action::MinuteForward, "+1m "),
+    (Action::End, "end "),
+    (Action::Faster, "faster "),
 ];
 
 /// Draws the footer.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
-    let mut spans = Vec::new();
+    // Every span but the replay state borrows its text.
+    let mut spans = Vec::with_capacity(4 + 3 * SHOWN.len());
     let shown = if let Some(r) = &app.replay {
         let state = if r.playing { "playing" } else { "paused" };
         spans.push(Span::styled(
@@ -57,13 +59,13 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     };
     for (a, name) in shown {
         if let Some(b) = bindings(app.replay.is_some()).find(|b| b.action == a) {
-            spans.push(Span::styled(format!("{} ", b.label), t.title));
-            spans.push(Span::styled(format!("{name} "), t.dim));
+            spans.push(Span::styled(b.label, t.title));
+            spans.push(Span::styled(" ", t.title));
+            spans.push(Span::styled(name, t.dim));
         }
     }
-    spans.push(Span::styled(
-        format!("[sort {}]", app.ui.sort.label()),
-        t.dim,
-    ));
+    spans.push(Span::styled("[sort ", t.dim));
+    spans.push(Span::styled(app.ui.sort.label(), t.dim));
+    spans.push(Span::styled("]", t.dim));
     canvas.lines(area, vec![Line::from(spans)]);
 }

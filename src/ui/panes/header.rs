@@ -2,48 +2,68 @@
 //!
 //! Owns: the header lines. Must not touch: app state.
 
+use std::fmt::{self, Display, Formatter};
+
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
-use crate::fmt::clock_utc;
+use crate::fmt::ClockUtc;
 use crate::model::Pressure;
+use crate::model::cpu::PsiFigures;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::kv;
 
-fn uptime(s: f64) -> String {
-    let s = s as u64;
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
-    if d > 0 {
-        format!("{d}d {h:02}:{m:02}")
-    } else {
-        format!("{h:02}:{m:02}")
+/// Uptime as `hh:mm`, or `Nd hh:mm` past a day.
+struct Uptime(f64);
+
+impl Display for Uptime {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let s = self.0 as u64;
+        let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+        if d > 0 {
+            write!(f, "{d}d {h:02}:{m:02}")
+        } else {
+            write!(f, "{h:02}:{m:02}")
+        }
     }
 }
 
-fn psi(p: Option<Pressure>) -> String {
-    let Some(p) = p else { return "n/a".to_owned() };
-    let f = |l: Option<crate::model::cpu::PsiFigures>| {
-        l.map_or_else(|| "-".to_owned(), |l| format!("{:.1}", l.avg10))
-    };
-    format!("{}/{}", f(p.some), f(p.full))
+/// PSI `avg10` of some and full tasks as `some/full`, `-` for a missing line, `n/a` without
+/// PSI.
+struct Psi(Option<Pressure>);
+
+impl Display for Psi {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        let Some(p) = self.0 else {
+            return f.write_str("n/a");
+        };
+        let avg = |f: &mut Formatter<'_>, l: Option<PsiFigures>| match l {
+            Some(l) => write!(f, "{:.1}", l.avg10),
+            None => f.write_str("-"),
+        };
+        avg(f, p.some)?;
+        f.write_str("/")?;
+        avg(f, p.full)
+    }
 }
 
 /// Draws the header.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
-    let mut first = vec![Span::styled("pagewatch ", t.title)];
-    first.extend(kv(app, "", app.host.hostname.clone()));
+    let mut first = Vec::with_capacity(20);
+    first.push(Span::styled("pagewatch ", t.title));
+    first.extend(kv(app, "", &app.host.hostname));
     if !app.host.kernel.is_empty() {
-        first.extend(kv(app, " ", app.host.kernel.clone()));
+        first.extend(kv(app, " ", &app.host.kernel));
     }
     if let Some(up) = app.uptime_s {
-        first.extend(kv(app, "  up", uptime(up)));
+        first.extend(kv(app, "  up", Uptime(up)));
     }
-    first.extend(kv(app, "  every", format!("{}s", app.interval_s)));
+    first.extend(kv(app, "  every", format_args!("{}s", app.interval_s)));
     first.push(Span::styled(
-        format!("  {} UTC", clock_utc(app.now_ms)),
+        format!("  {} UTC", ClockUtc(app.now_ms)),
         t.text,
     ));
     if app.ui.paused {
@@ -53,27 +73,27 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         first.extend(kv(
             app,
             "  self",
-            format!("{:.2}ms/s {}µs", c.cpu_ms_per_s, c.sample_us),
+            format_args!("{:.2}ms/s {}µs", c.cpu_ms_per_s, c.sample_us),
         ));
     }
-    let mut second = Vec::new();
+    let mut second = Vec::with_capacity(8);
     if let Some(m) = &app.model {
         match m.cpu {
             Some(c) => second.extend(kv(
                 app,
                 "CPU",
-                format!(
+                format_args!(
                     "us {:.1} sy {:.1} wa {:.1} st {:.1}",
                     c.user_pct, c.system_pct, c.iowait_pct, c.steal_pct
                 ),
             )),
-            None => second.extend(kv(app, "CPU", "-".to_owned())),
+            None => second.extend(kv(app, "CPU", "-")),
         }
         let p = &m.pressure;
         second.extend(kv(
             app,
             "  PSI s/f",
-            format!("cpu {} mem {} io {}", psi(p.cpu), psi(p.memory), psi(p.io)),
+            format_args!("cpu {} mem {} io {}", Psi(p.cpu), Psi(p.memory), Psi(p.io)),
         ));
         let blocked = m.procs_blocked.unwrap_or(0);
         second.push(Span::styled("  D ", t.dim));

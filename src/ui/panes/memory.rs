@@ -6,14 +6,15 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::{App, Focus};
-use crate::fmt::bytes;
+use crate::fmt::{Bytes, Dash};
 use crate::model::Memory;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::{frame, kv, level, stacked_bar};
 
-fn kb(v: Option<u64>) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0))
+/// kB as a human size, or `-`.
+fn kb(v: Option<u64>) -> Dash<Bytes> {
+    Dash(v.map(Bytes::kb))
 }
 
 /// Bar segments in kB: anon, clean file cache, dirty, writeback, shmem, reclaimable slab, free.
@@ -55,36 +56,30 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let avail = m.MemAvailable.or(m.derived_MemAvailable);
     let pct = avail.map_or(0.0, |a| a as f64 * 100.0 / m.MemTotal.max(1) as f64);
     let seg = segments(m);
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled("Available ", t.dim),
-            Span::styled(kb(avail), level(app, available_level(m))),
-            Span::styled(format!(" {pct:.0}% of {}", kb(Some(m.MemTotal))), t.dim),
-        ]),
-        stacked_bar(app, inner.width, m.MemTotal, &seg),
-    ];
+    let mut lines = Vec::with_capacity(8);
+    lines.push(Line::from(vec![
+        Span::styled("Available ", t.dim),
+        Span::styled(kb(avail).to_string(), level(app, available_level(m))),
+        Span::styled(format!(" {pct:.0}% of {}", Bytes::kb(m.MemTotal)), t.dim),
+    ]));
+    lines.push(stacked_bar(app, inner.width, m.MemTotal, &seg));
     let names = ["anon", "file", "dirty", "wb", "shmem", "slab", "free"];
     let key = |i: usize, c: char| match (t.color, app.look.ascii) {
         (true, false) => Span::styled("█", t.segments[i]),
         (true, true) => Span::styled("#", t.segments[i]),
         (false, _) => Span::styled(format!("{c}="), t.text),
     };
-    let legend: Vec<Span> = seg
-        .iter()
-        .zip(names)
-        .enumerate()
-        .flat_map(|(i, (&(v, c), n))| {
-            [
-                key(i, c),
-                Span::styled(format!("{n} {} ", kb(Some(v))), t.dim),
-            ]
-        })
-        .collect();
-    let (l1, l2) = legend.split_at(8);
-    lines.push(Line::from(l1.to_vec()));
-    lines.push(Line::from(l2.to_vec()));
-    let mut free = Vec::new();
-    free.extend(kv(app, "MemFree", kb(Some(m.MemFree))));
+    // The legend over two lines: four segments, then three.
+    let mut legend = [Vec::with_capacity(8), Vec::with_capacity(6)];
+    for (i, (&(v, c), n)) in seg.iter().zip(names).enumerate() {
+        legend[i / 4].extend([
+            key(i, c),
+            Span::styled(format!("{n} {} ", Bytes::kb(v)), t.dim),
+        ]);
+    }
+    lines.extend(legend.map(Line::from));
+    let mut free = Vec::with_capacity(9);
+    free.extend(kv(app, "MemFree", Bytes::kb(m.MemFree)));
     free.extend(kv(app, " Cached", kb(m.Cached)));
     free.extend(kv(app, " Buf", kb(m.Buffers)));
     lines.push(Line::from(free));
@@ -92,25 +87,30 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         .SwapTotal
         .zip(m.SwapFree)
         .map(|(t, f)| t.saturating_sub(f));
-    let mut swap = Vec::new();
+    let mut swap = Vec::with_capacity(6);
     swap.extend(kv(
         app,
         "Swap used",
-        format!("{} of {}", kb(swap_used), kb(m.SwapTotal)),
+        format_args!("{} of {}", kb(swap_used), kb(m.SwapTotal)),
     ));
     swap.extend(kv(app, " SwapCached", kb(m.SwapCached)));
     lines.push(Line::from(swap));
     if inner.height > 6 {
+        let label = "Derived MemAvailable";
         let check = match (m.MemAvailable, m.derived_MemAvailable) {
-            (Some(k), Some(d)) => format!(
-                "{} (kernel {}, Δ {} kB)",
-                kb(Some(d)),
-                kb(Some(k)),
-                i128::from(d) - i128::from(k)
+            (Some(k), Some(d)) => kv(
+                app,
+                label,
+                format_args!(
+                    "{} (kernel {}, Δ {} kB)",
+                    Bytes::kb(d),
+                    Bytes::kb(k),
+                    i128::from(d) - i128::from(k)
+                ),
             ),
-            (_, d) => kb(d),
+            (_, d) => kv(app, label, kb(d)),
         };
-        lines.push(Line::from(kv(app, "Derived MemAvailable", check).to_vec()));
+        lines.push(Line::from(Vec::from(check)));
         lines.push(Line::from(Span::styled(
             "MemFree: unused. MemAvailable: + reclaimable (?)",
             t.dim,

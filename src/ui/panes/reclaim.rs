@@ -7,12 +7,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::{App, Focus};
-use crate::fmt::{opt, pages, rate};
+use crate::fmt::{Bytes, Dash, Opt, PerSec, Percent, Rate};
 use crate::model::Model;
 use crate::model::zones::Watermarks;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, kv, level};
+use crate::ui::widgets::{frame, kv, level, push_right};
 
 /// Where free memory stands against the summed watermarks, and its severity.
 #[must_use]
@@ -47,87 +47,101 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let dl = level(app, direct_level(m));
     let wm = r.watermarks.map(|w| (w, watermark_state(&w)));
     if inner.height < 3 {
-        let mut l = Vec::new();
+        let mut l = Vec::with_capacity(20);
         l.extend(kv(
             app,
             "kswapd",
-            format!("{}/{}", rate(r.pgscan_kswapd_s), rate(r.pgsteal_kswapd_s)),
+            format_args!("{}/{}", Rate(r.pgscan_kswapd_s), Rate(r.pgsteal_kswapd_s)),
         ));
         l.push(Span::styled(" direct ", t.dim));
         l.push(Span::styled(
-            format!("{}/{}", rate(r.pgscan_direct_s), rate(r.pgsteal_direct_s)),
+            format!("{}/{}", Rate(r.pgscan_direct_s), Rate(r.pgsteal_direct_s)),
             dl,
         ));
         l.push(Span::styled(" stall ", t.dim));
-        l.push(Span::styled(rate(r.allocstall_s), dl));
+        l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
         l.extend(kv(
             app,
             " swap",
-            format!("{}/{}", rate(r.pswpin_s), rate(r.pswpout_s)),
+            format_args!("{}/{}", Rate(r.pswpin_s), Rate(r.pswpout_s)),
         ));
-        l.extend(kv(app, " majflt", rate(r.pgmajfault_s)));
-        l.extend(kv(app, " refault", rate(r.refault_s)));
+        l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
+        l.extend(kv(app, " refault", Rate(r.refault_s)));
         if let Some((_, (label, lvl))) = wm {
+            l.push(Span::styled(" ", level(app, lvl)));
             l.push(Span::styled(
-                format!(" {}", label.split(':').next().unwrap_or(label)),
+                label.split(':').next().unwrap_or(label),
                 level(app, lvl),
             ));
         }
         canvas.lines(inner, vec![Line::from(l)]);
         return;
     }
-    let eff = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}%"));
-    let mut lines = vec![
-        Line::from(Span::styled("pages/s        scan   steal  eff", t.dim)),
-        Line::from(vec![
-            Span::styled("kswapd    ", t.dim),
-            Span::raw(format!(
-                "{:>8} {:>7} {:>4}",
-                rate(r.pgscan_kswapd_s),
-                rate(r.pgsteal_kswapd_s),
-                eff(r.kswapd_efficiency_pct)
-            )),
-        ]),
-        Line::from(vec![
-            Span::styled("direct    ", t.dim),
-            Span::styled(
-                format!(
-                    "{:>8} {:>7} {:>4}",
-                    rate(r.pgscan_direct_s),
-                    rate(r.pgsteal_direct_s),
-                    eff(r.direct_efficiency_pct)
-                ),
-                dl,
+    let eff = |v: Option<f64>| Dash(v.map(Percent));
+    let mut lines = Vec::with_capacity(8);
+    lines.push(Line::from(Span::styled(
+        "pages/s        scan   steal  eff",
+        t.dim,
+    )));
+    // Scan, steal and efficiency under their headings.
+    let row = |scan, steal, efficiency| {
+        let mut s = String::with_capacity(24);
+        push_right(&mut s, 8, Rate(scan));
+        s.push(' ');
+        push_right(&mut s, 7, Rate(steal));
+        s.push(' ');
+        push_right(&mut s, 4, eff(efficiency));
+        s
+    };
+    lines.push(Line::from(vec![
+        Span::styled("kswapd    ", t.dim),
+        Span::raw(row(
+            r.pgscan_kswapd_s,
+            r.pgsteal_kswapd_s,
+            r.kswapd_efficiency_pct,
+        )),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled("direct    ", t.dim),
+        Span::styled(
+            row(
+                r.pgscan_direct_s,
+                r.pgsteal_direct_s,
+                r.direct_efficiency_pct,
             ),
-        ]),
-    ];
-    let mut l = vec![
-        Span::styled("allocstall ", t.dim),
-        Span::styled(format!("{}/s", rate(r.allocstall_s)), dl),
-    ];
+            dl,
+        ),
+    ]));
+    let mut l = Vec::with_capacity(5);
+    l.push(Span::styled("allocstall ", t.dim));
+    l.push(Span::styled(PerSec(Rate(r.allocstall_s)).to_string(), dl));
     l.extend(kv(
         app,
         "  throttle",
-        format!("{}/s", rate(r.pgscan_direct_throttle_s)),
+        PerSec(Rate(r.pgscan_direct_throttle_s)),
     ));
     lines.push(Line::from(l));
-    let mut l = Vec::new();
-    l.extend(kv(app, "swap in", rate(r.pswpin_s)));
-    l.extend(kv(app, " out", rate(r.pswpout_s)));
-    l.extend(kv(app, "  majflt", format!("{}/s", rate(r.pgmajfault_s))));
+    let mut l = Vec::with_capacity(9);
+    l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
+    l.extend(kv(app, " out", Rate(r.pswpout_s)));
+    l.extend(kv(app, "  majflt", PerSec(Rate(r.pgmajfault_s))));
     lines.push(Line::from(l));
     let refault = match (r.refault_anon_s, r.refault_file_s) {
-        (Some(a), Some(f)) => format!("anon {} file {} /s", rate(Some(a)), rate(Some(f))),
-        _ => format!("{}/s", opt(r.refault_s, 0)),
+        (Some(a), Some(f)) => kv(
+            app,
+            "refault",
+            format_args!("anon {} file {} /s", Rate(Some(a)), Rate(Some(f))),
+        ),
+        _ => kv(app, "refault", PerSec(Opt(r.refault_s, 0))),
     };
-    lines.push(Line::from(kv(app, "refault", refault).to_vec()));
+    lines.push(Line::from(Vec::from(refault)));
     if let Some((w, (label, lvl))) = wm {
         let ps = m.page_size;
-        let mut l = Vec::new();
-        l.extend(kv(app, "free", pages(w.free_pages, ps)));
-        l.extend(kv(app, " min", pages(w.min_pages, ps)));
-        l.extend(kv(app, " low", pages(w.low_pages, ps)));
-        l.extend(kv(app, " high", pages(w.high_pages, ps)));
+        let mut l = Vec::with_capacity(12);
+        l.extend(kv(app, "free", Bytes::pages(w.free_pages, ps)));
+        l.extend(kv(app, " min", Bytes::pages(w.min_pages, ps)));
+        l.extend(kv(app, " low", Bytes::pages(w.low_pages, ps)));
+        l.extend(kv(app, " high", Bytes::pages(w.high_pages, ps)));
         lines.push(Line::from(l));
         lines.push(Line::from(Span::styled(label, level(app, lvl))));
     }
