@@ -28,6 +28,9 @@ pub struct Screen {
     ops: Vec<Op>,
     /// A spare buffer for whole frames, kept to reuse its allocation.
     spare: Buffer,
+    /// A small buffer for one chart column or a block's top rows, reused frame to frame (kept
+    /// apart from `spare`, which shrinking and regrowing would refill cell by cell).
+    scratch: Buffer,
 }
 
 impl Screen {
@@ -80,7 +83,13 @@ impl Screen {
                     ..was.clone()
                 } == *frame;
                 if same_border && area.height >= 2 {
-                    retitle(frame, *area, &mut self.spare, &mut self.front, &mut updates);
+                    retitle(
+                        frame,
+                        *area,
+                        &mut self.scratch,
+                        &mut self.front,
+                        &mut updates,
+                    );
                     continue;
                 }
             }
@@ -91,7 +100,7 @@ impl Screen {
                             parts,
                             *area,
                             x,
-                            &mut self.spare,
+                            &mut self.scratch,
                             &mut self.front,
                             &mut updates,
                         );
