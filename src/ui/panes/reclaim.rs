@@ -47,34 +47,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let dl = level(app, direct_level(m));
     let wm = r.watermarks.map(|w| (w, watermark_state(&w)));
     if inner.height < 3 {
-        let mut l = Vec::with_capacity(20);
-        l.extend(kv(
-            app,
-            "kswapd",
-            format_args!("{}/{}", Rate(r.pgscan_kswapd_s), Rate(r.pgsteal_kswapd_s)),
-        ));
-        l.push(Span::styled(" direct ", t.dim));
-        l.push(Span::styled(
-            format!("{}/{}", Rate(r.pgscan_direct_s), Rate(r.pgsteal_direct_s)),
-            dl,
-        ));
-        l.push(Span::styled(" stall ", t.dim));
-        l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
-        l.extend(kv(
-            app,
-            " swap",
-            format_args!("{}/{}", Rate(r.pswpin_s), Rate(r.pswpout_s)),
-        ));
-        l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
-        l.extend(kv(app, " refault", Rate(r.refault_s)));
-        if let Some((_, (label, lvl))) = wm {
-            l.push(Span::styled(" ", level(app, lvl)));
-            l.push(Span::styled(
-                label.split(':').next().unwrap_or(label),
-                level(app, lvl),
-            ));
-        }
-        canvas.lines(inner, vec![Line::from(l)]);
+        canvas.lines(inner, vec![one_line(app, m)]);
         return;
     }
     let eff = |v: Option<f64>| Dash(v.map(Percent));
@@ -146,6 +119,42 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         lines.push(Line::from(Span::styled(label, level(app, lvl))));
     }
     canvas.lines(inner, lines);
+}
+
+/// The pane in one line (compact layout): the rates and where free memory stands.
+fn one_line(app: &App, m: &Model) -> Line<'static> {
+    let t = theme(app);
+    let r = &m.reclaim;
+    let dl = level(app, direct_level(m));
+    let mut l = Vec::with_capacity(20);
+    l.extend(kv(
+        app,
+        "kswapd",
+        format_args!("{}/{}", Rate(r.pgscan_kswapd_s), Rate(r.pgsteal_kswapd_s)),
+    ));
+    l.push(Span::styled(" direct ", t.dim));
+    l.push(Span::styled(
+        format!("{}/{}", Rate(r.pgscan_direct_s), Rate(r.pgsteal_direct_s)),
+        dl,
+    ));
+    l.push(Span::styled(" stall ", t.dim));
+    l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
+    l.extend(kv(
+        app,
+        " swap",
+        format_args!("{}/{}", Rate(r.pswpin_s), Rate(r.pswpout_s)),
+    ));
+    l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
+    l.extend(kv(app, " refault", Rate(r.refault_s)));
+    if let Some(w) = r.watermarks {
+        let (label, lvl) = watermark_state(&w);
+        l.push(Span::styled(" ", level(app, lvl)));
+        l.push(Span::styled(
+            label.split(':').next().unwrap_or(label),
+            level(app, lvl),
+        ));
+    }
+    Line::from(l)
 }
 
 #[cfg(test)]
