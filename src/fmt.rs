@@ -35,7 +35,8 @@ impl Display for Bytes {
             v /= 1024.0;
             u += 1;
         }
-        let decimals = usize::from(!(u == 0 || v.abs() >= 100.0));
+        // One decimal for K and up below 100: `1.5K`, `23.3G`, `512B`, `200M`.
+        let decimals = usize::from(u > 0 && v.abs() < 100.0);
         padded(f, format_args!("{v:.decimals$}{}", UNITS[u]))
     }
 }

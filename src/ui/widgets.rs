@@ -123,7 +123,15 @@ pub fn gauge(
     if w == 0 || max == 0 {
         return Line::default();
     }
-    let pos = |v: u64| ((u128::from(v) * w as u128 / u128::from(max)) as usize).min(w - 1);
+    // In u64 unless the product overflows it: 128-bit division is a call into code that no
+    // other part of a frame needs.
+    let pos = |v: u64| {
+        let cell = v.checked_mul(w as u64).map_or_else(
+            || (u128::from(v) * w as u128 / u128::from(max)) as usize,
+            |p| (p / max) as usize,
+        );
+        cell.min(w - 1)
+    };
     let filled_cells = if value == 0 { 0 } else { pos(value) + 1 };
     let (full, empty) = if app.look.ascii {
         ('#', '.')

@@ -182,6 +182,10 @@ fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Op
     chart(app, inner, canvas, parts);
 }
 
+/// One of a device's charts: a point's value, the fixed top of the scale (else the largest
+/// value shown), the style and the label.
+type DiskSeries = (fn(&DiskPoint) -> f64, Option<f64>, Style, &'static str);
+
 /// Four stacked sparklines for one device: IOPS, await, aqu-sz, %util.
 pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str>) {
     draw_disk_charts(app, area, canvas, name, &mut Vec::new());

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
 use crate::app::App;
-use crate::fmt::opt;
+use crate::fmt::{Dash, opt};
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::{block, kv};
@@ -26,7 +26,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     b.render(left, buf);
     let mut lines: Vec<Line> = Vec::new();
     if let Some(n) = &d.dm_name {
-        lines.push(Line::from(kv(app, "dm name", n.clone()).to_vec()));
+        lines.push(Line::from(Vec::from(kv(app, "dm name", n))));
     }
     let q = d.queue.clone().unwrap_or_default();
     let rotational = match q.rotational {
@@ -56,14 +56,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .disks
         .get(&d.name)
         .and_then(|h| h.baseline_await_ms);
-    lines.push(Line::from(
-        kv(
-            app,
-            "await baseline",
-            baseline.map_or_else(|| "-".to_owned(), |b| format!("{b:.2} ms")),
-        )
-        .to_vec(),
-    ));
+    let baseline = Dash(baseline.map(|b| format!("{b:.2} ms")));
+    lines.push(Line::from(Vec::from(kv(app, "await baseline", baseline))));
     if q.rotational == Some(false) {
         lines.push(Line::from(Span::styled(
             "Serves requests in parallel: %util reaches 100% long before the device is \

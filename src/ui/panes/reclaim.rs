@@ -47,7 +47,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let dl = level(app, direct_level(m));
     let wm = r.watermarks.map(|w| (w, watermark_state(&w)));
     if inner.height < 3 {
-        one_line(app, m, wm, inner, canvas);
+        canvas.lines(inner, vec![one_line(app, m)]);
         return;
     }
     let eff = |v: Option<f64>| Dash(v.map(Percent));
@@ -121,14 +121,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     canvas.lines(inner, lines);
 }
 
-/// The reclaim pane squeezed onto one line (a pane less than three rows high inside).
-fn one_line(
-    app: &App,
-    m: &Model,
-    wm: Option<(Watermarks, (&'static str, u8))>,
-    inner: Rect,
-    canvas: &mut Canvas,
-) {
+/// The pane in one line (compact layout): the rates and where free memory stands.
+fn one_line(app: &App, m: &Model) -> Line<'static> {
     let t = theme(app);
     let r = &m.reclaim;
     let dl = level(app, direct_level(m));
@@ -152,14 +146,15 @@ fn one_line(
     ));
     l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
     l.extend(kv(app, " refault", Rate(r.refault_s)));
-    if let Some((_, (label, lvl))) = wm {
+    if let Some(w) = r.watermarks {
+        let (label, lvl) = watermark_state(&w);
         l.push(Span::styled(" ", level(app, lvl)));
         l.push(Span::styled(
             label.split(':').next().unwrap_or(label),
             level(app, lvl),
         ));
     }
-    canvas.lines(inner, vec![Line::from(l)]);
+    Line::from(l)
 }
 
 #[cfg(test)]
