@@ -54,6 +54,37 @@ pub struct DiskHistory {
     pub points: VecDeque<DiskPoint>,
     /// Median await of the ticks that had I/O in the window: the device's own baseline.
     pub baseline_await_ms: Option<f64>,
+    /// The awaits of the points with I/O, sorted (`f64::total_cmp`), kept as points come and
+    /// go so that the median is read, not recomputed over the whole window each tick.
+    busy_awaits: Vec<f64>,
+}
+
+impl DiskHistory {
+    /// Takes in a point's await if it had I/O (`add`), or lets it go (`!add`).
+    fn track(&mut self, p: &DiskPoint, add: bool) {
+        let busy = p.iops > 0.0;
+        if !busy {
+            return;
+        }
+        let at = self
+            .busy_awaits
+            .partition_point(|a| a.total_cmp(&p.await_ms).is_lt());
+        if add {
+            self.busy_awaits.insert(at, p.await_ms);
+        } else if self
+            .busy_awaits
+            .get(at)
+            .is_some_and(|a| a.total_cmp(&p.await_ms).is_eq())
+        {
+            self.busy_awaits.remove(at);
+        }
+    }
+
+    /// The median of the busy awaits: the one at the middle of the sorted list (upper middle
+    /// for an even count).
+    fn median(&self) -> Option<f64> {
+        self.busy_awaits.get(self.busy_awaits.len() / 2).copied()
+    }
 }
 
 /// Bounded history of the last `capacity` ticks.
@@ -65,7 +96,6 @@ pub struct History {
     pub points: VecDeque<Point>,
     /// Per-disk points by device name.
     pub disks: BTreeMap<String, DiskHistory>,
-    scratch: Vec<f64>,
 }
 
 impl History {
@@ -83,7 +113,6 @@ impl History {
             tick: 0,
             points: VecDeque::with_capacity(capacity),
             disks: BTreeMap::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -132,44 +161,26 @@ impl History {
                 Some(h) => h,
                 None => self.disks.entry(disk.name.clone()).or_default(),
             };
-            h.points.push_back(DiskPoint {
+            let p = DiskPoint {
                 tick: self.tick,
                 iops,
                 await_ms,
                 aqu_sz: c.aqu_sz.unwrap_or(0.0),
                 util_pct: c.util_pct.unwrap_or(0.0),
-            });
+            };
+            h.track(&p, true);
+            h.points.push_back(p);
         }
-        let (oldest, tick) = (self.tick.saturating_sub(self.capacity as u64), self.tick);
-        let scratch = &mut self.scratch;
+        let oldest = self.tick.saturating_sub(self.capacity as u64);
         self.disks.retain(|_, h| {
-            // The baseline is the median over the ticks with I/O: it moves only when such a
-            // tick enters or leaves the window (most ticks of an idle disk change neither).
-            let mut moved = h
-                .points
-                .back()
-                .is_some_and(|p| p.tick == tick && p.iops > 0.0);
-            while let Some(p) = h.points.front().filter(|p| p.tick <= oldest) {
-                moved |= p.iops > 0.0;
+            while let Some(p) = h.points.front().filter(|p| p.tick <= oldest).copied() {
+                h.track(&p, false);
                 h.points.pop_front();
             }
-            if moved {
-                h.baseline_await_ms = median_await(&h.points, scratch);
-            }
+            h.baseline_await_ms = h.median();
             !h.points.is_empty()
         });
     }
-}
-
-fn median_await(points: &VecDeque<DiskPoint>, scratch: &mut Vec<f64>) -> Option<f64> {
-    scratch.clear();
-    scratch.extend(points.iter().filter(|p| p.iops > 0.0).map(|p| p.await_ms));
-    if scratch.is_empty() {
-        return None;
-    }
-    let mid = scratch.len() / 2;
-    let (_, m, _) = scratch.select_nth_unstable_by(mid, f64::total_cmp);
-    Some(*m)
 }
 
 #[cfg(test)]
@@ -177,22 +188,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn median_ignores_idle_ticks() {
-        let pts: VecDeque<DiskPoint> = [
+    fn median_ignores_idle_ticks_and_follows_points_leaving() {
+        let pt = |iops, await_ms| DiskPoint {
+            iops,
+            await_ms,
+            ..DiskPoint::default()
+        };
+        let mut h = DiskHistory::default();
+        for (iops, a) in [
             (0.0, 0.0),
             (10.0, 1.0),
             (10.0, 3.0),
             (10.0, 2.0),
             (0.0, 0.0),
-        ]
-        .iter()
-        .map(|&(iops, await_ms)| DiskPoint {
-            iops,
-            await_ms,
-            ..DiskPoint::default()
-        })
-        .collect();
-        assert_eq!(median_await(&pts, &mut Vec::new()), Some(2.0));
+        ] {
+            h.track(&pt(iops, a), true);
+        }
+        assert_eq!(h.median(), Some(2.0));
+        h.track(&pt(10.0, 4.0), true);
+        assert_eq!(h.median(), Some(3.0), "upper middle of 1 2 3 4");
+        h.track(&pt(10.0, 3.0), false);
+        h.track(&pt(0.0, 9.0), false);
+        assert_eq!(h.median(), Some(2.0), "1 2 4");
+        h.track(&pt(f64::NAN, 5.0), true);
+        assert_eq!(h.busy_awaits, [1.0, 2.0, 4.0], "NaN iops is not I/O");
+        for a in [1.0, 2.0, 4.0] {
+            h.track(&pt(10.0, a), false);
+        }
+        assert_eq!(h.median(), None);
     }
 
     /// A model whose only disks are `(name, iops, await)`, all reads.
@@ -255,5 +278,34 @@ mod tests {
         }
         assert_eq!(h.disks["vda"].baseline_await_ms, Some(3.0));
         assert!(!h.disks.contains_key("sdb"));
+    }
+
+    #[test]
+    fn baseline_matches_a_full_recount_over_a_long_run() {
+        let cap = 37;
+        let mut h = History::new(cap);
+        let mut seed = 0x1234_5678_9abc_def1u64;
+        let mut awaits: Vec<Option<f64>> = Vec::new();
+        for t in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            // Idle a third of the time; otherwise one of a few awaits, so values repeat.
+            let a = (seed % 3 != 0).then(|| (seed >> 8) as f64 % 7.0 * 0.5);
+            h.push(&model(&[(
+                "vda",
+                if a.is_some() { 3.0 } else { 0.0 },
+                a.unwrap_or(0.0),
+            )]));
+            awaits.push(a);
+            let mut busy: Vec<f64> = awaits[awaits.len().saturating_sub(cap)..]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            busy.sort_by(f64::total_cmp);
+            let want = busy.get(busy.len() / 2).copied();
+            assert_eq!(h.disks["vda"].baseline_await_ms, want, "tick {t}");
+        }
     }
 }
