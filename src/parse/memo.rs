@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use super::fast::lines;
 use super::{
     DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, VmSysctl, Zone, diskstats,
     pressure, queue, sysctl, zoneinfo,
@@ -133,9 +134,9 @@ impl<T> LineMemo<T> {
         text: &str,
         mut parse_line: impl FnMut(&str, usize) -> Result<T>,
     ) -> Result<&[T]> {
-        let mut old = self.text.lines();
+        let mut old = lines(&self.text);
         let mut n = 0;
-        for line in text.lines() {
+        for line in lines(text) {
             let same = old.next() == Some(line);
             if !same {
                 match parse_line(line, n + 1) {
