@@ -1,5 +1,6 @@
-//! Byte-level helpers for the one-pass parsers' fast paths (vmstat, meminfo): finding the end
-//! of a token eight bytes at a time, and reading a run of digits.
+//! Byte-level helpers for the parsers' fast paths: finding the end of a token (vmstat,
+//! meminfo) or of a line (`lines`, `line_at`: every line-by-line parser) eight bytes at a time,
+//! and reading a run of digits.
 //!
 //! Owns: these scans. Must not touch: what a line means or how bad input is worded (each
 //! parser's general path decides that; a fast path only accepts the kernel's exact shape).
