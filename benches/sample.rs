@@ -334,6 +334,58 @@ fn canvas_steady(c: &mut Criterion) {
     });
 }
 
+/// The ingest alone (parse, derive, history) with the caches cold, as in the running TUI,
+/// where a second of other work passes between two samples: before each timed
+/// `App::update(Msg::Sample)`, 64 MiB (`PW_BENCH_SWEEP_MB`) are written over, which evicts the
+/// caches and the TLB. Warm, the same ingest costs a third of this. The recording predates the
+/// live source's slow refresh, so zoneinfo is carried four samples in five here, as
+/// `FsSource` does live.
+fn cold_ingest(c: &mut Criterion) {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::HostInfo;
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/idle-150s.pwrec");
+    let mut samples = pagewatch::record::read(&path).expect("recording").samples;
+    let mut zoneinfo = String::new();
+    for (i, s) in samples.iter_mut().enumerate() {
+        if i % 5 == 0 {
+            s.file(names::ZONEINFO)
+                .unwrap_or_default()
+                .clone_into(&mut zoneinfo);
+        } else {
+            s.files.insert(names::ZONEINFO.into(), zoneinfo.clone());
+        }
+    }
+    let mb: usize = std::env::var("PW_BENCH_SWEEP_MB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64);
+    let mut junk = vec![1u8; mb << 20];
+    let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+    let mut next = 0;
+    c.bench_function("ingest_cold_idle", |bch| {
+        bch.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                if next == samples.len() {
+                    app = App::new(HostInfo::default(), Look::default(), 1.0);
+                    next = 0;
+                }
+                let sample = samples[next].clone();
+                next += 1;
+                for k in (0..junk.len()).step_by(64) {
+                    junk[k] = junk[k].wrapping_add(1);
+                }
+                black_box(&junk);
+                let t = std::time::Instant::now();
+                app.update(Msg::Sample(sample));
+                spent += t.elapsed();
+            }
+            spent
+        });
+    });
+}
+
 criterion_group!(
     benches,
     bench,
@@ -341,6 +393,7 @@ criterion_group!(
     screen_frames,
     steady_ticks,
     canvas_steady,
+    cold_ingest,
     foreign_scan
 );
 criterion_main!(benches);

@@ -54,6 +54,37 @@ pub struct DiskHistory {
     pub points: VecDeque<DiskPoint>,
     /// Median await of the ticks that had I/O in the window: the device's own baseline.
     pub baseline_await_ms: Option<f64>,
+    /// The awaits of the points with I/O, sorted (`f64::total_cmp`), kept as points come and
+    /// go so that the median is read, not recomputed over the whole window each tick.
+    busy_awaits: Vec<f64>,
+}
+
+impl DiskHistory {
+    /// Takes in a point's await if it had I/O (`add`), or lets it go (`!add`).
+    fn track(&mut self, p: &DiskPoint, add: bool) {
+        let busy = p.iops > 0.0;
+        if !busy {
+            return;
+        }
+        let at = self
+            .busy_awaits
+            .partition_point(|a| a.total_cmp(&p.await_ms).is_lt());
+        if add {
+            self.busy_awaits.insert(at, p.await_ms);
+        } else if self
+            .busy_awaits
+            .get(at)
+            .is_some_and(|a| a.total_cmp(&p.await_ms).is_eq())
+        {
+            self.busy_awaits.remove(at);
+        }
+    }
+
+    /// The median of the busy awaits: the one at the middle of the sorted list (upper middle
+    /// for an even count).
+    fn median(&self) -> Option<f64> {
+        self.busy_awaits.get(self.busy_awaits.len() / 2).copied()
+    }
 }
 
 /// Bounded history of the last `capacity` ticks.
@@ -65,7 +96,6 @@ pub struct History {
     pub points: VecDeque<Point>,
     /// Per-disk points by device name.
     pub disks: BTreeMap<String, DiskHistory>,
-    scratch: Vec<f64>,
 }
 
 impl History {
@@ -83,7 +113,6 @@ impl History {
             tick: 0,
             points: VecDeque::with_capacity(capacity),
             disks: BTreeMap::new(),
-            scratch: Vec::new(),
         }
     }
 
@@ -132,128 +161,28 @@ impl History {
                 Some(h) => h,
                 None => self.disks.entry(disk.name.clone()).or_default(),
             };
-            h.points.push_back(DiskPoint {
+            let p = DiskPoint {
                 tick: self.tick,
                 iops,
                 await_ms,
                 aqu_sz: c.aqu_sz.unwrap_or(0.0),
                 util_pct: c.util_pct.unwrap_or(0.0),
-            });
+            };
+            h.track(&p, true);
+            h.points.push_back(p);
         }
-        let (oldest, tick) = (self.tick.saturating_sub(self.capacity as u64), self.tick);
-        let scratch = &mut self.scratch;
+        let oldest = self.tick.saturating_sub(self.capacity as u64);
         self.disks.retain(|_, h| {
-            // The baseline is the median over the ticks with I/O: it moves only when such a
-            // tick enters or leaves the window (most ticks of an idle disk change neither).
-            let mut moved = h
-                .points
-                .back()
-                .is_some_and(|p| p.tick == tick && p.iops > 0.0);
-            while let Some(p) = h.points.front().filter(|p| p.tick <= oldest) {
-                moved |= p.iops > 0.0;
+            while let Some(p) = h.points.front().filter(|p| p.tick <= oldest).copied() {
+                h.track(&p, false);
                 h.points.pop_front();
             }
-            if moved {
-                h.baseline_await_ms = median_await(&h.points, scratch);
-            }
+            h.baseline_await_ms = h.median();
             !h.points.is_empty()
         });
     }
 }
 
-fn median_await(points: &VecDeque<DiskPoint>, scratch: &mut Vec<f64>) -> Option<f64> {
-    scratch.clear();
-    scratch.extend(points.iter().filter(|p| p.iops > 0.0).map(|p| p.await_ms));
-    if scratch.is_empty() {
-        return None;
-    }
-    let mid = scratch.len() / 2;
-    let (_, m, _) = scratch.select_nth_unstable_by(mid, f64::total_cmp);
-    Some(*m)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn median_ignores_idle_ticks() {
-        let pts: VecDeque<DiskPoint> = [
-            (0.0, 0.0),
-            (10.0, 1.0),
-            (10.0, 3.0),
-            (10.0, 2.0),
-            (0.0, 0.0),
-        ]
-        .iter()
-        .map(|&(iops, await_ms)| DiskPoint {
-            iops,
-            await_ms,
-            ..DiskPoint::default()
-        })
-        .collect();
-        assert_eq!(median_await(&pts, &mut Vec::new()), Some(2.0));
-    }
-
-    /// A model whose only disks are `(name, iops, await)`, all reads.
-    fn model(disks: &[(&str, f64, f64)]) -> Model {
-        use crate::model::{Disk, Options, disk::Columns};
-        let snap = crate::parse::Snapshot {
-            page_size: 4096,
-            ..crate::parse::Snapshot::default()
-        };
-        let mut m = Model::derive(None, &snap, Options::default());
-        m.disks = disks
-            .iter()
-            .map(|&(name, iops, await_ms)| Disk {
-                name: name.to_owned(),
-                dm_name: None,
-                partition: false,
-                in_flight: 0,
-                queue: None,
-                cols: Columns {
-                    r_s: Some(iops),
-                    w_s: Some(0.0),
-                    r_await: Some(await_ms),
-                    ..Columns::default()
-                },
-            })
-            .collect();
-        m
-    }
-
-    #[test]
-    fn baseline_is_the_median_of_the_busy_ticks_in_the_window() {
-        // Idle stretches, busy stretches, a disk that comes and goes; window of 5 ticks.
-        let mut h = History::new(5);
-        let mut seen: Vec<Vec<(&str, f64, f64)>> = Vec::new();
-        let awaits = [
-            0.0, 4.0, 0.0, 0.0, 9.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0, 3.0, 3.0, 0.0,
-        ];
-        for (t, &a) in awaits.iter().enumerate() {
-            let iops = if a > 0.0 { 10.0 } else { 0.0 };
-            let mut disks = vec![("vda", iops, a)];
-            if (3..9).contains(&t) {
-                disks.push(("sdb", 5.0, t as f64));
-            }
-            h.push(&model(&disks));
-            seen.push(disks);
-            for name in ["vda", "sdb"] {
-                let window = &seen[seen.len().saturating_sub(5)..];
-                let mut busy: Vec<f64> = window
-                    .iter()
-                    .flatten()
-                    .filter(|d| d.0 == name && d.1 > 0.0)
-                    .map(|d| d.2)
-                    .collect();
-                busy.sort_by(f64::total_cmp);
-                let want = busy.get(busy.len() / 2).copied();
-                let present = window.iter().flatten().any(|d| d.0 == name);
-                let got = h.disks.get(name).map(|d| d.baseline_await_ms);
-                assert_eq!(got, present.then_some(want), "tick {t} {name}");
-            }
-        }
-        assert_eq!(h.disks["vda"].baseline_await_ms, Some(3.0));
-        assert!(!h.disks.contains_key("sdb"));
-    }
-}
+#[path = "history_tests.rs"]
+mod tests;

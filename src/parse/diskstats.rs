@@ -7,6 +7,7 @@
 use procfs_core::DiskStat;
 use serde::Serialize;
 
+use super::fast::lines;
 use crate::sample::names::DISKSTATS;
 use crate::{Error, Result};
 
@@ -51,7 +52,7 @@ impl DiskCounters {
 /// Parses `/proc/diskstats`.
 pub fn parse(text: &str) -> Result<Vec<DiskCounters>> {
     let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in lines(text).enumerate() {
         out.extend(parse_line(line, i + 1)?);
     }
     Ok(out)

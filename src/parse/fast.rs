@@ -1,5 +1,6 @@
-//! Byte-level helpers for the one-pass parsers' fast paths (vmstat, meminfo): finding the end
-//! of a token eight bytes at a time, and reading a run of digits.
+//! Byte-level helpers for the parsers' fast paths: finding the end of a token (vmstat,
+//! meminfo) or of a line (`lines`, `line_at`: every line-by-line parser) eight bytes at a time,
+//! and reading a run of digits.
 //!
 //! Owns: these scans. Must not touch: what a line means or how bad input is worded (each
 //! parser's general path decides that; a fast path only accepts the kernel's exact shape).
@@ -44,16 +45,60 @@ pub fn digits(b: &[u8], start: usize) -> Option<(u64, usize)> {
     (i > start).then_some((val, i))
 }
 
+/// The index of the first `\n` at or after `i`, or `b.len()`: eight bytes at a time (for
+/// lines of a few dozen bytes this beats `memchr`, whose setup costs more than the search).
+#[must_use]
+pub fn newline(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
+        let y = u64::from_le_bytes(*w) ^ (ONES * u64::from(b'\n'));
+        // High bit of each zero byte of `y`, exactly (no borrow between bytes).
+        let zero = !(((y & !HIGHS) + !HIGHS) | y) & HIGHS;
+        if zero != 0 {
+            return i + (zero.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i] != b'\n' {
+        i += 1;
+    }
+    i
+}
+
 /// The line starting at byte `start` as `str::lines` gives it (without its `\n`, or `\r\n`),
 /// and the index of its `\n` (or the end of the text).
 #[must_use]
 pub fn line_at(text: &str, start: usize) -> (&str, usize) {
-    match text[start..].find('\n') {
-        Some(k) => {
-            let line = &text[start..start + k];
-            (line.strip_suffix('\r').unwrap_or(line), start + k)
+    let end = newline(text.as_bytes(), start);
+    let line = &text[start..end];
+    if end < text.len() {
+        (line.strip_suffix('\r').unwrap_or(line), end)
+    } else {
+        (line, end)
+    }
+}
+
+/// `str::lines`, found with `newline`.
+#[must_use]
+pub fn lines(text: &str) -> Lines<'_> {
+    Lines { text, at: 0 }
+}
+
+/// The iterator of `lines`.
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = &'a str;
+    fn next(&mut self) -> Option<&'a str> {
+        if self.at >= self.text.len() {
+            return None;
         }
-        None => (&text[start..], text.len()),
+        let (line, end) = line_at(self.text, self.at);
+        self.at = end + 1;
+        Some(line)
     }
 }
 
@@ -107,6 +152,25 @@ mod tests {
     }
 
     #[test]
+    fn newline_finds_the_first_one_exactly() {
+        for len in [0, 1, 7, 8, 9, 17, 30] {
+            for pos in 0..len {
+                for v in [b'\n', b'\n' ^ 0x80, 0x0b, 0x09, 0x8a, 0x00, 0xff, b'x'] {
+                    let mut b = vec![b'x'; len];
+                    b[pos] = v;
+                    if pos + 1 < len {
+                        b[pos + 1] = b'\n';
+                    }
+                    for i in 0..=len {
+                        let naive = (i..len).find(|&k| b[k] == b'\n').unwrap_or(len);
+                        assert_eq!(newline(&b, i), naive, "{b:?} from {i}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn line_at_walks_like_str_lines() {
         for text in [
             "",
@@ -118,6 +182,8 @@ mod tests {
             "\n\nb\n",
             "x\ry\n\r\n\r",
             "caf\u{e9}\n\u{e9}",
+            "a long line of text\r\nsecond long line, here\n\r\nthird one is long too\r",
+            "\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\u{e9}\n\u{2028}x\u{0085}\n",
         ] {
             let mut got = Vec::new();
             let mut start = 0;
@@ -127,6 +193,7 @@ mod tests {
                 start = end + 1;
             }
             assert_eq!(got, text.lines().collect::<Vec<_>>(), "{text:?}");
+            assert_eq!(lines(text).collect::<Vec<_>>(), got, "{text:?}");
         }
     }
 }

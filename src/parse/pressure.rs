@@ -5,6 +5,7 @@
 use procfs_core::{PressureRecord, parse_pressure_record};
 use serde::Serialize;
 
+use super::fast::lines;
 use crate::{Error, Result};
 
 /// One PSI line.
@@ -32,7 +33,7 @@ pub struct Psi {
 /// Parses one PSI file.
 pub fn parse(file: &str, text: &str) -> Result<Psi> {
     let mut psi = Psi::default();
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in lines(text).enumerate() {
         psi = psi.then(parse_line(file, line, i + 1)?);
     }
     Ok(psi)

@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::fast::lines;
 use crate::sample::names::ZONEINFO;
 use crate::{Error, Result};
 
@@ -66,7 +67,7 @@ impl Partial {
 pub fn parse(text: &str) -> Result<Vec<Zone>> {
     let mut zones = Vec::new();
     let mut cur: Option<Partial> = None;
-    for (i, line) in text.lines().enumerate() {
+    for (i, line) in lines(text).enumerate() {
         let n = i + 1;
         if let Some(rest) = line.strip_prefix("Node ") {
             if let Some(p) = cur.take() {

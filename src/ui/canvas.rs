@@ -404,10 +404,17 @@ pub fn ticks(values: &[Option<f64>], width: u16, height: u16, max: f64) -> Vec<u
     let scale = if max > 0.0 { 1000.0 / max } else { 0.0 };
     let tail = &values[values.len().saturating_sub(w)..];
     let top = u64::from(height) * 8;
-    let mut out: Vec<u64> = vec![0; w - tail.len()];
+    let mut out: Vec<u64> = Vec::with_capacity(w);
+    out.resize(w - tail.len(), 0);
     out.extend(tail.iter().map(|v| {
-        let thousandths = (v.unwrap_or(0.0).max(0.0) * scale).round() as u64;
-        (u128::from(thousandths) * u128::from(top) / 1000).min(u128::from(top)) as u64
+        let x = v.unwrap_or(0.0).max(0.0) * scale;
+        if x >= 1000.0 {
+            return top;
+        }
+        // `x.round()` for 0 <= x < 1000, without a call into libm (a cold call every frame).
+        let whole = x as u64;
+        let thousandths = whole + u64::from(x - whole as f64 >= 0.5);
+        thousandths * top / 1000
     }));
     out
 }

@@ -191,10 +191,6 @@ pub fn disk_charts(app: &App, area: Rect, canvas: &mut Canvas, name: Option<&str
     draw_disk_charts(app, area, canvas, name, &mut Vec::new());
 }
 
-/// One of a device's charts: the value it plots, a fixed maximum (else the largest shown),
-/// its style and its label.
-type DiskSeries = (fn(&DiskPoint) -> f64, Option<f64>, Style, &'static str);
-
 /// `disk_charts`, with a buffer for the series.
 fn draw_disk_charts(
     app: &App,
