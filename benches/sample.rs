@@ -1,7 +1,8 @@
 //! Cost of one sample: parse + derive in userspace (4, 100 and 1000 devices) against the
 //! kernel's cost of producing the files (the open/read/close syscalls alone), the same files
 //! kept open and re-read with `pread` (what `FsSource` does on procfs), and one whole
-//! `FsSource::read` of this machine (every per-tick file, plus the slow refresh one time in 5),
+//! `FsSource::read` of this machine (every per-tick file, plus the slow refresh one time in
+//! `SLOW_REFRESH_TICKS`),
 //! and `parse_file/*`: each of our parsers alone on this machine's text.
 //!
 //! Budget (issue #2): userspace ≤ 50 % of the kernel's cost, linear in the device count.
@@ -338,8 +339,8 @@ fn canvas_steady(c: &mut Criterion) {
 /// where a second of other work passes between two samples: before each timed
 /// `App::update(Msg::Sample)`, 64 MiB (`PW_BENCH_SWEEP_MB`) are written over, which evicts the
 /// caches and the TLB. Warm, the same ingest costs a third of this. The recording predates the
-/// live source's slow refresh, so zoneinfo is carried four samples in five here, as
-/// `FsSource` does live.
+/// live source's slow refresh, so zoneinfo is carried between refreshes
+/// (`SLOW_REFRESH_TICKS`) here, as `FsSource` does live.
 fn cold_ingest(c: &mut Criterion) {
     use pagewatch::app::{App, Look, Msg};
     use pagewatch::source::HostInfo;
@@ -348,7 +349,7 @@ fn cold_ingest(c: &mut Criterion) {
     let mut samples = pagewatch::record::read(&path).expect("recording").samples;
     let mut zoneinfo = String::new();
     for (i, s) in samples.iter_mut().enumerate() {
-        if i % 5 == 0 {
+        if i % pagewatch::source::SLOW_REFRESH_TICKS as usize == 0 {
             s.file(names::ZONEINFO)
                 .unwrap_or_default()
                 .clone_into(&mut zoneinfo);

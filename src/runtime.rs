@@ -7,6 +7,8 @@
 //! while samples do not drive the screen (`TickTimer`), so an idle screen wakes once a second.
 //! Owns: threads, the terminal loop, pagewatch's own CPU accounting.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
@@ -22,6 +24,8 @@ use crate::tee::Tee;
 /// Control messages to the sampler.
 enum Control {
     Interval(f64),
+    /// Re-read the source's slow files with the next sample (`Source::refresh_soon`).
+    Refresh,
 }
 
 /// What the screen runs on.
@@ -53,12 +57,22 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
     let (used_tx, used_rx) = mpsc::channel::<RawSample>();
+    // The sampler's read time rides beside each sample rather than in a message of its own:
+    // a second send per sample could wake this thread twice.
+    let took = Arc::new(AtomicU64::new(0));
     let tick = if let Feed::Source { source, paced } = feed {
         let back = Back {
             ctl: ctl_rx,
             used: used_rx,
         };
-        spawn_sampler(source, app.interval_s, paced, tx.clone(), back)?;
+        spawn_sampler(
+            source,
+            app.interval_s,
+            paced,
+            tx.clone(),
+            back,
+            took.clone(),
+        )?;
         Duration::from_secs(1)
     } else {
         Duration::from_millis(100)
@@ -106,6 +120,9 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
         let mut next = Some(first);
         while let Some(m) = next.take().or_else(|| rx.try_recv().ok()) {
             let sample = matches!(m, Msg::Sample(_));
+            if matches!(m, Msg::Sample(_) | Msg::SampleError(_)) {
+                app.update(Msg::SampleTook(took.load(Ordering::Relaxed)));
+            }
             if sample && let Some(ms) = cpu.sample() {
                 app.update(Msg::CpuUse(ms));
             }
@@ -154,6 +171,9 @@ fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
             Effect::SetInterval(s) => {
                 let _ = edges.ctl.send(Control::Interval(s));
             }
+            Effect::RefreshSlow => {
+                let _ = edges.ctl.send(Control::Refresh);
+            }
             Effect::Log(ev) => {
                 if let Some(t) = &edges.tee {
                     t.event(&ev);
@@ -179,6 +199,7 @@ fn spawn_sampler(
     paced: bool,
     tx: Sender<Msg>,
     back: Back,
+    took: Arc<AtomicU64>,
 ) -> Result<()> {
     let Back { ctl, used } = back;
     named("sampler").spawn(move || {
@@ -198,6 +219,7 @@ fn spawn_sampler(
                         next = next.checked_sub(interval).unwrap_or(now) + new;
                         interval = new;
                     }
+                    Ok(Control::Refresh) => source.refresh_soon(),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
@@ -213,7 +235,8 @@ fn spawn_sampler(
                 Ok(None) => return,
                 Err(e) => Msg::SampleError(e.to_string()),
             };
-            if tx.send(Msg::SampleTook(took_us)).is_err() || tx.send(msg).is_err() {
+            took.store(took_us, Ordering::Relaxed);
+            if tx.send(msg).is_err() {
                 return;
             }
             next = (next + interval).max(Instant::now());

@@ -87,4 +87,7 @@ pub enum Effect {
     Log(Event),
     /// Look for fio processes pagewatch did not start.
     ScanFio,
+    /// Re-read the rarely read files (zoneinfo, the vm sysctls, /sys/block) with the next
+    /// sample: figures derived from them no longer match the kernel's.
+    RefreshSlow,
 }

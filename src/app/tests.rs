@@ -1,6 +1,7 @@
 //! Key handling and message tests for `App::update`, driven by a captured tree.
 
 use super::*;
+use crate::sample::names;
 use crate::source::test_samples as samples;
 
 fn app(tree: &str) -> App {
@@ -184,4 +185,60 @@ fn busy_disk_scans_for_foreign_fio_every_5_s() {
     a.caps.scan_fio = false;
     a.sample_ms += 5_000;
     assert!(a.scan_due().is_empty(), "trees and replays never scan");
+}
+
+/// The `RefreshSlow` effects of one sample.
+fn refreshes(a: &mut App, s: crate::sample::RawSample) -> usize {
+    a.update(Msg::Sample(s))
+        .iter()
+        .filter(|e| **e == Effect::RefreshSlow)
+        .count()
+}
+
+#[test]
+fn slow_files_are_refreshed_when_derived_figures_stop_matching_the_kernel() {
+    let s = samples("live-idle");
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    // Derived thresholds and MemAvailable match the kernel's on this tree: nothing to ask.
+    for x in &s {
+        assert_eq!(refreshes(&mut a, x.clone()), 0);
+    }
+    assert!(!a.model.as_ref().unwrap().derived_differs());
+    // A dirty_ratio the kernel is not using (the sysctl text is stale, or was just written):
+    // ask at once, then at most once every REFRESH_ASK_EVERY samples while it lasts.
+    let key = names::vm_sysctl("dirty_ratio");
+    let mut stale = s[s.len() - 1].clone();
+    let ratio: u64 = stale.file(&key).unwrap().trim().parse().unwrap();
+    stale.files.insert(key.clone(), format!("{}\n", ratio / 2));
+    let asked: Vec<usize> = (0..2 * REFRESH_ASK_EVERY)
+        .map(|_| refreshes(&mut a, stale.clone()))
+        .collect();
+    assert!(a.model.as_ref().unwrap().derived_differs());
+    let mut want = vec![0; 2 * REFRESH_ASK_EVERY as usize];
+    want[0] = 1;
+    want[REFRESH_ASK_EVERY as usize] = 1;
+    assert_eq!(asked, want);
+}
+
+#[test]
+fn slow_files_are_refreshed_when_a_disk_comes_or_goes() {
+    let s = samples("live-idle");
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    for x in &s {
+        refreshes(&mut a, x.clone());
+    }
+    let last = s[s.len() - 1].clone();
+    // The same disks again: nothing; one line fewer in diskstats: ask.
+    assert_eq!(refreshes(&mut a, last.clone()), 0);
+    let mut gone = last.clone();
+    let text = gone.file(names::DISKSTATS).unwrap();
+    let fewer = text.split_inclusive('\n').skip(1).collect::<String>();
+    gone.files.insert(names::DISKSTATS.into(), fewer);
+    assert_eq!(refreshes(&mut a, gone), 1);
+    // Back at once: owed, and asked for when REFRESH_ASK_EVERY samples have passed.
+    for _ in 0..REFRESH_ASK_EVERY - 1 {
+        assert_eq!(refreshes(&mut a, last.clone()), 0);
+    }
+    assert_eq!(refreshes(&mut a, last.clone()), 1);
+    assert_eq!(refreshes(&mut a, last), 0, "paid");
 }

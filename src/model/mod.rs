@@ -73,6 +73,20 @@ pub struct Model {
 }
 
 impl Model {
+    /// Whether a figure pagewatch derives from the rarely re-read files (zoneinfo, the vm
+    /// sysctls) differs from the one the kernel reports every tick: the dirty thresholds
+    /// (spec §1.2) or MemAvailable (spec §2). After a sysctl write, a watermark change or
+    /// memory hotplug they differ until those files are read again.
+    #[must_use]
+    pub fn derived_differs(&self) -> bool {
+        let differs =
+            |k: Option<u64>, d: Option<u64>| matches!((k, d), (Some(k), Some(d)) if k != d);
+        let (d, m) = (&self.dirty, &self.memory);
+        differs(d.thresh_pages, d.derived_thresh_pages)
+            || differs(d.bg_thresh_pages, d.derived_bg_thresh_pages)
+            || differs(m.MemAvailable, m.derived_MemAvailable)
+    }
+
     /// Derives every figure. `prev` is the snapshot before `cur`, if any.
     #[must_use]
     pub fn derive(prev: Option<&Snapshot>, cur: &Snapshot, opts: Options) -> Self {

@@ -10,18 +10,22 @@
 //! open + close per file per tick cost as much as the read itself. A held file whose read
 //! fails is dropped and opened afresh, so a vanished file reads as absent, exactly like a
 //! first open. Files outside procfs (captured trees given as `--proc-root`) are opened on
-//! every read, so replacing or deleting them between ticks behaves as before.
+//! every read, so replacing or deleting them between ticks behaves as before. On procfs a
+//! short read well under a page is the end of the file (see `read_from_start`), which saves
+//! the read that would only see EOF.
 //!
-//! `/proc/zoneinfo` is the most expensive file (46 µs of kernel time per read here: the kernel
-//! formats every zone and its per-cpu pagesets), and pagewatch only needs its slow-changing
-//! part: the watermarks, `managed` and `protection`, for the reserves and the reclaim pane
-//! (free memory itself comes from meminfo's MemFree every tick). So it is read on the slow
-//! refresh with the sysctls; spec §1.3 asks for a periodic re-read because those figures do
-//! change at runtime (sysctl writes to `min_free_kbytes`, `watermark_scale_factor`,
-//! `lowmem_reserve_ratio`, memory hotplug). In between, its `pages free` and counters are
-//! up to `SLOW_REFRESH_TICKS` − 1 samples old, which no figure uses; so is a watermark boost
-//! (5.0+, inside min/low/high), which reaches only Σ low in the derived MemAvailable
-//! cross-check and lasts while kswapd works it off.
+//! `/proc/zoneinfo` is the most expensive file (46–64 µs of kernel time per read here: the
+//! kernel formats every zone and its per-cpu pagesets), and pagewatch only needs its
+//! slow-changing part: the watermarks, `managed` and `protection`, for the reserves and the
+//! reclaim pane (free memory itself comes from meminfo's MemFree every tick). So it is read on
+//! the slow refresh with the sysctls and the `/sys/block` listing (about 140 µs together);
+//! spec §1.3 asks for a periodic re-read because those figures do change at runtime (sysctl
+//! writes to `min_free_kbytes`, `watermark_scale_factor`, `lowmem_reserve_ratio`, memory
+//! hotplug). The period is `SLOW_REFRESH_TICKS` samples, and `refresh_soon` brings the next
+//! refresh forward: the app asks for it as soon as what it derives from these files stops
+//! matching what the kernel reports each tick (the dirty thresholds, MemAvailable, the disks
+//! in diskstats), which is how a sysctl write, a watermark change or a new disk shows. In
+//! between, zoneinfo's `pages free` and counters are stale, which no figure uses.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -47,10 +51,14 @@ const PROC_FILES: [(&str, &str); 8] = [
 ];
 
 /// Files that change rarely (zoneinfo, the vm sysctls, the /sys/block listing and queue
-/// settings) are re-read every this many samples; in between, the sample carries the last
-/// text read. Measured kernel cost per read here: zoneinfo 46 µs, each vm sysctl 7 µs, so the
-/// slow set costs about 110 µs every fifth sample instead of every sample.
-pub const SLOW_REFRESH_TICKS: u32 = 5;
+/// settings) are re-read every this many samples, or sooner on `FsSource::refresh_soon`; in
+/// between, the sample carries the last text read. Measured kernel cost here: zoneinfo
+/// 46–64 µs, each vm sysctl 3–8 µs, listing /sys/block 45 µs.
+pub const SLOW_REFRESH_TICKS: u32 = 15;
+
+/// Queue settings are re-read on every this many slow refreshes (once a minute at 1 Hz), and
+/// whenever the set of disks changes.
+const QUEUE_REFRESHES: u32 = 4;
 
 /// Reads kernel files from a proc root and a sys root.
 pub struct FsSource {
@@ -65,7 +73,7 @@ pub struct FsSource {
     /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
     devices: Vec<String>,
     block_text: Option<String>,
-    /// Counts slow refreshes: queue settings are re-read every 12th (once a minute at 1 Hz).
+    /// Counts slow refreshes: queue settings are re-read every `QUEUE_REFRESHES`th.
     slow_refreshes: u32,
     /// The slow-refresh files' text at the last refresh (absent files left out).
     slow_text: Vec<(String, String)>,
@@ -128,6 +136,12 @@ impl FsSource {
         self
     }
 
+    /// Makes the next read refresh the slow set (zoneinfo, the vm sysctls, /sys/block), as
+    /// when the figures derived from them stop matching the kernel's.
+    pub fn refresh_soon(&mut self) {
+        self.ticks_since_refresh = 0;
+    }
+
     /// Reads every sampled file once.
     pub fn read(&mut self) -> Result<RawSample> {
         // Filled in place: a recycled sample's keys and buffers are reused, and whatever
@@ -185,7 +199,7 @@ impl FsSource {
             Err(source) => return Err(Error::Io { path: dir, source }),
         };
         devs.sort();
-        self.slow_refreshes = (self.slow_refreshes + 1) % 12;
+        self.slow_refreshes = (self.slow_refreshes + 1) % QUEUE_REFRESHES;
         if devs != self.devices || self.block_text.is_none() || self.slow_refreshes == 0 {
             let text = self.block_devices_text(&devs)?;
             self.devices = devs;
@@ -221,6 +235,10 @@ impl Source for FsSource {
 
     fn recycle(&mut self, used: RawSample) {
         self.spare = used.files;
+    }
+
+    fn refresh_soon(&mut self) {
+        FsSource::refresh_soon(self);
     }
 }
 
@@ -265,15 +283,16 @@ impl Held {
     /// more).
     fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>> {
         if let Some(f) = &self.file {
-            if let Ok(n) = read_from_start(f, buf, self.step) {
+            if let Ok(n) = read_from_start(f, buf, self.step, true) {
                 self.step = step_for(n);
                 return Ok(Some(n));
             }
             // Stale or failing descriptor: fall through to a fresh open, which decides.
             self.file = None;
         }
+        // A first read goes to EOF: whether the file is on procfs is not known yet.
         let res = File::open(&self.path)
-            .and_then(|f| read_from_start(&f, buf, DEFAULT_STEP).map(|n| (f, n)));
+            .and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, false).map(|n| (f, n)));
         match res {
             Ok((f, n)) => {
                 self.step = step_for(n);
@@ -296,6 +315,10 @@ fn is_procfs(f: &File) -> bool {
     rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
 }
 
+/// A short read on procfs of fewer bytes than this is the end of the file (`read_from_start`):
+/// three quarters of the smallest page, well above any one record of the files read here.
+const SHORT_EOF: usize = 3072;
+
 /// The read size for a file first read, or read whole: 16 KiB.
 const DEFAULT_STEP: usize = 16 * 1024;
 
@@ -305,12 +328,24 @@ fn step_for(len: usize) -> usize {
 }
 
 /// Reads all of `f` from offset 0 into `buf` (grown as needed, never shrunk), asking for `step`
-/// bytes per read; returns the length. With `step` above the length this is one read plus the
-/// read that sees EOF.
+/// bytes per read; returns the length. With `step` above the length this is one read, plus
+/// the read that sees EOF unless `procfs` lets a short read end it.
 ///
 /// The size asked for matters: a sysctl read makes the kernel allocate and zero a buffer that
 /// size (`proc_sys_call_handler`), which with the whole 64 KiB buffer cost more than the read.
-fn read_from_start(f: &File, buf: &mut Vec<u8>, step: usize) -> std::io::Result<usize> {
+///
+/// `procfs`: `f` is a procfs file, whose reads stop short of the size asked for only at EOF or
+/// when the kernel's seq_file buffer (a page at least) is full of whole records
+/// (`seq_read_iter`; a single_open file is one record, and its buffer grows until it fits).
+/// proc_sys handlers return the whole value in one read. So a short read of less than
+/// `SHORT_EOF` bytes is the end of the file; a longer short read (vmstat is near a page) is
+/// followed by the usual read to EOF.
+fn read_from_start(
+    f: &File,
+    buf: &mut Vec<u8>,
+    step: usize,
+    procfs: bool,
+) -> std::io::Result<usize> {
     if buf.len() < 64 * 1024 {
         buf.resize(64 * 1024, 0);
     }
@@ -321,6 +356,7 @@ fn read_from_start(f: &File, buf: &mut Vec<u8>, step: usize) -> std::io::Result<
         }
         match f.read_at(&mut buf[n..n + step], n as u64) {
             Ok(0) => return Ok(n),
+            Ok(k) if procfs && k < step && k < SHORT_EOF => return Ok(n + k),
             Ok(k) => n += k,
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -336,7 +372,7 @@ fn text(bytes: &[u8]) -> Cow<'_, str> {
 
 /// Reads a whole file as text; `None` when the file does not exist on this machine.
 pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
-    let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP));
+    let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, false));
     match res {
         Ok(n) => Ok(Some(text(&buf[..n]).into_owned())),
         Err(e) if is_absent(&e) => Ok(None),

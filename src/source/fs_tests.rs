@@ -186,3 +186,47 @@ fn text_keeps_invalid_bytes_lossily() {
     assert!(matches!(text(b"ok"), Cow::Borrowed(_)));
     assert_eq!(text(b"a\xffb"), "a\u{fffd}b");
 }
+
+#[test]
+fn procfs_short_reads_end_the_file_only_when_they_are_the_end() {
+    // kallsyms: megabytes of seq_file records, so reads stop short at every full kernel
+    // buffer (about a page) without being the end; the others end in one short read.
+    for path in [
+        "/proc/kallsyms",
+        "/proc/self/mountinfo",
+        "/proc/filesystems",
+        "/proc/sys/vm/dirty_ratio",
+    ] {
+        let Ok(want) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        let mut h = Held::new(path.into());
+        let mut buf = Vec::new();
+        for step in [DEFAULT_STEP, 16, 4096, 65536] {
+            read_text(&mut h, &mut buf).unwrap();
+            assert!(h.file.is_some(), "{path} is held");
+            h.step = step;
+            let got = read_text(&mut h, &mut buf).unwrap().unwrap();
+            assert_eq!(got.len(), want.len(), "{path} step {step}");
+            assert_eq!(got, want, "{path} step {step}");
+        }
+    }
+}
+
+#[test]
+fn refresh_soon_brings_the_slow_refresh_forward() {
+    let dir = proc_tree(Some("Node 0, zone DMA\n  pages free 1\n"));
+    let mut src = source(&dir);
+    src.read().unwrap();
+    std::fs::write(dir.path().join("proc/sys/vm/dirty_ratio"), "5\n").unwrap();
+    let key = names::vm_sysctl("dirty_ratio");
+    assert_eq!(src.read().unwrap().file(&key), Some("20\n"), "carried");
+    src.refresh_soon();
+    assert_eq!(src.read().unwrap().file(&key), Some("5\n"), "read again");
+    // The period restarts from that refresh.
+    std::fs::write(dir.path().join("proc/sys/vm/dirty_ratio"), "7\n").unwrap();
+    for i in 1..SLOW_REFRESH_TICKS {
+        assert_eq!(src.read().unwrap().file(&key), Some("5\n"), "{i}");
+    }
+    assert_eq!(src.read().unwrap().file(&key), Some("7\n"));
+}

@@ -9,7 +9,7 @@ mod host;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};
-pub use fs::FsSource;
+pub use fs::{FsSource, SLOW_REFRESH_TICKS};
 pub use host::HostInfo;
 #[cfg(test)]
 pub use tree::test_samples;
@@ -28,4 +28,9 @@ pub trait Source {
     fn recycle(&mut self, used: RawSample) {
         drop(used);
     }
+
+    /// Asks for the rarely re-read files (zoneinfo, sysctls, block settings) to be read again
+    /// on the next sample, because figures derived from them no longer match the kernel's.
+    /// Optional: sources that read everything every time ignore it.
+    fn refresh_soon(&mut self) {}
 }
