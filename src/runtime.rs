@@ -1,15 +1,22 @@
 //! The imperative shell around the app: a sampler thread, an input thread and a signal thread
-//! feed one channel of messages; the main thread owns `App` and the terminal, applies each
-//! message, performs the effects and redraws.
+//! around one `Core` (the app, the terminal, where effects go), which the main thread and the
+//! sampler take turns on.
 //!
-//! Sampling runs on its own thread, so a read of /proc stuck on a stalled system never freezes
-//! the keys; the clock on screen keeps running from the main thread's ticks, which fire only
-//! while samples do not drive the screen (`TickTimer`), so an idle screen wakes once a second.
+//! The sampler reads its source with the core unlocked, then locks it, applies the sample and
+//! redraws itself: an idle screen costs one wake-up per sample. (Handing each sample to the
+//! main thread through a channel cost a second wake-up and a cross-CPU wake per sample, about
+//! 0.05 ms/s on the 2-core VM the budgets are measured on.) Keys, signals and job reports come
+//! to the main thread as messages; it applies them under the same lock.
+//!
+//! A read of /proc stuck on a stalled system holds no lock, so it never freezes the keys; the
+//! clock on screen keeps running from the main thread's ticks, which fire only while samples
+//! do not drive the screen (`TickTimer`). While samples do, a stall is caught by an alarm the
+//! sampler re-arms before each read (SIGALRM, no wake-up while all is well), and the main
+//! thread sleeps.
 //! Owns: threads, the terminal loop, pagewatch's own CPU accounting.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -20,6 +27,7 @@ use crate::sample::RawSample;
 use crate::source::{Clock, Source, SystemClock};
 use crate::supervise::{FioSettings, Supervisor};
 use crate::tee::Tee;
+use crate::term::Term;
 
 /// Control messages to the sampler.
 enum Control {
@@ -53,34 +61,17 @@ pub struct Options {
 }
 
 /// Runs the TUI until the user quits or a signal arrives.
-pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
+pub fn run(app: App, feed: Feed, opts: Options) -> Result<()> {
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
-    let (used_tx, used_rx) = mpsc::channel::<RawSample>();
-    // The sampler's read time rides beside each sample rather than in a message of its own:
-    // a second send per sample could wake this thread twice.
-    let took = Arc::new(AtomicU64::new(0));
-    let tick = if let Feed::Source { source, paced } = feed {
-        let back = Back {
-            ctl: ctl_rx,
-            used: used_rx,
-        };
-        spawn_sampler(
-            source,
-            app.interval_s,
-            paced,
-            tx.clone(),
-            back,
-            took.clone(),
-        )?;
+    let tick = if matches!(feed, Feed::Source { .. }) {
         Duration::from_secs(1)
     } else {
         Duration::from_millis(100)
     };
     spawn_input(tx.clone())?;
-    let mut edges = Edges {
+    let edges = Edges {
         ctl: ctl_tx,
-        used: used_tx,
         jobs: Supervisor::new(
             std::env::current_exe().context("finding pagewatch's own binary")?,
             tx.clone(),
@@ -90,78 +81,153 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
             .record
             .map(|p| Tee::start(p, app.host.clone(), app.interval_s, tx.clone())),
     };
-    spawn_signals(tx)?;
-    let (mut terminal, _guard) = crate::term::init().context("starting the terminal")?;
+    spawn_signals(tx.clone())?;
+    let (term, _guard) = crate::term::init().context("starting the terminal")?;
+    let core = Arc::new(Mutex::new(Core {
+        app,
+        edges,
+        term: Some(term),
+        cpu: CpuMeter::new(),
+        timer: TickTimer::new(Instant::now(), tick),
+        failed: None,
+    }));
+    let res = main_loop(&core, feed, &opts.initial, ctl_rx, tx, &rx);
+    // Nothing is drawn after this (the sampler may be mid-read), and the cursor comes back
+    // before `_guard` restores the terminal.
+    drop(lock(&core).term.take());
+    res
+}
+
+/// The main thread's part: the first frame, the initial effects, then messages and ticks.
+fn main_loop(
+    core: &Arc<Mutex<Core>>,
+    feed: Feed,
+    initial: &[Effect],
+    ctl: Receiver<Control>,
+    tx: Sender<Msg>,
+    rx: &Receiver<Msg>,
+) -> Result<()> {
     let clock = SystemClock;
-    app.update(Msg::Tick {
-        now_ms: clock.wall_ms(),
-    });
-    terminal.draw(&app)?;
-    let mut cpu = CpuMeter::new();
-    for e in &opts.initial {
-        edges.jobs.perform(e);
+    {
+        let mut c = lock(core);
+        c.app.update(Msg::Tick {
+            now_ms: clock.wall_ms(),
+        });
+        c.draw()?;
+        c.cpu.sample();
+        for e in initial {
+            c.edges.jobs.perform(e);
+        }
     }
-    let mut timer = TickTimer::new(Instant::now(), tick);
+    if let Feed::Source { source, paced } = feed {
+        spawn_sampler(source, paced, Arc::clone(core), ctl, tx)?;
+    }
     loop {
-        let first = match rx.recv_timeout(timer.wait(Instant::now())) {
-            Ok(m) => m,
-            Err(RecvTimeoutError::Timeout) => {
-                timer.fired(Instant::now());
-                if let Some(ms) = cpu.sample() {
-                    app.update(Msg::CpuUse(ms));
-                }
-                Msg::Tick {
-                    now_ms: clock.wall_ms(),
-                }
-            }
+        let wait = lock(core).timer.wait(Instant::now());
+        let first = match rx.recv_timeout(wait) {
+            Ok(m) => Some(m),
+            Err(RecvTimeoutError::Timeout) => None,
             Err(RecvTimeoutError::Disconnected) => return Ok(()),
         };
+        let mut c = lock(core);
+        if let Some(e) = c.failed.take() {
+            return Err(e).context("drawing");
+        }
+        let mut next = match first {
+            Some(m @ Msg::Tick { .. }) => {
+                c.timer.restart(Instant::now());
+                Some(m)
+            }
+            Some(m) => Some(m),
+            // A sample pushed the tick away while this thread waited: wait again.
+            None if !c.timer.wait(Instant::now()).is_zero() => continue,
+            None => {
+                c.timer.fired(Instant::now());
+                if let Some(ms) = c.cpu.sample() {
+                    c.app.update(Msg::CpuUse(ms));
+                }
+                Some(Msg::Tick {
+                    now_ms: clock.wall_ms(),
+                })
+            }
+        };
         // Apply it and coalesce whatever else is waiting into one frame.
-        let mut next = Some(first);
         while let Some(m) = next.take().or_else(|| rx.try_recv().ok()) {
-            let sample = matches!(m, Msg::Sample(_));
-            if matches!(m, Msg::Sample(_) | Msg::SampleError(_)) {
-                app.update(Msg::SampleTook(took.load(Ordering::Relaxed)));
-            }
-            if sample && let Some(ms) = cpu.sample() {
-                app.update(Msg::CpuUse(ms));
-            }
-            if apply(&mut app, m, &mut edges) {
+            if c.apply(m) {
                 return Ok(());
             }
-            if sample && !app.needs_ticks() {
-                timer.sample_arrived(Instant::now(), Duration::from_secs_f64(app.interval_s));
-            }
         }
-        if app.take_dirty() {
-            terminal.draw(&app)?;
+        c.draw()?;
+    }
+}
+
+/// What the main thread and the sampler take turns on. Whoever holds it applies a message or
+/// a sample, performs the effects and redraws.
+struct Core {
+    app: App,
+    edges: Edges,
+    /// `None` once pagewatch is leaving: nothing is drawn after.
+    term: Option<Term>,
+    cpu: CpuMeter,
+    timer: TickTimer,
+    /// A frame the sampler could not write; the main thread returns it as its error.
+    failed: Option<std::io::Error>,
+}
+
+impl Core {
+    /// Applies a message and its effects; true when pagewatch should quit.
+    fn apply(&mut self, msg: Msg) -> bool {
+        let effects = self.app.update(msg);
+        if self.app.needs_ticks() {
+            self.timer.needed(Instant::now());
+        }
+        perform(effects, &mut self.edges)
+    }
+
+    /// Applies a fresh sample (recorded even while the display is paused: the recording is of
+    /// the session) that took `took_us` to read; true when pagewatch should quit.
+    fn sample(&mut self, s: &RawSample, took_us: u64) -> bool {
+        self.app.update(Msg::SampleTook(took_us));
+        if let Some(ms) = self.cpu.sample() {
+            self.app.update(Msg::CpuUse(ms));
+        }
+        if let Some(t) = &self.edges.tee {
+            t.sample(s);
+        }
+        let effects = self.app.sample(s);
+        if self.app.needs_ticks() {
+            self.timer.needed(Instant::now());
+        } else {
+            let interval = Duration::from_secs_f64(self.app.interval_s);
+            self.timer.sample_arrived(Instant::now(), interval);
+        }
+        perform(effects, &mut self.edges)
+    }
+
+    /// Redraws if anything visible changed.
+    fn draw(&mut self) -> std::io::Result<()> {
+        match &mut self.term {
+            Some(t) if self.app.take_dirty() => t.draw(&self.app),
+            _ => Ok(()),
         }
     }
+}
+
+/// The core, or a panic if a thread panicked while holding it (the panic hook has restored the
+/// terminal; carrying on with half-applied state would show wrong figures).
+fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
+    core.lock().expect("a pagewatch thread panicked")
 }
 
 /// Where effects go.
 struct Edges {
     ctl: Sender<Control>,
-    /// Samples the app is done with, back to the sampler for reuse (`Source::recycle`).
-    used: Sender<RawSample>,
     jobs: Supervisor,
     tee: Option<Tee>,
 }
 
-/// Applies a message and its effects; true when pagewatch should quit.
-fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
-    let effects = if let Msg::Sample(s) = msg {
-        if let Some(t) = &edges.tee {
-            // Recorded even while the display is paused: the recording is of the session.
-            t.sample(&s);
-        }
-        let effects = app.sample(&s);
-        // The sampler takes it back without being woken (it looks before its next read).
-        let _ = edges.used.send(s);
-        effects
-    } else {
-        app.update(msg)
-    };
+/// Performs effects; true when pagewatch should quit.
+fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
     for e in effects {
         match e {
             Effect::Quit => {
@@ -185,27 +251,23 @@ fn apply(app: &mut App, msg: Msg, edges: &mut Edges) -> bool {
     false
 }
 
-/// What comes back to the sampler from the main thread.
-struct Back {
-    /// Interval changes; the sampler waits on these between reads.
-    ctl: Receiver<Control>,
-    /// Samples done with, for the source to reuse; only looked at, never waited on.
-    used: Receiver<RawSample>,
-}
-
+/// Reads the source once per interval (or back to back when not `paced`) and applies each
+/// sample to the core itself. Interval changes and refresh requests come on `ctl`.
 fn spawn_sampler(
     mut source: Box<dyn Source + Send>,
-    interval_s: f64,
     paced: bool,
+    core: Arc<Mutex<Core>>,
+    ctl: Receiver<Control>,
     tx: Sender<Msg>,
-    back: Back,
-    took: Arc<AtomicU64>,
 ) -> Result<()> {
-    let Back { ctl, used } = back;
+    let interval_s = lock(&core).app.interval_s;
     named("sampler").spawn(move || {
         let clock = SystemClock;
         let mut interval = Duration::from_secs_f64(interval_s);
         let mut next = Instant::now();
+        if paced {
+            arm_stall_alarm(interval); // in case the very first read is stuck
+        }
         loop {
             // Wait for the next tick, taking interval changes as they come.
             loop {
@@ -218,26 +280,44 @@ fn spawn_sampler(
                         let new = Duration::from_secs_f64(s);
                         next = next.checked_sub(interval).unwrap_or(now) + new;
                         interval = new;
+                        arm_stall_alarm(interval);
                     }
                     Ok(Control::Refresh) => source.refresh_soon(),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return,
                 }
             }
-            while let Ok(s) = used.try_recv() {
-                source.recycle(s);
-            }
             let t0 = clock.mono_ns();
             let res = source.next_sample();
             let took_us = clock.mono_ns().saturating_sub(t0) / 1000;
-            let msg = match res {
-                Ok(Some(s)) => Msg::Sample(s),
+            if paced {
+                arm_stall_alarm(interval);
+            }
+            let mut c = lock(&core);
+            if c.term.is_none() {
+                return; // pagewatch is leaving
+            }
+            let (quit, used) = match res {
+                Ok(Some(s)) => (c.sample(&s, took_us), Some(s)),
                 Ok(None) => return,
-                Err(e) => Msg::SampleError(e.to_string()),
+                Err(e) => {
+                    c.app.update(Msg::SampleTook(took_us));
+                    (c.apply(Msg::SampleError(e.to_string())), None)
+                }
             };
-            took.store(took_us, Ordering::Relaxed);
-            if tx.send(msg).is_err() {
+            let drawn = c.draw();
+            let stop = quit || drawn.is_err();
+            if let Err(e) = drawn {
+                c.failed = Some(e);
+            }
+            drop(c);
+            if stop {
+                // Wake the main thread: it returns the failure, or quits.
+                let _ = tx.send(if quit { Msg::Quit } else { Msg::Resize });
                 return;
+            }
+            if let Some(s) = used {
+                source.recycle(s);
             }
             next = (next + interval).max(Instant::now());
         }
@@ -269,23 +349,61 @@ fn spawn_input(tx: Sender<Msg>) -> Result<()> {
     Ok(())
 }
 
+/// SIGTERM, SIGHUP and SIGINT quit; SIGALRM is the sampler's stall alarm (`arm_stall_alarm`),
+/// which becomes a tick: the main thread then runs the clock on its own ticks until samples
+/// come again.
 fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT])
+    use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGALRM])
         .context("installing signal handlers")?;
     named("signals").spawn(move || {
-        if signals.forever().next().is_some() {
-            let _ = tx.send(Msg::Quit);
+        for sig in signals.forever() {
+            let msg = if sig == SIGALRM {
+                Msg::Tick {
+                    now_ms: SystemClock.wall_ms(),
+                }
+            } else {
+                Msg::Quit
+            };
+            if tx.send(msg).is_err() || sig != SIGALRM {
+                return;
+            }
         }
     })?;
     Ok(())
 }
 
+/// Arms the process's alarm to ring (SIGALRM, see `spawn_signals`) one interval plus
+/// `STALL_TICKS` seconds from now, rounded up to whole seconds. The sampler re-arms it after
+/// every read (and before the first, and on an interval change), so it rings only when a read
+/// is stuck: as the main thread's tick used to, one interval plus two ticks after the last
+/// sample. `alarm(2)` replaces the previous alarm: one system call, no thread woken. Children
+/// are not affected (fork does not inherit an alarm).
+#[allow(unsafe_code)]
+fn arm_stall_alarm(interval: Duration) {
+    let secs = (interval.as_secs_f64() + f64::from(STALL_TICKS)).ceil();
+    // SAFETY: alarm(2) takes a number and cannot fail; pagewatch uses no other alarm.
+    unsafe {
+        libc::alarm(secs.clamp(1.0, f64::from(u32::MAX)) as u32);
+    }
+}
+
+/// How many ticks past a due sample the clock waits before running on the main thread's own
+/// ticks: `App` finds sampling stalled after one interval plus 1.5 s.
+const STALL_TICKS: u32 = 2;
+
+/// How many ticks past a due sample the main thread's own tick is, while samples drive the
+/// screen: a fallback for the stall alarm, and how often an idle main thread wakes.
+const FALLBACK_TICKS: u32 = 8;
+
 /// When the main loop's own tick is due. The tick only matters when samples do not drive the
-/// screen (`App::needs_ticks`) or stop coming: a sample that arrives while samples drive the
-/// screen pushes the tick to one interval plus one tick later, so an idle screen wakes once
-/// per sample instead of twice. If sampling stalls (a stuck /proc read), the tick fires then
-/// and every tick after, and `App` runs the clock from it once the stall is long enough.
+/// screen (`App::needs_ticks`) or stop coming. A sample that arrives while samples drive the
+/// screen pushes the tick `FALLBACK_TICKS` past the next sample; the sampler moves it without
+/// waking the main thread, which wakes at the deadline it last saw, finds it moved and waits
+/// again (every few samples). A stall is caught sooner by the sampler's alarm
+/// (`arm_stall_alarm`): it rings one interval plus `STALL_TICKS` after the last read began,
+/// the first tick at which `App` finds sampling stalled (interval + 1.5 s); its tick restarts
+/// the timer, and the clock runs on ticks until samples come again.
 #[derive(Debug)]
 struct TickTimer {
     next: Instant,
@@ -313,9 +431,21 @@ impl TickTimer {
         }
     }
 
-    /// A sample arrived on time at `now`; the next one is due `interval` later.
+    /// A sample arrived on time at `now`; the next one is due `interval` later. The sampler's
+    /// stall alarm rings first if it does not come; this later tick is only a fallback.
     fn sample_arrived(&mut self, now: Instant, interval: Duration) {
-        self.next = now + interval + self.tick;
+        self.next = now + interval + FALLBACK_TICKS * self.tick;
+    }
+
+    /// A tick came from elsewhere (the stall alarm): the next is one tick from now.
+    fn restart(&mut self, now: Instant) {
+        self.next = now + self.tick;
+    }
+
+    /// Ticks are needed from now on (the display was paused): the next is at most one tick
+    /// away.
+    fn needed(&mut self, now: Instant) {
+        self.next = self.next.min(now + self.tick);
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{CpuMeter, TickTimer};
+use super::{CpuMeter, STALL_TICKS, TickTimer};
 use crate::app::{Action, App, Look, Msg};
 use crate::source::HostInfo;
 
@@ -24,9 +24,18 @@ fn simulate(pause_after: Option<usize>) -> Vec<(u64, bool)> {
     let mut pending = samples().into_iter();
     let mut sent = 0;
     let mut fired = Vec::new();
+    // The sampler's stall alarm (`arm_stall_alarm`): armed at the start and after each read.
+    let ring_after = Duration::from_secs(1 + u64::from(STALL_TICKS));
+    let mut alarm = Some(base + ring_after);
     for ms in (0..10_000u64).step_by(10) {
         let now = base + Duration::from_millis(ms);
         let wall = WALL0 + i64::try_from(ms).unwrap();
+        if alarm.is_some_and(|a| a <= now) {
+            alarm = None;
+            timer.restart(now);
+            app.update(Msg::Tick { now_ms: wall });
+            fired.push((ms, app.take_dirty()));
+        }
         if timer.wait(now).is_zero() {
             timer.fired(now);
             app.update(Msg::Tick { now_ms: wall });
@@ -36,13 +45,16 @@ fn simulate(pause_after: Option<usize>) -> Vec<(u64, bool)> {
             && let Some(mut s) = pending.next()
         {
             s.wall_ms = wall;
+            alarm = Some(now + ring_after);
             app.update(Msg::Sample(s));
             app.take_dirty();
             sent += 1;
             if pause_after == Some(sent) {
                 app.update(Msg::Action(Action::Pause));
             }
-            if !app.needs_ticks() {
+            if app.needs_ticks() {
+                timer.needed(now);
+            } else {
                 timer.sample_arrived(now, Duration::from_secs_f64(app.interval_s));
             }
         }
@@ -54,26 +66,20 @@ fn simulate(pause_after: Option<usize>) -> Vec<(u64, bool)> {
 fn on_time_samples_keep_the_tick_away_and_a_stall_brings_it_back() {
     let n = samples().len() as u64;
     assert_eq!(n, 4, "live-idle has 4 roots");
-    // Samples at 0.5 … 3.5 s: no tick fires until 2 s after the last one (interval + tick);
-    // that one finds no stall yet (App waits interval + 1.5 s), the next redraws the clock,
-    // and so does every tick after.
+    // Samples at 0.5 … 3.5 s: no tick fires until the stall alarm rings 3 s after the last
+    // one (interval + two ticks), the first tick that finds sampling stalled (App waits
+    // interval + 1.5 s); it redraws the clock, and so does every tick after.
     assert_eq!(
         simulate(None),
-        [
-            (5500, false),
-            (6500, true),
-            (7500, true),
-            (8500, true),
-            (9500, true)
-        ]
+        [(6500, true), (7500, true), (8500, true), (9500, true)]
     );
 }
 
 #[test]
 fn paused_screen_keeps_its_ticks() {
     // Paused after the second sample (1.5 s): samples keep coming but are not shown and no
-    // longer push the tick away, so the clock runs on ticks: the one the first sample set
-    // (2.5 s), then one a second.
+    // longer push the tick away, so the clock runs on ticks from a tick after the pause, one
+    // a second (the stall alarm at 6.5 s, after the last sample, is one of them).
     let fired = simulate(Some(2));
     let ms: Vec<u64> = fired.iter().map(|f| f.0).collect();
     assert_eq!(ms, [2500, 3500, 4500, 5500, 6500, 7500, 8500, 9500]);

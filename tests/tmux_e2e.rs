@@ -13,6 +13,11 @@ use std::process::Command;
 use tmux::Session;
 
 fn start(name: &str, w: u16, h: u16, env: &str) -> Option<Session> {
+    start_with(name, w, h, env, "")
+}
+
+/// `start` with arguments for pagewatch.
+fn start_with(name: &str, w: u16, h: u16, env: &str, args: &str) -> Option<Session> {
     if Command::new("tmux").arg("-V").output().is_err() {
         eprintln!("skipping: tmux is not installed (bash .ci/run installs it)");
         return None;
@@ -20,7 +25,7 @@ fn start(name: &str, w: u16, h: u16, env: &str) -> Option<Session> {
     let bin = env!("CARGO_BIN_EXE_pagewatch");
     // A shell runs pagewatch, then prints its exit code, so we can see the shell is back.
     let cmd = format!(
-        "{env} {bin}; echo \"exit=$?\"; stty -a | head -1 >/dev/null && echo shell-$((40+2))-ok"
+        "{env} {bin} {args}; echo \"exit=$?\"; stty -a | head -1 >/dev/null && echo shell-$((40+2))-ok"
     );
     let name = format!("pagewatch-e2e-{}-{name}", std::process::id());
     Some(Session::start(name, w, h, &cmd))
@@ -97,4 +102,45 @@ fn sigterm_restores_the_terminal() {
     assert!(end.contains("exit=0"), "{end}");
     // Back on the main screen: the alternate screen's panes are gone.
     assert!(!end.contains("Dirty & writeback"), "{end}");
+}
+
+#[test]
+fn a_stuck_proc_read_leaves_the_clock_and_keys_running() {
+    // A copy of a captured /proc + /sys, read live with --proc-root (paced, like /proc); after
+    // the first samples its `stat` becomes a FIFO nobody writes, so the next read blocks.
+    let dir = tempfile::tempdir().unwrap();
+    let tree = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/trees/live-idle/000");
+    let ok = Command::new("cp")
+        .args(["-r", &format!("{tree}/proc"), &format!("{tree}/sys")])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let root = dir.path().display();
+    let args = format!("--proc-root {root}/proc --sys-root {root}/sys");
+    let Some(s) = start_with("stall", 80, 24, "", &args) else {
+        return;
+    };
+    s.wait_for("Dirty & writeback", 10);
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::rename(&fifo, dir.path().join("proc/stat")).unwrap();
+    // The sampler's alarm rings 3 s after the last sample; the clock then runs on ticks.
+    s.wait_for("sampling stalled", 10);
+    // Seconds on ticks from the alarm; the main thread's own fallback tick would first come
+    // 9 s after the last sample.
+    s.wait_for("no sample for 6s", 10);
+    s.keys(&["?"]);
+    s.wait_for("Help (Esc or ? to close)", 5);
+    s.keys(&["Escape"]);
+    s.wait_for_not("Help (Esc", 5);
+    s.keys(&["q"]);
+    let end = s.wait_for("shell-42-ok", 10);
+    assert!(end.contains("exit=0"), "{end}");
 }
