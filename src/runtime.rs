@@ -177,6 +177,9 @@ struct Core {
 impl Core {
     /// Applies a message and its effects; true when pagewatch should quit.
     fn apply(&mut self, msg: Msg) -> bool {
+        if let (Msg::Resize, Some(t)) = (&msg, &mut self.term) {
+            t.resized();
+        }
         let effects = self.app.update(msg);
         if self.app.needs_ticks() {
             self.timer.needed(Instant::now());

@@ -11,7 +11,8 @@
 //! them, hides the cursor, and on a size change clears the terminal first (what ratatui's
 //! `Terminal::draw` does, without painting and diffing the whole screen every frame). The size
 //! is asked of the standard output with one `ioctl` (crossterm's `window_size` opens
-//! `/dev/tty` on every call).
+//! `/dev/tty` on every call), for the first frame and the first after each resize event
+//! (`Term::resized`), not on every frame.
 //! Owns: terminal setup, drawing and restore. The only module that enables raw mode.
 
 use std::io::{self, Write};
@@ -30,12 +31,18 @@ pub struct Term {
     screen: Screen,
     /// Size at the last frame; `None` before the first.
     known: Option<Rect>,
+    /// The terminal reported a resize since the last frame: ask its size again.
+    resized: bool,
 }
 
 impl Term {
     /// Draws `app`'s frame: the cells that changed since the last one.
     pub fn draw(&mut self, app: &App) -> io::Result<()> {
-        let area = size()?;
+        let area = match self.known {
+            Some(area) if !self.resized => area,
+            _ => size()?,
+        };
+        self.resized = false;
         if self.known != Some(area) {
             self.backend.clear()?;
             self.screen.clear(area);
@@ -48,6 +55,14 @@ impl Term {
         }
         self.backend.hide_cursor()?;
         Backend::flush(&mut self.backend)
+    }
+}
+
+impl Term {
+    /// The terminal reported a new size (SIGWINCH, as crossterm's resize event): the next
+    /// frame asks for it.
+    pub fn resized(&mut self) {
+        self.resized = true;
     }
 }
 
@@ -115,6 +130,7 @@ pub fn init() -> io::Result<(Term, Guard)> {
         backend: CrosstermBackend::new(FrameOut::default()),
         screen: Screen::new(),
         known: None,
+        resized: false,
     };
     Ok((terminal, guard))
 }

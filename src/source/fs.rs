@@ -11,8 +11,9 @@
 //! fails is dropped and opened afresh, so a vanished file reads as absent, exactly like a
 //! first open. Files outside procfs (captured trees given as `--proc-root`) are opened on
 //! every read, so replacing or deleting them between ticks behaves as before. On procfs a
-//! short read well under a page is the end of the file (see `read_from_start`), which saves
-//! the read that would only see EOF.
+//! short read is the end of the file when the way the kernel cuts that file into records says
+//! so (`Records`), which saves the read that would only see EOF (and, for a seq_file, make
+//! the kernel generate the text a second time to find its place).
 //!
 //! `/proc/zoneinfo` is the most expensive file (46–64 µs of kernel time per read here: the
 //! kernel formats every zone and its per-cpu pagesets), and pagewatch only needs its
@@ -31,24 +32,43 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::ErrorKind;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use super::{Clock, Source, SystemClock};
 use crate::sample::{RawSample, names};
 use crate::{Error, Result};
 
-/// Files read on every tick, relative to the proc root, with their sample names.
-const PROC_FILES: [(&str, &str); 8] = [
-    ("meminfo", names::MEMINFO),
-    ("vmstat", names::VMSTAT),
-    ("diskstats", names::DISKSTATS),
-    ("stat", names::STAT),
-    ("uptime", names::UPTIME),
-    ("pressure/cpu", names::PSI_CPU),
-    ("pressure/memory", names::PSI_MEMORY),
-    ("pressure/io", names::PSI_IO),
+/// Files read on every tick, relative to the proc root, with their sample names and how the
+/// kernel cuts them into seq_file records (which decides when a short read is the end).
+const PROC_FILES: [(&str, &str, Records); 8] = [
+    ("meminfo", names::MEMINFO, Records::One),
+    // One counter a line: a name of under 40 bytes, a space, a u64 and a newline.
+    ("vmstat", names::VMSTAT, Records::UpTo(128)),
+    // One device a line: up to 20 u64 fields and a name of up to 32 bytes.
+    ("diskstats", names::DISKSTATS, Records::UpTo(512)),
+    ("stat", names::STAT, Records::One),
+    ("uptime", names::UPTIME, Records::One),
+    ("pressure/cpu", names::PSI_CPU, Records::One),
+    ("pressure/memory", names::PSI_MEMORY, Records::One),
+    ("pressure/io", names::PSI_IO, Records::One),
 ];
+
+/// How a procfs file's text comes out of the kernel's seq_file: a read returns whole records
+/// and stops short of the size asked for only at the end of the file or when the next record
+/// does not fit in the kernel's buffer (a page, or larger when one record needed more).
+/// `seq_read_iter` in fs/seq_file.c.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Records {
+    /// One record (`single_open`; proc_sys handlers return the whole value too): any short
+    /// read is the whole file.
+    One,
+    /// Records of at most this many bytes in a page-sized buffer: a short read that leaves
+    /// more than this of the page unfilled is the end.
+    UpTo(usize),
+    /// Records of unknown size (zoneinfo has one per NUMA node, a few KiB each): read until
+    /// a read returns nothing.
+    Unknown,
+}
 
 /// Files that change rarely (zoneinfo, the vm sysctls, the /sys/block listing and queue
 /// settings) are re-read every this many samples, or sooner on `FsSource::refresh_soon`; in
@@ -100,16 +120,16 @@ impl FsSource {
         let proc_root: PathBuf = proc_root.into();
         let tick_files = PROC_FILES
             .iter()
-            .map(|(rel, _)| Held::new(proc_root.join(rel)))
+            .map(|(rel, _, records)| Held::new(proc_root.join(rel), *records))
             .collect();
         let zoneinfo = (
             names::ZONEINFO.to_owned(),
-            Held::new(proc_root.join("zoneinfo")),
+            Held::new(proc_root.join("zoneinfo"), Records::Unknown),
         );
         let sysctls = names::VM_SYSCTLS.iter().map(|knob| {
             (
                 names::vm_sysctl(knob),
-                Held::new(proc_root.join("sys/vm").join(knob)),
+                Held::new(proc_root.join("sys/vm").join(knob), Records::One),
             )
         });
         let slow_files = std::iter::once(zoneinfo).chain(sysctls).collect();
@@ -150,7 +170,7 @@ impl FsSource {
         let mut fresh = Vec::with_capacity(files.len().max(PROC_FILES.len()));
         let mono_ns = self.clock.mono_ns();
         let wall_ms = self.clock.wall_ms();
-        for ((_, name), held) in PROC_FILES.iter().zip(&mut self.tick_files) {
+        for ((_, name, _), held) in PROC_FILES.iter().zip(&mut self.tick_files) {
             if let Some(bytes) = held.read(&mut self.buf)? {
                 put(&mut files, name, text(&self.buf[..bytes]));
                 fresh.push(*name);
@@ -216,11 +236,19 @@ impl FsSource {
             let paths = names::QUEUE_FILES
                 .iter()
                 .map(|f| base.join("queue").join(f));
-            for path in paths.chain(std::iter::once(base.join("dm/name"))) {
+            for path in paths {
                 text.push('\t');
                 if let Some(v) = read_optional(&path, &mut self.buf)? {
                     text.push_str(v.trim());
                 }
+            }
+            // Only device-mapper disks (dm-N) have a dm/name; looking it up on every other
+            // disk cost a failed path walk through sysfs each.
+            text.push('\t');
+            if dev.starts_with("dm-")
+                && let Some(v) = read_optional(&base.join("dm/name"), &mut self.buf)?
+            {
+                text.push_str(v.trim());
             }
             text.push('\n');
         }
@@ -268,14 +296,17 @@ struct Held {
     file: Option<File>,
     /// How much to ask for per read: the file's last length rounded up (see `read_from_start`).
     step: usize,
+    /// How the kernel cuts the file into records, when it is on procfs.
+    records: Records,
 }
 
 impl Held {
-    fn new(path: PathBuf) -> Self {
+    fn new(path: PathBuf, records: Records) -> Self {
         Self {
             path,
             file: None,
             step: DEFAULT_STEP,
+            records,
         }
     }
 
@@ -283,7 +314,7 @@ impl Held {
     /// more).
     fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>> {
         if let Some(f) = &self.file {
-            if let Ok(n) = read_from_start(f, buf, self.step, true) {
+            if let Ok(n) = read_from_start(f, buf, self.step, Some(self.records)) {
                 self.step = step_for(n);
                 return Ok(Some(n));
             }
@@ -292,7 +323,7 @@ impl Held {
         }
         // A first read goes to EOF: whether the file is on procfs is not known yet.
         let res = File::open(&self.path)
-            .and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, false).map(|n| (f, n)));
+            .and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, None).map(|n| (f, n)));
         match res {
             Ok((f, n)) => {
                 self.step = step_for(n);
@@ -315,10 +346,6 @@ fn is_procfs(f: &File) -> bool {
     rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
 }
 
-/// A short read on procfs of fewer bytes than this is the end of the file (`read_from_start`):
-/// three quarters of the smallest page, well above any one record of the files read here.
-const SHORT_EOF: usize = 3072;
-
 /// The read size for a file first read, or read whole: 16 KiB.
 const DEFAULT_STEP: usize = 16 * 1024;
 
@@ -329,22 +356,23 @@ fn step_for(len: usize) -> usize {
 
 /// Reads all of `f` from offset 0 into `buf` (grown as needed, never shrunk), asking for `step`
 /// bytes per read; returns the length. With `step` above the length this is one read, plus
-/// the read that sees EOF unless `procfs` lets a short read end it.
+/// the read that sees EOF unless the file's `records` let a short read end it.
 ///
 /// The size asked for matters: a sysctl read makes the kernel allocate and zero a buffer that
 /// size (`proc_sys_call_handler`), which with the whole 64 KiB buffer cost more than the read.
 ///
-/// `procfs`: `f` is a procfs file, whose reads stop short of the size asked for only at EOF or
-/// when the kernel's seq_file buffer (a page at least) is full of whole records
-/// (`seq_read_iter`; a single_open file is one record, and its buffer grows until it fits).
-/// proc_sys handlers return the whole value in one read. So a short read of less than
-/// `SHORT_EOF` bytes is the end of the file; a longer short read (vmstat is near a page) is
-/// followed by the usual read to EOF.
+/// `records`: how the file, known to be on procfs, comes out of the kernel (`Records`); `None`
+/// for any other file, which is read until a read returns nothing. The read that only sees
+/// EOF is not free on procfs: a read at a non-zero offset makes seq_file generate the text
+/// again from the start to find its place (`traverse`).
+///
+/// The reads are plain `pread` system calls (rustix): libc's wrapper is a cancellation point,
+/// which costs a cold pass through the thread's cancellation state on every call.
 fn read_from_start(
     f: &File,
     buf: &mut Vec<u8>,
     step: usize,
-    procfs: bool,
+    records: Option<Records>,
 ) -> std::io::Result<usize> {
     if buf.len() < 64 * 1024 {
         buf.resize(64 * 1024, 0);
@@ -354,13 +382,23 @@ fn read_from_start(
         if n + step > buf.len() {
             buf.resize((buf.len() * 2).max(n + step), 0);
         }
-        match f.read_at(&mut buf[n..n + step], n as u64) {
+        match rustix::io::pread(f, &mut buf[n..n + step], n as u64) {
             Ok(0) => return Ok(n),
-            Ok(k) if procfs && k < step && k < SHORT_EOF => return Ok(n + k),
+            Ok(k) if k < step && short_is_end(records, k) => return Ok(n + k),
             Ok(k) => n += k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
         }
+    }
+}
+
+/// Whether a read that returned `k` bytes, fewer than asked for, was the end of a procfs file
+/// cut into `records` (`Records`).
+fn short_is_end(records: Option<Records>, k: usize) -> bool {
+    match records {
+        Some(Records::One) => true,
+        Some(Records::UpTo(max)) => k + max < rustix::param::page_size(),
+        Some(Records::Unknown) | None => false,
     }
 }
 
@@ -372,7 +410,7 @@ fn text(bytes: &[u8]) -> Cow<'_, str> {
 
 /// Reads a whole file as text; `None` when the file does not exist on this machine.
 pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
-    let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, false));
+    let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, None));
     match res {
         Ok(n) => Ok(Some(text(&buf[..n]).into_owned())),
         Err(e) if is_absent(&e) => Ok(None),

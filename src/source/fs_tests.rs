@@ -9,7 +9,7 @@ fn read_text(h: &mut Held, buf: &mut Vec<u8>) -> Result<Option<String>> {
 
 #[test]
 fn held_proc_file_rereads_fresh_text() {
-    let mut h = Held::new("/proc/self/stat".into());
+    let mut h = Held::new("/proc/self/stat".into(), Records::Unknown);
     let mut buf = Vec::new();
     let a = read_text(&mut h, &mut buf).unwrap().unwrap();
     assert!(h.file.is_some(), "procfs files are kept open");
@@ -25,7 +25,7 @@ fn regular_files_are_reopened_and_vanishing_means_absent() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("meminfo");
     std::fs::write(&path, "one\n").unwrap();
-    let mut h = Held::new(path.clone());
+    let mut h = Held::new(path.clone(), Records::Unknown);
     let mut buf = Vec::new();
     assert_eq!(
         read_text(&mut h, &mut buf).unwrap().as_deref(),
@@ -140,7 +140,7 @@ fn read_size_follows_the_file() {
     assert_eq!(step_for(6000), 16384);
     // A held sysctl and a held seq_file read whole with a small step, also after growing.
     for path in ["/proc/sys/vm/dirty_ratio", "/proc/self/mountinfo"] {
-        let mut h = Held::new(path.into());
+        let mut h = Held::new(path.into(), Records::Unknown);
         let mut buf = Vec::new();
         for _ in 0..3 {
             let got = read_text(&mut h, &mut buf).unwrap().unwrap();
@@ -189,18 +189,19 @@ fn text_keeps_invalid_bytes_lossily() {
 
 #[test]
 fn procfs_short_reads_end_the_file_only_when_they_are_the_end() {
-    // kallsyms: megabytes of seq_file records, so reads stop short at every full kernel
-    // buffer (about a page) without being the end; the others end in one short read.
-    for path in [
-        "/proc/kallsyms",
-        "/proc/self/mountinfo",
-        "/proc/filesystems",
-        "/proc/sys/vm/dirty_ratio",
+    // kallsyms: megabytes of seq_file records (a symbol of up to 512 bytes a line), so reads
+    // stop short at every full kernel buffer without being the end; the others are one
+    // record and end in one short read.
+    for (path, records) in [
+        ("/proc/kallsyms", Records::UpTo(600)),
+        ("/proc/self/mountinfo", Records::Unknown),
+        ("/proc/filesystems", Records::One),
+        ("/proc/sys/vm/dirty_ratio", Records::One),
     ] {
         let Ok(want) = std::fs::read_to_string(path) else {
             continue;
         };
-        let mut h = Held::new(path.into());
+        let mut h = Held::new(path.into(), records);
         let mut buf = Vec::new();
         for step in [DEFAULT_STEP, 16, 4096, 65536] {
             read_text(&mut h, &mut buf).unwrap();
@@ -211,6 +212,56 @@ fn procfs_short_reads_end_the_file_only_when_they_are_the_end() {
             assert_eq!(got, want, "{path} step {step}");
         }
     }
+}
+
+#[test]
+fn the_tick_files_are_read_whole_with_their_record_sizes() {
+    // Their figures move between two reads, but not their lines: each held read has every
+    // line a read to EOF has, whatever the read size.
+    for (rel, _, records) in PROC_FILES {
+        let path = Path::new("/proc").join(rel);
+        let Ok(want) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        // A line's name: its first word, or a diskstats line's third (after the numbers).
+        let keys = |t: &str| -> Vec<String> {
+            t.lines()
+                .map(|l| {
+                    let mut w = l.split_whitespace();
+                    let first = w.next().unwrap_or_default();
+                    if first.starts_with(|c: char| c.is_ascii_digit()) {
+                        w.nth(1).unwrap_or_default().to_owned()
+                    } else {
+                        first.to_owned()
+                    }
+                })
+                .collect()
+        };
+        let mut h = Held::new(path.clone(), records);
+        let mut buf = Vec::new();
+        for step in [DEFAULT_STEP, 64, 4096, 8192] {
+            read_text(&mut h, &mut buf).unwrap();
+            h.step = step;
+            let got = read_text(&mut h, &mut buf).unwrap().unwrap();
+            assert!(got.ends_with('\n'), "{rel} step {step}");
+            assert_eq!(
+                got.lines().count(),
+                want.lines().count(),
+                "{rel} step {step}"
+            );
+            assert_eq!(keys(&got), keys(&want), "{rel} step {step}");
+        }
+    }
+}
+
+#[test]
+fn a_short_read_ends_a_file_by_its_records() {
+    let page = rustix::param::page_size();
+    assert!(short_is_end(Some(Records::One), page * 3));
+    assert!(short_is_end(Some(Records::UpTo(128)), page - 129));
+    assert!(!short_is_end(Some(Records::UpTo(128)), page - 128));
+    assert!(!short_is_end(Some(Records::Unknown), 10));
+    assert!(!short_is_end(None, 10));
 }
 
 #[test]
