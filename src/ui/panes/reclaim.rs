@@ -139,6 +139,17 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     ));
     l.push(Span::styled(" stall ", t.dim));
     l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
+    // Free memory against the watermarks before the fault and swap figures: when large
+    // rates make the line longer than an 80-column pane, those are what is cut.
+    if let Some(w) = r.watermarks {
+        let (label, lvl) = watermark_state(&w);
+        l.push(Span::styled(" [", t.dim));
+        l.push(Span::styled(
+            label.split(':').next().unwrap_or(label),
+            level(app, lvl),
+        ));
+        l.push(Span::styled("]", t.dim));
+    }
     l.extend(kv(
         app,
         " swap",
@@ -146,14 +157,6 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     ));
     l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
     l.extend(kv(app, " refault", Rate(r.refault_s)));
-    if let Some(w) = r.watermarks {
-        let (label, lvl) = watermark_state(&w);
-        l.push(Span::styled(" ", level(app, lvl)));
-        l.push(Span::styled(
-            label.split(':').next().unwrap_or(label),
-            level(app, lvl),
-        ));
-    }
     Line::from(l)
 }
 
