@@ -335,15 +335,10 @@ fn canvas_steady(c: &mut Criterion) {
     });
 }
 
-/// The ingest alone (parse, derive, history) with the caches cold, as in the running TUI,
-/// where a second of other work passes between two samples: before each timed
-/// `App::update(Msg::Sample)`, 64 MiB (`PW_BENCH_SWEEP_MB`) are written over, which evicts the
-/// caches and the TLB. Warm, the same ingest costs a third of this. The recording predates the
-/// live source's slow refresh, so zoneinfo is carried between refreshes
+/// The idle recording's samples as the live source hands them over: the recording predates
+/// the live source's slow refresh, so zoneinfo is carried between refreshes
 /// (`SLOW_REFRESH_TICKS`) here, as `FsSource` does live.
-fn cold_ingest(c: &mut Criterion) {
-    use pagewatch::app::{App, Look, Msg};
-    use pagewatch::source::HostInfo;
+fn idle_samples_carried() -> Vec<RawSample> {
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/idle-150s.pwrec");
     let mut samples = pagewatch::record::read(&path).expect("recording").samples;
@@ -357,34 +352,70 @@ fn cold_ingest(c: &mut Criterion) {
             s.files.insert(names::ZONEINFO.into(), zoneinfo.clone());
         }
     }
-    let mb: usize = std::env::var("PW_BENCH_SWEEP_MB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(64);
-    let mut junk = vec![1u8; mb << 20];
-    let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
-    let mut next = 0;
-    c.bench_function("ingest_cold_idle", |bch| {
-        bch.iter_custom(|iters| {
-            let mut spent = std::time::Duration::ZERO;
-            for _ in 0..iters {
-                if next == samples.len() {
-                    app = App::new(HostInfo::default(), Look::default(), 1.0);
-                    next = 0;
+    samples
+}
+
+/// Evicts the caches and the TLB, as a second of other work does between two samples of the
+/// running TUI: writes over `PW_BENCH_SWEEP_MB` (64) MiB, one byte a cache line.
+struct Sweep(Vec<u8>);
+
+impl Sweep {
+    fn new() -> Self {
+        let mb: usize = std::env::var("PW_BENCH_SWEEP_MB")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(64);
+        Self(vec![1u8; mb << 20])
+    }
+
+    fn run(&mut self) {
+        for k in (0..self.0.len()).step_by(64) {
+            self.0[k] = self.0[k].wrapping_add(1);
+        }
+        black_box(&self.0);
+    }
+}
+
+/// With the caches cold, as in the running TUI (`Sweep` before each timed sample):
+/// `ingest_cold_idle` times the ingest alone (parse, derive, history), warm a third of this;
+/// `tick_cold_idle_160x48` the ingest and the 160x48 frame the terminal needs, the sampler's
+/// whole work per sample but for the reads and the write, and the closest of these benches
+/// to what `tui_pty` measures.
+fn cold_ticks(c: &mut Criterion) {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::HostInfo;
+    use pagewatch::ui::Screen;
+    use ratatui::layout::Rect;
+    let samples = idle_samples_carried();
+    let mut sweep = Sweep::new();
+    let area = Rect::new(0, 0, 160, 48);
+    for (name, draw) in [("ingest_cold_idle", false), ("tick_cold_idle_160x48", true)] {
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        let mut screen = Screen::new();
+        let mut next = 0;
+        c.bench_function(name, |bch| {
+            bch.iter_custom(|iters| {
+                let mut spent = std::time::Duration::ZERO;
+                for _ in 0..iters {
+                    if next == samples.len() {
+                        app = App::new(HostInfo::default(), Look::default(), 1.0);
+                        screen = Screen::new();
+                        next = 0;
+                    }
+                    let sample = samples[next].clone();
+                    next += 1;
+                    sweep.run();
+                    let t = std::time::Instant::now();
+                    app.update(Msg::Sample(sample));
+                    if draw {
+                        black_box(screen.frame(&app, area).len());
+                    }
+                    spent += t.elapsed();
                 }
-                let sample = samples[next].clone();
-                next += 1;
-                for k in (0..junk.len()).step_by(64) {
-                    junk[k] = junk[k].wrapping_add(1);
-                }
-                black_box(&junk);
-                let t = std::time::Instant::now();
-                app.update(Msg::Sample(sample));
-                spent += t.elapsed();
-            }
-            spent
+                spent
+            });
         });
-    });
+    }
 }
 
 criterion_group!(
@@ -394,7 +425,7 @@ criterion_group!(
     screen_frames,
     steady_ticks,
     canvas_steady,
-    cold_ingest,
+    cold_ticks,
     foreign_scan
 );
 criterion_main!(benches);

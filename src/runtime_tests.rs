@@ -110,7 +110,7 @@ fn cpu_meter_needs_a_window_of_cpu_window() {
         "first reading only starts the window"
     );
     assert_eq!(
-        m.reading(base + w - ms(10), ms(105)),
+        m.reading(base + w.saturating_sub(ms(10)), ms(105)),
         None,
         "10 ms short of the window"
     );
