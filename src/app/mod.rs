@@ -215,7 +215,7 @@ impl App {
             Msg::CpuUse(ms) => {
                 self.self_cost
                     .get_or_insert_with(SelfCost::default)
-                    .cpu_ms_per_s = ms;
+                    .cpu_ms_per_s = Some(ms);
                 return Vec::new();
             }
             Msg::Resize => {}

@@ -52,8 +52,9 @@ pub enum Msg {
 pub struct SelfCost {
     /// Time the last read of /proc and /sys took, µs.
     pub sample_us: u64,
-    /// CPU time used per second of wall time, ms/s (user + system).
-    pub cpu_ms_per_s: f64,
+    /// CPU time used per second of wall time, ms/s (user + system); `None` until the first
+    /// window of the runtime's CPU meter is complete (about five seconds).
+    pub cpu_ms_per_s: Option<f64>,
 }
 
 /// Side effects the runtime performs for the app.

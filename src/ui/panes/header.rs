@@ -70,11 +70,15 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         first.push(Span::styled("  PAUSED", t.warn));
     }
     if let Some(c) = app.self_cost {
-        first.extend(kv(
-            app,
-            "  self",
-            format_args!("{:.2}ms/s {}µs", c.cpu_ms_per_s, c.sample_us),
-        ));
+        match c.cpu_ms_per_s {
+            Some(ms) => first.extend(kv(
+                app,
+                "  self",
+                format_args!("{ms:.2}ms/s {}µs", c.sample_us),
+            )),
+            // The CPU figure needs a few seconds of history; the read time is there at once.
+            None => first.extend(kv(app, "  self", format_args!("{}µs", c.sample_us))),
+        }
     }
     let mut second = Vec::with_capacity(8);
     if let Some(m) = &app.model {
@@ -130,4 +134,39 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         lines.push(status.unwrap_or_else(|| Line::from(second)));
     }
     canvas.lines(area, lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use ratatui::buffer::Buffer;
+
+    use super::*;
+    use crate::app::{Look, Msg};
+    use crate::source::HostInfo;
+
+    /// The header's first row as text.
+    fn first_row(app: &App) -> String {
+        let area = Rect::new(0, 0, 160, 3);
+        let mut canvas = Canvas::default();
+        draw(app, area, &mut canvas);
+        let mut buf = Buffer::empty(area);
+        canvas.paint(&mut buf);
+        (0..area.width).map(|x| buf[(x, 0)].symbol()).collect()
+    }
+
+    #[test]
+    fn self_cost_shows_cpu_only_once_measured() {
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        assert!(!first_row(&app).contains("self"), "nothing before a sample");
+        app.update(Msg::SampleTook(118));
+        let row = first_row(&app);
+        assert!(row.contains("self 118µs"), "{row}");
+        assert!(
+            !row.contains("ms/s"),
+            "no CPU figure before one is measured: {row}"
+        );
+        app.update(Msg::CpuUse(0.4251));
+        let row = first_row(&app);
+        assert!(row.contains("self 0.43ms/s 118µs"), "{row}");
+    }
 }
