@@ -91,11 +91,19 @@ pub enum Cmd {
     Guard(GuardArgs),
 }
 
-/// `pagewatch __guard -- PROGRAM ARGS...`.
+/// `pagewatch __guard -- PROGRAM ARGS...` or `pagewatch __guard --clean-dir DIR`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GuardArgs {
+    /// Wait for the end of stdin, then remove pagewatch's fio files left in this private
+    /// directory (pagewatch was killed before it could).
+    #[arg(long, value_name = "DIR", conflicts_with = "argv")]
+    pub clean_dir: Option<std::path::PathBuf>,
     /// The program and its arguments.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, required = true)]
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        required_unless_present = "clean_dir"
+    )]
     pub argv: Vec<String>,
 }
 

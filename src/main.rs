@@ -61,7 +61,7 @@ fn main() -> Result<()> {
     app.fio_presets = pagewatch::supervise::preset_views();
     if let Some(dir) = &args.fio_dir {
         // Refuse a device, a missing path or a file now, not at the first fio job.
-        pagewatch::jobs::fio::FioDir::open(Some(dir), true)
+        pagewatch::jobs::fio::FioDir::check(Some(dir))
             .with_context(|| format!("--fio-dir {}", dir.display()))?;
     }
     for spec in &args.fio {

@@ -130,7 +130,10 @@ impl Supervisor {
         };
         if self.fio_dir.is_none() {
             match FioDir::open(self.fio_settings.dir.as_deref(), self.fio_settings.keep) {
-                Ok(d) => {
+                Ok(mut d) => {
+                    if let Err(e) = d.start_cleanup_guard(&self.exe) {
+                        let _ = self.tx.send(Msg::Notice(format!("{e:#}")));
+                    }
                     if let Some(w) = d.warning() {
                         let _ = self.tx.send(Msg::Notice(w.to_owned()));
                     }

@@ -123,11 +123,12 @@ fn randread_reports_live_figures_and_reuses_its_file() {
 #[test]
 fn write_never_touches_a_file_pagewatch_did_not_create() {
     let tmp = disk_dir();
-    let name = tmp
+    let mut dir = FioDir::open(Some(tmp.path()), false).unwrap();
+    // Only root could plant it in pagewatch's private directory: still refused.
+    let name = dir
         .path()
         .join(format!("pagewatch-{}-8M.fio", std::process::id()));
     std::fs::write(&name, b"not yours").unwrap();
-    let mut dir = FioDir::open(Some(tmp.path()), false).unwrap();
     let notify = Arc::new(|_u: FioUpdate| {});
     let spec = FioSpec::parse("write,size=8M").unwrap();
     match FioJob::start(Path::new(EXE), &spec, &mut dir, notify) {

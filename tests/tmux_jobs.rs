@@ -84,12 +84,20 @@ fn wait_until(secs: u64, ok: impl Fn() -> bool) -> bool {
     ok()
 }
 
+/// Test files in `dir` and in the private directories pagewatch makes inside it, plus those
+/// private directories themselves.
 fn fio_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".fio"))
-        .count()
+        .map(|e| {
+            if e.file_type().unwrap().is_dir() {
+                1 + fio_files(&e.path())
+            } else {
+                usize::from(e.file_name().to_string_lossy().ends_with(".fio"))
+            }
+        })
+        .sum()
 }
 
 #[test]
@@ -117,7 +125,11 @@ fn experiments_from_hotkeys() {
     s.keys(&["Down", "Down", "Down", "Down", "BSpace", "3", "Enter"]);
     s.wait_for("fio randread size=32M runtime=3 · pid", 10);
     s.wait_for("running", 30);
-    assert_eq!(fio_files(dir.path()), 1, "pagewatch lays out one test file");
+    assert_eq!(
+        fio_files(dir.path()),
+        2,
+        "pagewatch lays out one test file in its private directory"
+    );
     let done = s.wait_for("result: R ", 30);
     assert!(done.contains("finished"), "{done}");
 
@@ -142,7 +154,11 @@ fn experiments_from_hotkeys() {
     let end = s.wait_for("shell-42-ok", 15);
     assert!(end.contains("exit=0"), "{end}");
     assert!(wait_until(5, || !Path::new(&format!("/proc/{pw}")).exists()));
-    assert_eq!(fio_files(dir.path()), 0, "test files are removed on exit");
+    assert_eq!(
+        fio_files(dir.path()),
+        0,
+        "test files and the private directory are removed on exit"
+    );
 }
 
 #[test]
@@ -178,5 +194,10 @@ fn sigkill_leaves_no_eater_and_no_fio() {
     assert!(
         wait_until(10, || eaters.iter().all(|p| !comm_is(*p, "pagewatch-eat"))),
         "eater outlived pagewatch"
+    );
+    assert!(
+        wait_until(10, || fio_files(dir.path()) == 0),
+        "the laid-out test file outlived pagewatch: {} entries",
+        fio_files(dir.path())
     );
 }

@@ -23,7 +23,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use rustix::process::{Pid, Signal, getppid, set_parent_process_death_signal};
 
-use super::eat_plan::{EatLine, EatState, check_step, check_target, floor};
+use super::eat_plan::{
+    EatLine, EatState, MAX_STEPS, check_step, check_target, effective_step, floor,
+};
 use super::size::parse_size;
 use crate::cli::EatArgs;
 
@@ -54,7 +56,13 @@ fn eat(args: &EatArgs) -> anyhow::Result<()> {
 
     let (total, available) = mem()?;
     let target = parse_size(&args.size, total).map_err(|e| anyhow::anyhow!("SIZE: {e}"))?;
-    let step = parse_size(&args.step, total).map_err(|e| anyhow::anyhow!("--step: {e}"))?;
+    let asked = parse_size(&args.step, total).map_err(|e| anyhow::anyhow!("--step: {e}"))?;
+    let step = effective_step(asked, target);
+    if step != asked {
+        eprintln!(
+            "pagewatch eat: step raised to {step} bytes (at most {MAX_STEPS} steps, whole pages)"
+        );
+    }
     check_target(target, total, available, args.force).map_err(anyhow::Error::msg)?;
     let floor = floor(total, args.force);
 

@@ -75,6 +75,19 @@ pub fn check_step(step: u64, mem_available: u64, floor: u64, force: bool) -> Res
     ))
 }
 
+/// At most this many steps (and progress lines) per eater.
+pub const MAX_STEPS: u64 = 1024;
+const PAGE: u64 = 4096;
+
+/// The step actually used for `target` bytes: the asked `step`, raised to at least one page
+/// and to `target / MAX_STEPS` (rounded up to pages), so a tiny `--step` cannot print hundreds
+/// of thousands of lines or loop without progress.
+#[must_use]
+pub fn effective_step(step: u64, target: u64) -> u64 {
+    let fewest = target.div_ceil(MAX_STEPS).div_ceil(PAGE) * PAGE;
+    step.max(PAGE).max(fewest)
+}
+
 /// Where the eater is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -167,6 +180,29 @@ mod tests {
         assert!(e.contains("safety margin"), "{e}");
         let e = check_step(64 << 20, 100 << 20, FORCE_FLOOR, true).unwrap_err();
         assert!(e.contains("--force"), "{e}");
+    }
+
+    #[test]
+    fn steps_are_bounded() {
+        // `eat 256K --step 1`: one page at a time, 64 steps, not 262,144.
+        assert_eq!(effective_step(1, 256 << 10), 4096);
+        assert_eq!((256u64 << 10).div_ceil(effective_step(1, 256 << 10)), 64);
+        assert_eq!(
+            effective_step(0, 1 << 20),
+            4096,
+            "a zero step still progresses"
+        );
+        // 8 GiB in 1 MiB steps would be 8,192 steps: raised to 8 MiB, 1,024 steps.
+        assert_eq!(effective_step(1 << 20, 8 << 30), 8 << 20);
+        assert_eq!(
+            effective_step(64 << 20, 1 << 30),
+            64 << 20,
+            "a sane step is kept"
+        );
+        for (step, target) in [(1, u64::MAX), (3, 12_345_678_901), (4095, 1 << 40)] {
+            let n = effective_step(step, target);
+            assert!(target.div_ceil(n) <= MAX_STEPS, "{step} {target}");
+        }
     }
 
     #[test]

@@ -10,6 +10,8 @@
 //! program exits. It catches SIGINT without acting on it, so pagewatch's `killpg(SIGINT)` stops
 //! fio (whose main process stops its workers) while the guard stays to report fio's exit status
 //! (its own exit code; 128+N when fio died of signal N).
+//! `pagewatch __guard --clean-dir DIR` is the other guard: it outlives a SIGKILLed pagewatch
+//! to remove the fio test files left in its private directory (`fio/dir.rs`).
 //! Owns: that protocol. Must not touch: the program's output (inherited as is).
 
 use std::process::Command;
@@ -29,6 +31,9 @@ pub const PARENT_ENV: &str = "PAGEWATCH_PARENT_PID";
 
 /// Runs the guard; exits the process with the program's status.
 pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
+    if let Some(dir) = &args.clean_dir {
+        return crate::jobs::fio::dir::run_cleanup_guard(dir);
+    }
     let (program, rest) = args
         .argv
         .split_first()

@@ -13,7 +13,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::child::{self, Control};
-use super::dir::FioDir;
+use super::dir::{FioDir, OwnedFiles};
 use super::live::{FioLive, live};
 use super::spec::{FioSpec, size_text};
 use super::status::FioStatus;
@@ -85,7 +85,8 @@ impl FioJob {
     pub fn start(exe: &Path, spec: &FioSpec, dir: &mut FioDir, notify: Notify) -> Result<FioJob> {
         let fio = child::find_fio()?;
         let file = dir.file_for(spec.size)?;
-        let have = std::fs::metadata(&file).map_or(0, |m| m.len());
+        let owned = dir.owned_files();
+        let have = owned.verify(&file)?;
         let with_fio = |args: Vec<String>| {
             std::iter::once(fio.display().to_string())
                 .chain(args)
@@ -99,6 +100,7 @@ impl FioJob {
             name: spec.preset.clone(),
             size: spec.size,
             file: file.clone(),
+            owned,
             argv: argv.clone(),
             prepare_argv: prepare_argv.clone(),
         };
@@ -200,13 +202,25 @@ struct Plan {
     name: String,
     size: u64,
     file: PathBuf,
+    owned: OwnedFiles,
     argv: Vec<String>,
     prepare_argv: Option<Vec<String>>,
 }
 
 impl Plan {
+    /// The test file's length while it is still the file pagewatch created (checked without
+    /// following a symlink), or why not.
+    fn check_file(&self) -> Result<u64, String> {
+        self.owned
+            .verify(&self.file)
+            .map_err(|e| format!("{e:#}: stopped"))
+    }
+
     fn execute(&self, control: &Control, notify: &Notify) -> FioUpdate {
         let message = |m: &str| notify(FioUpdate::Message(m.to_string()));
+        if let Err(why) = self.check_file() {
+            return failed(why, &[], None);
+        }
         if let Some(prep) = &self.prepare_argv {
             notify(FioUpdate::Preparing {
                 file: self.file.clone(),
@@ -223,7 +237,11 @@ impl Plan {
                     None,
                 );
             }
-            let len = std::fs::metadata(&self.file).map_or(0, |m| m.len());
+            // fio's layout unlinks the empty file and creates it anew.
+            let len = match self.owned.adopt(&self.file).map_err(|e| format!("{e:#}")) {
+                Ok(len) => len,
+                Err(why) => return failed(why, &out.stderr, None),
+            };
             if let Some(why) = problem(&out).or_else(|| {
                 (len < self.size).then(|| format!("the file is {} long", size_text(len)))
             }) {
@@ -251,6 +269,9 @@ impl Plan {
             Ok(out) => out,
             Err(e) => return failed(format!("{e:#}"), &[], None),
         };
+        if let Err(why) = self.check_file() {
+            return failed(why, &out.stderr, None);
+        }
         verdict(&self.name, &out, control.stopping(), control.killed())
     }
 }
