@@ -99,7 +99,8 @@ fn a_swapped_file_is_caught_and_never_removed() {
     // Replace it by a symlink to a file of someone else's: verify refuses, cleanup keeps both.
     let victim = tmp.path().join("victim");
     fs::write(&victim, b"keep").unwrap();
-    fs::remove_file(&a).unwrap();
+    // Moved away, not removed: a freed inode number could be handed to the next file.
+    fs::rename(&a, tmp.path().join("original")).unwrap();
     std::os::unix::fs::symlink(&victim, &a).unwrap();
     let e = format!("{:#}", owned.verify(&a).unwrap_err());
     assert!(e.contains("symlink"), "{e}");
