@@ -38,11 +38,44 @@ pub enum Error {
 
 impl Error {
     /// Builds a parse error.
+    /// The message is cut to `MAX_MSG` characters: it often quotes the bad line, which may be
+    /// megabytes long.
     pub fn parse(file: &str, line: usize, msg: impl Into<String>) -> Self {
         Error::Parse {
             file: file.to_owned(),
             line,
-            msg: msg.into(),
+            msg: cut(msg.into()),
         }
+    }
+}
+
+/// The longest message a parse error carries, in characters.
+pub const MAX_MSG: usize = 160;
+
+/// `msg` cut to `MAX_MSG` characters, with "…" and the original length when cut.
+fn cut(mut msg: String) -> String {
+    if let Some((at, _)) = msg.char_indices().nth(MAX_MSG) {
+        let len = msg.len();
+        msg.truncate(at);
+        msg.push_str(&format!("… ({len} bytes)"));
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_messages_are_cut() {
+        let line = "x".repeat(2 << 20);
+        let e = Error::parse("proc/meminfo", 3, format!("bad line {line:?}")).to_string();
+        assert!(e.len() < 200, "{}", e.len());
+        assert!(e.starts_with("proc/meminfo:3: bad line \"xxx"), "{e}");
+        assert!(e.ends_with("… (2097163 bytes)"), "{e}");
+        let short = Error::parse("proc/stat", 1, "é".repeat(MAX_MSG)).to_string();
+        assert!(!short.contains('…'), "{short}");
+        let multi = Error::parse("proc/stat", 1, "é".repeat(MAX_MSG + 1)).to_string();
+        assert!(multi.ends_with("é… (322 bytes)"), "{multi}");
     }
 }

@@ -23,9 +23,14 @@ pub struct Summary {
     pub errors: u64,
 }
 
+/// After this many failed samples in a row, a run without `--count` stops: a file that never
+/// parses would otherwise print the same error every interval forever.
+pub const MAX_FAILURES_IN_A_ROW: u64 = 60;
+
 /// Runs batch mode: reads `count + 1` samples (forever when `count` is `None`), printing one
 /// record per interval to `out`. A sample that fails to read or parse is reported on `err`
-/// with its file and line, and the last good snapshot is kept for the next rate.
+/// with its file and line, counts as one of the reads, and the last good snapshot is kept for
+/// the next rate. Stops after `MAX_FAILURES_IN_A_ROW` failures in a row.
 /// `wait` is called before every read but the first; it paces live sources.
 pub fn run(
     source: &mut dyn Source,
@@ -40,12 +45,13 @@ pub fn run(
     let mut parser = Parser::new();
     let mut summary = Summary::default();
     let mut table = TextTable::default();
-    let mut first = true;
-    while count.is_none_or(|c| summary.printed < c) {
-        if !first {
+    let mut reads = 0u64;
+    let mut in_a_row = 0u64;
+    while count.is_none_or(|c| reads <= c) {
+        if reads > 0 {
             wait();
         }
-        first = false;
+        reads += 1;
         let snap = match source.next_sample() {
             Ok(None) => break,
             Ok(Some(raw)) => parser.parse(&raw),
@@ -55,10 +61,19 @@ pub fn run(
             Ok(s) => s,
             Err(e) => {
                 summary.errors += 1;
+                in_a_row += 1;
                 writeln!(err, "pagewatch: {e}")?;
+                if in_a_row >= MAX_FAILURES_IN_A_ROW {
+                    writeln!(
+                        err,
+                        "pagewatch: stopping: the last {in_a_row} samples all failed"
+                    )?;
+                    break;
+                }
                 continue;
             }
         };
+        in_a_row = 0;
         if let Some(p) = &prev {
             let model = Model::derive(Some(p), &snap, opts);
             match format {
@@ -85,5 +100,62 @@ pub fn failed(summary: std::io::Result<Summary>) -> anyhow::Result<bool> {
         Ok(s) => Ok(s.errors > 0),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
         Err(e) => Err(e).context("writing output"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::RawSample;
+
+    /// A source whose every sample fails, as a tree with a sysctl that never parses does.
+    struct Broken(u64);
+
+    impl Source for Broken {
+        fn next_sample(&mut self) -> crate::error::Result<Option<RawSample>> {
+            self.0 += 1;
+            Err(crate::error::Error::parse(
+                "proc/sys/vm/dirty_ratio",
+                1,
+                "not a number",
+            ))
+        }
+    }
+
+    fn run_on(src: &mut Broken, count: Option<u64>) -> (Summary, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let s = run(
+            src,
+            count,
+            Format::Json,
+            Options::default(),
+            &mut out,
+            &mut err,
+            &mut || {},
+        )
+        .unwrap();
+        (s, String::from_utf8(err).unwrap())
+    }
+
+    #[test]
+    fn failed_samples_count_toward_the_reads() {
+        let mut src = Broken(0);
+        let (s, err) = run_on(&mut src, Some(1));
+        assert_eq!(src.0, 2, "--count 1 takes two reads, failed or not");
+        assert_eq!((s.printed, s.errors), (0, 2));
+        assert!(err.contains("proc/sys/vm/dirty_ratio:1"), "{err}");
+        assert!(failed(Ok(s)).unwrap(), "exit status 1");
+    }
+
+    #[test]
+    fn an_endless_run_stops_after_failures_in_a_row() {
+        let mut src = Broken(0);
+        let (s, err) = run_on(&mut src, None);
+        assert_eq!(src.0, MAX_FAILURES_IN_A_ROW);
+        assert_eq!(s.errors, MAX_FAILURES_IN_A_ROW);
+        assert!(
+            err.ends_with("stopping: the last 60 samples all failed\n"),
+            "{err}"
+        );
     }
 }

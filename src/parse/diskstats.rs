@@ -1,10 +1,10 @@
 //! `/proc/diskstats` → `DiskCounters` per device (spec §4): 14, 18 or 20 fields per line.
 //!
-//! Each line goes through procfs-core's `DiskStat::from_line` after a check that names the
-//! line on bad input. Pre-2.6.25 7-field partition lines are skipped, as iostat -x does.
+//! Our own reader (procfs-core's `DiskStat::from_line` reported some malformed lines as an
+//! "Internal error … please report this procfs bug"): every field is checked and a bad line is
+//! named by its number. Pre-2.6.25 7-field partition lines are skipped, as iostat -x does.
 //! Owns: parsing. Must not touch: rates (model/disk.rs).
 
-use procfs_core::DiskStat;
 use serde::Serialize;
 
 use super::fast::lines;
@@ -59,52 +59,74 @@ pub fn parse(text: &str) -> Result<Vec<DiskCounters>> {
 }
 
 /// Parses line `n` of `/proc/diskstats`: `None` for a blank line or a pre-2.6.25 7-field
-/// partition line. The result depends on nothing but `line` and `n`.
+/// partition line. The result depends on nothing but `line` and `n`. Lines with more fields
+/// than 20 (a newer kernel) are read for the fields pagewatch knows; every counter must be a
+/// decimal u64 (checked here, so nothing unexpected reaches a library that might panic).
 pub fn parse_line(line: &str, n: usize) -> Result<Option<DiskCounters>> {
-    let (mut fields, mut numeric) = (0, true);
-    for (k, t) in line.split_whitespace().enumerate() {
-        fields += 1;
-        numeric &= k == 2 || t.bytes().all(|b| b.is_ascii_digit());
+    let mut it = line.split_whitespace();
+    let (Some(major), Some(minor), Some(name)) = (it.next(), it.next(), it.next()) else {
+        return if line.trim().is_empty() {
+            Ok(None)
+        } else {
+            Err(Error::parse(DISKSTATS, n, "expected 14, 18 or 20 fields"))
+        };
+    };
+    let mut v = [0u64; 17];
+    let mut count = 0;
+    for (k, t) in it.enumerate() {
+        let x = t
+            .parse::<u64>()
+            .ok()
+            .filter(|_| t.bytes().all(|b| b.is_ascii_digit()));
+        let Some(x) = x else {
+            return Err(Error::parse(
+                DISKSTATS,
+                n,
+                format!("field {} is not a counter: {t:?}", k + 4),
+            ));
+        };
+        if let Some(slot) = v.get_mut(k) {
+            *slot = x;
+        }
+        count = k + 1;
     }
-    if fields == 0 || fields == 7 {
+    let fields = count + 3;
+    if fields == 7 {
         return Ok(None);
     }
-    if !matches!(fields, 14 | 18 | 20) {
+    if fields < 14 || matches!(fields, 15..=17 | 19) {
         return Err(Error::parse(
             DISKSTATS,
             n,
             format!("expected 14, 18 or 20 fields, got {fields}"),
         ));
     }
-    if !numeric {
-        return Err(Error::parse(
-            DISKSTATS,
-            n,
-            format!("non-numeric counter in {line:?}"),
-        ));
-    }
-    let d = DiskStat::from_line(line).map_err(|e| Error::parse(DISKSTATS, n, e.to_string()))?;
+    let id = |t: &str, what: &str| {
+        t.parse::<u32>()
+            .map_err(|_| Error::parse(DISKSTATS, n, format!("{what} {t:?} is not a number")))
+    };
+    let opt = |k: usize, from: usize| (fields >= from).then_some(v[k]);
     Ok(Some(DiskCounters {
-        major: u32::try_from(d.major).unwrap_or(0),
-        minor: u32::try_from(d.minor).unwrap_or(0),
-        name: d.name,
-        reads: d.reads,
-        reads_merged: d.merged,
-        sectors_read: d.sectors_read,
-        read_ms: d.time_reading,
-        writes: d.writes,
-        writes_merged: d.writes_merged,
-        sectors_written: d.sectors_written,
-        write_ms: d.time_writing,
-        in_flight: d.in_progress,
-        io_ticks_ms: d.time_in_progress,
-        weighted_ms: d.weighted_time_in_progress,
-        discards: d.discards,
-        discards_merged: d.discards_merged,
-        sectors_discarded: d.sectors_discarded,
-        discard_ms: d.time_discarding,
-        flushes: d.flushes,
-        flush_ms: d.time_flushing,
+        major: id(major, "major")?,
+        minor: id(minor, "minor")?,
+        name: name.to_owned(),
+        reads: v[0],
+        reads_merged: v[1],
+        sectors_read: v[2],
+        read_ms: v[3],
+        writes: v[4],
+        writes_merged: v[5],
+        sectors_written: v[6],
+        write_ms: v[7],
+        in_flight: v[8],
+        io_ticks_ms: v[9],
+        weighted_ms: v[10],
+        discards: opt(11, 18),
+        discards_merged: opt(12, 18),
+        sectors_discarded: opt(13, 18),
+        discard_ms: opt(14, 18),
+        flushes: opt(15, 20),
+        flush_ms: opt(16, 20),
     }))
 }
 
@@ -139,5 +161,30 @@ mod tests {
         assert!(err.starts_with("proc/diskstats:2:"), "{err}");
         let err = parse("8 0 sda 1 2\n").unwrap_err().to_string();
         assert!(err.starts_with("proc/diskstats:1:"), "{err}");
+    }
+
+    #[test]
+    fn malformed_lines_are_our_errors_with_the_line() {
+        let base = " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11";
+        for bad in [
+            // A counter past u64 (procfs-core: "Internal error: bug at …diskstats.rs").
+            " 8 0 sda 1 2 3 4 5 6 7 8 9 10 99999999999999999999999",
+            " 8 0 sda 1 2 3 4 5 6 7 8 -9 10 11",
+            " 99999999999 0 sda 1 2 3 4 5 6 7 8 9 10 11",
+            " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13",
+            " x y sda 1 2 3 4 5 6 7 8 9 10 11",
+        ] {
+            let e = parse(&format!("{base}\n{bad}\n")).unwrap_err().to_string();
+            assert!(e.starts_with("proc/diskstats:2: "), "{bad}: {e}");
+            assert!(!e.contains("procfs"), "{e}");
+        }
+    }
+
+    #[test]
+    fn more_fields_than_known_are_read_for_the_known_ones() {
+        let line = " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20";
+        let d = parse_line(line, 1).unwrap().unwrap();
+        assert_eq!((d.weighted_ms, d.flush_ms), (11, Some(17)));
+        assert_eq!(d.in_flight, 9);
     }
 }
