@@ -54,10 +54,11 @@ pub const MAX_MSG: usize = 160;
 
 /// `msg` cut to `MAX_MSG` characters, with "…" and the original length when cut.
 fn cut(mut msg: String) -> String {
+    use std::fmt::Write;
     if let Some((at, _)) = msg.char_indices().nth(MAX_MSG) {
         let len = msg.len();
         msg.truncate(at);
-        msg.push_str(&format!("… ({len} bytes)"));
+        let _ = write!(msg, "… ({len} bytes)");
     }
     msg
 }

@@ -322,7 +322,7 @@ impl Held {
             self.file = None;
         }
         // A first read goes to EOF: whether the file is on procfs is not known yet.
-        let res = File::open(&self.path)
+        let res = open_regular(&self.path)
             .and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, None).map(|n| (f, n)));
         match res {
             Ok((f, n)) => {
@@ -338,6 +338,48 @@ impl Held {
                 source,
             }),
         }
+    }
+}
+
+/// The most pagewatch reads of one file: many times the largest real one (diskstats with
+/// 10,000 devices is about 1.3 MB), so a file that never ends (a link to /dev/zero in a tree)
+/// is an error, not an allocation that grows until the process aborts.
+pub const MAX_FILE_BYTES: usize = 16 << 20;
+
+/// Opens `path` for reading, refusing anything that is not a regular file (every /proc and
+/// /sys file is one): a FIFO or a device in a captured tree would block or never end. The
+/// open itself does not block (O_NONBLOCK), even on a FIFO without a writer.
+fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = f.metadata()?.file_type();
+    if kind.is_file() {
+        Ok(f)
+    } else {
+        Err(std::io::Error::new(
+            ErrorKind::InvalidInput,
+            format!("not a regular file ({})", kind_name(kind)),
+        ))
+    }
+}
+
+fn kind_name(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
     }
 }
 
@@ -379,6 +421,15 @@ fn read_from_start(
     }
     let mut n = 0;
     loop {
+        if n >= MAX_FILE_BYTES {
+            return Err(std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!(
+                    "longer than {} MiB: not a kernel file",
+                    MAX_FILE_BYTES >> 20
+                ),
+            ));
+        }
         if n + step > buf.len() {
             buf.resize((buf.len() * 2).max(n + step), 0);
         }
@@ -410,7 +461,7 @@ fn text(bytes: &[u8]) -> Cow<'_, str> {
 
 /// Reads a whole file as text; `None` when the file does not exist on this machine.
 pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
-    let res = File::open(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, None));
+    let res = open_regular(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, None));
     match res {
         Ok(n) => Ok(Some(text(&buf[..n]).into_owned())),
         Err(e) if is_absent(&e) => Ok(None),

@@ -281,3 +281,26 @@ fn refresh_soon_brings_the_slow_refresh_forward() {
     }
     assert_eq!(src.read().unwrap().file(&key), Some("7\n"));
 }
+
+#[test]
+fn a_file_that_never_ends_is_cut_off_with_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = tmp.path().join("meminfo");
+    std::fs::write(&big, vec![b'x'; MAX_FILE_BYTES + 1]).unwrap();
+    let e = read_optional(&big, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("longer than 16 MiB"), "{e}");
+    let fifo = tmp.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let e = read_optional(&fifo, &mut Vec::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("not a regular file (a FIFO)"), "{e}");
+}

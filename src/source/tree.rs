@@ -48,10 +48,10 @@ impl TreeSource {
         if roots.is_empty() {
             roots.push(dir.to_owned());
         }
-        let page_size = std::fs::read_to_string(dir.join("page_size"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .unwrap_or(4096);
+        let page_size = match super::fs::read_optional(&dir.join("page_size"), &mut Vec::new())? {
+            None => 4096,
+            Some(text) => parse_page_size(&text)?,
+        };
         Ok(Self {
             roots: roots.into_iter(),
             page_size,
@@ -70,18 +70,48 @@ impl Source for TreeSource {
         let uptime = sample.file(names::UPTIME).ok_or_else(|| Error::Missing {
             file: names::UPTIME.to_owned(),
         })?;
-        let secs = parse_uptime_cs(uptime)
-            .ok_or_else(|| Error::parse(names::UPTIME, 1, "expected seconds like 1234.56"))?;
-        sample.mono_ns = secs * 10_000_000;
+        let cs = parse_uptime_cs(uptime)
+            .filter(|cs| *cs <= MAX_UPTIME_CS)
+            .ok_or_else(|| {
+                Error::parse(
+                    names::UPTIME,
+                    1,
+                    "expected seconds since boot like 1234.56 (at most 100 years)",
+                )
+            })?;
+        sample.mono_ns = cs * 10_000_000;
         // Captured trees carry no wall clock: show time since boot from the epoch.
-        sample.wall_ms = i64::try_from(secs * 10).unwrap_or(i64::MAX);
+        sample.wall_ms = i64::try_from(cs * 10).unwrap_or(i64::MAX);
         Ok(Some(sample))
     }
 }
 
 use crate::sample::RawSample;
 
-/// `/proc/uptime`'s first field in centiseconds, parsed the way sysstat does (`%lu.%lu`).
+/// The longest uptime a tree may claim: 100 years, in centiseconds (its time in nanoseconds
+/// must fit in a u64).
+const MAX_UPTIME_CS: u64 = 100 * 366 * 86_400 * 100;
+
+/// A tree's `page_size` file: a power of two from 4 KiB to 1 MiB, as Linux pages are.
+fn parse_page_size(text: &str) -> Result<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|p| p.is_power_of_two() && (4096..=1 << 20).contains(p))
+        .ok_or_else(|| {
+            Error::parse(
+                "page_size",
+                1,
+                format!(
+                    "{:?} is not a page size (a power of two from 4096 to 1048576)",
+                    text.trim()
+                ),
+            )
+        })
+}
+
+/// `/proc/uptime`'s first field in centiseconds, parsed the way sysstat does (`%lu.%lu`);
+/// `None` when it is not a number or overflows.
 #[must_use]
 pub fn parse_uptime_cs(text: &str) -> Option<u64> {
     let first = text.split_whitespace().next()?;
@@ -93,7 +123,7 @@ pub fn parse_uptime_cs(text: &str) -> Option<u64> {
     } else {
         frac.parse().ok()?
     };
-    Some(s * 100 + cs)
+    s.checked_mul(100)?.checked_add(cs)
 }
 
 /// Every sample of the captured tree `assets/trees/<name>`, for tests.
