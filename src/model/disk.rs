@@ -209,8 +209,15 @@ pub fn columns(p: &DiskCounters, c: &DiskCounters, dt_s: f64) -> Option<Columns>
         wareq_sz: Some(w.areq_sz),
         dareq_sz: d.as_ref().map(|d| d.areq_sz),
         aqu_sz: Some(weighted / (dt_s * 1000.0)),
-        util_pct: Some(ticks / (dt_s * 1000.0) * 100.0),
+        util_pct: util_pct(ticks, dt_s),
     })
+}
+
+/// %util (spec §5.2), `None` past 200 %: io_ticks cannot advance faster than the clock, so
+/// such a figure (1,000,000 % from a garbled counter) is not the device's. Up to that,
+/// the figure is iostat's, which does not clamp (timing skew can show a little over 100).
+fn util_pct(ticks_ms: f64, dt_s: f64) -> Option<f64> {
+    Some(ticks_ms / (dt_s * 1000.0) * 100.0).filter(|u| *u <= 200.0)
 }
 
 /// Whether `name` is a whole disk: listed under /sys/block, or, when /sys was not read,
@@ -324,6 +331,19 @@ mod tests {
         assert_eq!(c.util_pct, Some(50.0));
         assert_eq!(c.w_await, Some(0.0));
         assert_eq!(c.d_s, None);
+    }
+
+    #[test]
+    fn impossible_util_is_no_figure() {
+        // io_ticks 1,000 s ahead in one second: 100,000 %, a garbled counter.
+        let c = columns(&dev(1000, 4000, 0), &dev(1001, 4001, 1_000_000), 1.0).unwrap();
+        assert_eq!(c.util_pct, None);
+        assert_eq!(c.r_s, Some(1.0), "the other columns stand");
+        let c = columns(&dev(1000, 4000, 0), &dev(1001, 4001, 1_003), 1.0).unwrap();
+        assert!(
+            (c.util_pct.unwrap() - 100.3).abs() < 1e-9,
+            "skew: as iostat"
+        );
     }
 
     #[test]

@@ -101,6 +101,16 @@ pub fn parse_line(line: &str, n: usize) -> Result<Option<DiskCounters>> {
             format!("expected 14, 18 or 20 fields, got {fields}"),
         ));
     }
+    if v[8] > u64::from(u32::MAX) {
+        return Err(Error::parse(
+            DISKSTATS,
+            n,
+            format!(
+                "I/Os in flight {} is beyond the kernel's 32-bit field",
+                v[8]
+            ),
+        ));
+    }
     let id = |t: &str, what: &str| {
         t.parse::<u32>()
             .map_err(|_| Error::parse(DISKSTATS, n, format!("{what} {t:?} is not a number")))
@@ -173,6 +183,7 @@ mod tests {
             " 99999999999 0 sda 1 2 3 4 5 6 7 8 9 10 11",
             " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11 12 13",
             " x y sda 1 2 3 4 5 6 7 8 9 10 11",
+            " 8 0 sda 1 2 3 4 5 6 7 8 18446744073709551615 10 11",
         ] {
             let e = parse(&format!("{base}\n{bad}\n")).unwrap_err().to_string();
             assert!(e.starts_with("proc/diskstats:2: "), "{bad}: {e}");

@@ -70,13 +70,45 @@ pub fn parse(text: &str) -> Result<Meminfo> {
             "SwapFree" => &mut m.swap_free,
             _ => continue,
         };
+        if slot.is_some() {
+            return Err(Error::parse(
+                MEMINFO,
+                n,
+                format!("a second {name} line: the kernel prints each once"),
+            ));
+        }
+        if v > MAX_KB {
+            return Err(Error::parse(
+                MEMINFO,
+                n,
+                format!("{name} {v} kB is more than 64-bit memory can hold"),
+            ));
+        }
         *slot = Some(v);
     }
     let missing = |f: &str| Error::parse(MEMINFO, 0, format!("no {f} line"));
     m.mem_total = total.ok_or_else(|| missing("MemTotal"))?;
     m.mem_free = free.ok_or_else(|| missing("MemFree"))?;
+    if m.mem_total == 0 {
+        return Err(Error::parse(MEMINFO, 0, "MemTotal is 0"));
+    }
+    for (name, v) in [
+        ("MemFree", Some(m.mem_free)),
+        ("MemAvailable", m.mem_available),
+    ] {
+        if v.is_some_and(|v| v > m.mem_total) {
+            return Err(Error::parse(
+                MEMINFO,
+                0,
+                format!("{name} is larger than MemTotal ({} kB)", m.mem_total),
+            ));
+        }
+    }
     Ok(m)
 }
+
+/// The largest kB value that is still a byte count in 64 bits.
+const MAX_KB: u64 = u64::MAX >> 10;
 
 /// The line at byte `start` when it is `Name:` (no blank inside), one or more spaces, 1 to 19
 /// digits, then ` kB` or nothing, up to its `\n` or the end of the text: the name without its
@@ -137,6 +169,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn absurd_values_are_rejected_with_the_line() {
+        let base = "MemTotal: 1000 kB\nMemFree: 400 kB\n";
+        let cases = [
+            (
+                format!("{base}MemTotal: 1 kB\n"),
+                "proc/meminfo:3: a second MemTotal",
+            ),
+            (
+                "MemTotal: 0 kB\nMemFree: 0 kB\n".to_owned(),
+                "MemTotal is 0",
+            ),
+            (
+                format!("MemTotal: 1000 kB\nMemFree: {} kB\n", u64::MAX),
+                "proc/meminfo:2: MemFree",
+            ),
+            (
+                "MemTotal: 1000 kB\nMemFree: 2000 kB\n".to_owned(),
+                "larger than MemTotal",
+            ),
+            (
+                format!("{base}MemAvailable: 1001 kB\n"),
+                "larger than MemTotal",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse(&text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
     fn parses_and_names_bad_lines() {
         let m =
             parse("MemTotal: 100 kB\nMemFree:  40 kB\nActive(file): 7 kB\nHugePages_Total: 0\n")
@@ -179,6 +242,13 @@ mod tests {
                 "Active(file)" => &mut m.active_file,
                 _ => continue,
             };
+            if v > MAX_KB {
+                return Err(Error::parse(
+                    MEMINFO,
+                    i + 1,
+                    format!("{name} {v} kB is more than 64-bit memory can hold"),
+                ));
+            }
             *slot = Some(v);
         }
         let missing = |f: &str| Error::parse(MEMINFO, 0, format!("no {f} line"));
@@ -243,9 +313,11 @@ mod tests {
                 assert_eq!(got, want, "{text:?}");
             }
         }
-        let m =
-            parse("MemTotal: 100 kB\nMemFree: 40 kB\nDirty:  18446744073709551615 kB\n").unwrap();
-        assert_eq!(m.dirty, Some(u64::MAX));
+        let m = parse(&format!(
+            "MemTotal: 100 kB\nMemFree: 40 kB\nDirty:  {MAX_KB} kB\n"
+        ))
+        .unwrap();
+        assert_eq!(m.dirty, Some(MAX_KB));
         assert_eq!(
             fast_line("Dirty:    12 kB\nX: 1\n", 0),
             Some(("Dirty", 12, 15))

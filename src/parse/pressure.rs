@@ -70,6 +70,20 @@ pub fn parse_line(file: &str, line: &str, n: usize) -> Result<Option<Psi>> {
     };
     let rec: PressureRecord = parse_pressure_record(line)
         .map_err(|_| Error::parse(file, n, format!("bad PSI line {line:?}")))?;
+    // A share of time: the kernel prints 0.00 to 100.00 (rounding aside).
+    for (name, v) in [
+        ("avg10", rec.avg10),
+        ("avg60", rec.avg60),
+        ("avg300", rec.avg300),
+    ] {
+        if !(0.0..=100.5).contains(&v) {
+            return Err(Error::parse(
+                file,
+                n,
+                format!("{name}={v} is not a percentage (0 to 100)"),
+            ));
+        }
+    }
     let l = Some(PsiLine {
         avg10: rec.avg10,
         avg60: rec.avg60,
@@ -92,6 +106,18 @@ pub fn parse_line(file: &str, line: &str, n: usize) -> Result<Option<Psi>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn averages_outside_0_to_100_are_rejected() {
+        for bad in ["1e30", "-5.00", "NaN", "inf"] {
+            let line = format!("some avg10={bad} avg60=0.00 avg300=0.00 total=1");
+            let e = parse_line("proc/pressure/io", &line, 2);
+            let e = e.expect_err(bad).to_string();
+            assert!(e.starts_with("proc/pressure/io:2: "), "{e}");
+        }
+        let ok = "some avg10=100.00 avg60=0.00 avg300=0.00 total=1";
+        assert!(parse_line("proc/pressure/io", ok, 1).unwrap().is_some());
+    }
 
     #[test]
     fn lines_land_in_place_and_later_lines_win() {

@@ -105,8 +105,16 @@ fn point(s: &str, started_ms: i64) -> anyhow::Result<i64> {
         let at = day + tod;
         return Ok(if at < started_ms { at + DAY_MS } else { at });
     }
-    Ok(started_ms + (clock_secs(s)? * 1000.0).round() as i64)
+    let offset = clock_secs(s)?;
+    // Longer than any recording; and in ms it still fits an i64 beside any start time.
+    if !(0.0..=MAX_OFFSET_S).contains(&offset) {
+        bail!("{s}: an offset from the start must be between 0 and 100 years");
+    }
+    Ok(started_ms.saturating_add((offset * 1000.0).round() as i64))
 }
+
+/// The largest offset `--from`/`--to` accept: 100 years, in seconds.
+const MAX_OFFSET_S: f64 = 100.0 * 366.0 * 86_400.0;
 
 /// `(year, month, day)` of a day count since 1970-01-01 (proleptic Gregorian; H. Hinnant's
 /// `civil_from_days`).
@@ -186,6 +194,8 @@ mod tests {
     #[test]
     fn rejects_garbage_and_reversed_ranges() {
         for bad in [
+            "18446744073709551615",
+            "1e300",
             "",
             "abc",
             "1:2:3:4",
