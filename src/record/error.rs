@@ -41,7 +41,7 @@ pub enum RecordError {
         /// The file.
         path: PathBuf,
         /// The file's format version.
-        found: u32,
+        found: u64,
         /// The newest version this build reads.
         supported: u32,
     },

@@ -44,11 +44,20 @@ pub fn magic_line(version: u32) -> String {
     format!("{MAGIC} {version}\n")
 }
 
-/// The format version in a magic line (without its newline); `None` when it is not one.
+/// The format version in a magic line (without its newline); `None` when it is not one. A
+/// version is written as `magic_line` writes it: decimal, from 1, no leading zero. One too
+/// large for a u64 is still a (very new) version: `u64::MAX`.
 #[must_use]
-pub fn parse_magic(line: &[u8]) -> Option<u32> {
+pub fn parse_magic(line: &[u8]) -> Option<u64> {
     let rest = line.strip_prefix(MAGIC.as_bytes())?.strip_prefix(b" ")?;
-    std::str::from_utf8(rest).ok()?.trim().parse().ok()
+    let canonical = rest.first().is_some_and(|b| (b'1'..=b'9').contains(b))
+        && rest.iter().all(u8::is_ascii_digit);
+    canonical.then(|| {
+        std::str::from_utf8(rest)
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(u64::MAX)
+    })
 }
 
 /// Appends one framed record to `out`.
@@ -156,5 +165,15 @@ mod tests {
         assert_eq!(parse_magic(magic_line(7).trim_end().as_bytes()), Some(7));
         assert_eq!(parse_magic(b"PAGEWATCH-REC x"), None);
         assert_eq!(parse_magic(b"{\"format\":1}"), None);
+        for odd in ["0", "00001", "+1", " 1", "1 ", ""] {
+            let line = format!("PAGEWATCH-REC {odd}");
+            assert_eq!(parse_magic(line.as_bytes()), None, "{line:?}");
+        }
+        assert_eq!(parse_magic(b"PAGEWATCH-REC 4294967296"), Some(1 << 32));
+        assert_eq!(
+            parse_magic(b"PAGEWATCH-REC 99999999999999999999999"),
+            Some(u64::MAX),
+            "a huge version is a newer recording, not 'not a recording'"
+        );
     }
 }

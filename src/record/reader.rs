@@ -80,7 +80,7 @@ fn check_magic(path: &Path, input: &mut BufReader<File>) -> Result<(), RecordErr
         .ok_or_else(|| RecordError::NotRecording {
             path: path.to_owned(),
         })?;
-    if version > FORMAT_VERSION {
+    if version > u64::from(FORMAT_VERSION) {
         return Err(RecordError::TooNew {
             path: path.to_owned(),
             found: version,
