@@ -29,16 +29,21 @@ impl Cpu {
         let total = rate::delta(prev.total(), cur.total()).filter(|&t| t > 0)? as f64;
         let pct = |p: u64, c: u64| rate::delta(p, c).map(|d| d as f64 / total * 100.0);
         Some(Cpu {
-            user_pct: pct(prev.user + prev.nice, cur.user + cur.nice)?,
+            user_pct: pct(sum(&[prev.user, prev.nice]), sum(&[cur.user, cur.nice]))?,
             system_pct: pct(
-                prev.system + prev.irq + prev.softirq,
-                cur.system + cur.irq + cur.softirq,
+                sum(&[prev.system, prev.irq, prev.softirq]),
+                sum(&[cur.system, cur.irq, cur.softirq]),
             )?,
             iowait_pct: pct(prev.iowait, cur.iowait)?,
             steal_pct: pct(prev.steal, cur.steal)?,
             idle_pct: pct(prev.idle, cur.idle)?,
         })
     }
+}
+
+/// Tick counts added without overflow (garbage input can hold anything).
+fn sum(ticks: &[u64]) -> u64 {
+    ticks.iter().fold(0, |a, b| a.saturating_add(*b))
 }
 
 /// One PSI line with the rate of its cumulative total.

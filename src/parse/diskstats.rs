@@ -58,6 +58,10 @@ pub fn parse(text: &str) -> Result<Vec<DiskCounters>> {
     Ok(out)
 }
 
+/// The largest counter accepted (2^60): sums and sector-to-byte products of counters stay far
+/// from u64 overflow, and no real counter gets near it.
+pub const MAX_COUNTER: u64 = 1 << 60;
+
 /// Parses line `n` of `/proc/diskstats`: `None` for a blank line or a pre-2.6.25 7-field
 /// partition line. The result depends on nothing but `line` and `n`. Lines with more fields
 /// than 20 (a newer kernel) are read for the fields pagewatch knows; every counter must be a
@@ -74,10 +78,8 @@ pub fn parse_line(line: &str, n: usize) -> Result<Option<DiskCounters>> {
     let mut v = [0u64; 17];
     let mut count = 0;
     for (k, t) in it.enumerate() {
-        let x = t
-            .parse::<u64>()
-            .ok()
-            .filter(|_| t.bytes().all(|b| b.is_ascii_digit()));
+        let x = (t.parse::<u64>().ok())
+            .filter(|x| t.bytes().all(|b| b.is_ascii_digit()) && *x <= MAX_COUNTER);
         let Some(x) = x else {
             return Err(Error::parse(
                 DISKSTATS,

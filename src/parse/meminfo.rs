@@ -81,7 +81,7 @@ pub fn parse(text: &str) -> Result<Meminfo> {
             return Err(Error::parse(
                 MEMINFO,
                 n,
-                format!("{name} {v} kB is more than 64-bit memory can hold"),
+                format!("{name} {v} kB is beyond any machine's memory (256 PiB)"),
             ));
         }
         *slot = Some(v);
@@ -107,8 +107,9 @@ pub fn parse(text: &str) -> Result<Meminfo> {
     Ok(m)
 }
 
-/// The largest kB value that is still a byte count in 64 bits.
-const MAX_KB: u64 = u64::MAX >> 10;
+/// The largest kB value accepted: 256 PiB, far beyond any machine, and small enough that
+/// byte counts and sums of a few values stay far from u64 overflow.
+const MAX_KB: u64 = 1 << 48;
 
 /// The line at byte `start` when it is `Name:` (no blank inside), one or more spaces, 1 to 19
 /// digits, then ` kB` or nothing, up to its `\n` or the end of the text: the name without its
@@ -246,7 +247,7 @@ mod tests {
                 return Err(Error::parse(
                     MEMINFO,
                     i + 1,
-                    format!("{name} {v} kB is more than 64-bit memory can hold"),
+                    format!("{name} {v} kB is beyond any machine's memory (256 PiB)"),
                 ));
             }
             *slot = Some(v);

@@ -32,14 +32,18 @@ impl CpuStat {
     /// Sum of every state, the denominator for percentages (guest is inside user).
     #[must_use]
     pub fn total(&self) -> u64 {
-        self.user
-            + self.nice
-            + self.system
-            + self.idle
-            + self.iowait
-            + self.irq
-            + self.softirq
-            + self.steal
+        // Saturating: real tick counts are far from 2^64, garbage is not (tests/fuzz.rs).
+        [
+            self.nice,
+            self.system,
+            self.idle,
+            self.iowait,
+            self.irq,
+            self.softirq,
+            self.steal,
+        ]
+        .iter()
+        .fold(self.user, |a, b| a.saturating_add(*b))
     }
 }
 

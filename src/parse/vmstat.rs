@@ -85,6 +85,13 @@ pub fn parse(text: &str) -> Result<VmStat> {
         };
         start = end + 1;
         let Some((name, val)) = fields else { continue };
+        if val > MAX_COUNTER {
+            return Err(Error::parse(
+                VMSTAT,
+                n,
+                format!("{name} {val} is beyond any kernel counter (2^60)"),
+            ));
+        }
         if let Some(slot) = slot(&mut v, name) {
             *slot = Some(val);
         } else if name == "kswapd_steal" {
@@ -121,6 +128,10 @@ pub fn parse(text: &str) -> Result<VmStat> {
     }
     Ok(v)
 }
+
+/// The largest vmstat value accepted: a page counter growing by 10^9 a second takes 36 years to
+/// reach it, and sums of a few such values stay far from u64 overflow.
+pub const MAX_COUNTER: u64 = 1 << 60;
 
 /// The line at byte `start` when it is `name digits\n` exactly as the kernel prints it (one
 /// space, at most 19 digits, so no overflow): the name, the value and where the line ends
@@ -280,6 +291,9 @@ mod tests {
             // And the whole parse takes either path to the same figure or error.
             let whole = parse(text).map(|v| v.nr_dirty).map_err(|e| e.to_string());
             match general {
+                Ok(Some((_, v))) if v > MAX_COUNTER => {
+                    assert!(whole.unwrap_err().contains("beyond any kernel counter"));
+                }
                 Ok(Some((_, v))) => assert_eq!(whole, Ok(Some(v)), "{text:?}"),
                 Ok(None) => assert!(whole.is_err(), "blank file: {text:?}"),
                 Err(e) => assert_eq!(whole, Err(e), "{text:?}"),
@@ -291,9 +305,10 @@ mod tests {
             fast_line(max19, 0),
             Some(("nr_dirty", 9_999_999_999_999_999_999, 28))
         );
+        assert!(parse("nr_dirty 18446744073709551615").is_err());
         assert_eq!(
-            parse("nr_dirty 18446744073709551615").unwrap().nr_dirty,
-            Some(u64::MAX)
+            parse(&format!("nr_dirty {MAX_COUNTER}")).unwrap().nr_dirty,
+            Some(MAX_COUNTER)
         );
         assert_eq!(parse("nr_dirty -3\n").unwrap().nr_dirty, Some(0));
     }

@@ -154,10 +154,16 @@ fn zone_header(rest: &str, n: usize) -> Result<Partial> {
     })
 }
 
+/// More pages than any machine has (2^46 pages is 256 TiB at 4 KiB): a zone figure beyond it is
+/// garbage, and bounding it keeps the reserve and watermark sums far from overflow.
+pub const MAX_PAGES: u64 = 1 << 46;
+
 fn number(tok: Option<&str>, n: usize) -> Result<u64> {
     let tok = tok.unwrap_or("");
     tok.parse()
-        .map_err(|_| Error::parse(ZONEINFO, n, format!("expected a page count, got {tok:?}")))
+        .ok()
+        .filter(|v| *v <= MAX_PAGES)
+        .ok_or_else(|| Error::parse(ZONEINFO, n, format!("expected a page count, got {tok:?}")))
 }
 
 fn protection(line: &str, n: usize) -> Result<Vec<u64>> {
@@ -169,9 +175,13 @@ fn protection(line: &str, n: usize) -> Result<Vec<u64>> {
     inner
         .split(',')
         .map(|t| {
-            t.trim().parse().map_err(|_| {
-                Error::parse(ZONEINFO, n, format!("bad protection entry {:?}", t.trim()))
-            })
+            t.trim()
+                .parse()
+                .ok()
+                .filter(|v| *v <= MAX_PAGES)
+                .ok_or_else(|| {
+                    Error::parse(ZONEINFO, n, format!("bad protection entry {:?}", t.trim()))
+                })
         })
         .collect()
 }

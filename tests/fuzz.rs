@@ -1,0 +1,379 @@
+//! Mutation fuzzing of everything that parses (issues "Hardening" 5 and "Correct on every
+//! kernel" 3): the kernel files of a sample (meminfo, vmstat, diskstats, stat, zoneinfo, PSI,
+//! the vm sysctls, the /sys/block settings) through `Parser` and `Model::derive` against the
+//! previous sample, the batch text and JSON; and whole recordings, damaged on disk and inside
+//! their zstd stream, through the reader and the same derivation.
+//!
+//! Seeds are the real captured trees and recordings under assets/. Mutations: truncation,
+//! garbage and non-UTF-8 bytes (as the source delivers them, lossily), huge, negative and
+//! fractional numbers, duplicated, dropped and swapped lines, 10,000 devices, and counters that
+//! go backwards or jump between the two samples. Each case must end without a panic, and every
+//! error must name its file (`proc/meminfo:12: …`).
+//!
+//! Deterministic: a fixed seed per case. `PW_FUZZ_CASES` sets the number of sample cases
+//! (default 4,000; CI runs 30,000 through the overflow-checked `checked` profile, see
+//! `.ci/run`). Cases that once failed live in `tests/fuzz_corpus/` and run first.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::Path;
+
+use pagewatch::batch::TextTable;
+use pagewatch::model::{Model, Options};
+use pagewatch::parse::Parser;
+use pagewatch::sample::RawSample;
+use pagewatch::source::{Source, TreeSource};
+
+/// xorshift64*: small, deterministic, good enough to pick mutations.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn trees() -> Vec<Vec<RawSample>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .filter_map(|p| {
+            let mut src = TreeSource::open(p).ok()?;
+            let all: Vec<RawSample> =
+                std::iter::from_fn(|| src.next_sample().ok().flatten()).collect();
+            (all.len() >= 2).then_some(all)
+        })
+        .collect()
+}
+
+const NUMBERS: &[&str] = &[
+    "18446744073709551615",
+    "18446744073709551616",
+    "99999999999999999999999999",
+    "4294967295",
+    "4294967296",
+    "-1",
+    "-9223372036854775808",
+    "0",
+    "1e30",
+    "NaN",
+    "inf",
+    "3.5",
+    "",
+    "0x10",
+];
+
+/// Mutates `text` once; returns a description for the failure message.
+fn mutate(rng: &mut Rng, text: &mut String) -> String {
+    let pick = rng.below(10);
+    let out: String;
+    let what;
+    match pick {
+        0 => {
+            let mut at = rng.below(text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            out = text[..at].to_owned();
+            what = format!("truncated at {at}");
+        }
+        1 => {
+            let mut at = rng.below(text.len() + 1);
+            while !text.is_char_boundary(at) {
+                at -= 1;
+            }
+            let garbage: String = (0..=rng.below(40))
+                .map(|_| match rng.below(6) {
+                    0 => '\u{fffd}',
+                    1 => '\0',
+                    2 => '\n',
+                    3 => ' ',
+                    4 => char::from(b'0' + (rng.below(10) as u8)),
+                    _ => char::from(33 + (rng.below(90) as u8)),
+                })
+                .collect();
+            out = format!("{}{garbage}{}", &text[..at], &text[at..]);
+            what = format!("garbage {garbage:?} at {at}");
+        }
+        2..=4 => {
+            // Replace the n-th number with an odd one.
+            let spans: Vec<(usize, usize)> = number_spans(text);
+            if spans.is_empty() {
+                return mutate_lines(rng, text);
+            }
+            let (a, b) = spans[rng.below(spans.len())];
+            let n = NUMBERS[rng.below(NUMBERS.len())];
+            out = format!("{}{n}{}", &text[..a], &text[b..]);
+            what = format!("number {:?} -> {n:?}", &text[a..b]);
+        }
+        _ => return mutate_lines(rng, text),
+    }
+    *text = out;
+    what
+}
+
+fn mutate_lines(rng: &mut Rng, text: &mut String) -> String {
+    let mut v: Vec<String> = text.lines().map(str::to_owned).collect();
+    if v.is_empty() {
+        text.push_str("garbage line\n");
+        return "added a line to an empty file".into();
+    }
+    let i = rng.below(v.len());
+    let what = match rng.below(4) {
+        0 => {
+            let l = v[i].clone();
+            v.insert(rng.below(v.len() + 1), l.clone());
+            format!("duplicated line {l:?}")
+        }
+        1 => {
+            let l = v.remove(i);
+            format!("dropped line {l:?}")
+        }
+        2 => {
+            let j = rng.below(v.len());
+            v.swap(i, j);
+            format!("swapped lines {i} and {j}")
+        }
+        _ => {
+            let l = v[i].clone();
+            let keep = rng.below(l.len() + 1);
+            let mut cut = keep;
+            while !l.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            l[..cut].clone_into(&mut v[i]);
+            format!("cut line {i} to {cut} bytes")
+        }
+    };
+    *text = v.join("\n") + "\n";
+    what
+}
+
+/// Byte spans of the runs of ASCII digits in `text`.
+fn number_spans(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i].is_ascii_digit() {
+            let s = i;
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push((s, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// 10,000 devices in diskstats, with counters from the seed's first line.
+fn many_devices(text: &str) -> String {
+    use std::fmt::Write;
+    let Some(first) = text.lines().find(|l| l.split_whitespace().count() >= 14) else {
+        return text.to_owned();
+    };
+    let rest: Vec<&str> = first.split_whitespace().skip(3).collect();
+    let mut out = String::with_capacity(10_000 * 120);
+    for i in 0..10_000 {
+        let _ = writeln!(out, " 8 {i} fz{i} {}", rest.join(" "));
+    }
+    out
+}
+
+/// Parses `prev` and `cur`, derives, renders the batch outputs. Returns the error text, if
+/// any, after checking it names a file.
+fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
+    let mut parser = Parser::new();
+    let p = parser.parse(prev);
+    let c = parser.parse(cur);
+    let mut err = None;
+    for r in [&p, &c] {
+        if let Err(e) = r {
+            err = Some(e.to_string());
+        }
+    }
+    if let (Ok(p), Ok(c)) = (&p, &c) {
+        let m = Model::derive(Some(p), c, Options { partitions: true });
+        serde_json::to_string(&m).unwrap();
+        let _ = TextTable::default().render(&m);
+        let _ = m.derived_differs();
+    }
+    err
+}
+
+fn check_error(e: &str, files: &BTreeMap<String, String>, case: &str) {
+    let named = files.keys().any(|f| e.starts_with(&format!("{f}:")))
+        || e.starts_with("page_size:")
+        || e.starts_with("proc/")
+        || e.starts_with("sys/");
+    assert!(named, "{case}: the error names no file: {e}");
+    assert!(e.len() < 400, "{case}: error of {} bytes", e.len());
+}
+
+/// Runs case `seed`; true when it ended in an error (named, checked).
+fn one_case(seeds: &[Vec<RawSample>], seed: u64) -> bool {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let tree = &seeds[rng.below(seeds.len())];
+    let i = rng.below(tree.len() - 1);
+    let (mut prev, mut cur) = (tree[i].clone(), tree[i + 1].clone());
+    let mut notes = Vec::new();
+    for _ in 0..=rng.below(3) {
+        let target = if rng.below(4) == 0 {
+            &mut prev
+        } else {
+            &mut cur
+        };
+        let names: Vec<String> = target.files.keys().cloned().collect();
+        let name = names[rng.below(names.len())].clone();
+        let text = target.files.get_mut(&name).unwrap();
+        let what = if name.ends_with("diskstats") && rng.below(50) == 0 {
+            *text = many_devices(text);
+            "10,000 devices".to_owned()
+        } else {
+            mutate(&mut rng, text)
+        };
+        notes.push(format!("{name}: {what}"));
+    }
+    if rng.below(10) == 0 {
+        // The clock going backwards or standing still.
+        cur.mono_ns = prev.mono_ns.saturating_sub(rng.next() % 2_000_000_000);
+        notes.push("clock back".into());
+    }
+    let case = format!("case {seed}: {}", notes.join("; "));
+    let files = cur.files.clone();
+    let outcome = catch_unwind(AssertUnwindSafe(|| run_pair(&prev, &cur)));
+    let err = outcome.unwrap_or_else(|_| panic!("panic in {case}"));
+    if let Some(e) = &err {
+        check_error(e, &files, &case);
+    }
+    err.is_some()
+}
+
+fn cases() -> u64 {
+    std::env::var("PW_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4_000)
+}
+
+#[test]
+fn corpus_cases_that_once_failed() {
+    let seeds = trees();
+    let base = &seeds[0];
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz_corpus");
+    let mut n = 0;
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    for path in paths {
+        // First line: the sample file the rest replaces; then its text. Each must end without
+        // a panic, and with an error that names a file if it ends in one.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (file, body) = text.split_once('\n').unwrap();
+        let mut cur = base[1].clone();
+        cur.files.insert(file.trim().to_owned(), body.to_owned());
+        let case = path.display().to_string();
+        let err = catch_unwind(AssertUnwindSafe(|| run_pair(&base[0], &cur)))
+            .unwrap_or_else(|_| panic!("panic in {case}"));
+        if let Some(e) = err {
+            check_error(&e, &cur.files, &case);
+        }
+        n += 1;
+    }
+    assert!(n >= 5, "corpus has {n} cases");
+}
+
+#[test]
+fn mutated_samples_never_panic_and_errors_name_the_file() {
+    let seeds = trees();
+    assert!(seeds.len() >= 5, "seed trees: {}", seeds.len());
+    let n = cases();
+    let errors = (0..n).filter(|seed| one_case(&seeds, *seed)).count() as u64;
+    eprintln!("{n} mutated sample pairs: {errors} rejected with an error, the rest derived");
+    // Both outcomes must be common, or the mutations test nothing.
+    assert!(errors > n / 10 && errors < n - n / 10, "{errors} of {n}");
+}
+
+#[test]
+fn damaged_recordings_never_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings");
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rng = Rng(0x5eed);
+    let n = cases() / 40;
+    for name in ["idle-150s.pwrec", "demo-randwrite-stress.pwrec"] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let nl = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
+        let (magic, body) = bytes.split_at(nl);
+        let plain = zstd::decode_all(body).unwrap();
+        for k in 0..n {
+            let damaged = if k % 2 == 0 {
+                // On disk: flipped, dropped or inserted bytes anywhere.
+                let mut b = bytes.clone();
+                for _ in 0..=rng.below(4) {
+                    let at = rng.below(b.len());
+                    match rng.below(3) {
+                        0 => b[at] ^= 1 << rng.below(8),
+                        1 => {
+                            b.remove(at);
+                        }
+                        _ => b.insert(at, rng.next() as u8),
+                    }
+                }
+                b
+            } else {
+                // Inside the stream: the records themselves damaged, then compressed again.
+                let mut p = plain.clone();
+                for _ in 0..=rng.below(4) {
+                    let at = rng.below(p.len());
+                    match rng.below(4) {
+                        0 => p[at] ^= 1 << rng.below(8),
+                        1 => p.truncate(at),
+                        2 => p[at] = 0xff,
+                        _ => p.splice(at..at, [0u8, 0, 0, 0x7f]).for_each(drop),
+                    }
+                }
+                let mut out = magic.to_vec();
+                out.extend(zstd::encode_all(&p[..], 1).unwrap());
+                out
+            };
+            let path = tmp.path().join(format!("{k}.pwrec"));
+            std::fs::write(&path, &damaged).unwrap();
+            let case = format!("{name} damage {k}");
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                if let Ok(rec) = pagewatch::record::read(&path) {
+                    let mut parser = Parser::new();
+                    let mut prev = None;
+                    for s in &rec.samples {
+                        if let Ok(snap) = parser.parse(s) {
+                            let m = Model::derive(prev.as_ref(), &snap, Options::default());
+                            serde_json::to_string(&m).unwrap();
+                            prev = Some(snap);
+                        }
+                    }
+                }
+            }));
+            assert!(outcome.is_ok(), "panic in {case}");
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    eprintln!("{} damaged recordings", 2 * n);
+}
