@@ -53,6 +53,7 @@ fn main() -> Result<()> {
         drop_caches: pagewatch::jobs::dropcache::availability().err(),
         scan_fio: live,
         experiments: live,
+        captured: !live,
     };
     let initial = app.launch(&args.eat, &args.fio);
     if !live && !initial.is_empty() {
@@ -186,11 +187,13 @@ fn export(a: &pagewatch::cli::ExportArgs) -> Result<()> {
             .write(true)
             .create_new(true)
             .open(p)
-            .with_context(|| {
-                format!(
-                    "creating {} (pagewatch never overwrites a file)",
-                    p.display()
-                )
+            .map_err(|e| {
+                let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    " (it exists, and pagewatch never overwrites a file)"
+                } else {
+                    ""
+                };
+                anyhow::Error::new(e).context(format!("creating {}{why}", p.display()))
             })?;
         let mut w = std::io::BufWriter::new(f);
         pagewatch::export::write(&rec, a.format, opts, &mut w)?;

@@ -92,10 +92,23 @@ pub fn run(app: App, feed: Feed, opts: Options) -> Result<()> {
         failed: None,
     }));
     let res = main_loop(&core, feed, &opts.initial, ctl_rx, tx, &rx);
-    // Nothing is drawn after this (the sampler may be mid-read), and the cursor comes back
-    // before `_guard` restores the terminal.
-    drop(lock(&core).term.take());
+    leave(&core);
     res
+}
+
+/// The end of every orderly exit. The sampler may still hold a reference to the core (it can
+/// be mid-read), so what must end now is taken out of it rather than left to its drop:
+/// the terminal (nothing is drawn after this, and the cursor comes back before `_guard`
+/// restores the terminal), the jobs (stopped, their files removed), and the recording, whose
+/// thread writes what is queued and closes the file before this returns.
+fn leave(core: &Mutex<Core>) {
+    let (term, tee) = {
+        let mut c = lock(core);
+        c.edges.jobs.shutdown();
+        (c.term.take(), c.edges.tee.take())
+    };
+    drop(term);
+    drop(tee);
 }
 
 /// The main thread's part: the first frame, the initial effects, then messages and ticks.
@@ -352,13 +365,14 @@ fn spawn_input(tx: Sender<Msg>) -> Result<()> {
     Ok(())
 }
 
-/// SIGTERM, SIGHUP and SIGINT quit; SIGALRM is the sampler's stall alarm (`arm_stall_alarm`),
+/// SIGTERM, SIGHUP, SIGINT and SIGQUIT quit (the terminal is restored as on `q`); SIGALRM is the sampler's stall alarm (`arm_stall_alarm`),
 /// which becomes a tick: the main thread then runs the clock on its own ticks until samples
 /// come again.
 fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
-    use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGTERM};
-    let mut signals = signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGALRM])
-        .context("installing signal handlers")?;
+    use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals =
+        signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGALRM])
+            .context("installing signal handlers")?;
     named("signals").spawn(move || {
         for sig in signals.forever() {
             let msg = if sig == SIGALRM {

@@ -117,6 +117,7 @@ impl Drop for Guard {
 
 /// Enters raw mode and the alternate screen; the panic hook restores before reporting.
 pub fn init() -> io::Result<(Term, Guard)> {
+    check_capable(std::env::var("TERM").ok().as_deref())?;
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let _ = ratatui::try_restore();
@@ -133,4 +134,33 @@ pub fn init() -> io::Result<(Term, Guard)> {
         resized: false,
     };
     Ok((terminal, guard))
+}
+
+/// Refuses a terminal that cannot show the screen (an unset `TERM`, or `dumb`: no cursor
+/// addressing, no alternate screen), before anything is written to it.
+fn check_capable(term: Option<&str>) -> io::Result<()> {
+    let why = match term {
+        None | Some("") => "TERM is not set",
+        Some("dumb") => "TERM=dumb cannot move the cursor",
+        Some(_) => return Ok(()),
+    };
+    Err(io::Error::other(format!(
+        "{why}: this terminal cannot show pagewatch's screen; use --batch, or set TERM (for \
+         example TERM=xterm-256color, or TERM=vt100 with --ascii)"
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_capable;
+
+    #[test]
+    fn dumb_and_unset_terminals_are_refused() {
+        for t in [None, Some(""), Some("dumb")] {
+            let e = check_capable(t).unwrap_err().to_string();
+            assert!(e.contains("use --batch"), "{t:?}: {e}");
+        }
+        assert!(check_capable(Some("xterm-256color")).is_ok());
+        assert!(check_capable(Some("linux")).is_ok());
+    }
 }

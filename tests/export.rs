@@ -210,3 +210,32 @@ fn openmetrics_loads_into_promtool() {
         "{dump}"
     );
 }
+
+#[test]
+fn export_errors_say_what_happened() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/idle-150s.pwrec");
+    let run = |out: &std::path::Path| {
+        let o = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+            .arg("export")
+            .arg(&rec)
+            .args(["--format", "csv", "-o"])
+            .arg(out)
+            .output()
+            .unwrap();
+        assert!(!o.status.success());
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    };
+    let existing = tmp.path().join("there.csv");
+    std::fs::write(&existing, "keep").unwrap();
+    let e = run(&existing);
+    assert!(e.contains("never overwrites"), "{e}");
+    assert_eq!(std::fs::read_to_string(&existing).unwrap(), "keep");
+    // Not there to be overwritten: the reason is the directory, not an overwrite.
+    let e = run(&tmp.path().join("no/such/dir.csv"));
+    assert!(
+        !e.contains("overwrite") && e.contains("No such file"),
+        "{e}"
+    );
+}

@@ -309,27 +309,35 @@ fn a_killed_recorder_loses_at_most_its_last_record() {
 }
 
 #[test]
-fn sigterm_and_duration_stop_the_recorder_cleanly() {
+fn sigterm_sighup_and_duration_stop_the_recorder_cleanly() {
+    use rustix::process::Signal;
     let tmp = tempfile::tempdir().unwrap();
-    let f = tmp.path().join("term.pwrec");
-    let child = Command::new(BIN)
-        .args(["record", f.to_str().unwrap(), "--interval", "0.1"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(800));
-    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let rec = read(&f).unwrap();
-    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let said = format!("wrote {} samples", rec.samples.len());
-    assert!(
-        stderr.contains(&said) && stderr.contains(f.to_str().unwrap()),
-        "{stderr}"
-    );
+    // SIGHUP is what a dropped SSH session sends.
+    for (name, sig) in [
+        ("term", Signal::TERM),
+        ("hup", Signal::HUP),
+        ("int", Signal::INT),
+    ] {
+        let f = tmp.path().join(format!("{name}.pwrec"));
+        let child = Command::new(BIN)
+            .args(["record", f.to_str().unwrap(), "--interval", "0.1"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        rustix::process::kill_process(pid, sig).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{name}: {out:?}");
+        let rec = read(&f).unwrap();
+        assert!(rec.warnings.is_empty(), "{name}: {:?}", rec.warnings);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let said = format!("wrote {} samples", rec.samples.len());
+        assert!(
+            stderr.contains(&said) && stderr.contains(f.to_str().unwrap()),
+            "{name}: {stderr}"
+        );
+    }
 
     let g = tmp.path().join("timed.pwrec");
     let out = run(&[

@@ -139,8 +139,12 @@ fn writes_report_directory_and_refuses_foreign_ones() {
             "{label} missing"
         );
     }
-    // Again into its own directory: fine. Into a directory of someone else's files: refused.
-    report::write(&rec, Range::ALL, Options::default(), &out).unwrap();
+    // Again into the same directory: refused, the first report.md untouched.
+    let before = std::fs::read(out.join("report.md")).unwrap();
+    let e = report::write(&rec, Range::ALL, Options::default(), &out).unwrap_err();
+    assert!(format!("{e}").contains("never overwrites"), "{e}");
+    assert_eq!(std::fs::read(out.join("report.md")).unwrap(), before);
+    // Into a directory of someone else's files: refused.
     let foreign = tmp.path().join("foreign");
     std::fs::create_dir(&foreign).unwrap();
     std::fs::write(foreign.join("notes.txt"), "mine").unwrap();
@@ -150,14 +154,10 @@ fn writes_report_directory_and_refuses_foreign_ones() {
         std::fs::read_to_string(foreign.join("notes.txt")).unwrap(),
         "mine"
     );
-    // A symlinked chart is replaced as a link, never written through.
-    let target = tmp.path().join("target.txt");
-    std::fs::write(&target, "keep").unwrap();
-    std::fs::remove_file(out.join("memory.svg")).unwrap();
-    std::os::unix::fs::symlink(&target, out.join("memory.svg")).unwrap();
-    let e = report::write(&rec, Range::ALL, Options::default(), &out).unwrap_err();
-    assert!(format!("{e}").contains("not a regular file"), "{e}");
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+    // An empty directory is fine.
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    report::write(&rec, Range::ALL, Options::default(), &empty).unwrap();
 }
 
 #[test]

@@ -327,6 +327,10 @@ impl Jobs {
                 } else {
                     JobState::Done
                 };
+                if j.started_ms <= 0 {
+                    // Failed before the first clock reading: it ran for no time at all.
+                    j.started_ms = now_ms;
+                }
                 j.ended_ms = Some(now_ms);
                 j.note = Some(how.clone());
                 if result.is_some() {

@@ -198,7 +198,9 @@ impl App {
             Msg::Tick { now_ms } => {
                 // Samples drive the clock; ticks only take over when sampling stalls (or has
                 // not started), so an idle screen redraws once per sample, not twice.
-                let stalled = now_ms - self.sample_ms > 1500 + (self.interval_s * 1000.0) as i64;
+                // A captured tree's samples carry time since boot, not the wall clock.
+                let stalled = !self.caps.captured
+                    && now_ms - self.sample_ms > 1500 + (self.interval_s * 1000.0) as i64;
                 if self.model.is_none() || stalled || self.ui.paused {
                     self.dirty |= self.now_ms / 1000 != now_ms / 1000;
                     self.now_ms = now_ms;
@@ -219,7 +221,7 @@ impl App {
                 return Vec::new();
             }
             Msg::Resize => {}
-            Msg::Quit => return vec![Effect::Quit],
+            Msg::Quit => return self.quit(),
             Msg::Action(a) => return self.act(a),
             Msg::Key(k) => return self.key(k),
             Msg::Job(j) => return self.job(&j),
@@ -265,6 +267,24 @@ impl App {
         vec![Effect::ScanFio]
     }
 
+    /// Leaving: every job still active gets its end event (so a recording shows how it
+    /// ended), then the effect that stops the jobs and quits.
+    fn quit(&mut self) -> Vec<Effect> {
+        let active: Vec<u32> = (self.jobs.list.iter())
+            .filter(|j| j.state.active())
+            .map(|j| j.id)
+            .collect();
+        let mut out = Vec::new();
+        for job in active {
+            out.extend(self.log(EventKind::JobStop {
+                job,
+                how: "stopped: pagewatch quit".to_owned(),
+            }));
+        }
+        out.push(Effect::Quit);
+        out
+    }
+
     /// Records an event for the markers and returns the effect that logs it.
     fn log(&mut self, kind: EventKind) -> Vec<Effect> {
         let ev = Event {
@@ -302,7 +322,11 @@ impl App {
         };
         self.uptime_s = uptime_s;
         self.model = Some(model);
-        self.error = None;
+        // Live, a good sample clears the last error; a captured tree is read in a blink, so
+        // an error in one of its roots stays on screen.
+        if !self.caps.captured {
+            self.error = None;
+        }
         self.prev = self.cur.replace(snap);
     }
 
@@ -315,7 +339,7 @@ impl App {
     fn act(&mut self, a: Action) -> Vec<Effect> {
         let ui = &mut self.ui;
         match a {
-            Action::Quit => return vec![Effect::Quit],
+            Action::Quit => return self.quit(),
             Action::Help => ui.help = !ui.help,
             Action::Back => {
                 if ui.help {
@@ -453,6 +477,9 @@ pub struct Caps {
     pub scan_fio: bool,
     /// Whether the experiment keys work (live /proc, not a tree or replay).
     pub experiments: bool,
+    /// The feed is a captured tree: its samples carry no wall clock (no stall is judged) and
+    /// its errors stay shown.
+    pub captured: bool,
 }
 
 /// Seconds since boot from a sample's `proc/uptime`.

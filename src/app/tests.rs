@@ -242,3 +242,75 @@ fn slow_files_are_refreshed_when_a_disk_comes_or_goes() {
     assert_eq!(refreshes(&mut a, last.clone()), 1);
     assert_eq!(refreshes(&mut a, last), 0, "paid");
 }
+
+#[test]
+fn a_captured_tree_is_never_stalled_and_keeps_its_errors() {
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    a.caps.captured = true;
+    let s = samples("live-idle");
+    let mut broken = s[1].clone();
+    broken.files.insert(
+        "proc/meminfo".into(),
+        "MemTotal: 0 kB\nMemFree: 0 kB\n".into(),
+    );
+    a.update(Msg::Sample(s[0].clone()));
+    a.update(Msg::Sample(broken));
+    a.update(Msg::Sample(s[2].clone()));
+    assert!(
+        a.error
+            .as_deref()
+            .is_some_and(|e| e.contains("MemTotal is 0")),
+        "{:?}",
+        a.error
+    );
+    // The wall clock is decades past the tree's time since boot: not a stall.
+    let before = a.now_ms;
+    a.update(Msg::Tick {
+        now_ms: 1_795_331_362_000,
+    });
+    assert_eq!(a.now_ms, before, "the clock stays the tree's");
+    let area = ratatui::layout::Rect::new(0, 0, 80, 24);
+    let mut buf = ratatui::buffer::Buffer::empty(area);
+    crate::ui::render(&a, area, &mut buf);
+    let screen: String = buf.content.iter().map(ratatui::buffer::Cell::symbol).collect();
+    assert!(!screen.contains("stalled"), "{screen}");
+    assert!(screen.contains("MemTotal is 0"), "{screen}");
+}
+
+#[test]
+fn a_job_that_fails_before_starting_shows_no_elapsed_time_and_its_whole_reason() {
+    let mut a = app("live-idle");
+    // Asked for from the command line, before the first clock reading (started_ms 0).
+    let id = a.jobs.add(JobKind::Fio, "fio randwrite".into(), 0);
+    a.now_ms = 1_795_331_362_000;
+    let reason = "fio directory: /srv/shared is writable by other users (mode 0777) and not \
+                  sticky, so they could swap fio's files for links to files of yours; the end";
+    a.update(Msg::Job(JobMsg::Ended {
+        id,
+        how: format!("failed: {reason}"),
+        failed: true,
+        result: None,
+    }));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let area = ratatui::layout::Rect::new(0, 0, w, h);
+        let mut buf = ratatui::buffer::Buffer::empty(area);
+        crate::ui::render(&a, area, &mut buf);
+        let rows: Vec<String> = (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect();
+        let screen = rows.join("\n");
+        assert!(!screen.contains("498747"), "{screen}");
+        assert!(screen.contains("failed    0:00"), "{w}x{h}: {screen}");
+        assert!(
+            screen.contains("fio directory: /srv/shared"),
+            "{w}x{h}: {screen}"
+        );
+        if w >= 160 {
+            // Wrapped onto the pane's next row, not cut at its width.
+            assert!(
+                screen.contains("   s (mode 0777) and not sticky"),
+                "{screen}"
+            );
+        }
+    }
+}

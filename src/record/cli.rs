@@ -16,12 +16,14 @@ use crate::cli::{RecordArgs, ReplayArgs};
 use crate::model::Options;
 use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 
-/// Records live /proc and /sys into `args.file` until the duration ends or SIGINT/SIGTERM
-/// arrives, then prints where it wrote and how much.
+/// Records live /proc and /sys into `args.file` until the duration ends or SIGINT, SIGTERM or
+/// SIGHUP (a dropped SSH session) arrives, then closes the file and prints where it wrote and
+/// how much.
 pub fn record(args: &RecordArgs) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let limit = args.duration.as_deref().map(parse_duration).transpose()?;
     let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
     }
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));

@@ -40,7 +40,8 @@ pub fn write(
     Ok(summary)
 }
 
-/// Creates `dir`, or accepts it when it is empty or holds a previous report.
+/// Creates `dir`, or accepts it when it exists and is empty: pagewatch never overwrites a file,
+/// a previous report's included (choose a new directory with -o).
 fn prepare(dir: &Path) -> anyhow::Result<()> {
     match std::fs::symlink_metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -49,15 +50,14 @@ fn prepare(dir: &Path) -> anyhow::Result<()> {
         Err(e) => Err(e).with_context(|| format!("checking {}", dir.display())),
         Ok(m) if !m.is_dir() => bail!("{} exists and is not a directory", dir.display()),
         Ok(_) => {
-            let report = dir.join("report.md");
             let mut entries =
                 std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-            if entries.next().is_none() || report.symlink_metadata().is_ok_and(|m| m.is_file()) {
+            if entries.next().is_none() {
                 Ok(())
             } else {
                 bail!(
-                    "{} is not empty and holds no report.md: refusing to write into it \
-                     (choose a new directory with -o)",
+                    "{} is not empty: refusing to write into it, pagewatch never overwrites a \
+                     file (choose a new or empty directory with -o)",
                     dir.display()
                 )
             }
@@ -65,27 +65,16 @@ fn prepare(dir: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Writes `name` in `dir` through a fresh temporary file renamed over it.
+/// Writes `name` in `dir` as a new file (never through a link, never over a file).
 fn put(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     let path = dir.join(name);
-    if let Ok(m) = path.symlink_metadata()
-        && !m.is_file()
-    {
-        bail!(
-            "{} exists and is not a regular file: not replacing it",
-            path.display()
-        );
-    }
-    let tmp = dir.join(format!(".{name}.pagewatch-tmp"));
-    let _ = std::fs::remove_file(&tmp);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(&tmp)
-        .with_context(|| format!("creating {}", tmp.display()))?;
+        .open(&path)
+        .with_context(|| format!("creating {}", path.display()))?;
     f.write_all(bytes)
         .and_then(|()| f.sync_all())
-        .with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("renaming to {}", path.display()))?;
+        .with_context(|| format!("writing {}", path.display()))?;
     Ok(path)
 }

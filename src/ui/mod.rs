@@ -27,8 +27,21 @@ pub fn draw(frame: &mut Frame, app: &App) {
     render(app, area, frame.buffer_mut());
 }
 
-/// Draws the whole screen into a buffer.
+/// Draws the whole screen into a buffer (in ASCII only with `--ascii`).
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
+    render_glyphs(app, area, buf);
+    if app.look.ascii {
+        for y in area.top()..area.bottom() {
+            for x in area.left()..area.right() {
+                if let Some(c) = buf.cell_mut((x, y)) {
+                    widgets::ascii_cell(c);
+                }
+            }
+        }
+    }
+}
+
+fn render_glyphs(app: &App, area: Rect, buf: &mut Buffer) {
     if area.width < MIN.0 || area.height < MIN.1 {
         let msg = format!(
             "pagewatch needs at least {}x{}; this terminal is {}x{}. Enlarge it, or use --batch.",

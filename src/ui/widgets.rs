@@ -214,6 +214,30 @@ pub fn level(app: &App, lvl: u8) -> Style {
     }
 }
 
+/// `--ascii`: a cell whose symbol is not ASCII gets an ASCII stand-in (`µ` → `u`, `→` → `>`,
+/// `Δ` → `d`, `–` → `-`, …; anything else → `?`). Applied to every cell drawn, so no pane can
+/// slip a glyph through.
+pub fn ascii_cell(cell: &mut ratatui::buffer::Cell) {
+    let sym = cell.symbol();
+    if sym.is_ascii() {
+        return;
+    }
+    let plain = match sym {
+        "µ" => "u",
+        "→" => ">",
+        "←" => "<",
+        "↑" => "^",
+        "↓" => "v",
+        "Δ" => "d",
+        "–" | "—" | "─" => "-",
+        "…" | "·" => ".",
+        "│" | "┊" => "|",
+        "█" | "▉" | "▊" | "▋" | "▌" | "▍" | "▎" | "▏" => "#",
+        _ => "?",
+    };
+    cell.set_symbol(plain);
+}
+
 /// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
 /// symbols the panes use. Anything else (combining marks, wide or control characters) sends
 /// its line through `Paragraph`, which segments graphemes and measures widths.

@@ -112,6 +112,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let status = if let Some(e) = &app.error {
         Some(Line::from(Span::styled(format!("error: {e}"), t.crit)))
     } else if app.model.is_some()
+        && !app.caps.captured
         && !app.ui.paused
         && stale_ms as f64 > 3000.0 * app.interval_s.max(1.0)
     {

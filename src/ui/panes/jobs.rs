@@ -42,11 +42,11 @@ fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
     let selected = app.jobs.selected().map(|j| j.id);
     let focused = app.ui.focus == Focus::Jobs;
     let width = usize::from(area.width);
-    let mut rows: Vec<Line> = app
+    let mut rows: Vec<Vec<Line>> = app
         .jobs
         .list
         .iter()
-        .flat_map(|j| {
+        .map(|j| {
             let style = if focused && Some(j.id) == selected {
                 t.selected
             } else if j.state == JobState::Failed {
@@ -57,34 +57,65 @@ fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
                 t.dim
             };
             let (head, figures) = job_lines(app, j);
-            if two_lines {
-                vec![
-                    Line::from(Span::styled(clip(&head, width), style)),
-                    Line::from(Span::styled(clip(&format!("   {figures}"), width), style)),
-                ]
+            let text = if two_lines {
+                vec![clip(&head, width), format!("   {figures}")]
+            } else if j.state == JobState::Failed {
+                vec![format!("{head} · {figures}")]
             } else {
-                vec![Line::from(Span::styled(
-                    clip(&format!("{figures} · {head}"), width),
-                    style,
-                ))]
-            }
+                vec![format!("{figures} · {head}")]
+            };
+            // A failed job's reason is shown whole, wrapped; anything else is cut.
+            let last = text.len() - 1;
+            text.into_iter()
+                .enumerate()
+                .flat_map(|(i, l)| {
+                    if i == last && j.state == JobState::Failed {
+                        wrap(&l, width)
+                    } else {
+                        vec![clip(&l, width)]
+                    }
+                })
+                .map(|l| Line::from(Span::styled(l, style)))
+                .collect::<Vec<_>>()
         })
         .collect();
-    rows.extend(
-        app.jobs
-            .foreign
-            .iter()
-            .map(|f| Line::from(Span::styled(clip(&foreign_line(f), width), t.text))),
-    );
-    // Newest last; keep the newest rows that fit under the notice.
-    let room = usize::from(area.height).saturating_sub(lines.len());
-    let skip = rows.len().saturating_sub(room);
-    lines.extend(rows.into_iter().skip(skip));
+    rows.extend(app.jobs.foreign.iter().map(|f| {
+        vec![Line::from(Span::styled(
+            clip(&foreign_line(f), width),
+            t.text,
+        ))]
+    }));
+    // Newest last; keep the newest jobs that fit under the notice, each from its first line.
+    let mut room = usize::from(area.height).saturating_sub(lines.len());
+    let mut kept = Vec::new();
+    for mut group in rows.into_iter().rev() {
+        if room == 0 {
+            break;
+        }
+        group.truncate(room);
+        room -= group.len();
+        kept.push(group);
+    }
+    lines.extend(kept.into_iter().rev().flatten());
     canvas.lines(area, lines);
 }
 
 fn clip(s: &str, width: usize) -> String {
     s.chars().take(width).collect()
+}
+
+/// `s` in lines of at most `width` characters, continuation lines indented by three.
+fn wrap(s: &str, width: usize) -> Vec<String> {
+    let width = width.max(8);
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = vec![chars.iter().take(width).collect::<String>()];
+    let mut rest = chars.get(width..).unwrap_or_default();
+    while !rest.is_empty() {
+        let n = rest.len().min(width - 3);
+        out.push(format!("   {}", rest[..n].iter().collect::<String>()));
+        rest = &rest[n..];
+    }
+    out
 }
 
 /// `m:ss` or `h:mm:ss`.
@@ -100,7 +131,7 @@ fn elapsed(ms: i64) -> String {
 /// One job as two lines: who and when, then its figures.
 #[must_use]
 pub fn job_lines(app: &App, j: &Job) -> (String, String) {
-    let end = j.ended_ms.unwrap_or(app.now_ms);
+    let end = j.ended_ms.unwrap_or(app.now_ms).max(j.started_ms);
     let pid = j.pid.map_or_else(|| "-".to_owned(), |p| p.to_string());
     let head = format!(
         "#{} {:<9} {}",
