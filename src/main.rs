@@ -53,7 +53,7 @@ fn main() -> Result<()> {
         drop_caches: pagewatch::jobs::dropcache::availability().err(),
         scan_fio: live,
         experiments: live,
-        captured: !live,
+        captured: args.tree.is_some(),
     };
     let initial = app.launch(&args.eat, &args.fio);
     if !live && !initial.is_empty() {

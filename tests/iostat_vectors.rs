@@ -10,87 +10,15 @@ use std::process::Command;
 
 use pagewatch::model::disk::{Columns, columns};
 use pagewatch::model::{Disk, Model, Options};
-use pagewatch::parse::{DiskCounters, Snapshot, diskstats};
+use pagewatch::parse::{Snapshot, diskstats};
 use pagewatch::sample::{RawSample, names};
 use pagewatch::source::FsSource;
 
+#[path = "common/iostat.rs"]
+mod iostat;
+use iostat::{column, first_report, printed, uptime_cs, zero_like};
+
 const ROOT1: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/trees/sysstat-root1");
-
-/// `/proc/uptime`'s first field in centiseconds, as sysstat's `read_uptime()` (`%lu.%lu`).
-fn uptime_cs(text: &str) -> u64 {
-    let first = text.split_whitespace().next().expect("empty uptime");
-    let (s, frac) = first.split_once('.').unwrap_or((first, "0"));
-    let s: u64 = s.parse().expect("uptime seconds");
-    let cs: u64 = frac.parse().expect("uptime centiseconds");
-    // `%lu.%lu` reads the digits as an integer: "7192.55" → 55, "7192.5" → 5.
-    s * 100 + cs
-}
-
-/// An iostat column by its printed name; panics on a name this test does not know.
-fn column(c: &Columns, name: &str) -> Option<f64> {
-    c.get(name)
-        .unwrap_or_else(|| panic!("unknown iostat column {name:?}"))
-}
-
-/// Columns that are per-I/O ratios and so do not depend on the interval.
-const PER_IO: [&str; 10] = [
-    "%rrqm", "%wrqm", "%drqm", "r_await", "w_await", "d_await", "f_await", "rareq-sz", "wareq-sz",
-    "dareq-sz",
-];
-
-/// The first `Device …` block of an iostat report: column names and, per device, the
-/// printed figures in order.
-struct Report {
-    header: Vec<String>,
-    rows: Vec<(String, Vec<String>)>,
-}
-
-fn first_report(text: &str) -> Report {
-    let mut lines = text.lines().skip_while(|l| !l.starts_with("Device"));
-    let header: Vec<String> = lines
-        .next()
-        .expect("no `Device` header in the iostat output")
-        .split_whitespace()
-        .skip(1)
-        .map(str::to_owned)
-        .collect();
-    let rows = lines
-        .take_while(|l| !l.trim().is_empty())
-        .map(|l| {
-            let mut it = l.split_whitespace();
-            let name = it.next().expect("non-empty row").to_owned();
-            let vals: Vec<String> = it.map(str::to_owned).collect();
-            assert_eq!(
-                vals.len(),
-                header.len(),
-                "row {l:?} does not match the header"
-            );
-            (name, vals)
-        })
-        .collect();
-    Report { header, rows }
-}
-
-/// All-zero counters shaped like `cur` (same optional fields present): iostat's "since boot".
-fn zero_like(cur: &DiskCounters) -> DiskCounters {
-    DiskCounters {
-        major: cur.major,
-        minor: cur.minor,
-        name: cur.name.clone(),
-        discards: cur.discards.map(|_| 0),
-        discards_merged: cur.discards_merged.map(|_| 0),
-        sectors_discarded: cur.sectors_discarded.map(|_| 0),
-        discard_ms: cur.discard_ms.map(|_| 0),
-        flushes: cur.flushes.map(|_| 0),
-        flush_ms: cur.flush_ms.map(|_| 0),
-        ..DiskCounters::default()
-    }
-}
-
-/// Our figure as iostat prints it. A counter this kernel lacks is printed by iostat as 0.00.
-fn printed(v: Option<f64>) -> String {
-    format!("{:.2}", v.unwrap_or(0.0))
-}
 
 #[test]
 fn sysstat_root1_since_boot() {
@@ -204,16 +132,6 @@ fn run_iostat() -> String {
     String::from_utf8(out.stdout).expect("iostat output is not UTF-8")
 }
 
-/// Each device's diskstats line, whitespace-normalised, by name.
-fn lines_by_name(text: &str) -> BTreeMap<String, String> {
-    text.lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() > 3).then(|| (f[2].to_owned(), f.join(" ")))
-        })
-        .collect()
-}
-
 #[test]
 fn live_since_boot_matches_iostat() {
     if let Err(why) = ensure_iostat() {
@@ -227,37 +145,11 @@ fn live_since_boot_matches_iostat() {
         let u1 = std::fs::read_to_string("/proc/uptime").unwrap();
         let out = run_iostat();
         let d2 = std::fs::read_to_string("/proc/diskstats").unwrap();
-        let (l1, l2) = (lines_by_name(&d1), lines_by_name(&d2));
-        let disks = diskstats::parse(&d1).unwrap();
-        let dt = uptime_cs(&u1) as f64 / 100.0;
-        let report = first_report(&out);
-        for (name, vals) in &report.rows {
-            let Some(cur) = disks.iter().find(|d| &d.name == name) else {
-                panic!("iostat printed {name}, which is not in /proc/diskstats");
-            };
-            let stable = l1.get(name) == l2.get(name);
-            let c = columns(&zero_like(cur), cur, dt).unwrap();
-            for (col, want) in report.header.iter().zip(vals) {
-                let theirs: f64 = want.parse().unwrap();
-                let ours = column(&c, col);
-                if PER_IO.contains(&col.as_str()) {
-                    // Independent of the interval: exact at iostat's rounding, if the
-                    // counters did not move while iostat ran.
-                    if stable {
-                        assert_eq!(&printed(ours), want, "{name} {col} (attempt {attempt})");
-                    }
-                } else {
-                    // Rates: iostat's interval is its own /proc/uptime read, a few cs off ours.
-                    let ours = ours.unwrap_or(0.0);
-                    assert!(
-                        (ours - theirs).abs() <= 0.005 * theirs.abs() + 0.01,
-                        "{name} {col}: iostat {want}, ours {ours} (dt {dt} s, attempt {attempt})"
-                    );
-                }
-                compared += 1;
-            }
-            let seen = stable_seen.entry(name.clone()).or_insert(false);
-            *seen |= stable;
+        let (n, stable) =
+            iostat::compare_since_boot(&d1, &u1, &out, &d2, &format!("attempt {attempt}"));
+        compared += n;
+        for (name, s) in stable {
+            *stable_seen.entry(name).or_insert(false) |= s;
         }
         if stable_seen.values().all(|&s| s) {
             break;

@@ -118,7 +118,7 @@ fn a_stuck_proc_read_leaves_the_clock_and_keys_running() {
     assert!(ok.success());
     let root = dir.path().display();
     let args = format!("--proc-root {root}/proc --sys-root {root}/sys");
-    let Some(s) = start_with("stall", 80, 24, "", &args) else {
+    let Some(s) = start_with("stall", 80, 24, "PAGEWATCH_TEST_BLOCKING_FIFO=1", &args) else {
         return;
     };
     s.wait_for("Dirty & writeback", 10);

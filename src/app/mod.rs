@@ -477,8 +477,8 @@ pub struct Caps {
     pub scan_fio: bool,
     /// Whether the experiment keys work (live /proc, not a tree or replay).
     pub experiments: bool,
-    /// The feed is a captured tree: its samples carry no wall clock (no stall is judged) and
-    /// its errors stay shown.
+    /// The feed is a captured tree sequence (`--tree`): its samples carry time since boot, not
+    /// the wall clock (no stall is judged), and its errors stay shown.
     pub captured: bool,
 }
 

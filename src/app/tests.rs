@@ -272,7 +272,11 @@ fn a_captured_tree_is_never_stalled_and_keeps_its_errors() {
     let area = ratatui::layout::Rect::new(0, 0, 80, 24);
     let mut buf = ratatui::buffer::Buffer::empty(area);
     crate::ui::render(&a, area, &mut buf);
-    let screen: String = buf.content.iter().map(ratatui::buffer::Cell::symbol).collect();
+    let screen: String = buf
+        .content
+        .iter()
+        .map(ratatui::buffer::Cell::symbol)
+        .collect();
     assert!(!screen.contains("stalled"), "{screen}");
     assert!(screen.contains("MemTotal is 0"), "{screen}");
 }
