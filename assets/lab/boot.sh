@@ -1,0 +1,75 @@
+#!/bin/sh
+# The kernel lab: boots a Debian cloud kernel (SUITE: bullseye 5.10, bookworm 6.1, trixie 6.12)
+# under qemu (TCG) with a busybox initramfs holding pagewatch, iostat and their libraries, an
+# ext4 disk image of its own on virtio (/dev/vda, mounted on /mnt), runs SCRIPT as root inside
+# with cgroup2 and debugfs mounted, and prints what SCRIPT printed, between two marker lines
+# the caller looks for. Never touches a real block device; the disk image is a file in a
+# temporary directory, removed at the end. Environment: PAGEWATCH_BIN (the binary to copy in),
+# PAGEWATCH_LAB_CACHE (where kernels are cached), LAB_MEM (MiB, default 1024), LAB_TIMEOUT
+# (seconds, default 240), LAB_KEEP (a directory to copy the disk image to, for the caller).
+set -eu
+suite=$1
+script=$2
+here=$(cd "$(dirname "$0")" && pwd)
+k=$("$here/fetch-kernel.sh" "$suite")
+bin=${PAGEWATCH_BIN:?PAGEWATCH_BIN must name the pagewatch binary}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+r=$work/root
+mkdir -p "$r/bin" "$r/sbin" "$r/proc" "$r/sys" "$r/dev" "$r/tmp" "$r/mnt" "$r/mods" "$r/run" "$r/etc"
+cp /usr/bin/busybox "$r/bin/busybox"
+# A program and the shared libraries it loads, at their own paths.
+put() {
+  cp "$1" "$r/bin/"
+  for lib in $(ldd "$1" | awk '$2 == "=>" {print $3} $1 ~ /^\// {print $1}'); do
+    [ -f "$lib" ] && mkdir -p "$r$(dirname "$lib")" && cp -L "$lib" "$r$lib"
+  done
+}
+put "$bin"
+put "$(command -v iostat)"
+cp "$here/../capture-tree.sh" "$r/bin/capture-tree.sh" 2>/dev/null || true
+# virtio for the disk; on 6.12 only virtio_blk is a module (compressed with xz).
+modules=$(find "$k" -path '*/kernel/drivers/*' \( -name 'virtio.ko*' -o -name 'virtio_ring.ko*' \
+  -o -name 'virtio_pci_modern_dev.ko*' -o -name 'virtio_pci_legacy_dev.ko*' -o -name 'virtio_pci.ko*' \
+  -o -name 'virtio_blk.ko*' \))
+n=0
+for name in virtio virtio_ring virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk; do
+  f=$(echo "$modules" | grep "/$name\.ko" | head -n 1 || true)
+  [ -n "$f" ] || continue
+  n=$((n + 1))
+  case "$f" in
+    *.xz) xz -dc "$f" > "$r/mods/$n-$name.ko" ;;
+    *) cp "$f" "$r/mods/$n-$name.ko" ;;
+  esac
+done
+cp "$script" "$r/test.sh"
+cat > "$r/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+for m in /mods/*.ko; do insmod "$m" 2>/dev/null; done
+for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; sleep 0.2; done
+mount -t ext4 /dev/vda /mnt || echo "lab: no /dev/vda"
+echo "==PW-LAB-BEGIN=="
+cd /tmp && sh /test.sh 2>&1
+echo "==PW-LAB-END=="
+sync
+umount /mnt 2>/dev/null
+poweroff -f
+INIT
+chmod +x "$r/init"
+(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd"
+truncate -s 512M "$work/disk.img"
+mkfs.ext4 -q -F "$work/disk.img"
+vmlinuz=$(ls "$k"/boot/vmlinuz-*)
+timeout "${LAB_TIMEOUT:-240}" qemu-system-x86_64 -nographic -no-reboot -m "${LAB_MEM:-1024}" -smp 2 \
+  -kernel "$vmlinuz" -initrd "$work/initrd" \
+  -append "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all" \
+  -drive "file=$work/disk.img,format=raw,if=virtio" </dev/null
+if [ -n "${LAB_KEEP:-}" ]; then cp "$work/disk.img" "$LAB_KEEP/disk.img"; fi

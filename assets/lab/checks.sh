@@ -1,0 +1,34 @@
+# Run inside the kernel lab's guest (assets/lab/boot.sh) by tests/lab.rs: pagewatch's derived
+# figures next to the kernel's own in each dirty-threshold mode and with memory taken, iostat's
+# since-boot report beside /proc/diskstats, and a recording made here for the host to replay.
+# Each section starts with a line `== NAME`.
+vm=/proc/sys/vm
+sample() { echo "== $1"; pagewatch --batch --format json --count 1 --interval 0.5 | tail -n 1; }
+echo "== kernel $(uname -r)"
+sample ratio
+echo 67108864 > $vm/dirty_bytes; echo 33554432 > $vm/dirty_background_bytes
+sample bytes
+echo 20 > $vm/dirty_ratio
+sample mixed
+# Writing a ratio puts its bytes knob back to 0 (0 is not a valid bytes value on 5.10).
+echo 10 > $vm/dirty_ratio; echo 30 > $vm/dirty_background_ratio
+sample bg_over_thresh
+echo 10 > $vm/dirty_background_ratio; echo 20 > $vm/dirty_ratio
+pagewatch eat 300M > /tmp/eat.log 2>&1 < /dev/null &
+eater=$!
+for i in $(seq 1 100); do grep -q holding /tmp/eat.log && break; sleep 0.1; done
+sample eaten
+kill $eater; wait $eater 2>/dev/null
+# Load on the disk, then a quiet moment for the since-boot comparison.
+dd if=/dev/zero of=/mnt/load bs=1M count=150 2>/dev/null
+sample dirty_load
+sync
+echo "== iostat"
+cat /proc/uptime; echo "--"; cat /proc/diskstats; echo "--"
+S_COLORS=never iostat -x -d -k; echo "--"; cat /proc/diskstats
+pagewatch record /mnt/rec.pwrec --interval 0.5 --duration 2s
+echo "== guest-replay"
+pagewatch replay /mnt/rec.pwrec --batch --format json > /tmp/replay.json; echo "exit=$?"; cat /tmp/replay.json
+echo "== recording"
+base64 /mnt/rec.pwrec
+echo "== end"
