@@ -170,7 +170,12 @@ fn check_kernel(suite: &str, version: &str) {
         "{suite}: eating 300M took {taken_kb} kB of MemAvailable"
     );
 
-    // iostat -x since boot, beside /proc/diskstats read before and after it.
+    iostat_matches(suite, &s);
+    replay_matches(suite, &s);
+}
+
+/// iostat -x since boot, beside /proc/diskstats read before and after it.
+fn iostat_matches(suite: &str, s: &BTreeMap<String, String>) {
     let parts: Vec<&str> = s["iostat"].split("--\n").collect();
     assert_eq!(parts.len(), 4, "{suite} iostat section: {}", s["iostat"]);
     let (n, stable) = iostat::compare_since_boot(parts[1], parts[0], parts[2], parts[3], suite);
@@ -179,8 +184,10 @@ fn check_kernel(suite: &str, version: &str) {
         "{suite}: vda not compared: {stable:?}"
     );
     assert!(n >= 20, "{suite}: {n} figures compared");
+}
 
-    // The guest's recording, replayed here, gives what the guest printed.
+/// The guest's recording, replayed here, gives what the guest printed.
+fn replay_matches(suite: &str, s: &BTreeMap<String, String>) {
     let tmp = tempfile::tempdir().unwrap();
     let b64 = tmp.path().join("rec.b64");
     std::fs::write(&b64, &s["recording"]).unwrap();
