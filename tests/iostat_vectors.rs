@@ -145,8 +145,9 @@ fn live_since_boot_matches_iostat() {
         let u1 = std::fs::read_to_string("/proc/uptime").unwrap();
         let out = run_iostat();
         let d2 = std::fs::read_to_string("/proc/diskstats").unwrap();
-        let (n, stable) =
-            iostat::compare_since_boot(&d1, &u1, &out, &d2, &format!("attempt {attempt}"));
+        let u2 = std::fs::read_to_string("/proc/uptime").unwrap();
+        let what = format!("attempt {attempt}");
+        let (n, stable) = iostat::compare_since_boot(&d1, &u1, &out, &d2, &u2, &what);
         compared += n;
         for (name, s) in stable {
             *stable_seen.entry(name).or_insert(false) |= s;

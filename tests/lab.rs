@@ -176,9 +176,9 @@ fn check_kernel(suite: &str, version: &str) {
 
 /// iostat -x since boot, beside /proc/diskstats read before and after it.
 fn iostat_matches(suite: &str, s: &BTreeMap<String, String>) {
-    let parts: Vec<&str> = s["iostat"].split("--\n").collect();
-    assert_eq!(parts.len(), 4, "{suite} iostat section: {}", s["iostat"]);
-    let (n, stable) = iostat::compare_since_boot(parts[1], parts[0], parts[2], parts[3], suite);
+    let p: Vec<&str> = s["iostat"].split("--\n").collect();
+    assert_eq!(p.len(), 5, "{suite} iostat section: {}", s["iostat"]);
+    let (n, stable) = iostat::compare_since_boot(p[1], p[0], p[2], p[3], p[4], suite);
     assert!(
         stable.get("vda") == Some(&true),
         "{suite}: vda not compared: {stable:?}"

@@ -25,7 +25,7 @@ sample dirty_load
 sync
 echo "== iostat"
 cat /proc/uptime; echo "--"; cat /proc/diskstats; echo "--"
-S_COLORS=never iostat -x -d -k; echo "--"; cat /proc/diskstats
+S_COLORS=never iostat -x -d -k; echo "--"; cat /proc/diskstats; echo "--"; cat /proc/uptime
 pagewatch record /mnt/rec.pwrec --interval 0.5 --duration 2s
 echo "== guest-replay"
 pagewatch replay /mnt/rec.pwrec --batch --format json > /tmp/replay.json; echo "exit=$?"; cat /tmp/replay.json

@@ -94,19 +94,23 @@ pub fn lines_by_name(text: &str) -> BTreeMap<String, String> {
 }
 
 /// Compares iostat's since-boot report `out` with our columns from `d1` (read just before it,
-/// with `/proc/uptime` `u1`) and `d2` (read just after). Per-I/O figures must be equal at
-/// iostat's rounding on devices whose counters did not move meanwhile; rates within 0.5 %.
-/// Returns how many figures were compared and, per device, whether it was stable.
+/// with `/proc/uptime` `u1`) and `d2` and `u2` (read just after). Per-I/O figures must be equal
+/// at iostat's rounding on devices whose counters did not move meanwhile. Rates depend on
+/// iostat's own uptime read, which falls between `u1` and `u2`: each must lie between our
+/// rate over `u2` and over `u1` (at iostat's rounding). Returns how many figures were compared
+/// and, per device, whether it was stable.
 pub fn compare_since_boot(
     d1: &str,
     u1: &str,
     out: &str,
     d2: &str,
+    u2: &str,
     what: &str,
 ) -> (usize, BTreeMap<String, bool>) {
     let (l1, l2) = (lines_by_name(d1), lines_by_name(d2));
     let disks = diskstats::parse(d1).unwrap();
-    let dt = uptime_cs(u1) as f64 / 100.0;
+    let dt1 = uptime_cs(u1) as f64 / 100.0;
+    let dt2 = uptime_cs(u2) as f64 / 100.0;
     let report = first_report(out);
     let mut compared = 0;
     let mut stable_seen = BTreeMap::new();
@@ -115,22 +119,24 @@ pub fn compare_since_boot(
             panic!("{what}: iostat printed {name}, which is not in /proc/diskstats");
         };
         let stable = l1.get(name) == l2.get(name);
-        let c = columns(&zero_like(cur), cur, dt).unwrap();
+        let early = columns(&zero_like(cur), cur, dt1).unwrap();
+        let late = columns(&zero_like(cur), cur, dt2).unwrap();
         for (col, want) in report.header.iter().zip(vals) {
             let theirs: f64 = want.parse().unwrap();
-            let ours = column(&c, col);
             if PER_IO.contains(&col.as_str()) {
                 // Independent of the interval: exact at iostat's rounding, if the counters
                 // did not move while iostat ran.
                 if stable {
-                    assert_eq!(&printed(ours), want, "{what}: {name} {col}");
+                    assert_eq!(&printed(column(&early, col)), want, "{what}: {name} {col}");
                 }
             } else {
-                // Rates: iostat's interval is its own /proc/uptime read, a few cs off ours.
-                let ours = ours.unwrap_or(0.0);
+                let hi = column(&early, col).unwrap_or(0.0);
+                let lo = column(&late, col).unwrap_or(0.0);
+                let (lo, hi) = (lo.min(hi), lo.max(hi));
+                // The counters may also have moved while iostat ran: 0.5 % more room.
                 assert!(
-                    (ours - theirs).abs() <= 0.005 * theirs.abs() + 0.01,
-                    "{what}: {name} {col}: iostat {want}, ours {ours} (dt {dt} s)"
+                    theirs >= lo * 0.995 - 0.006 && theirs <= hi * 1.005 + 0.006,
+                    "{what}: {name} {col}: iostat {want}, ours {lo}..{hi} (dt {dt1}..{dt2} s)"
                 );
             }
             compared += 1;
