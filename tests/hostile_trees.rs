@@ -1,7 +1,8 @@
 //! Captured trees made hostile, run through the real binary in batch mode (issue "Hardening",
 //! findings 2, 3 and 5): a FIFO or a link to /dev/zero in place of a /proc file, a sysctl that
 //! never parses, an absurd `page_size` or uptime. Each run must end on its own with exit
-//! status 1 and a message naming the file, never block, never grow without bound.
+//! status 1 and a message naming the file, never block, never grow without bound. Also a tree
+//! whose sysctl changes under a running batch, which must show it on the next record.
 #![allow(clippy::unwrap_used)]
 
 use std::path::{Path, PathBuf};
@@ -134,4 +135,61 @@ fn absurd_page_size_and_uptime_are_rejected() {
     let (code, err) = batch(&["--tree", t.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("proc/uptime:1"), "{err}");
+}
+
+/// Batch mode re-reads the slow files as soon as the derived thresholds stop matching the
+/// kernel's (issue "Correct on every kernel", 2: batch went stale for up to 14 samples).
+#[test]
+fn batch_sees_a_sysctl_change_on_the_next_record() {
+    use pagewatch::cli::Format;
+    use pagewatch::model::Options;
+    use pagewatch::source::{FsSource, SystemClock};
+    let (_tmp, t) = tree();
+    let root = t.join("001");
+    let ratio = root.join("proc/sys/vm/dirty_ratio");
+    assert_eq!(std::fs::read_to_string(&ratio).unwrap().trim(), "20");
+    let mut source = FsSource::new(root.join("proc"), root.join("sys"), Box::new(SystemClock));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let mut reads = 0;
+    let mut wait = || {
+        reads += 1;
+        std::thread::sleep(Duration::from_millis(20));
+        if reads == 2 {
+            // The admin writes 40; the kernel's own threshold (vmstat) follows at once.
+            std::fs::write(&ratio, "40\n").unwrap();
+            let vmstat = std::fs::read_to_string(root.join("proc/vmstat")).unwrap();
+            let doubled: String = vmstat
+                .lines()
+                .map(|l| match l.split_once(' ') {
+                    Some(("nr_dirty_threshold", v)) => {
+                        format!("nr_dirty_threshold {}\n", v.parse::<u64>().unwrap() * 2)
+                    }
+                    _ => format!("{l}\n"),
+                })
+                .collect();
+            std::fs::write(root.join("proc/vmstat"), doubled).unwrap();
+        }
+    };
+    pagewatch::batch::run(
+        &mut source,
+        Some(8),
+        Format::Json,
+        Options::default(),
+        &mut out,
+        &mut err,
+        &mut wait,
+    )
+    .unwrap();
+    let ratios: Vec<u64> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["sysctl"]["dirty_ratio"].as_u64().unwrap()
+        })
+        .collect();
+    // The write comes before the third read. Record 2 (reads 2 and 3) sees the kernel's new
+    // threshold beside the old sysctl and asks for the slow files; record 3 has the new
+    // sysctl. Without the early refresh the sysctls are re-read every 15 samples: all 20.
+    assert_eq!(ratios, [20, 20, 40, 40, 40, 40, 40, 40], "{ratios:?}");
 }

@@ -40,9 +40,6 @@ pub struct Look {
     pub mono: bool,
 }
 
-/// Samples between two `Effect::RefreshSlow` at most.
-const REFRESH_ASK_EVERY: u32 = 5;
-
 /// Application state.
 #[derive(Debug)]
 pub struct App {
@@ -86,8 +83,7 @@ pub struct App {
     last_scan_ms: Option<i64>,
     /// Samples since the last `Effect::RefreshSlow`, and whether one is owed (see
     /// `refresh_due`).
-    since_refresh_ask: u32,
-    refresh_owed: bool,
+    refresh: crate::model::refresh::RefreshPolicy,
     /// Parses incoming samples, skipping files that repeat (same result as `Snapshot::parse`).
     parser: Parser,
     prev: Option<Snapshot>,
@@ -119,8 +115,7 @@ impl App {
             fio_presets: Vec::new(),
             replay: None,
             last_scan_ms: None,
-            since_refresh_ask: REFRESH_ASK_EVERY,
-            refresh_owed: false,
+            refresh: crate::model::refresh::RefreshPolicy::default(),
             parser: Parser::new(),
             prev: None,
             cur: None,
@@ -157,30 +152,14 @@ impl App {
         effects
     }
 
-    /// Whether to ask the source to re-read its slow files now: a figure derived from them
-    /// disagrees with the kernel's (`Model::derived_differs`), or a disk came or went (its
-    /// /sys/block settings decide whether it is a whole disk). At most once every
-    /// `REFRESH_ASK_EVERY` samples, so a lasting difference costs what a 5-sample refresh did;
-    /// a change seen in between is owed and asked for once the wait is over.
+    /// Whether to ask the source to re-read its slow files now (`RefreshPolicy`).
     fn refresh_due(&mut self) -> bool {
-        self.since_refresh_ask = self.since_refresh_ask.saturating_add(1);
-        let (Some(model), Some(cur)) = (&self.model, &self.cur) else {
-            return false;
-        };
-        let disks_changed = self.prev.as_ref().is_some_and(|p| {
-            p.disks.len() != cur.disks.len()
-                || p.disks
-                    .iter()
-                    .zip(&cur.disks)
-                    .any(|(a, b)| a.name != b.name)
-        });
-        self.refresh_owed |= disks_changed || model.derived_differs();
-        if self.refresh_owed && self.since_refresh_ask >= REFRESH_ASK_EVERY {
-            self.since_refresh_ask = 0;
-            self.refresh_owed = false;
-            return true;
+        if let (Some(model), Some(cur)) = (&self.model, &self.cur) {
+            self.refresh.due(self.prev.as_ref(), cur, model)
+        } else {
+            self.refresh.skip();
+            false
         }
-        false
     }
 
     /// Applies one message; returns what the runtime must do.

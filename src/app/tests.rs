@@ -205,18 +205,18 @@ fn slow_files_are_refreshed_when_derived_figures_stop_matching_the_kernel() {
     }
     assert!(!a.model.as_ref().unwrap().derived_differs());
     // A dirty_ratio the kernel is not using (the sysctl text is stale, or was just written):
-    // ask at once, then at most once every REFRESH_ASK_EVERY samples while it lasts.
+    // ask at once, then at most once every crate::model::refresh::ASK_EVERY samples while it lasts.
     let key = names::vm_sysctl("dirty_ratio");
     let mut stale = s[s.len() - 1].clone();
     let ratio: u64 = stale.file(&key).unwrap().trim().parse().unwrap();
     stale.files.insert(key.clone(), format!("{}\n", ratio / 2));
-    let asked: Vec<usize> = (0..2 * REFRESH_ASK_EVERY)
+    let asked: Vec<usize> = (0..2 * crate::model::refresh::ASK_EVERY)
         .map(|_| refreshes(&mut a, stale.clone()))
         .collect();
     assert!(a.model.as_ref().unwrap().derived_differs());
-    let mut want = vec![0; 2 * REFRESH_ASK_EVERY as usize];
+    let mut want = vec![0; 2 * crate::model::refresh::ASK_EVERY as usize];
     want[0] = 1;
-    want[REFRESH_ASK_EVERY as usize] = 1;
+    want[crate::model::refresh::ASK_EVERY as usize] = 1;
     assert_eq!(asked, want);
 }
 
@@ -235,8 +235,8 @@ fn slow_files_are_refreshed_when_a_disk_comes_or_goes() {
     let fewer = text.split_inclusive('\n').skip(1).collect::<String>();
     gone.files.insert(names::DISKSTATS.into(), fewer);
     assert_eq!(refreshes(&mut a, gone), 1);
-    // Back at once: owed, and asked for when REFRESH_ASK_EVERY samples have passed.
-    for _ in 0..REFRESH_ASK_EVERY - 1 {
+    // Back at once: owed, and asked for when crate::model::refresh::ASK_EVERY samples have passed.
+    for _ in 0..crate::model::refresh::ASK_EVERY - 1 {
         assert_eq!(refreshes(&mut a, last.clone()), 0);
     }
     assert_eq!(refreshes(&mut a, last.clone()), 1);

@@ -8,6 +8,7 @@ mod text;
 use std::io::Write;
 
 use crate::cli::Format;
+use crate::model::refresh::RefreshPolicy;
 use crate::model::{Model, Options};
 use crate::parse::{Parser, Snapshot};
 use crate::source::Source;
@@ -45,6 +46,7 @@ pub fn run(
     let mut parser = Parser::new();
     let mut summary = Summary::default();
     let mut table = TextTable::default();
+    let mut refresh = RefreshPolicy::default();
     let mut reads = 0u64;
     let mut in_a_row = 0u64;
     while count.is_none_or(|c| reads <= c) {
@@ -76,6 +78,10 @@ pub fn run(
         in_a_row = 0;
         if let Some(p) = &prev {
             let model = Model::derive(Some(p), &snap, opts);
+            // As the screen does: a sysctl write or a new disk is seen on the next record.
+            if refresh.due(Some(p), &snap, &model) {
+                source.refresh_soon();
+            }
             match format {
                 Format::Json => {
                     serde_json::to_writer(&mut *out, &model)?;

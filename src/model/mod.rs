@@ -11,6 +11,7 @@ pub mod disk;
 pub mod memory;
 pub mod rate;
 pub mod reclaim;
+pub mod refresh;
 pub mod saturation;
 pub mod series;
 pub mod zones;
