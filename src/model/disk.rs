@@ -118,12 +118,23 @@ struct DirFigures {
     areq_sz: f64,
 }
 
-/// `write_ext_stat()` for one direction. `None` if a counter went backwards.
+/// The difference of a millisecond field the kernel prints as `%u` (spec §4): modulo 2^32, as
+/// iostat takes it, so a wrap between the two reads is still the right difference. A value
+/// past 32 bits (not the kernel's) must not go backwards.
+fn ms_delta(p: u64, c: u64) -> Option<u64> {
+    match (u32::try_from(p), u32::try_from(c)) {
+        (Ok(p), Ok(c)) => Some(u64::from(c.wrapping_sub(p))),
+        _ => c.checked_sub(p),
+    }
+}
+
+/// `write_ext_stat()` for one direction. `None` if one of its counters went backwards (a
+/// reset or a re-inserted device); the other directions keep their figures.
 fn dir_figures(p: Dir, c: Dir, dt_s: f64) -> Option<DirFigures> {
     let ios = c.ios.checked_sub(p.ios)? as f64;
     let merges = c.merges.checked_sub(p.merges)? as f64;
     let sectors = c.sectors.checked_sub(p.sectors)? as f64;
-    let ms = c.ms.checked_sub(p.ms)? as f64;
+    let ms = ms_delta(p.ms, c.ms)? as f64;
     Some(DirFigures {
         per_s: ios / dt_s,
         kb_s: sectors / dt_s / 2.0,
@@ -171,45 +182,49 @@ fn flushes(d: &DiskCounters) -> Option<Dir> {
     })
 }
 
-/// The iostat -x columns between two reads of one device, `dt_s` seconds apart.
-/// `None` when any cumulative counter went backwards.
+/// The iostat -x columns between two reads of one device, `dt_s` seconds apart. A direction
+/// whose counters went backwards has no figures, the rest stand; `None` when the device's
+/// total I/O count went backwards (reset or re-inserted).
 #[must_use]
 pub fn columns(p: &DiskCounters, c: &DiskCounters, dt_s: f64) -> Option<Columns> {
-    let r = dir_figures(reads(p), reads(c), dt_s)?;
-    let w = dir_figures(writes(p), writes(c), dt_s)?;
-    let d = match (discards(p), discards(c)) {
-        (Some(p), Some(c)) => Some(dir_figures(p, c, dt_s)?),
-        _ => None,
-    };
-    let f = match (flushes(p), flushes(c)) {
-        (Some(p), Some(c)) => Some(dir_figures(p, c, dt_s)?),
-        _ => None,
-    };
-    let ticks = c.io_ticks_ms.checked_sub(p.io_ticks_ms)? as f64;
-    let weighted = c.weighted_ms.checked_sub(p.weighted_ms)? as f64;
+    let r = dir_figures(reads(p), reads(c), dt_s);
+    let w = dir_figures(writes(p), writes(c), dt_s);
+    let d = discards(p)
+        .zip(discards(c))
+        .and_then(|(p, c)| dir_figures(p, c, dt_s));
+    let f = flushes(p)
+        .zip(flushes(c))
+        .and_then(|(p, c)| dir_figures(p, c, dt_s));
+    if c.total_ios() < p.total_ios() {
+        // iostat's re-insertion heuristic: the device's I/O count went back.
+        return None;
+    }
+    let ticks = ms_delta(p.io_ticks_ms, c.io_ticks_ms).map(|t| t as f64);
+    let weighted = ms_delta(p.weighted_ms, c.weighted_ms).map(|t| t as f64);
+    let get = |x: &Option<DirFigures>, f: fn(&DirFigures) -> f64| x.as_ref().map(f);
     Some(Columns {
-        r_s: Some(r.per_s),
-        w_s: Some(w.per_s),
-        d_s: d.as_ref().map(|d| d.per_s),
-        f_s: f.as_ref().map(|f| f.per_s),
-        rkB_s: Some(r.kb_s),
-        wkB_s: Some(w.kb_s),
-        dkB_s: d.as_ref().map(|d| d.kb_s),
-        rrqm_s: Some(r.rqm_s),
-        wrqm_s: Some(w.rqm_s),
-        drqm_s: d.as_ref().map(|d| d.rqm_s),
-        rrqm_pct: Some(r.rqm_pct),
-        wrqm_pct: Some(w.rqm_pct),
-        drqm_pct: d.as_ref().map(|d| d.rqm_pct),
-        r_await: Some(r.await_ms),
-        w_await: Some(w.await_ms),
-        d_await: d.as_ref().map(|d| d.await_ms),
-        f_await: f.as_ref().map(|f| f.await_ms),
-        rareq_sz: Some(r.areq_sz),
-        wareq_sz: Some(w.areq_sz),
-        dareq_sz: d.as_ref().map(|d| d.areq_sz),
-        aqu_sz: Some(weighted / (dt_s * 1000.0)),
-        util_pct: util_pct(ticks, dt_s),
+        r_s: get(&r, |x| x.per_s),
+        w_s: get(&w, |x| x.per_s),
+        d_s: get(&d, |x| x.per_s),
+        f_s: get(&f, |x| x.per_s),
+        rkB_s: get(&r, |x| x.kb_s),
+        wkB_s: get(&w, |x| x.kb_s),
+        dkB_s: get(&d, |x| x.kb_s),
+        rrqm_s: get(&r, |x| x.rqm_s),
+        wrqm_s: get(&w, |x| x.rqm_s),
+        drqm_s: get(&d, |x| x.rqm_s),
+        rrqm_pct: get(&r, |x| x.rqm_pct),
+        wrqm_pct: get(&w, |x| x.rqm_pct),
+        drqm_pct: get(&d, |x| x.rqm_pct),
+        r_await: get(&r, |x| x.await_ms),
+        w_await: get(&w, |x| x.await_ms),
+        d_await: get(&d, |x| x.await_ms),
+        f_await: get(&f, |x| x.await_ms),
+        rareq_sz: get(&r, |x| x.areq_sz),
+        wareq_sz: get(&w, |x| x.areq_sz),
+        dareq_sz: get(&d, |x| x.areq_sz),
+        aqu_sz: weighted.map(|w| w / (dt_s * 1000.0)),
+        util_pct: ticks.and_then(|t| util_pct(t, dt_s)),
     })
 }
 
@@ -347,16 +362,20 @@ mod tests {
     }
 
     #[test]
-    fn wrapped_or_reset_counters_give_no_figures() {
-        // io_ticks is a u32 in the kernel: a wrap reads as going backwards.
-        assert!(
-            columns(
-                &dev(1000, 4000, u64::from(u32::MAX) - 10),
-                &dev(1001, 4001, 5),
-                1.0
-            )
-            .is_none()
-        );
+    fn wrapped_u32_fields_are_taken_modulo_and_resets_give_no_figures() {
+        // io_ticks and read_ms are u32 in the kernel: across a wrap the difference is still
+        // right (16 ms busy, 5 ms for the one read).
+        let max = u64::from(u32::MAX);
+        let c = columns(&dev(1000, max - 2, max - 10), &dev(1001, 2, 5), 1.0).unwrap();
+        assert_eq!(c.util_pct, Some(1.6));
+        assert_eq!(c.r_await, Some(5.0));
+        // A reset device: every count went backwards, no figures.
         assert!(columns(&dev(1000, 4000, 10), &dev(3, 1, 20), 1.0).is_none());
+        // Only the writes went backwards: the reads stand.
+        let mut p = dev(1000, 4000, 10);
+        p.writes = 50;
+        let c = columns(&p, &dev(1100, 4100, 20), 1.0).unwrap();
+        assert_eq!((c.r_s, c.r_await), (Some(100.0), Some(1.0)));
+        assert_eq!((c.w_s, c.w_await, c.wkB_s), (None, None, None));
     }
 }
