@@ -31,7 +31,8 @@ pub fn period_ms(model: Option<&Model>, cpus: usize, foreign_known: bool) -> Opt
         .any(|d| d.cols.r_s.unwrap_or(0.0) + d.cols.w_s.unwrap_or(0.0) > BUSY_IOPS);
     let cpu_busy = m
         .cpu
-        .is_some_and(|c| (c.user_pct + c.system_pct) / 100.0 * cpus.max(1) as f64 >= BUSY_CPUS);
+        .and_then(|c| c.busy_pct())
+        .is_some_and(|busy| busy / 100.0 * cpus.max(1) as f64 >= BUSY_CPUS);
     (disk_busy || cpu_busy).then_some(BUSY_MS)
 }
 
@@ -63,8 +64,8 @@ mod tests {
 
     fn with_cpu(mut m: Model, user_pct: f64, system_pct: f64) -> Model {
         m.cpu = Some(Cpu {
-            user_pct,
-            system_pct,
+            user_pct: Some(user_pct),
+            system_pct: Some(system_pct),
             ..Cpu::default()
         });
         m

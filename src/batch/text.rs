@@ -48,9 +48,13 @@ pub fn render_text(m: &Model, legend: bool) -> String {
     let cpu = m.cpu.map_or_else(
         || "-".to_owned(),
         |c| {
+            let f = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.0}"));
             format!(
-                "{:.0}/{:.0}/{:.0}/{:.0}",
-                c.user_pct, c.system_pct, c.iowait_pct, c.steal_pct
+                "{}/{}/{}/{}",
+                f(c.user_pct),
+                f(c.system_pct),
+                f(c.iowait_pct),
+                f(c.steal_pct)
             )
         },
     );

@@ -7,37 +7,59 @@ use serde::Serialize;
 use super::rate;
 use crate::parse::{CpuStat, Psi};
 
-/// CPU time split over the interval, percent of all CPUs.
+/// CPU time split over the interval, percent of all CPUs. A field whose ticks went backwards
+/// (iowait can, on tickless kernels) is `None`; the others stand.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Cpu {
     /// user + nice (guest time is inside user).
-    pub user_pct: f64,
+    pub user_pct: Option<f64>,
     /// system + irq + softirq.
-    pub system_pct: f64,
+    pub system_pct: Option<f64>,
     /// Waiting for I/O with nothing else to run.
-    pub iowait_pct: f64,
+    pub iowait_pct: Option<f64>,
     /// Stolen by the hypervisor.
-    pub steal_pct: f64,
+    pub steal_pct: Option<f64>,
     /// Idle.
-    pub idle_pct: f64,
+    pub idle_pct: Option<f64>,
 }
 
 impl Cpu {
-    /// Percentages between two reads; `None` on the first tick or a counter reset.
+    /// Percentages between two reads; `None` on the first tick or when no time passed. The
+    /// denominator is the sum of the fields' forward steps: one that went back counts as 0.
     #[must_use]
     pub fn derive(prev: &CpuStat, cur: &CpuStat) -> Option<Self> {
-        let total = rate::delta(prev.total(), cur.total()).filter(|&t| t > 0)? as f64;
-        let pct = |p: u64, c: u64| rate::delta(p, c).map(|d| d as f64 / total * 100.0);
+        let fields = |s: &CpuStat| {
+            [
+                sum(&[s.user, s.nice]),
+                sum(&[s.system, s.irq, s.softirq]),
+                s.iowait,
+                s.steal,
+                s.idle,
+            ]
+        };
+        let steps: Vec<Option<u64>> = fields(prev)
+            .iter()
+            .zip(fields(cur))
+            .map(|(p, c)| rate::delta(*p, c))
+            .collect();
+        let total = sum(&steps.iter().map(|d| d.unwrap_or(0)).collect::<Vec<_>>());
+        if total == 0 {
+            return None;
+        }
+        let pct = |i: usize| steps[i].map(|d| d as f64 / total as f64 * 100.0);
         Some(Cpu {
-            user_pct: pct(sum(&[prev.user, prev.nice]), sum(&[cur.user, cur.nice]))?,
-            system_pct: pct(
-                sum(&[prev.system, prev.irq, prev.softirq]),
-                sum(&[cur.system, cur.irq, cur.softirq]),
-            )?,
-            iowait_pct: pct(prev.iowait, cur.iowait)?,
-            steal_pct: pct(prev.steal, cur.steal)?,
-            idle_pct: pct(prev.idle, cur.idle)?,
+            user_pct: pct(0),
+            system_pct: pct(1),
+            iowait_pct: pct(2),
+            steal_pct: pct(3),
+            idle_pct: pct(4),
         })
+    }
+
+    /// user + system, when both are known.
+    #[must_use]
+    pub fn busy_pct(&self) -> Option<f64> {
+        Some(self.user_pct? + self.system_pct?)
     }
 }
 
@@ -110,11 +132,33 @@ mod tests {
         };
         let c = Cpu::derive(&a, &b).unwrap();
         // Δtotal = 30+10+10+5+5+20+10+40 = 130
-        assert!((c.user_pct - 40.0 / 1.3).abs() < 1e-9);
-        assert!((c.system_pct - 20.0 / 1.3).abs() < 1e-9);
-        assert!((c.iowait_pct - 20.0 / 1.3).abs() < 1e-9);
-        assert!((c.idle_pct - 40.0 / 1.3).abs() < 1e-9);
+        let near = |v: Option<f64>, want: f64| assert!((v.unwrap() - want).abs() < 1e-9);
+        near(c.user_pct, 40.0 / 1.3);
+        near(c.system_pct, 20.0 / 1.3);
+        near(c.iowait_pct, 20.0 / 1.3);
+        near(c.idle_pct, 40.0 / 1.3);
+        // Every field back: no time passed forward, no figures.
         assert_eq!(Cpu::derive(&b, &a), None);
+    }
+
+    #[test]
+    fn iowait_going_back_nulls_iowait_only() {
+        let a = CpuStat {
+            user: 100,
+            iowait: 50,
+            idle: 100,
+            ..CpuStat::default()
+        };
+        let b = CpuStat {
+            user: 150,
+            iowait: 45,
+            idle: 150,
+            ..a
+        };
+        let c = Cpu::derive(&a, &b).unwrap();
+        assert_eq!(c.iowait_pct, None);
+        assert_eq!((c.user_pct, c.idle_pct), (Some(50.0), Some(50.0)));
+        assert_eq!(c.busy_pct(), Some(50.0));
     }
 
     #[test]

@@ -87,8 +87,11 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
                 app,
                 "CPU",
                 format_args!(
-                    "us {:.1} sy {:.1} wa {:.1} st {:.1}",
-                    c.user_pct, c.system_pct, c.iowait_pct, c.steal_pct
+                    "us {} sy {} wa {} st {}",
+                    pct1(c.user_pct),
+                    pct1(c.system_pct),
+                    pct1(c.iowait_pct),
+                    pct1(c.steal_pct)
                 ),
             )),
             None => second.extend(kv(app, "CPU", "-")),
@@ -135,6 +138,11 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         lines.push(status.unwrap_or_else(|| Line::from(second)));
     }
     canvas.lines(area, lines);
+}
+
+/// A percentage with one decimal, or `-` when it is not known this tick.
+fn pct1(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"))
 }
 
 #[cfg(test)]
