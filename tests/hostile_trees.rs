@@ -193,3 +193,42 @@ fn batch_sees_a_sysctl_change_on_the_next_record() {
     // sysctl. Without the early refresh the sysctls are re-read every 15 samples: all 20.
     assert_eq!(ratios, [20, 20, 40, 40, 40, 40, 40, 40], "{ratios:?}");
 }
+
+/// A zoneinfo that does not parse leaves out only what needs it (issue "Correct on every
+/// kernel", 2): before, the whole sample failed.
+#[test]
+fn a_bad_zoneinfo_degrades_only_what_depends_on_it() {
+    let (_tmp, t) = tree();
+    for root in ["000", "001", "002", "003"] {
+        let z = t.join(root).join("proc/zoneinfo");
+        let text = std::fs::read_to_string(&z).unwrap();
+        std::fs::write(&z, text.replacen("        min", "        min   lots", 1)).unwrap();
+    }
+    let out = Command::new(EXE)
+        .args(["--batch", "--format", "json", "--tree", t.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        err.matches("warning: proc/zoneinfo:").count(),
+        1,
+        "once: {err}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(records.len(), 3, "every record stands");
+    for r in &records {
+        assert!(r["memory"]["MemAvailable"].as_u64().is_some());
+        assert!(r["memory"]["derived_MemAvailable"].is_null());
+        assert!(r["dirty"]["thresh_pages"].as_u64().is_some());
+        assert!(r["dirty"]["derived_thresh_pages"].is_null());
+        assert!(r["disks"].as_array().is_some_and(|d| !d.is_empty()));
+        assert!(r["cpu"]["user_pct"].as_f64().is_some());
+        let e = r["zoneinfo_error"].as_str().unwrap();
+        assert!(e.starts_with("proc/zoneinfo:"), "{e}");
+    }
+}

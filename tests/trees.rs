@@ -696,7 +696,16 @@ fn parse_dir(dir: &Path) -> Result<Result<Model, String>, String> {
             .map_err(|e| e.to_string())?
             .ok_or("no sample")?;
         let snap = Snapshot::parse(&raw).map_err(|e| e.to_string())?;
-        Ok(Model::derive(None, &snap, Options::default()))
+        let model = Model::derive(None, &snap, Options::default());
+        // A bad zoneinfo leaves the sample standing and carries its error (shown as a
+        // warning); here it counts as the error the damage must produce.
+        match &model.zoneinfo_error {
+            Some(e) => {
+                assert!(model.memory.MemAvailable.is_some(), "the rest stands");
+                Err(e.clone())
+            }
+            None => Ok(model),
+        }
     }))
     .map_err(|p| {
         p.downcast_ref::<String>()

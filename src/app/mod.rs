@@ -303,8 +303,9 @@ impl App {
         self.model = Some(model);
         // Live, a good sample clears the last error; a captured tree is read in a blink, so
         // an error in one of its roots stays on screen.
-        if !self.caps.captured {
-            self.error = None;
+        if !self.caps.captured || snap.zones_error.is_some() {
+            // A zoneinfo that does not parse leaves out only what needs it: say so.
+            self.error.clone_from(&snap.zones_error);
         }
         self.prev = self.cur.replace(snap);
     }

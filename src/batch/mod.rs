@@ -47,6 +47,7 @@ pub fn run(
     let mut summary = Summary::default();
     let mut table = TextTable::default();
     let mut refresh = RefreshPolicy::default();
+    let mut warned: Option<String> = None;
     let mut reads = 0u64;
     let mut in_a_row = 0u64;
     while count.is_none_or(|c| reads <= c) {
@@ -76,6 +77,16 @@ pub fn run(
             }
         };
         in_a_row = 0;
+        if let Some(e) = &snap.zones_error
+            && warned.as_ref() != Some(e)
+        {
+            writeln!(
+                err,
+                "pagewatch: warning: {e}; watermarks, reserves and the derived thresholds and \
+                 MemAvailable are left out"
+            )?;
+            warned = Some(e.clone());
+        }
         if let Some(p) = &prev {
             let model = Model::derive(Some(p), &snap, opts);
             // As the screen does: a sysctl write or a new disk is seen on the next record.

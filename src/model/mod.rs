@@ -71,6 +71,10 @@ pub struct Model {
     pub pressure: PressureSet,
     /// The vm sysctls in force.
     pub sysctl: VmSysctl,
+    /// Why /proc/zoneinfo could not be parsed, when it could not: the watermarks, reserves
+    /// and derived figures are left out, everything else stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zoneinfo_error: Option<String>,
 }
 
 impl Model {
@@ -114,6 +118,7 @@ impl Model {
                 io: psi(|s| s.psi_io.as_ref()),
             },
             sysctl: cur.sysctl,
+            zoneinfo_error: cur.zones_error.clone(),
         }
     }
 }

@@ -49,6 +49,10 @@ pub struct Snapshot {
     /// `/proc/zoneinfo`; `None` when the file was not readable. Shared: successive
     /// snapshots usually carry the same zones (see `Parser`).
     pub zones: Option<Arc<[Zone]>>,
+    /// Why `/proc/zoneinfo` could not be parsed (`file:line: problem`). Only the figures that
+    /// need it are left out (watermarks, totalreserve, the derived thresholds and
+    /// MemAvailable); the rest of the sample stands.
+    pub zones_error: Option<String>,
     /// `/proc/diskstats`, in file order. Each device's counters are shared: `Parser` hands
     /// the same ones to successive snapshots while the device's line does not change.
     pub disks: Vec<Arc<DiskCounters>>,
@@ -126,6 +130,13 @@ impl Snapshot {
     /// order whatever `r` is, so a bad sample gives the same error.
     fn parse_with(sample: &RawSample, r: &mut impl Repeats) -> Result<Self> {
         let block = sample.file(names::BLOCK_DEVICES).map(|t| r.block(t));
+        let meminfo = meminfo::parse(required(sample, names::MEMINFO)?)?;
+        let vmstat = vmstat::parse(required(sample, names::VMSTAT)?)?;
+        let (zones, zones_error) = match sample.file(names::ZONEINFO).map(|t| r.zoneinfo(t)) {
+            None => (None, None),
+            Some(Ok(z)) => (Some(z), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+        };
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -134,12 +145,10 @@ impl Snapshot {
             } else {
                 sample.page_size
             },
-            meminfo: meminfo::parse(required(sample, names::MEMINFO)?)?,
-            vmstat: vmstat::parse(required(sample, names::VMSTAT)?)?,
-            zones: sample
-                .file(names::ZONEINFO)
-                .map(|t| r.zoneinfo(t))
-                .transpose()?,
+            meminfo,
+            vmstat,
+            zones,
+            zones_error,
             disks: r.diskstats(required(sample, names::DISKSTATS)?)?,
             cpu: stat::parse(required(sample, names::STAT)?)?,
             psi_cpu: psi(sample, r, 0)?,
