@@ -2,10 +2,13 @@
 //! `ui/panes/disks.rs` so reports can use the same rule).
 //!
 //! Rotational disks: %util ≥ 70 warns, ≥ 90 is critical. Devices that serve requests in
-//! parallel (non-rotational: NVMe, SSD, RAID, cloud volumes) reach 100 %util early, so they
-//! are judged by await against their own baseline (the median await of recent ticks with
-//! I/O, kept by `History`) with a queue: await ≥ 2× baseline and aqu-sz ≥ 1 warns, ≥ 3× is
-//! critical. A device whose rotational flag is unknown is treated as rotational.
+//! parallel reach 100 %util early, so they are judged by await against their own baseline
+//! (the median await of recent ticks with I/O, kept by `History`) with a queue: await ≥ 2×
+//! baseline and aqu-sz ≥ 1 warns, ≥ 3× is critical. Parallel (`parallel`): non-rotational
+//! (NVMe, SSD), more than one hardware queue, or a virtual or stacked device by its name
+//! (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`, `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`)
+//! whatever its rotational flag says: virtio-blk and many cloud volumes report 1. Anything
+//! else whose flag is unknown is treated as rotational.
 //! Owns: that predicate. Must not touch: I/O, history keeping, drawing.
 
 use super::disk::{Columns, Disk};
@@ -14,8 +17,7 @@ use super::disk::{Columns, Disk};
 #[must_use]
 pub fn saturation(d: &Disk, baseline_await_ms: Option<f64>) -> u8 {
     let c: &Columns = &d.cols;
-    let rotational = d.queue.as_ref().and_then(|q| q.rotational).unwrap_or(true);
-    if rotational {
+    if !parallel(d) {
         let u = c.util_pct.unwrap_or(0.0);
         return if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
     }
@@ -29,6 +31,18 @@ pub fn saturation(d: &Disk, baseline_await_ms: Option<f64>) -> u8 {
         Some(b) if b > 0.0 && await_ms >= 2.0 * b => 1,
         _ => 0,
     }
+}
+
+/// Whether `d` serves requests in parallel (see the module doc).
+#[must_use]
+pub fn parallel(d: &Disk) -> bool {
+    const VIRTUAL: [&str; 9] = [
+        "vd", "xvd", "nvme", "dm-", "md", "rbd", "nbd", "loop", "zram",
+    ];
+    let q = d.queue.as_ref();
+    q.and_then(|q| q.rotational) == Some(false)
+        || q.and_then(|q| q.hw_queues).is_some_and(|n| n > 1)
+        || VIRTUAL.iter().any(|p| d.name.starts_with(p))
 }
 
 #[cfg(test)]
@@ -56,6 +70,29 @@ mod tests {
                 ..Columns::default()
             },
         }
+    }
+
+    #[test]
+    fn virtual_and_multi_queue_disks_are_parallel_whatever_rotational_says() {
+        // virtio-blk reporting rotational=1 at 100 %util with baseline latency: fine.
+        let mut vda = disk(true, 100.0, 0.8, 0.1);
+        vda.name = "vda".into();
+        assert_eq!(saturation(&vda, Some(0.1)), 0);
+        vda.cols.aqu_sz = Some(8.0);
+        vda.cols.r_await = Some(0.4);
+        assert_eq!(saturation(&vda, Some(0.1)), 2);
+        // A SCSI cloud volume with 4 hardware queues.
+        let mut sdb = disk(true, 100.0, 0.8, 0.1);
+        sdb.name = "sdb".into();
+        sdb.queue.as_mut().unwrap().hw_queues = Some(4);
+        assert!(parallel(&sdb));
+        assert_eq!(saturation(&sdb, Some(0.1)), 0);
+        // A real spinning sda with one queue: by %util.
+        let mut sda = disk(true, 95.0, 0.5, 1.0);
+        sda.name = "sda".into();
+        sda.queue.as_mut().unwrap().hw_queues = Some(1);
+        assert!(!parallel(&sda));
+        assert_eq!(saturation(&sda, None), 2);
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub struct QueueSettings {
     pub write_cache: Option<String>,
     /// Device-mapper name (`vg0-root`) for dm-N devices.
     pub dm_name: Option<String>,
+    /// Hardware queues (entries of `mq/`); `None` when not read (older recordings, trees).
+    pub hw_queues: Option<u32>,
 }
 
 /// Parses the pseudo-file: whole-disk names (sorted) and each one's settings.
@@ -41,6 +43,7 @@ pub fn parse(text: &str) -> BTreeMap<String, QueueSettings> {
             nr_requests: next().and_then(|s| s.parse().ok()),
             write_cache: next().map(str::to_owned),
             dm_name: next().map(str::to_owned),
+            hw_queues: next().and_then(|s| s.parse().ok()),
         };
         out.insert(name.to_owned(), settings);
     }

@@ -171,8 +171,10 @@ p95 is the nearest-rank percentile (a measured value).\n\
 - Writers throttled: nr_dirty + nr_writeback above the freerun ceiling \
 ((thresh + bg_thresh) / 2), where balance_dirty_pages() paces writers; hard limit: at or \
 above the dirty threshold. Direct reclaim: any direct scanning or allocation stall.\n\
-- Saturated: rotational disks at ≥ 70 % util (critical ≥ 90 %); other disks with \
-aqu-sz ≥ 1 and await ≥ 2× their own median await (critical ≥ 3×), as the screen judges them.\n\
+- Saturated: rotational disks at ≥ 70 % util (critical ≥ 90 %); disks that serve requests in \
+parallel (non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational \
+flag says) with aqu-sz ≥ 1 and await ≥ 2× their own median await (critical ≥ 3×), as the \
+screen judges them.\n\
 - A period runs from the start of its first record's interval to the read of its last; \
 its duration is the sum of those intervals."
     );

@@ -250,6 +250,11 @@ impl FsSource {
             {
                 text.push_str(v.trim());
             }
+            // Hardware queues of a multi-queue device: one entry each under mq/.
+            text.push('\t');
+            if let Ok(queues) = std::fs::read_dir(base.join("mq")) {
+                text.push_str(&queues.count().to_string());
+            }
             text.push('\n');
         }
         Ok(text)

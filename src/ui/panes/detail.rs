@@ -58,7 +58,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         .and_then(|h| h.baseline_await_ms);
     let baseline = Dash(baseline.map(|b| format!("{b:.2} ms")));
     lines.push(Line::from(Vec::from(kv(app, "await baseline", baseline))));
-    if q.rotational == Some(false) {
+    if crate::model::saturation::parallel(d) {
         lines.push(Line::from(Span::styled(
             "Serves requests in parallel: %util reaches 100% long before the device is \
              saturated. Watch await against its baseline, and aqu-sz.",
