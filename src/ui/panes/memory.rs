@@ -18,12 +18,16 @@ fn kb(v: Option<u64>) -> Dash<Bytes> {
 }
 
 /// Bar segments in kB: anon, clean file cache, dirty, writeback, shmem, reclaimable slab, free.
+/// `Writeback` also counts anon pages being written to swap, which sit in the swap cache, not
+/// on the file LRU: only the part above `SwapCached` is taken out of the file cache, so swap-out
+/// does not shrink "clean file".
 #[must_use]
 pub fn segments(m: &Memory) -> [(u64, char); 7] {
     let z = |v: Option<u64>| v.unwrap_or(0);
     let dirty = z(m.Dirty);
     let wb = z(m.Writeback);
-    let file = (z(m.Active_file) + z(m.Inactive_file)).saturating_sub(dirty + wb);
+    let file_wb = wb.saturating_sub(z(m.SwapCached));
+    let file = (z(m.Active_file) + z(m.Inactive_file)).saturating_sub(dirty + file_wb);
     [
         (z(m.AnonPages), 'a'),
         (file, 'f'),
@@ -117,4 +121,36 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         )));
     }
     canvas.lines(inner, lines);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swap_writeback_is_not_taken_from_the_clean_file_cache() {
+        let m = Memory {
+            AnonPages: Some(1000),
+            Active_file: Some(600),
+            Inactive_file: Some(400),
+            Dirty: Some(100),
+            // 300 kB in writeback, 250 of them anon pages going to swap (in the swap cache).
+            Writeback: Some(300),
+            SwapCached: Some(250),
+            ..Memory::default()
+        };
+        let seg = segments(&m);
+        assert_eq!(
+            seg[1],
+            (1000 - 100 - 50, 'f'),
+            "clean file: only file writeback out"
+        );
+        assert_eq!(seg[3], (300, 'w'));
+        // Without swap, all writeback is file writeback.
+        let m = Memory {
+            SwapCached: Some(0),
+            ..m
+        };
+        assert_eq!(segments(&m)[1], (1000 - 100 - 300, 'f'));
+    }
 }
