@@ -33,6 +33,9 @@ pub mod names {
     /// These change rarely, so the source re-reads them only when the device set changes
     /// and once a minute.
     pub const BLOCK_DEVICES: &str = "sys/block/";
+    /// The reading thread's own `stat`: its scheduling policy decides whether the kernel
+    /// boosts the dirty thresholds it reports (spec §1.2, RT/DL boost). Read on slow refresh.
+    pub const READER_STAT: &str = "proc/thread-self/stat";
     /// The `/proc/sys/vm` knobs the derived figures depend on.
     pub const VM_SYSCTLS: [&str; 9] = [
         "dirty_ratio",

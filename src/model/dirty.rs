@@ -148,6 +148,10 @@ pub struct Dirty {
     pub state: Option<State>,
     /// Page size, so projections can be made from this struct alone.
     pub page_size: u64,
+    /// pagewatch read vmstat from a real-time thread (`chrt`): the kernel's thresholds are
+    /// boosted for it (thresh/4 + dirty_limit/32 more, spec §1.2), so they are not the ones
+    /// writers see; the state is judged on the derived ones and no mismatch is claimed.
+    pub rt_reader: bool,
 }
 
 impl Dirty {
@@ -167,7 +171,12 @@ impl Dirty {
         let derived = avail.and_then(|a| limits(a, &s.sysctl, s.page_size));
         let nr_dirty = v.nr_dirty.map(|d| d + v.nr_unstable.unwrap_or(0));
         let both = nr_dirty.zip(v.nr_writeback).map(|(d, w)| d + w);
-        let effective = kernel.or(derived);
+        let rt_reader = s.reader_rt == Some(true);
+        let effective = if rt_reader {
+            derived.or(kernel)
+        } else {
+            kernel.or(derived)
+        };
         let pv = prev.map(|p| &p.vmstat);
         Dirty {
             thresh_pages: kernel.map(|l| l.thresh),
@@ -197,6 +206,7 @@ impl Dirty {
                 .zip(effective)
                 .map(|((d, b), l)| state(d, b, l)),
             page_size: s.page_size,
+            rt_reader,
         }
     }
 
@@ -328,7 +338,43 @@ mod tests {
                 bg_thresh_mode: None,
                 state: None,
                 page_size: 4096,
+                rt_reader: false,
             }
         }
+    }
+
+    #[test]
+    fn an_rt_reader_is_not_a_mismatch_and_is_judged_on_the_derived_limits() {
+        let samples = crate::source::test_samples("live-idle");
+        let mut raw = samples[0].clone();
+        // pagewatch's own sampler thread, under `chrt -f 10`: policy 1 in field 41.
+        let mut stat = String::from("4242 (sampler) S");
+        for field in 4..=45 {
+            stat.push_str(if field == 41 { " 1" } else { " 0" });
+        }
+        raw.files
+            .insert(crate::sample::names::READER_STAT.into(), stat + "\n");
+        // The kernel's thresholds as the boost makes them: thresh + thresh/4 + limit/32.
+        let mut snap = Snapshot::parse(&raw).unwrap();
+        assert_eq!(snap.reader_rt, Some(true));
+        let plain = Dirty::derive(None, &snap, None);
+        let (t, b) = (plain.thresh_pages.unwrap(), plain.bg_thresh_pages.unwrap());
+        snap.vmstat.nr_dirty_threshold = Some(t + t / 4 + t / 32);
+        snap.vmstat.nr_dirty_background_threshold = Some(b + b / 4 + t / 32);
+        let m = crate::model::Model::derive(None, &snap, crate::model::Options::default());
+        assert!(m.dirty.rt_reader);
+        assert!(
+            !m.derived_differs(),
+            "boosted figures are not a stale derivation"
+        );
+        assert_eq!(
+            m.dirty.freerun_pages,
+            Some(u64::midpoint(t, b)),
+            "freerun from the derived limits"
+        );
+        // The same read from a normal thread is a mismatch, as before.
+        snap.reader_rt = Some(false);
+        let m = crate::model::Model::derive(None, &snap, crate::model::Options::default());
+        assert!(m.derived_differs());
     }
 }

@@ -87,8 +87,10 @@ impl Model {
         let differs =
             |k: Option<u64>, d: Option<u64>| matches!((k, d), (Some(k), Some(d)) if k != d);
         let (d, m) = (&self.dirty, &self.memory);
-        differs(d.thresh_pages, d.derived_thresh_pages)
-            || differs(d.bg_thresh_pages, d.derived_bg_thresh_pages)
+        // An RT reader is shown boosted thresholds: they cannot match (spec §1.2).
+        (!d.rt_reader
+            && (differs(d.thresh_pages, d.derived_thresh_pages)
+                || differs(d.bg_thresh_pages, d.derived_bg_thresh_pages)))
             || differs(m.MemAvailable, m.derived_MemAvailable)
     }
 

@@ -53,6 +53,10 @@ pub struct Snapshot {
     /// need it are left out (watermarks, totalreserve, the derived thresholds and
     /// MemAvailable); the rest of the sample stands.
     pub zones_error: Option<String>,
+    /// Whether the thread that read `/proc/vmstat` ran SCHED_FIFO, SCHED_RR or SCHED_DEADLINE
+    /// (`proc/thread-self/stat`): the kernel then reports boosted thresholds to it (spec §1.2).
+    /// `None` when not read (captured trees, older recordings).
+    pub reader_rt: Option<bool>,
     /// `/proc/diskstats`, in file order. Each device's counters are shared: `Parser` hands
     /// the same ones to successive snapshots while the device's line does not change.
     pub disks: Vec<Arc<DiskCounters>>,
@@ -120,6 +124,14 @@ fn psi(sample: &RawSample, r: &mut impl Repeats, i: usize) -> Result<Option<Psi>
         .transpose()
 }
 
+/// Field 41 of a task's `stat` (its scheduling policy): 1 SCHED_FIFO, 2 SCHED_RR and
+/// 6 SCHED_DEADLINE are the real-time classes. `None` when the line is not readable.
+fn reader_rt(text: &str) -> Option<bool> {
+    let after_comm = &text[text.rfind(')')? + 1..];
+    let policy: u32 = after_comm.split_whitespace().nth(41 - 3)?.parse().ok()?;
+    Some(matches!(policy, 1 | 2 | 6))
+}
+
 impl Snapshot {
     /// Parses every file of a raw sample. The reference: `Parser::parse` must equal it.
     pub fn parse(sample: &RawSample) -> Result<Self> {
@@ -149,6 +161,7 @@ impl Snapshot {
             vmstat,
             zones,
             zones_error,
+            reader_rt: sample.file(names::READER_STAT).and_then(reader_rt),
             disks: r.diskstats(required(sample, names::DISKSTATS)?)?,
             cpu: stat::parse(required(sample, names::STAT)?)?,
             psi_cpu: psi(sample, r, 0)?,

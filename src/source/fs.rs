@@ -132,7 +132,14 @@ impl FsSource {
                 Held::new(proc_root.join("sys/vm").join(knob), Records::One),
             )
         });
-        let slow_files = std::iter::once(zoneinfo).chain(sysctls).collect();
+        let reader = (
+            names::READER_STAT.to_owned(),
+            Held::new(proc_root.join("thread-self/stat"), Records::One),
+        );
+        let slow_files = std::iter::once(zoneinfo)
+            .chain(sysctls)
+            .chain(std::iter::once(reader))
+            .collect();
         Self {
             sys_root: sys_root.into(),
             clock,

@@ -182,6 +182,11 @@ fn checks(
     let d = &m.dirty;
     let check = |label, k: Option<u64>, dv: Option<u64>| {
         let spans = match (k, dv) {
+            (Some(k), Some(dv)) if d.rt_reader => kv(
+                app,
+                label,
+                format_args!("{k} boosted (pagewatch runs RT), derived {dv}"),
+            ),
             (Some(k), Some(dv)) if k == dv => kv(app, label, format_args!("{k} = derived")),
             (Some(k), Some(dv)) => kv(app, label, format_args!("{k} vs derived {dv}")),
             (k, dv) => kv(
