@@ -19,6 +19,14 @@ pub struct Reclaim {
     pub pgsteal_direct_s: Option<f64>,
     pub pgscan_khugepaged_s: Option<f64>,
     pub pgsteal_khugepaged_s: Option<f64>,
+    /// Reclaim asked for through `memory.reclaim` (≈6.15+).
+    pub pgscan_proactive_s: Option<f64>,
+    pub pgsteal_proactive_s: Option<f64>,
+    /// cgroup limit reclaim (memory.high/max): the anon + file totals (5.8+), which count
+    /// every reclaimer, less the global reclaimers (kswapd, direct, khugepaged, proactive),
+    /// which count only global reclaim (spec §3.2).
+    pub pgscan_memcg_s: Option<f64>,
+    pub pgsteal_memcg_s: Option<f64>,
     /// kswapd steal / scan, percent; `None` when nothing was scanned.
     pub kswapd_efficiency_pct: Option<f64>,
     /// direct steal / scan, percent.
@@ -53,7 +61,34 @@ impl Reclaim {
         let steal_k = r(|v| v.pgsteal_kswapd);
         let scan_d = r(|v| v.pgscan_direct);
         let steal_d = r(|v| v.pgsteal_direct);
+        let memcg = |all: [fn(&VmStat) -> Option<u64>; 2],
+                     global: [fn(&VmStat) -> Option<u64>; 4]| {
+            let total: Option<f64> = all.iter().map(|f| r(*f)).sum();
+            // The global reclaimers a kernel lacks count as none.
+            let global: f64 = global.iter().filter_map(|f| r(*f)).sum();
+            total.map(|t| (t - global).max(0.0))
+        };
         Reclaim {
+            pgscan_proactive_s: r(|v| v.pgscan_proactive),
+            pgsteal_proactive_s: r(|v| v.pgsteal_proactive),
+            pgscan_memcg_s: memcg(
+                [|v| v.pgscan_anon, |v| v.pgscan_file],
+                [
+                    |v| v.pgscan_kswapd,
+                    |v| v.pgscan_direct,
+                    |v| v.pgscan_khugepaged,
+                    |v| v.pgscan_proactive,
+                ],
+            ),
+            pgsteal_memcg_s: memcg(
+                [|v| v.pgsteal_anon, |v| v.pgsteal_file],
+                [
+                    |v| v.pgsteal_kswapd,
+                    |v| v.pgsteal_direct,
+                    |v| v.pgsteal_khugepaged,
+                    |v| v.pgsteal_proactive,
+                ],
+            ),
             pgscan_kswapd_s: scan_k,
             pgsteal_kswapd_s: steal_k,
             pgscan_direct_s: scan_d,
@@ -81,6 +116,49 @@ impl Reclaim {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn memcg_and_proactive_reclaim_are_their_own_figures() {
+        let vm = |k: u64, d: u64, h: u64, p: u64, a: u64, f: u64| VmStat {
+            pgscan_kswapd: Some(k),
+            pgscan_direct: Some(d),
+            pgscan_khugepaged: Some(h),
+            pgscan_proactive: Some(p),
+            pgscan_anon: Some(a),
+            pgscan_file: Some(f),
+            pgsteal_kswapd: Some(k / 2),
+            pgsteal_direct: Some(d / 2),
+            pgsteal_khugepaged: Some(h / 2),
+            pgsteal_proactive: Some(p / 2),
+            pgsteal_anon: Some(a / 2),
+            pgsteal_file: Some(f / 2),
+            ..VmStat::default()
+        };
+        let snap = |v: VmStat| Snapshot {
+            vmstat: v,
+            page_size: 4096,
+            ..Snapshot::default()
+        };
+        // In 2 s: kswapd 100, direct 50, proactive 30 scanned; anon + file 600 in all, so
+        // memcg limit reclaim scanned 600 − 180 = 420 (210/s).
+        let (a, b) = (
+            vm(1000, 500, 0, 0, 4000, 6000),
+            vm(1100, 550, 0, 30, 4200, 6400),
+        );
+        let r = Reclaim::derive(Some(&snap(a)), &snap(b), Some(2.0));
+        assert_eq!(r.pgscan_memcg_s, Some(210.0));
+        assert_eq!(r.pgsteal_memcg_s, Some(105.0));
+        assert_eq!(r.pgscan_proactive_s, Some(15.0));
+        assert_eq!(r.pgscan_kswapd_s, Some(50.0), "global reclaim as before");
+        // Before 5.8 (no anon/file split): no memcg figure.
+        let old = |v: VmStat| VmStat {
+            pgscan_anon: None,
+            pgscan_file: None,
+            ..v
+        };
+        let r = Reclaim::derive(Some(&snap(old(a))), &snap(old(b)), Some(2.0));
+        assert_eq!(r.pgscan_memcg_s, None);
+    }
 
     #[test]
     fn efficiency_is_steal_over_scan() {

@@ -36,6 +36,14 @@ pub struct VmStat {
     pub pgsteal_direct: Option<u64>,
     pub pgscan_khugepaged: Option<u64>,
     pub pgsteal_khugepaged: Option<u64>,
+    /// `memory.reclaim`-driven (≈6.15+).
+    pub pgscan_proactive: Option<u64>,
+    pub pgsteal_proactive: Option<u64>,
+    /// By LRU type, counted for all reclaim including memcg limit reclaim (5.8+).
+    pub pgscan_anon: Option<u64>,
+    pub pgscan_file: Option<u64>,
+    pub pgsteal_anon: Option<u64>,
+    pub pgsteal_file: Option<u64>,
     /// Σ `allocstall_<zone>` (4.8+) or the single `allocstall` (before 4.8).
     pub allocstall: Option<u64>,
     pub pgscan_direct_throttle: Option<u64>,
@@ -210,6 +218,12 @@ fn slot<'a>(v: &'a mut VmStat, name: &str) -> Option<&'a mut Option<u64>> {
         "pgsteal_direct" => &mut v.pgsteal_direct,
         "pgscan_khugepaged" => &mut v.pgscan_khugepaged,
         "pgsteal_khugepaged" => &mut v.pgsteal_khugepaged,
+        "pgscan_proactive" => &mut v.pgscan_proactive,
+        "pgsteal_proactive" => &mut v.pgsteal_proactive,
+        "pgscan_anon" => &mut v.pgscan_anon,
+        "pgscan_file" => &mut v.pgscan_file,
+        "pgsteal_anon" => &mut v.pgsteal_anon,
+        "pgsteal_file" => &mut v.pgsteal_file,
         "allocstall" => &mut v.allocstall,
         "pgscan_direct_throttle" => &mut v.pgscan_direct_throttle,
         "pswpin" => &mut v.pswpin,

@@ -85,6 +85,20 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             dl,
         ),
     ]));
+    // cgroup limit reclaim and memory.reclaim, which kswapd and direct do not count: shown
+    // while they happen.
+    for (label, scan, steal) in [
+        ("memcg     ", r.pgscan_memcg_s, r.pgsteal_memcg_s),
+        ("proactive ", r.pgscan_proactive_s, r.pgsteal_proactive_s),
+    ] {
+        if scan.is_some_and(|s| s > 0.0) {
+            let e = efficiency_of(steal, scan);
+            lines.push(Line::from(vec![
+                Span::styled(label, t.dim),
+                Span::raw(row(scan, steal, e)),
+            ]));
+        }
+    }
     let mut l = Vec::with_capacity(5);
     l.push(Span::styled("allocstall ", t.dim));
     l.push(Span::styled(PerSec(Rate(r.allocstall_s)).to_string(), dl));
@@ -121,6 +135,12 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     canvas.lines(inner, lines);
 }
 
+/// steal / scan, percent; `None` when nothing was scanned.
+fn efficiency_of(steal: Option<f64>, scan: Option<f64>) -> Option<f64> {
+    let scan = scan.filter(|s| *s > 0.0)?;
+    Some(steal.unwrap_or(0.0) / scan * 100.0)
+}
+
 /// The pane in one line (compact layout): the rates and where free memory stands.
 fn one_line(app: &App, m: &Model) -> Line<'static> {
     let t = theme(app);
@@ -139,6 +159,13 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     ));
     l.push(Span::styled(" stall ", t.dim));
     l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
+    if r.pgscan_memcg_s.is_some_and(|s| s > 0.0) {
+        l.extend(kv(
+            app,
+            " memcg",
+            format_args!("{}/{}", Rate(r.pgscan_memcg_s), Rate(r.pgsteal_memcg_s)),
+        ));
+    }
     // Free memory against the watermarks before the fault and swap figures: when large
     // rates make the line longer than an 80-column pane, those are what is cut.
     if let Some(w) = r.watermarks {
