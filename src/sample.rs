@@ -17,6 +17,9 @@ pub mod names {
     pub const DISKSTATS: &str = "proc/diskstats";
     /// `/proc/zoneinfo` (re-read by the live source every few ticks, see `source::fs`).
     pub const ZONEINFO: &str = "proc/zoneinfo";
+    /// `/proc/buddyinfo`: each zone's free blocks by order, read every tick for the zones'
+    /// free pages (the watermarks come from zoneinfo, read on slow refresh).
+    pub const BUDDYINFO: &str = "proc/buddyinfo";
     /// `/proc/stat`.
     pub const STAT: &str = "proc/stat";
     /// `/proc/uptime`.

@@ -228,7 +228,11 @@ fn synthetic_trees_match_readme_exactly() {
                 Some(r.mem_available_kb),
                 "{at} kernel MemAvailable"
             );
-            let wm = m.reclaim.watermarks.expect("watermarks need zoneinfo");
+            let wm = m
+                .reclaim
+                .watermarks
+                .clone()
+                .expect("watermarks need zoneinfo");
             assert_eq!(wm.low_pages, t.sum_low, "{at} Σlow");
             assert_eq!(m.interval_s, (i > 0).then_some(1.0), "{at} interval");
         }
@@ -535,7 +539,7 @@ fn live_trees_match_readme_cross_check() {
             let d = &m.dirty;
             assert_eq!(d.totalreserve_pages, Some(num(4)), "{at} totalreserve");
             assert_eq!(
-                m.reclaim.watermarks.map(|w| w.low_pages),
+                m.reclaim.watermarks.as_ref().map(|w| w.low_pages),
                 Some(num(5)),
                 "{at} Σlow"
             );

@@ -10,7 +10,7 @@ use super::zones::{self, Watermarks};
 use crate::parse::{Snapshot, VmStat};
 
 /// Reclaim rates per second and the watermark position.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[allow(missing_docs)]
 pub struct Reclaim {
     pub pgscan_kswapd_s: Option<f64>,
@@ -105,10 +105,12 @@ impl Reclaim {
             refault_anon_s: r(|v| v.workingset_refault_anon),
             refault_file_s: r(|v| v.workingset_refault_file),
             refault_s: r(|v| v.workingset_refault),
-            watermarks: s
-                .zones
-                .as_deref()
-                .map(|z| zones::watermarks(z, zones::free_pages(s))),
+            watermarks: s.zones.as_deref().map(|z| {
+                s.zone_free
+                    .as_deref()
+                    .and_then(|f| zones::worst_zone(z, f))
+                    .unwrap_or_else(|| zones::watermarks(z, zones::free_pages(s)))
+            }),
         }
     }
 }

@@ -20,17 +20,22 @@ pub fn totalreserve(zones: &[Zone]) -> u64 {
         .sum()
 }
 
-/// Free pages against the watermarks, summed over all zones (spec §3.1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// Free pages against the watermarks (spec §3.1). The allocator judges each zone on its own:
+/// with each zone's free pages (`/proc/buddyinfo`, every tick) these are the figures of the
+/// worst zone of any node (`zone` names it: one zone below low wakes its node's kswapd);
+/// without them (captured trees, old recordings), free pages from MemFree against the sums.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Watermarks {
-    /// NR_FREE_PAGES, taken from `MemFree` (see [`free_pages`]), not Σ zone `pages free`.
+    /// The zone's free pages; or NR_FREE_PAGES from `MemFree` (see [`free_pages`]).
     pub free_pages: u64,
-    /// Σ min: below it the allocating task reclaims directly.
+    /// min: below it the allocating task reclaims directly.
     pub min_pages: u64,
-    /// Σ low: below it kswapd wakes.
+    /// low: below it kswapd wakes.
     pub low_pages: u64,
-    /// Σ high: kswapd reclaims until free is above it.
+    /// high: kswapd reclaims until free is above it.
     pub high_pages: u64,
+    /// The zone judged, as `node N Name`; `None` for the global sums.
+    pub zone: Option<String>,
 }
 
 /// NR_FREE_PAGES in pages, from `/proc/meminfo MemFree` (spec §1.7 recommends it: on mainline
@@ -42,6 +47,46 @@ pub struct Watermarks {
 #[must_use]
 pub fn free_pages(s: &Snapshot) -> u64 {
     s.meminfo.mem_free * 1024 / s.page_size
+}
+
+/// The worst zone's free pages against its own watermarks: the zone in the most severe state
+/// (below min, below low, below high), and among those the one closest to its next lower
+/// mark. Zones with no managed pages are left out. `None` when no zone has free figures.
+#[must_use]
+pub fn worst_zone(
+    zones: &[Zone],
+    free: &[crate::parse::buddyinfo::ZoneFree],
+) -> Option<Watermarks> {
+    let severity = |f: u64, z: &Zone| {
+        if f < z.min {
+            3
+        } else if f < z.low {
+            2
+        } else {
+            u8::from(f < z.high)
+        }
+    };
+    zones
+        .iter()
+        .filter(|z| z.managed > 0)
+        .filter_map(|z| {
+            let f = free.iter().find(|f| f.node == z.node && f.zone == z.name)?;
+            Some((z, f.free_pages))
+        })
+        .max_by(|(a, fa), (b, fb)| {
+            // Most severe first; then the least room above low, as a share of low.
+            let room = |f: u64, z: &Zone| (f as f64 - z.low as f64) / z.low.max(1) as f64;
+            severity(*fa, a)
+                .cmp(&severity(*fb, b))
+                .then(room(*fb, b).total_cmp(&room(*fa, a)))
+        })
+        .map(|(z, f)| Watermarks {
+            free_pages: f,
+            min_pages: z.min,
+            low_pages: z.low,
+            high_pages: z.high,
+            zone: Some(format!("node {} {}", z.node, z.name)),
+        })
 }
 
 /// Sums the watermarks (boost included, as the kernel compares them) and pairs them with
@@ -120,8 +165,57 @@ mod tests {
                 min_pages: 9_039,
                 low_pages: 11_298,
                 high_pages: 13_557,
+                zone: None,
             }
         );
+    }
+
+    #[test]
+    fn the_worst_zone_is_judged_on_its_own_free_pages() {
+        use crate::parse::buddyinfo::ZoneFree;
+        let z = |node, name: &str, min, low, high, managed| Zone {
+            node,
+            name: name.into(),
+            min,
+            low,
+            high,
+            managed,
+            ..Zone::default()
+        };
+        let zones = [
+            z(0, "DMA32", 3_000, 3_750, 4_500, 700_000),
+            z(0, "Normal", 9_000, 11_250, 13_500, 5_000_000),
+            z(1, "Normal", 9_000, 11_250, 13_500, 5_000_000),
+            z(1, "Movable", 10, 20, 30, 0),
+        ];
+        let f = |node, zone: &str, free_pages| ZoneFree {
+            node,
+            zone: zone.into(),
+            free_pages,
+        };
+        // Node 1's Normal zone is below low while the machine has 2 M pages free in all:
+        // its kswapd is awake, which the global sums (2 M vs Σ low 26 k) would hide.
+        let free = [
+            f(0, "DMA32", 400_000),
+            f(0, "Normal", 1_600_000),
+            f(1, "Normal", 10_000),
+            f(1, "Movable", 0),
+        ];
+        let w = worst_zone(&zones, &free).unwrap();
+        assert_eq!(w.zone.as_deref(), Some("node 1 Normal"));
+        assert_eq!((w.free_pages, w.low_pages), (10_000, 11_250));
+        assert!(w.free_pages < w.low_pages && w.free_pages >= w.min_pages);
+        // All above high: the one closest to its low mark (DMA32: 400 k over 3 750).
+        let free = [
+            f(0, "DMA32", 5_000),
+            f(0, "Normal", 1_600_000),
+            f(1, "Normal", 900_000),
+        ];
+        assert_eq!(
+            worst_zone(&zones, &free).unwrap().zone.as_deref(),
+            Some("node 0 DMA32")
+        );
+        assert_eq!(worst_zone(&zones, &[]), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! vmstat (whose procfs-core parsers allocate a map per read, over the time budget) and the
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
+pub mod buddyinfo;
 pub mod diskstats;
 mod fast;
 mod lines;
@@ -57,6 +58,9 @@ pub struct Snapshot {
     /// (`proc/thread-self/stat`): the kernel then reports boosted thresholds to it (spec §1.2).
     /// `None` when not read (captured trees, older recordings).
     pub reader_rt: Option<bool>,
+    /// Each zone's free pages (`/proc/buddyinfo`); `None` when not read or not parsable (then
+    /// the watermarks are judged on MemFree against their sums, and `zones_error` says why).
+    pub zone_free: Option<Vec<buddyinfo::ZoneFree>>,
     /// `/proc/diskstats`, in file order. Each device's counters are shared: `Parser` hands
     /// the same ones to successive snapshots while the device's line does not change.
     pub disks: Vec<Arc<DiskCounters>>,
@@ -144,10 +148,18 @@ impl Snapshot {
         let block = sample.file(names::BLOCK_DEVICES).map(|t| r.block(t));
         let meminfo = meminfo::parse(required(sample, names::MEMINFO)?)?;
         let vmstat = vmstat::parse(required(sample, names::VMSTAT)?)?;
-        let (zones, zones_error) = match sample.file(names::ZONEINFO).map(|t| r.zoneinfo(t)) {
+        let (zones, mut zones_error) = match sample.file(names::ZONEINFO).map(|t| r.zoneinfo(t)) {
             None => (None, None),
             Some(Ok(z)) => (Some(z), None),
             Some(Err(e)) => (None, Some(e.to_string())),
+        };
+        let zone_free = match sample.file(names::BUDDYINFO).map(buddyinfo::parse) {
+            None => None,
+            Some(Ok(f)) => Some(f),
+            Some(Err(e)) => {
+                zones_error.get_or_insert_with(|| e.to_string());
+                None
+            }
         };
         Ok(Self {
             mono_ns: sample.mono_ns,
@@ -162,6 +174,7 @@ impl Snapshot {
             zones,
             zones_error,
             reader_rt: sample.file(names::READER_STAT).and_then(reader_rt),
+            zone_free,
             disks: r.diskstats(required(sample, names::DISKSTATS)?)?,
             cpu: stat::parse(required(sample, names::STAT)?)?,
             psi_cpu: psi(sample, r, 0)?,

@@ -40,7 +40,7 @@ use crate::{Error, Result};
 
 /// Files read on every tick, relative to the proc root, with their sample names and how the
 /// kernel cuts them into seq_file records (which decides when a short read is the end).
-const PROC_FILES: [(&str, &str, Records); 8] = [
+const PROC_FILES: [(&str, &str, Records); 9] = [
     ("meminfo", names::MEMINFO, Records::One),
     // One counter a line: a name of under 40 bytes, a space, a u64 and a newline.
     ("vmstat", names::VMSTAT, Records::UpTo(128)),
@@ -51,6 +51,8 @@ const PROC_FILES: [(&str, &str, Records); 8] = [
     ("pressure/cpu", names::PSI_CPU, Records::One),
     ("pressure/memory", names::PSI_MEMORY, Records::One),
     ("pressure/io", names::PSI_IO, Records::One),
+    // One node a record: a line per zone of about 100 bytes, up to 6 zones.
+    ("buddyinfo", names::BUDDYINFO, Records::UpTo(1024)),
 ];
 
 /// How a procfs file's text comes out of the kernel's seq_file: a read returns whole records

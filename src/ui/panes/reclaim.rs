@@ -45,7 +45,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
     let r = &m.reclaim;
     let dl = level(app, direct_level(m));
-    let wm = r.watermarks.map(|w| (w, watermark_state(&w)));
+    let wm = r.watermarks.as_ref().map(|w| (w, watermark_state(w)));
     if inner.height < 3 {
         canvas.lines(inner, vec![one_line(app, m)]);
         return;
@@ -130,7 +130,11 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         l.extend(kv(app, " low", Bytes::pages(w.low_pages, ps)));
         l.extend(kv(app, " high", Bytes::pages(w.high_pages, ps)));
         lines.push(Line::from(l));
-        lines.push(Line::from(Span::styled(label, level(app, lvl))));
+        let mut l = vec![Span::styled(label, level(app, lvl))];
+        if let Some(z) = &w.zone {
+            l.push(Span::styled(format!(" ({z}, the worst zone)"), t.dim));
+        }
+        lines.push(Line::from(l));
     }
     canvas.lines(inner, lines);
 }
@@ -168,8 +172,8 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     }
     // Free memory against the watermarks before the fault and swap figures: when large
     // rates make the line longer than an 80-column pane, those are what is cut.
-    if let Some(w) = r.watermarks {
-        let (label, lvl) = watermark_state(&w);
+    if let Some(w) = &r.watermarks {
+        let (label, lvl) = watermark_state(w);
         l.push(Span::styled(" [", t.dim));
         l.push(Span::styled(
             label.split(':').next().unwrap_or(label),
@@ -198,6 +202,7 @@ mod tests {
             min_pages: 100,
             low_pages: 125,
             high_pages: 150,
+            zone: None,
         };
         assert_eq!(watermark_state(&w(99)).1, 2);
         assert_eq!(watermark_state(&w(100)).1, 1);
