@@ -53,11 +53,25 @@ fn trees() -> Vec<Vec<RawSample>> {
         .iter()
         .filter_map(|p| {
             let mut src = TreeSource::open(p).ok()?;
-            let all: Vec<RawSample> =
-                std::iter::from_fn(|| src.next_sample().ok().flatten()).collect();
+            let all: Vec<RawSample> = std::iter::from_fn(|| src.next_sample().ok().flatten())
+                .map(with_buddyinfo)
+                .collect();
             (all.len() >= 2).then_some(all)
         })
         .collect()
+}
+
+/// The captured trees predate `/proc/buddyinfo` in samples: each seed gets this real one
+/// (this VM's) so that its parser and the per-zone watermarks are fuzzed too.
+fn with_buddyinfo(mut s: RawSample) -> RawSample {
+    s.files.insert(
+        "proc/buddyinfo".into(),
+        "Node 0, zone      DMA      0      0      0      0      0      0      0      0      1      1      3 \n\
+         Node 0, zone    DMA32      2      3      0      2      3      2      1      4      4      2    752 \n\
+         Node 0, zone   Normal  12380   6253   4304   2193   1674   1119    718    387    241    102   4303 \n"
+            .into(),
+    );
+    s
 }
 
 const NUMBERS: &[&str] = &[
