@@ -121,7 +121,10 @@ fn a_stuck_proc_read_leaves_the_clock_and_keys_running() {
     let Some(s) = start_with("stall", 80, 24, "PAGEWATCH_TEST_BLOCKING_FIFO=1", &args) else {
         return;
     };
-    s.wait_for("Dirty & writeback", 10);
+    // A figure only a sample gives (a pane title shows before the first sample): the FIFO
+    // must replace `stat` after the first read, or the screen waits for a first sample
+    // instead of saying sampling stalled.
+    s.wait_for("Available ", 10);
     let fifo = dir.path().join("fifo");
     assert!(
         Command::new("mkfifo")
