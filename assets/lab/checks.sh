@@ -23,9 +23,17 @@ kill $eater; wait $eater 2>/dev/null
 dd if=/dev/zero of=/mnt/load bs=1M count=150 2>/dev/null
 sample dirty_load
 sync
+# Up to 5 tries for a moment when vda does not move while iostat runs (a journal commit can
+# land in between), so its per-I/O figures can be compared exactly.
+for try in 1 2 3 4 5; do
+  cat /proc/uptime > /tmp/u1; cat /proc/diskstats > /tmp/d1
+  S_COLORS=never iostat -x -d -k > /tmp/io
+  cat /proc/diskstats > /tmp/d2; cat /proc/uptime > /tmp/u2
+  [ "$(grep ' vda ' /tmp/d1)" = "$(grep ' vda ' /tmp/d2)" ] && break
+  sleep 0.3
+done
 echo "== iostat"
-cat /proc/uptime; echo "--"; cat /proc/diskstats; echo "--"
-S_COLORS=never iostat -x -d -k; echo "--"; cat /proc/diskstats; echo "--"; cat /proc/uptime
+cat /tmp/u1; echo "--"; cat /tmp/d1; echo "--"; cat /tmp/io; echo "--"; cat /tmp/d2; echo "--"; cat /tmp/u2
 pagewatch record /mnt/rec.pwrec --interval 0.5 --duration 2s
 echo "== guest-replay"
 pagewatch replay /mnt/rec.pwrec --batch --format json > /tmp/replay.json; echo "exit=$?"; cat /tmp/replay.json
