@@ -30,8 +30,11 @@ pub enum State {
     BackgroundFlushing,
     /// nr_dirty + nr_writeback > freerun ceiling: writers are paced in balance_dirty_pages().
     WritersThrottled,
-    /// nr_dirty + nr_writeback ≥ the hard threshold: writers sleep up to 200 ms per pause.
-    AtHardLimit,
+    /// nr_dirty + nr_writeback ≥ the threshold T. Not "at the hard limit": the kernel's hard
+    /// limit is max(T, dirty_limit), and dirty_limit decays towards T only while writers are
+    /// throttled, so after T falls (memory taken) writers are paced, not stopped, for tens of
+    /// seconds above it (spec §1.10). Only the tracepoint exports `limit`.
+    OverThresh,
 }
 
 impl State {
@@ -42,7 +45,7 @@ impl State {
             State::BelowBackground => "below background",
             State::BackgroundFlushing => "background flushing",
             State::WritersThrottled => "writers throttled",
-            State::AtHardLimit => "at hard limit",
+            State::OverThresh => "over thresh",
         }
     }
 }
@@ -95,7 +98,7 @@ pub fn freerun(l: Limits) -> u64 {
 #[must_use]
 pub fn state(nr_dirty: u64, dirty_and_writeback: u64, l: Limits) -> State {
     if dirty_and_writeback >= l.thresh {
-        State::AtHardLimit
+        State::OverThresh
     } else if dirty_and_writeback > freerun(l) {
         State::WritersThrottled
     } else if nr_dirty > l.bg_thresh {
@@ -304,7 +307,7 @@ mod tests {
         assert_eq!(state(501, 600, l), State::BackgroundFlushing);
         assert_eq!(state(501, 750, l), State::BackgroundFlushing);
         assert_eq!(state(400, 751, l), State::WritersThrottled);
-        assert_eq!(state(400, 1000, l), State::AtHardLimit);
+        assert_eq!(state(400, 1000, l), State::OverThresh);
     }
 
     #[test]

@@ -157,9 +157,9 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         let st = m.dirty.state;
         flag(
             m,
-            matches!(st, Some(State::WritersThrottled | State::AtHardLimit)),
+            matches!(st, Some(State::WritersThrottled | State::OverThresh)),
             dirty_pct_of_thresh(m).unwrap_or(0.0),
-            st == Some(State::AtHardLimit),
+            st == Some(State::OverThresh),
         )
     }));
     let direct = periods::merge(models.iter().map(|m| {

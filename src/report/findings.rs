@@ -87,7 +87,7 @@ pub(crate) fn periods(o: &mut String, a: &Analysis, started: i64) {
             &a.throttled,
             started,
             "peak % of thresh",
-            Some("hit hard limit"),
+            Some("went over thresh"),
         );
     }
     let _ = writeln!(o, "### Direct reclaim\n");
@@ -169,8 +169,8 @@ timed at its read. The first sample only seeds the rates.\n\
 - min / avg / p95 / max are over the records in the period that had the figure; \
 p95 is the nearest-rank percentile (a measured value).\n\
 - Writers throttled: nr_dirty + nr_writeback above the freerun ceiling \
-((thresh + bg_thresh) / 2), where balance_dirty_pages() paces writers; hard limit: at or \
-above the dirty threshold. Direct reclaim: any direct scanning or allocation stall.\n\
+((thresh + bg_thresh) / 2), where balance_dirty_pages() paces writers; over thresh: at or \
+above the dirty threshold (the kernel's hard limit, max(thresh, dirty_limit), is not in /proc). Direct reclaim: any direct scanning or allocation stall.\n\
 - Saturated: rotational disks at ≥ 70 % util (critical ≥ 90 %); disks that serve requests in \
 parallel (non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational \
 flag says) with aqu-sz ≥ 1 and await ≥ 2× their own median await (critical ≥ 3×), as the \

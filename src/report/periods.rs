@@ -16,7 +16,7 @@ pub struct Flag {
     pub on: bool,
     /// The figure that shows how bad it was (compared by max within a period).
     pub peak: f64,
-    /// Whether the worse level was reached (hard limit, critical saturation).
+    /// Whether the worse level was reached (over thresh, critical saturation).
     pub severe: bool,
 }
 

@@ -40,7 +40,7 @@ pub struct ReportSummary {
     pub min_mem_available_mib: Option<At>,
     /// Highest nr_dirty + nr_writeback as a percentage of the dirty threshold.
     pub max_dirty_pct_of_thresh: Option<At>,
-    /// Seconds with writers throttled (or at the hard limit).
+    /// Seconds with writers throttled (or over the threshold).
     pub throttled_s: f64,
     /// Seconds with direct reclaim.
     pub direct_reclaim_s: f64,

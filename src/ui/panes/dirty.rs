@@ -18,13 +18,13 @@ use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::{frame, gauge, kv, level};
 
-/// Severity of a dirty state: throttled warns, the hard limit is critical.
+/// Severity of a dirty state: throttled warns, over the threshold is critical.
 #[must_use]
 pub fn state_level(s: State) -> u8 {
     match s {
         State::BelowBackground | State::BackgroundFlushing => 0,
         State::WritersThrottled => 1,
-        State::AtHardLimit => 2,
+        State::OverThresh => 2,
     }
 }
 
@@ -233,7 +233,7 @@ mod tests {
     fn levels_and_modes() {
         assert_eq!(state_level(State::BelowBackground), 0);
         assert_eq!(state_level(State::WritersThrottled), 1);
-        assert_eq!(state_level(State::AtHardLimit), 2);
+        assert_eq!(state_level(State::OverThresh), 2);
         let s = VmSysctl {
             dirty_ratio: Some(20),
             dirty_background_ratio: Some(10),

@@ -17,7 +17,7 @@ const NOTES: [&str; 4] = [
      without swapping: free memory above the reserves plus the page cache and slab that reclaim \
      can drop. Watch MemAvailable; a low MemFree is normal.",
     "Dirty thresholds are a fraction of dirtyable memory (free + file cache), not of MemTotal. \
-     b: background writeback starts; f: writers are throttled (the freerun point); T: hard limit. \
+     b: background writeback starts; f: writers are throttled (the freerun point); T: the threshold (over it, writers are paced hard; the kernel's own hard limit can sit above T for a while). \
      Taking memory shrinks all three.",
     "Reclaim: kswapd reclaims in the background below the low watermark; direct reclaim and \
      allocstall mean the application is reclaiming itself and stalls.",
