@@ -34,6 +34,8 @@ enum Control {
     Interval(f64),
     /// Re-read the source's slow files with the next sample (`Source::refresh_soon`).
     Refresh,
+    /// Collect this "who" data from the next sample on (`Source::want`).
+    Want(crate::sample::Wants),
 }
 
 /// What the screen runs on.
@@ -256,6 +258,9 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
             Effect::RefreshSlow => {
                 let _ = edges.ctl.send(Control::Refresh);
             }
+            Effect::Want(w) => {
+                let _ = edges.ctl.send(Control::Want(w));
+            }
             Effect::Log(ev) => {
                 if let Some(t) = &edges.tee {
                     t.event(&ev);
@@ -299,6 +304,7 @@ fn spawn_sampler(
                         arm_stall_alarm(interval);
                     }
                     Ok(Control::Refresh) => source.refresh_soon(),
+                    Ok(Control::Want(w)) => source.want(&w),
                     Err(RecvTimeoutError::Timeout) => break,
                     Err(RecvTimeoutError::Disconnected) => return,
                 }

@@ -83,3 +83,26 @@ impl RawSample {
         self.files.get(name).map(String::as_str)
     }
 }
+
+/// What a source collects beyond the files it reads every tick: the "who" data, whose reads
+/// cost too much to run always (spec §11). Decided by `model::who::Gate` from the figures of
+/// the latest sample and what the screen shows; the source only obeys (`Source::want`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Wants {
+    /// Walk the processes (`proc/<pid>/…`) every few seconds; `None`: no walk.
+    pub procs: Option<ProcScope>,
+    /// Arm the `writeback:balance_dirty_pages` tracepoint in pagewatch's own tracefs instance
+    /// (root only; the source falls back to nothing and says why when it cannot).
+    pub trace: bool,
+    /// Read the whole cgroup v2 tree every tick (the cgroups pane is open), not only on the
+    /// slow refresh.
+    pub cgroups_every_tick: bool,
+}
+
+/// Which processes a walk covers.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcScope {
+    /// Only the processes of this cgroup v2 group and its descendants (a path relative to the
+    /// cgroup2 mount, `/system.slice/db.service`); `None`: every process.
+    pub cgroup: Option<String>,
+}

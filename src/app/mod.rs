@@ -84,6 +84,8 @@ pub struct App {
     /// Samples since the last `Effect::RefreshSlow`, and whether one is owed (see
     /// `refresh_due`).
     refresh: crate::model::refresh::RefreshPolicy,
+    /// Decides which "who" data the source collects (`model::who::Gate`).
+    gate: crate::model::who::Gate,
     /// Parses incoming samples, skipping files that repeat (same result as `Snapshot::parse`).
     parser: Parser,
     prev: Option<Snapshot>,
@@ -116,6 +118,7 @@ impl App {
             replay: None,
             last_scan_ms: None,
             refresh: crate::model::refresh::RefreshPolicy::default(),
+            gate: crate::model::who::Gate::default(),
             parser: Parser::new(),
             prev: None,
             cur: None,
@@ -149,7 +152,24 @@ impl App {
         if self.refresh_due() {
             effects.push(Effect::RefreshSlow);
         }
+        if let Some(w) = self.gate_due() {
+            effects.push(Effect::Want(w));
+        }
         effects
+    }
+
+    /// The "who" data to collect from the next sample on, when it changed (`Gate`).
+    fn gate_due(&mut self) -> Option<crate::sample::Wants> {
+        if self.caps.captured || self.replay.is_some() {
+            return None;
+        }
+        let view = self.who_view();
+        self.gate.update(self.model.as_ref()?, &view)
+    }
+
+    /// What the screen shows that decides the "who" data collected.
+    fn who_view(&self) -> crate::model::who::View {
+        crate::model::who::View::default()
     }
 
     /// Whether to ask the source to re-read its slow files now (`RefreshPolicy`).

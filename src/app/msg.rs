@@ -64,6 +64,8 @@ pub enum Effect {
     Quit,
     /// Sample every this many seconds from now on.
     SetInterval(f64),
+    /// Collect this "who" data from the next sample on (`Source::want`).
+    Want(crate::sample::Wants),
     /// Start a memory eater as job `id`.
     StartEat {
         /// Job number.

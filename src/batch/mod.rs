@@ -9,6 +9,7 @@ use std::io::Write;
 
 use crate::cli::Format;
 use crate::model::refresh::RefreshPolicy;
+use crate::model::who::{Gate, View};
 use crate::model::{Model, Options};
 use crate::parse::{Parser, Snapshot};
 use crate::source::Source;
@@ -47,6 +48,7 @@ pub fn run(
     let mut summary = Summary::default();
     let mut table = TextTable::default();
     let mut refresh = RefreshPolicy::default();
+    let mut gate = Gate::default();
     let mut warned: Option<String> = None;
     let mut reads = 0u64;
     let mut in_a_row = 0u64;
@@ -92,6 +94,9 @@ pub fn run(
             // As the screen does: a sysctl write or a new disk is seen on the next record.
             if refresh.due(Some(p), &snap, &model) {
                 source.refresh_soon();
+            }
+            if let Some(w) = gate.update(&model, &View::default()) {
+                source.want(&w);
             }
             match format {
                 Format::Json => {

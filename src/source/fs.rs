@@ -35,7 +35,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::{Clock, Source, SystemClock};
-use crate::sample::{RawSample, names};
+use crate::sample::{RawSample, Wants, names};
 use crate::{Error, Result};
 
 /// Files read on every tick, relative to the proc root, with their sample names and how the
@@ -103,6 +103,8 @@ pub struct FsSource {
     /// The files of a sample handed back (`Source::recycle`): the next sample is built in it,
     /// its keys and text buffers reused rather than allocated again.
     spare: BTreeMap<String, String>,
+    /// The "who" data to collect (`Source::want`).
+    wants: Wants,
 }
 
 impl FsSource {
@@ -155,6 +157,7 @@ impl FsSource {
             slow_refreshes: 0,
             ticks_since_refresh: 0,
             spare: BTreeMap::new(),
+            wants: Wants::default(),
         }
     }
 
@@ -281,6 +284,10 @@ impl Source for FsSource {
 
     fn refresh_soon(&mut self) {
         FsSource::refresh_soon(self);
+    }
+
+    fn want(&mut self, wants: &Wants) {
+        self.wants.clone_from(wants);
     }
 }
 

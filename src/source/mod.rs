@@ -16,7 +16,7 @@ pub use tree::test_samples;
 pub use tree::{TreeSource, parse_uptime_cs};
 
 use crate::Result;
-use crate::sample::RawSample;
+use crate::sample::{RawSample, Wants};
 
 /// Anything that yields raw samples: live /proc, a captured tree sequence, a recording.
 pub trait Source {
@@ -33,4 +33,11 @@ pub trait Source {
     /// on the next sample, because figures derived from them no longer match the kernel's.
     /// Optional: sources that read everything every time ignore it.
     fn refresh_soon(&mut self) {}
+
+    /// What to collect beyond the base files from the next sample on (processes, the
+    /// tracepoint, the cgroup tree every tick). Optional: sources that cannot (recordings,
+    /// captured trees) ignore it and carry what they carry.
+    fn want(&mut self, wants: &Wants) {
+        let _ = wants;
+    }
 }

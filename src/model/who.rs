@@ -1,0 +1,162 @@
+//! When to collect the "who" data (processes, the throttle tracepoint, the cgroup tree): the
+//! one gate the screen and batch mode share.
+//!
+//! Owns: `Gate`, which turns the latest model and what the screen shows into `Wants`. Must
+//! not touch: the source (callers hand it the wants), I/O.
+//!
+//! A full process walk costs about 12 µs a process (spec §11: 12.5 ms at 1,000), far over an
+//! idle monitor's budget at 1 Hz, so it runs only when there is something to attribute:
+//! the processes pane is open, a task is in IO wait, a disk is busy, or pages are dirtied
+//! fast. The tracepoint is armed only while some dirty domain is at least flushing in the
+//! background (writers can be throttled soon, spec §7). Both stay on for `LINGER_S` after the
+//! last reason, so a writer that pauses for a second does not drop off the list.
+
+use super::Model;
+use super::dirty::State;
+use crate::sample::{ProcScope, Wants};
+
+/// Seconds the walk and the tracepoint stay on after their last reason.
+pub const LINGER_S: f64 = 10.0;
+
+/// A disk counts as busy from this %util, or this queue depth (aqu-sz)...
+const BUSY_UTIL_PCT: f64 = 50.0;
+const BUSY_AQU_SZ: f64 = 1.0;
+/// ...and pages are "dirtied fast" from this many bytes a second.
+const FAST_DIRTYING_BYTES_PER_S: f64 = 1024.0 * 1024.0;
+
+/// What the screen shows that decides the wants.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct View {
+    /// The processes pane is shown.
+    pub processes: bool,
+    /// The cgroups pane is shown.
+    pub cgroups: bool,
+    /// The cgroup the processes pane is scoped to, if any.
+    pub scope: Option<String>,
+}
+
+/// Turns each model into the wants for the next sample, with `LINGER_S` of hysteresis.
+#[derive(Debug, Clone, Default)]
+pub struct Gate {
+    /// Seconds since the last reason to walk the processes; `None`: never, or lapsed.
+    procs_quiet_s: Option<f64>,
+    /// Seconds since the last reason to arm the tracepoint.
+    trace_quiet_s: Option<f64>,
+    wants: Wants,
+}
+
+impl Gate {
+    /// The wants in force.
+    #[must_use]
+    pub fn wants(&self) -> &Wants {
+        &self.wants
+    }
+
+    /// Updates the gate with a new model; returns the new wants when they changed.
+    pub fn update(&mut self, m: &Model, view: &View) -> Option<Wants> {
+        let dt = m.interval_s.unwrap_or(0.0);
+        let walk = view.processes || busy(m);
+        let trace = throttling_near(m);
+        let procs = linger(&mut self.procs_quiet_s, walk, dt).then(|| ProcScope {
+            cgroup: view.scope.clone(),
+        });
+        let next = Wants {
+            procs,
+            trace: linger(&mut self.trace_quiet_s, trace, dt),
+            cgroups_every_tick: view.cgroups,
+        };
+        (next != self.wants).then(|| {
+            self.wants = next.clone();
+            next
+        })
+    }
+}
+
+/// Whether the reason holds now or held less than `LINGER_S` ago; keeps the quiet time.
+fn linger(quiet_s: &mut Option<f64>, reason: bool, dt: f64) -> bool {
+    *quiet_s = if reason {
+        Some(0.0)
+    } else {
+        quiet_s.map(|q| q + dt).filter(|q| *q < LINGER_S)
+    };
+    quiet_s.is_some()
+}
+
+/// Something to attribute: a task in IO wait, a busy disk, or fast dirtying.
+fn busy(m: &Model) -> bool {
+    let page = m.page_size as f64;
+    m.procs_blocked.is_some_and(|n| n > 0)
+        || m.disks.iter().any(|d| {
+            d.cols.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT)
+                || d.cols.aqu_sz.is_some_and(|q| q >= BUSY_AQU_SZ)
+        })
+        || m.dirty
+            .dirtied_per_s
+            .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
+}
+
+/// Some dirty domain flushes in the background or worse: writers can be throttled soon.
+fn throttling_near(m: &Model) -> bool {
+    m.dirty.state.is_some_and(|s| s != State::BelowBackground)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(tree: &str, root: usize) -> Model {
+        let samples = crate::source::test_samples(tree);
+        let p = crate::parse::Snapshot::parse(&samples[root - 1]).unwrap();
+        let c = crate::parse::Snapshot::parse(&samples[root]).unwrap();
+        Model::derive(Some(&p), &c, super::super::Options::default())
+    }
+
+    #[test]
+    fn an_idle_machine_wants_nothing_and_a_pane_wants_a_walk() {
+        let mut m = model("live-idle", 1);
+        m.procs_blocked = Some(0);
+        m.dirty.state = Some(State::BelowBackground);
+        for d in &mut m.disks {
+            d.cols.util_pct = Some(1.0);
+            d.cols.aqu_sz = Some(0.0);
+        }
+        m.dirty.dirtied_per_s = Some(1.0);
+        let mut g = Gate::default();
+        assert_eq!(
+            g.update(&m, &View::default()),
+            None,
+            "nothing wanted, nothing changed"
+        );
+        let view = View {
+            processes: true,
+            scope: Some("/box".into()),
+            ..View::default()
+        };
+        let w = g.update(&m, &view).unwrap();
+        assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/box"));
+        assert!(!w.trace);
+    }
+
+    #[test]
+    fn reasons_linger_ten_seconds() {
+        let mut m = model("live-idle", 1);
+        m.interval_s = Some(1.0);
+        m.procs_blocked = Some(2);
+        m.dirty.state = Some(State::WritersThrottled);
+        let mut g = Gate::default();
+        let w = g.update(&m, &View::default()).unwrap();
+        assert!(w.procs.is_some() && w.trace);
+        m.procs_blocked = Some(0);
+        m.dirty.state = Some(State::BelowBackground);
+        m.dirty.dirtied_per_s = Some(0.0);
+        for d in &mut m.disks {
+            d.cols.util_pct = Some(0.0);
+            d.cols.aqu_sz = Some(0.0);
+        }
+        for _ in 0..9 {
+            assert_eq!(g.update(&m, &View::default()), None, "still lingering");
+        }
+        let w = g.update(&m, &View::default()).unwrap();
+        assert_eq!(w, Wants::default(), "off after 10 quiet seconds");
+    }
+}
