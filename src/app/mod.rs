@@ -17,7 +17,7 @@ pub use keymap::{Action, Key};
 pub use msg::{Effect, Msg, SelfCost};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
-pub use state::{Focus, SortKey, UiState};
+pub use state::{Focus, SortKey, UiState, WhoView};
 
 use crate::event::{Event, EventKind};
 use crate::history::History;
@@ -169,7 +169,11 @@ impl App {
 
     /// What the screen shows that decides the "who" data collected.
     fn who_view(&self) -> crate::model::who::View {
-        crate::model::who::View::default()
+        crate::model::who::View {
+            processes: self.ui.who == Some(state::WhoView::Processes),
+            cgroups: self.ui.who == Some(state::WhoView::Cgroups),
+            scope: self.ui.scope.clone(),
+        }
     }
 
     /// Whether to ask the source to re-read its slow files now (`RefreshPolicy`).

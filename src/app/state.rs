@@ -137,4 +137,17 @@ pub struct UiState {
     pub partitions: bool,
     /// Dirty figures in pages rather than bytes.
     pub pages: bool,
+    /// The "who" view in place of the charts (large) or the disks (compact), if any.
+    pub who: Option<WhoView>,
+    /// The cgroup (path below the cgroup2 mount) the processes view is scoped to, if any.
+    pub scope: Option<String>,
+}
+
+/// The "who" views: who dirties, reads, waits or is throttled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhoView {
+    /// Processes by IO activity.
+    Processes,
+    /// The cgroup v2 tree with each group's dirty domain.
+    Cgroups,
 }
