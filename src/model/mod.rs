@@ -14,6 +14,7 @@ pub mod reclaim;
 pub mod refresh;
 pub mod saturation;
 pub mod series;
+pub mod throttled;
 pub mod who;
 pub mod zones;
 
