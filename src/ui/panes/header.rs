@@ -1,4 +1,4 @@
-//! Header: host, kernel, uptime, interval and clock; CPU split; PSI; D-state tasks; self-cost.
+//! Header: host, kernel, uptime, interval and clock; CPU split; PSI; tasks in IO wait; self-cost.
 //!
 //! Owns: the header lines. Must not touch: app state.
 
@@ -96,18 +96,29 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             )),
             None => second.extend(kv(app, "CPU", "-")),
         }
-        let p = &m.pressure;
-        second.extend(kv(
-            app,
-            "  PSI s/f",
-            format_args!("cpu {} mem {} io {}", Psi(p.cpu), Psi(p.memory), Psi(p.io)),
-        ));
+        // procs_blocked is nr_iowait(): tasks in io_schedule(), throttled writers included,
+        // not every D-state task (spec §11).
         let blocked = m.procs_blocked.unwrap_or(0);
-        second.push(Span::styled("  D ", t.dim));
+        second.push(Span::styled("  iowait ", t.dim));
         second.push(Span::styled(
             blocked.to_string(),
             if blocked > 0 { t.warn } else { t.text },
         ));
+        let p = &m.pressure;
+        if area.width >= 100 {
+            second.extend(kv(
+                app,
+                "  PSI s/f",
+                format_args!("cpu {} mem {} io {}", Psi(p.cpu), Psi(p.memory), Psi(p.io)),
+            ));
+        } else {
+            // 80 columns: memory and IO pressure, the two that explain slow buffered IO.
+            second.extend(kv(
+                app,
+                "  PSI",
+                format_args!("mem {} io {}", Psi(p.memory), Psi(p.io)),
+            ));
+        }
     } else {
         second.push(Span::styled("waiting for the first sample…", t.dim));
     }
