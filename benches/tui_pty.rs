@@ -2,6 +2,10 @@
 //! would see it: CPU time per second, resident memory, and terminal bytes per second.
 //!
 //! Budget (issue #3, 1 Hz, 160x48, idle machine): CPU ≤ 0.5 ms/s, RSS ≤ 8 MB, output ≤ 1000 B/s.
+//! Loaded scenarios (`PW_BENCH_SCENARIO`, only under `cargo bench`): `procs1000` (1,000
+//! sleeping processes, the processes view open: ≤ 3 ms/s) and `throttle` (root: vm.dirty_bytes
+//! 64M and two buffered fio writers, the tracepoint armed: ≤ 2 ms/s). Under `cargo bench`,
+//! htop (`htop -d 10`, 1 Hz) is measured after pagewatch under the same load, in the same run.
 //!
 //! Run: `cargo bench --bench tui_pty` (30 s measured after 5 s of warm-up; set
 //! `PW_BENCH_SECS` to change). Under `cargo test` it runs a 3 s smoke measurement.
@@ -184,29 +188,128 @@ fn tick_hz() -> f64 {
     rustix::param::clock_ticks_per_second() as f64
 }
 
-fn main() {
-    let bench = std::env::args().any(|a| a == "--bench");
-    let secs: u64 = std::env::var("PW_BENCH_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if bench { 30 } else { 3 });
-    let warm = Duration::from_secs(if bench { 5 } else { 2 });
-    let cmd: Vec<String> = match std::env::var("PW_BENCH_CMD") {
-        Ok(c) => c.split_whitespace().map(str::to_owned).collect(),
-        Err(_) => vec![env!("CARGO_BIN_EXE_pagewatch").to_owned()],
-    };
-    let r = measure(&cmd, 160, 48, warm, Duration::from_secs(secs));
-    if !bench {
-        println!(
-            "tui_pty: smoke run under `cargo test` (debug build, {secs} s); the budget figures come from `cargo bench --bench tui_pty`"
-        );
+/// What the machine does while the TUI is measured (`PW_BENCH_SCENARIO`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Scenario {
+    /// Nothing: the idle budget (0.5 ms/s).
+    Idle,
+    /// 1,000 sleeping processes and the processes view open (`--view processes`): 3 ms/s.
+    Procs1000,
+    /// `vm.dirty_bytes` at 64M and two buffered fio writers, so writers are throttled and the
+    /// tracepoint is armed (root): 2 ms/s.
+    Throttle,
+}
+
+impl Scenario {
+    fn from_env() -> Self {
+        match std::env::var("PW_BENCH_SCENARIO").as_deref() {
+            Ok("procs1000") => Self::Procs1000,
+            Ok("throttle") => Self::Throttle,
+            _ => Self::Idle,
+        }
     }
+
+    fn budget_ms(self) -> f64 {
+        match self {
+            Self::Idle => 0.5,
+            Self::Procs1000 => 3.0,
+            Self::Throttle => 2.0,
+        }
+    }
+
+    fn pagewatch_args(self) -> Vec<String> {
+        match self {
+            Self::Procs1000 => vec!["--view".into(), "processes".into()],
+            Self::Idle | Self::Throttle => Vec::new(),
+        }
+    }
+}
+
+/// The load a scenario puts on the machine; undone on drop.
+struct Load {
+    children: Vec<std::process::Child>,
+    dirty: Option<(String, String)>,
+    dir: Option<std::path::PathBuf>,
+}
+
+impl Load {
+    fn start(s: Scenario) -> Self {
+        let mut load = Load {
+            children: Vec::new(),
+            dirty: None,
+            dir: None,
+        };
+        match s {
+            Scenario::Idle => {}
+            Scenario::Procs1000 => {
+                for _ in 0..1000 {
+                    load.children.push(
+                        Command::new("sleep")
+                            .arg("600")
+                            .stdin(Stdio::null())
+                            .spawn()
+                            .expect("sleep"),
+                    );
+                }
+            }
+            Scenario::Throttle => {
+                let vm = |k: &str| std::fs::read_to_string(format!("/proc/sys/vm/{k}")).unwrap();
+                load.dirty = Some((vm("dirty_bytes"), vm("dirty_ratio")));
+                std::fs::write("/proc/sys/vm/dirty_bytes", "67108864").expect("root");
+                let dir = std::env::temp_dir().join(format!("pw-bench-{}", std::process::id()));
+                std::fs::create_dir(&dir).unwrap();
+                for i in 0..2 {
+                    load.children.push(
+                        Command::new("fio")
+                            .args([
+                                &format!("--name=w{i}"),
+                                "--rw=write",
+                                "--bs=1M",
+                                "--size=4G",
+                                "--time_based",
+                                "--runtime=600",
+                                "--ioengine=psync",
+                                &format!("--directory={}", dir.display()),
+                            ])
+                            .stdout(Stdio::null())
+                            .spawn()
+                            .expect("fio"),
+                    );
+                }
+                load.dir = Some(dir);
+            }
+        }
+        load
+    }
+}
+
+impl Drop for Load {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some((bytes, ratio)) = &self.dirty {
+            // Writing one of the pair zeroes the other: write back the one that was in force.
+            if bytes.trim() == "0" {
+                let _ = std::fs::write("/proc/sys/vm/dirty_ratio", ratio.trim());
+            } else {
+                let _ = std::fs::write("/proc/sys/vm/dirty_bytes", bytes.trim());
+            }
+        }
+        if let Some(d) = &self.dir {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+fn report(label: &str, cmd: &[String], r: &Result_, secs: u64, budget: f64) {
     let over = |v: f64, b: f64| if v <= b { "within" } else { "OVER" };
     println!(
-        "tui_pty {:?} 160x48 over {secs} s: cpu {:.3} ms/s ({} 0.5), rss {:.1} MB (peak {:.1}; {} 8), output {:.0} B/s ({} 1000)",
+        "tui_pty {label} {:?} 160x48 over {secs} s: cpu {:.3} ms/s ({} {budget}), rss {:.1} MB (peak {:.1}; {} 8), output {:.0} B/s ({} 1000)",
         cmd.join(" "),
         r.cpu_ms_per_s,
-        over(r.cpu_ms_per_s, 0.5),
+        over(r.cpu_ms_per_s, budget),
         r.rss_kb as f64 / 1024.0,
         r.hwm_kb as f64 / 1024.0,
         over(r.rss_kb as f64 / 1024.0, 8.0),
@@ -223,4 +326,44 @@ fn main() {
         "  cross-check from /proc/<pid>/stat (10 ms ticks, counts exited threads): {:.2} ms/s",
         r.stat_ms_per_s
     );
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let secs: u64 = std::env::var("PW_BENCH_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(if bench { 30 } else { 3 });
+    let warm = Duration::from_secs(if bench { 5 } else { 2 });
+    // The loaded scenarios only under `cargo bench`: they need root, fio and time.
+    let scenario = if bench {
+        Scenario::from_env()
+    } else {
+        Scenario::Idle
+    };
+    let cmd: Vec<String> = match std::env::var("PW_BENCH_CMD") {
+        Ok(c) => c.split_whitespace().map(str::to_owned).collect(),
+        Err(_) => std::iter::once(env!("CARGO_BIN_EXE_pagewatch").to_owned())
+            .chain(scenario.pagewatch_args())
+            .collect(),
+    };
+    let load = Load::start(scenario);
+    let r = measure(&cmd, 160, 48, warm, Duration::from_secs(secs));
+    if !bench {
+        println!(
+            "tui_pty: smoke run under `cargo test` (debug build, {secs} s); the budget figures come from `cargo bench --bench tui_pty`"
+        );
+    }
+    let label = format!("{scenario:?}");
+    report(&label, &cmd, &r, secs, scenario.budget_ms());
+    // htop at 1 Hz under the same load, in the same run, for comparison.
+    let htop = ["htop".to_owned(), "-d".to_owned(), "10".to_owned()];
+    if bench
+        && std::env::var_os("PW_BENCH_CMD").is_none()
+        && Command::new("htop").arg("--version").output().is_ok()
+    {
+        let h = measure(&htop, 160, 48, warm, Duration::from_secs(secs));
+        report(&label, &htop, &h, secs, scenario.budget_ms());
+    }
+    drop(load);
 }

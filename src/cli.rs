@@ -15,6 +15,15 @@ pub enum Format {
     Json,
 }
 
+/// A "who" view to open the screen on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum View {
+    /// Processes by IO activity (key `w`).
+    Processes,
+    /// The cgroup v2 tree with each group's dirty domain (key `c`).
+    Cgroups,
+}
+
 /// pagewatch: why is buffered IO slow right now?
 #[derive(Debug, Parser)]
 #[allow(
@@ -51,6 +60,9 @@ pub struct Args {
     /// Show partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,
+    /// Open the screen on a "who" view (processes or cgroups) in place of the charts.
+    #[arg(long, value_enum, value_name = "VIEW")]
+    pub view: Option<View>,
     /// Record the session to FILE while the screen runs (see `pagewatch record`).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,

@@ -48,6 +48,10 @@ fn main() -> Result<()> {
     };
     let mut app = App::new(host, look, args.interval);
     app.ui.partitions = args.partitions;
+    app.ui.who = args.view.map(|v| match v {
+        pagewatch::cli::View::Processes => pagewatch::app::WhoView::Processes,
+        pagewatch::cli::View::Cgroups => pagewatch::app::WhoView::Cgroups,
+    });
     let live = args.tree.is_none() && args.proc_root.is_none();
     app.caps = Caps {
         drop_caches: pagewatch::jobs::dropcache::availability().err(),
