@@ -39,6 +39,12 @@ pub mod names {
     /// The reading thread's own `stat`: its scheduling policy decides whether the kernel
     /// boosts the dirty thresholds it reports (spec §1.2, RT/DL boost). Read on slow refresh.
     pub const READER_STAT: &str = "proc/thread-self/stat";
+    /// Pseudo-file: one process walk (spec §11), present only in the samples a walk was done
+    /// in (every `source::procs::WALK_PERIOD_NS` while `Wants::procs` asks). Header lines
+    /// (`walk`, `prev`, `clk_tck`, `task_delayacct`, `scope`), then one record per process
+    /// that was active since the previous walk, with its raw `stat` line, `io` text, `wchan`
+    /// and cgroup; the format and which processes it holds are documented in `source::procs`.
+    pub const PROCS: &str = "proc/pids";
     /// The `/proc/sys/vm` knobs the derived figures depend on.
     pub const VM_SYSCTLS: [&str; 9] = [
         "dirty_ratio",

@@ -8,6 +8,7 @@ mod text;
 use std::io::Write;
 
 use crate::cli::Format;
+use crate::model::procs::Tracker;
 use crate::model::refresh::RefreshPolicy;
 use crate::model::who::{Gate, View};
 use crate::model::{Model, Options};
@@ -49,6 +50,7 @@ pub fn run(
     let mut table = TextTable::default();
     let mut refresh = RefreshPolicy::default();
     let mut gate = Gate::default();
+    let mut procs = Tracker::default();
     let mut warned: Option<String> = None;
     let mut reads = 0u64;
     let mut in_a_row = 0u64;
@@ -89,8 +91,10 @@ pub fn run(
             )?;
             warned = Some(e.clone());
         }
+        procs.update(&snap);
         if let Some(p) = &prev {
-            let model = Model::derive(Some(p), &snap, opts);
+            let mut model = Model::derive(Some(p), &snap, opts);
+            procs.fill(&mut model);
             // As the screen does: a sysctl write or a new disk is seen on the next record.
             if refresh.due(Some(p), &snap, &model) {
                 source.refresh_soon();

@@ -2,23 +2,12 @@
 //! between two readings of `io`.
 //!
 //! Owns: text → typed values, and counters → per-second rates over an elapsed time the caller
-//! measured. `io` and `stat` go through procfs-core's parsers. Must not touch: files or the clock.
+//! measured. `io` and `stat` go through the walk's parsers (`parse::procs`). Must not touch:
+//! files or the clock.
 
-use procfs_core::{FromBufRead, FromRead};
 use serde::Serialize;
 
-/// The counters of /proc/PID/io, bytes (Documentation/filesystems/proc.rst §3.3).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct IoCounters {
-    /// Bytes passed to read()-family syscalls, page-cache hits included.
-    pub rchar: u64,
-    /// Bytes passed to write()-family syscalls.
-    pub wchar: u64,
-    /// Bytes fetched from storage (submit_bio level).
-    pub read_bytes: u64,
-    /// Bytes sent towards storage, counted when pages are dirtied (clean → dirty).
-    pub write_bytes: u64,
-}
+pub use crate::parse::procs::IoCounters;
 
 /// Per-second rates of `IoCounters`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
@@ -62,15 +51,9 @@ impl IoRates {
     }
 }
 
-/// Parses /proc/PID/io.
+/// Parses /proc/PID/io (`parse::procs::parse_io`).
 pub fn parse_io(text: &[u8]) -> Result<IoCounters, String> {
-    let io = procfs_core::process::Io::from_buf_read(text).map_err(|e| format!("io: {e}"))?;
-    Ok(IoCounters {
-        rchar: io.rchar,
-        wchar: io.wchar,
-        read_bytes: io.read_bytes,
-        write_bytes: io.write_bytes,
-    })
+    crate::parse::procs::parse_io(&String::from_utf8_lossy(text))
 }
 
 /// The fields of /proc/PID/stat pairing needs.
@@ -84,13 +67,13 @@ pub struct StatFields {
     pub ppid: u32,
 }
 
-/// Parses /proc/PID/stat.
+/// Parses /proc/PID/stat (`parse::procs::parse_stat`).
 pub fn parse_stat(text: &[u8]) -> Result<StatFields, String> {
-    let s = procfs_core::process::Stat::from_read(text).map_err(|e| format!("stat: {e}"))?;
+    let s = crate::parse::procs::parse_stat(&String::from_utf8_lossy(text))?;
     Ok(StatFields {
         comm: s.comm,
         state: s.state,
-        ppid: u32::try_from(s.ppid).map_err(|_| format!("stat: ppid {} < 0", s.ppid))?,
+        ppid: s.ppid,
     })
 }
 

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod dirty;
 pub mod disk;
 pub mod memory;
+pub mod procs;
 pub mod rate;
 pub mod reclaim;
 pub mod refresh;
@@ -77,6 +78,14 @@ pub struct Model {
     /// and derived figures are left out, everything else stands.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zoneinfo_error: Option<String>,
+    /// The most active processes at the last process walk (`procs::TOP`, spec §11); `None`
+    /// when no walk ran recently. Filled by `procs::Tracker::fill`, not by `derive`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Vec<procs::ProcRow>>,
+    /// `kernel.task_delayacct` at that walk: without it there is no IO-wait figure
+    /// (`sysctl kernel.task_delayacct=1` turns it on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_delayacct: Option<bool>,
 }
 
 impl Model {
@@ -123,6 +132,8 @@ impl Model {
             },
             sysctl: cur.sysctl,
             zoneinfo_error: cur.zones_error.clone(),
+            processes: None,
+            task_delayacct: None,
         }
     }
 }

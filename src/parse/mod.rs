@@ -12,6 +12,7 @@ mod lines;
 pub mod meminfo;
 mod memo;
 pub mod pressure;
+pub mod procs;
 pub mod queue;
 pub mod stat;
 pub mod sysctl;
@@ -77,6 +78,11 @@ pub struct Snapshot {
     /// Whole disks (the entries of `/sys/block`) and their queue settings;
     /// `None` when /sys was not read. Shared, like `zones`.
     pub block: Option<Arc<BTreeMap<String, QueueSettings>>>,
+    /// The process walk (`names::PROCS`), in the samples that carry one (spec §11).
+    /// Shared: the tracker keeps the last one.
+    pub procs: Option<Arc<procs::Walk>>,
+    /// Why the walk could not be parsed (`proc/pids:LINE: problem`); the rest stands.
+    pub procs_error: Option<String>,
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -161,6 +167,11 @@ impl Snapshot {
                 None
             }
         };
+        let (procs, procs_error) = match sample.file(names::PROCS).map(procs::parse) {
+            None => (None, None),
+            Some(Ok(w)) => (Some(Arc::new(w)), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+        };
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -182,6 +193,8 @@ impl Snapshot {
             psi_io: psi(sample, r, 2)?,
             sysctl: r.sysctl(sysctl::texts(sample))?,
             block,
+            procs,
+            procs_error,
         })
     }
 }

@@ -60,7 +60,7 @@ const PROC_FILES: [(&str, &str, Records); 9] = [
 /// does not fit in the kernel's buffer (a page, or larger when one record needed more).
 /// `seq_read_iter` in fs/seq_file.c.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Records {
+pub(super) enum Records {
     /// One record (`single_open`; proc_sys handlers return the whole value too): any short
     /// read is the whole file.
     One,
@@ -105,6 +105,8 @@ pub struct FsSource {
     spare: BTreeMap<String, String>,
     /// The "who" data to collect (`Source::want`).
     wants: Wants,
+    /// The process walk, done while `wants.procs` asks (spec §11).
+    walker: super::procs::Walker,
 }
 
 impl FsSource {
@@ -122,6 +124,7 @@ impl FsSource {
         clock: Box<dyn Clock>,
     ) -> Self {
         let proc_root: PathBuf = proc_root.into();
+        let walker = super::procs::Walker::new(&proc_root);
         let tick_files = PROC_FILES
             .iter()
             .map(|(rel, _, records)| Held::new(proc_root.join(rel), *records))
@@ -158,6 +161,7 @@ impl FsSource {
             ticks_since_refresh: 0,
             spare: BTreeMap::new(),
             wants: Wants::default(),
+            walker,
         }
     }
 
@@ -207,6 +211,15 @@ impl FsSource {
         if let Some(text) = &self.block_text {
             put(&mut files, names::BLOCK_DEVICES, Cow::Borrowed(text));
             fresh.push(names::BLOCK_DEVICES);
+        }
+        match &self.wants.procs {
+            Some(scope) => {
+                if let Some(text) = self.walker.maybe_walk(mono_ns, scope) {
+                    put(&mut files, names::PROCS, Cow::Borrowed(text));
+                    fresh.push(names::PROCS);
+                }
+            }
+            None => self.walker.reset(),
         }
         if files.len() != fresh.len() {
             files.retain(|k, _| fresh.contains(&k.as_str()));
@@ -374,7 +387,7 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 /// One exception, for the test of a read that blocks (`tests/tmux_e2e.rs`, which has no other
 /// way to make a read hang): with `PAGEWATCH_TEST_BLOCKING_FIFO=1` in the environment a FIFO
 /// is opened and read as the kernel would block on it.
-fn open_regular(path: &Path) -> std::io::Result<File> {
+pub(super) fn open_regular(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     static BLOCKING_FIFO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let blocking_fifo = *BLOCKING_FIFO
@@ -415,7 +428,7 @@ fn kind_name(kind: std::fs::FileType) -> &'static str {
 }
 
 /// Whether `f` is on procfs, where re-reading from offset 0 regenerates the text.
-fn is_procfs(f: &File) -> bool {
+pub(super) fn is_procfs(f: &File) -> bool {
     rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
 }
 
@@ -441,7 +454,7 @@ fn step_for(len: usize) -> usize {
 ///
 /// The reads are plain `pread` system calls (rustix): libc's wrapper is a cancellation point,
 /// which costs a cold pass through the thread's cancellation state on every call.
-fn read_from_start(
+pub(super) fn read_from_start(
     f: &File,
     buf: &mut Vec<u8>,
     step: usize,
@@ -485,7 +498,7 @@ fn short_is_end(records: Option<Records>, k: usize) -> bool {
 }
 
 /// The bytes as text; kernel files are ASCII, but anything else is kept, lossily.
-fn text(bytes: &[u8]) -> Cow<'_, str> {
+pub(super) fn text(bytes: &[u8]) -> Cow<'_, str> {
     // `from_utf8` checks ASCII a word at a time; the lossy scan is several times slower.
     std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed)
 }

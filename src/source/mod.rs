@@ -3,9 +3,11 @@
 //! Owns: reading kernel files into `RawSample`s, live (`FsSource`) or from captured trees
 //! (`TreeSource`). Must not touch: parsing beyond splitting out device names, derivation, UI.
 
+mod cgroup_scope;
 mod clock;
 mod fs;
 mod host;
+pub mod procs;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};

@@ -1,0 +1,209 @@
+use super::*;
+use crate::parse::procs::parse;
+use crate::parse::procs::tests::stat_line;
+
+const MIB: u64 = 1 << 20;
+
+/// `(rchar, wchar, read_bytes, write_bytes)`.
+type Io = (u64, u64, u64, u64);
+
+fn io_text((r, w, rb, wb): Io) -> String {
+    format!(
+        "rchar: {r}\nwchar: {w}\nsyscr: 1\nsyscw: 1\nread_bytes: {rb}\nwrite_bytes: {wb}\n\
+         cancelled_write_bytes: 0\n"
+    )
+}
+
+/// A record: tag (P or p), pid, start time, state, io, field 42.
+fn rec(tag: char, pid: u32, start: u64, state: char, io: Io, blkio: u64) -> String {
+    format!(
+        "{tag} {pid} {start}\nstat {}\n{}{}",
+        stat_line(pid, "dd", state, 1, start, blkio),
+        io_text(io),
+        if tag == 'P' {
+            "wchan balance_dirty_pages\ncgroup /box\n"
+        } else {
+            ""
+        }
+    )
+}
+
+fn walk(mono_s: u64, prev_s: Option<u64>, delayacct: &str, records: &[String]) -> Walk {
+    let prev = prev_s.map_or("-".to_owned(), |p| (p * 1_000_000_000).to_string());
+    let text = format!(
+        "walk {}\nprev {prev}\nclk_tck 100\ntask_delayacct {delayacct}\nscope -\n{}",
+        mono_s * 1_000_000_000,
+        records.concat()
+    );
+    parse(&text).unwrap()
+}
+
+const A: Io = (1000, 0, 0, 0);
+/// A + 4 MiB read syscalls, 2 MiB written, 1 MiB from storage, 8 MiB dirtied.
+const B: Io = (1000 + 4 * MIB, 2 * MIB, MIB, 8 * MIB);
+
+fn close(a: Option<f64>, b: f64) -> bool {
+    a.is_some_and(|a| (a - b).abs() < 1e-9)
+}
+
+#[test]
+fn rates_over_two_walks_hand_computed() {
+    let prev = walk(2, None, "1", &[rec('P', 42, 500, 'R', A, 10)]);
+    let cur = walk(4, Some(2), "1", &[rec('P', 42, 500, 'D', B, 60)]);
+    let rows = derive(Some(&prev), &cur);
+    assert_eq!(rows.len(), 1);
+    let r = &rows[0];
+    // dt = 2 s.
+    assert!(close(r.dirtied_bytes_per_s, 4.0 * MIB as f64));
+    assert!(close(r.read_bytes_per_s, 0.5 * MIB as f64));
+    assert!(close(r.rchar_per_s, 2.0 * MIB as f64));
+    assert!(close(r.wchar_per_s, MIB as f64));
+    // 1 − 1 MiB / 4 MiB.
+    assert!(close(r.cache_hit_est_pct, 75.0));
+    // 50 ticks × 10 ms over 2 s.
+    assert!(close(r.iowait_ms_per_s, 250.0));
+    assert_eq!(
+        (r.state, r.comm.as_str(), r.cgroup.as_deref()),
+        ('D', "dd", Some("/box"))
+    );
+    assert_eq!(r.wchan.as_deref(), Some("balance_dirty_pages"));
+    assert!(!r.no_permission);
+}
+
+#[test]
+fn a_carried_reading_is_as_good_as_the_previous_walk() {
+    let prev = walk(2, None, "1", &[]);
+    let cur = walk(
+        4,
+        Some(2),
+        "1",
+        &[rec('p', 42, 500, 'S', A, 10), rec('P', 42, 500, 'D', B, 60)],
+    );
+    let from_carried = derive(Some(&prev), &cur);
+    let full_prev = walk(2, None, "1", &[rec('P', 42, 500, 'S', A, 10)]);
+    let full_cur = walk(4, Some(2), "1", &[rec('P', 42, 500, 'D', B, 60)]);
+    assert_eq!(from_carried, derive(Some(&full_prev), &full_cur));
+    assert_eq!(from_carried.len(), 1, "the carried reading is no row");
+    // The carried reading works without the previous walk at all (a recording's first walk).
+    assert_eq!(derive(None, &cur), from_carried);
+}
+
+#[test]
+fn no_rate_for_a_new_process_a_reused_pid_or_counters_going_back() {
+    let cur = walk(4, Some(2), "1", &[rec('P', 42, 500, 'D', B, 60)]);
+    // Not in the previous walk: first sight.
+    let none = derive(Some(&walk(2, None, "1", &[])), &cur);
+    assert_eq!(none[0].dirtied_bytes_per_s, None);
+    assert_eq!(none[0].iowait_ms_per_s, None);
+    // Same pid, another start time: another process.
+    let reused = derive(
+        Some(&walk(2, None, "1", &[rec('P', 42, 499, 'S', A, 10)])),
+        &cur,
+    );
+    assert_eq!(reused[0].rchar_per_s, None);
+    // write_bytes went back: that rate only is missing.
+    let back = (A.0, A.1, A.2, 9 * MIB);
+    let r = &derive(
+        Some(&walk(2, None, "1", &[rec('P', 42, 500, 'S', back, 10)])),
+        &cur,
+    )[0];
+    assert_eq!(r.dirtied_bytes_per_s, None);
+    assert!(close(r.rchar_per_s, 2.0 * MIB as f64));
+    // A previous walk that is not the one `cur` follows gives nothing.
+    let other = walk(1, None, "1", &[rec('P', 42, 500, 'S', A, 10)]);
+    assert_eq!(derive(Some(&other), &cur)[0].rchar_per_s, None);
+}
+
+#[test]
+fn delay_accounting_off_gives_no_iowait_and_little_rchar_no_hit_estimate() {
+    let prev = walk(2, None, "0", &[rec('P', 42, 500, 'S', A, 0)]);
+    let small = (A.0 + 1000, 0, 0, 0);
+    let cur = walk(4, Some(2), "0", &[rec('P', 42, 500, 'S', small, 0)]);
+    let r = &derive(Some(&prev), &cur)[0];
+    assert_eq!(r.iowait_ms_per_s, None);
+    assert!(close(r.rchar_per_s, 500.0));
+    assert_eq!(
+        r.cache_hit_est_pct, None,
+        "1000 bytes is not enough to estimate"
+    );
+}
+
+#[test]
+fn denied_io_is_no_permission_not_zero() {
+    let text = format!(
+        "walk 4000000000\nprev -\nclk_tck 100\ntask_delayacct 1\nscope -\nP 7 1\nstat {}\n\
+         io denied\nwchan 0\n",
+        stat_line(7, "sshd", 'S', 1, 1, 0)
+    );
+    let rows = derive(None, &parse(&text).unwrap());
+    assert!(rows[0].no_permission);
+    assert_eq!(
+        (rows[0].dirtied_bytes_per_s, rows[0].wchan.as_deref()),
+        (None, None)
+    );
+}
+
+#[test]
+fn rows_sort_by_storage_bytes_and_wchan_gives_throttled_rows() {
+    let prev = walk(
+        2,
+        None,
+        "1",
+        &[rec('P', 1, 1, 'S', A, 0), rec('P', 2, 1, 'S', A, 0)],
+    );
+    let little = (A.0, A.1, A.2, MIB);
+    let cur = walk(
+        4,
+        Some(2),
+        "1",
+        &[rec('P', 1, 1, 'S', little, 0), rec('P', 2, 1, 'D', B, 20)],
+    );
+    let rows = derive(Some(&prev), &cur);
+    assert_eq!(rows.iter().map(|r| r.pid).collect::<Vec<_>>(), [2, 1]);
+    let t = throttled_by_wchan(&rows);
+    assert_eq!(t.len(), 2, "both fixtures sleep in balance_dirty_pages");
+    assert_eq!(t[0].source, ThrottleSource::Wchan);
+    // 20 ticks × 10 ms over 2 s.
+    assert!(close(t[0].pause_ms_per_s, 100.0));
+    let mut rows = rows;
+    rows[1].wchan = Some("do_sys_poll".into());
+    assert_eq!(throttled_by_wchan(&rows).len(), 1);
+}
+
+#[test]
+fn the_tracker_keeps_rows_between_walks_and_drops_them_when_walks_stop() {
+    let snap = |mono_s: u64, w: Option<Walk>| crate::parse::Snapshot {
+        mono_ns: mono_s * 1_000_000_000,
+        procs: w.map(std::sync::Arc::new),
+        page_size: 4096,
+        ..crate::parse::Snapshot::default()
+    };
+    let mut t = Tracker::default();
+    t.update(&snap(
+        2,
+        Some(walk(2, None, "1", &[rec('P', 42, 500, 'S', A, 10)])),
+    ));
+    assert_eq!(
+        t.rows().unwrap()[0].rchar_per_s,
+        None,
+        "first walk: no rate"
+    );
+    t.update(&snap(3, None));
+    t.update(&snap(
+        4,
+        Some(walk(4, Some(2), "1", &[rec('P', 42, 500, 'D', B, 60)])),
+    ));
+    t.update(&snap(5, None));
+    assert!(
+        close(t.rows().unwrap()[0].rchar_per_s, 2.0 * MIB as f64),
+        "kept between walks"
+    );
+    let mut m = crate::model::Model::derive(None, &snap(5, None), crate::model::Options::default());
+    t.fill(&mut m);
+    assert_eq!(m.processes.as_ref().map(Vec::len), Some(1));
+    assert_eq!(m.task_delayacct, Some(true));
+    t.update(&snap(10, None));
+    assert!(t.rows().is_none(), "6 s without a walk: walks are off");
+    t.fill(&mut m);
+    assert_eq!((m.processes, m.task_delayacct), (None, None));
+}

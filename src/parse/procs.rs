@@ -1,0 +1,345 @@
+//! The process walk (`names::PROCS`, spec §11): the per-walk pseudo-file the source writes,
+//! and the two per-process files it carries, `/proc/PID/stat` and `/proc/PID/io`.
+//!
+//! Owns: text → `Walk`, `StatLine`, `IoCounters`; bad input is `proc/pids:LINE: problem`.
+//! Also the stat and io parsers `jobs::pid_io` uses for fio pairing (one parser of each file).
+//! Must not touch: files, the clock, rates (`model::procs`).
+//!
+//! The format (written by `source::procs`, documented there in full): header lines
+//! `walk MONO_NS`, `prev MONO_NS|-`, `clk_tck N`, `task_delayacct 0|1|-`, `scope PATH|-`,
+//! optionally `scope_error TEXT`; then records, each opened by `P PID STARTTIME` (a process of
+//! this walk) or `p PID STARTTIME` (its reading at the previous walk, carried because it was
+//! left out of that walk's file), followed by `stat RAW_LINE`, the io file's own lines
+//! (`rchar: N` …) or `io denied` / `io absent`, and for `P` records `wchan TEXT`,
+//! `cgroup PATH` and optionally `blkio_tasks N`.
+
+use serde::Serialize;
+
+use crate::{Error, Result};
+
+/// The sample name the errors cite.
+const FILE: &str = crate::sample::names::PROCS;
+
+/// The counters of /proc/PID/io, bytes (Documentation/filesystems/proc.rst §3.3, spec §11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IoCounters {
+    /// Bytes passed to read()-family syscalls, page-cache hits, pipes and sockets included.
+    pub rchar: u64,
+    /// Bytes passed to write()-family syscalls.
+    pub wchar: u64,
+    /// Bytes fetched from storage (at bio submit, readahead included).
+    pub read_bytes: u64,
+    /// Bytes sent towards storage, counted when pages are dirtied (clean → dirty).
+    pub write_bytes: u64,
+}
+
+/// Accumulates the `key: value` lines of an io file.
+#[derive(Debug, Default)]
+struct IoFields([Option<u64>; 4]);
+
+/// The io keys we keep, in `IoFields` order; the others (syscr, syscw, cancelled) are known.
+const IO_KEYS: [&str; 4] = ["rchar", "wchar", "read_bytes", "write_bytes"];
+const IO_OTHER: [&str; 3] = ["syscr", "syscw", "cancelled_write_bytes"];
+
+impl IoFields {
+    /// Takes one line; `Ok(false)` when it is not an io line at all.
+    fn take(&mut self, line: &str) -> std::result::Result<bool, String> {
+        let Some((key, value)) = line.split_once(": ") else {
+            return Ok(false);
+        };
+        let slot = IO_KEYS.iter().position(|k| *k == key);
+        if slot.is_none() && !IO_OTHER.contains(&key) {
+            return Ok(false);
+        }
+        let v: u64 = value
+            .trim()
+            .parse()
+            .map_err(|_| format!("io: {key}: not a number: {value:?}"))?;
+        if let Some(i) = slot {
+            self.0[i] = Some(v);
+        }
+        Ok(true)
+    }
+
+    fn any(&self) -> bool {
+        self.0.iter().any(Option::is_some)
+    }
+
+    fn finish(&self) -> std::result::Result<IoCounters, String> {
+        let get = |i: usize| self.0[i].ok_or_else(|| format!("io: no {} line", IO_KEYS[i]));
+        Ok(IoCounters {
+            rchar: get(0)?,
+            wchar: get(1)?,
+            read_bytes: get(2)?,
+            write_bytes: get(3)?,
+        })
+    }
+}
+
+/// Parses a whole /proc/PID/io text; the message names the problem, the caller the file.
+pub fn parse_io(text: &str) -> std::result::Result<IoCounters, String> {
+    let mut f = IoFields::default();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        if !f.take(line)? {
+            return Err(format!("io: unexpected line {line:?}"));
+        }
+    }
+    f.finish()
+}
+
+/// The fields of /proc/PID/stat a walk uses (proc(5); field numbers are 1-based).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StatLine {
+    /// Field 1.
+    pub pid: u32,
+    /// Field 2, the command name without its parentheses (up to 15 bytes; may itself contain
+    /// spaces and parentheses, so the fields after it are found after the last `)`).
+    pub comm: String,
+    /// Field 3: R, S, D (uninterruptible, usually waiting for IO), Z, I, …
+    pub state: char,
+    /// Field 4.
+    pub ppid: u32,
+    /// Field 20.
+    pub num_threads: u64,
+    /// Field 22, clock ticks after boot: with the pid, it names one process instance.
+    pub starttime: u64,
+    /// Field 42, `delayacct_blkio_ticks`: the main thread's block-IO wait (dirty-throttle
+    /// sleeps included), clock ticks; always 0 unless `kernel.task_delayacct=1` (spec §11).
+    /// `None` on kernels whose stat line stops before it.
+    pub blkio_ticks: Option<u64>,
+}
+
+/// Parses one /proc/PID/stat line.
+pub fn parse_stat(text: &str) -> std::result::Result<StatLine, String> {
+    let text = text.trim_end_matches('\n');
+    let (open, close) = match (text.find(" ("), text.rfind(')')) {
+        (Some(o), Some(c)) if c > o => (o, c),
+        _ => return Err(format!("stat: no (comm) in {text:?}")),
+    };
+    let pid = text[..open]
+        .parse()
+        .map_err(|_| format!("stat: bad pid {:?}", &text[..open]))?;
+    let comm = text[open + 2..close].to_owned();
+    let rest: Vec<&str> = text[close + 1..].split_ascii_whitespace().collect();
+    // `rest[i]` is field i + 3.
+    let field = |n: usize| -> std::result::Result<u64, String> {
+        let t = rest
+            .get(n - 3)
+            .ok_or_else(|| format!("stat: no field {n}"))?;
+        t.parse()
+            .map_err(|_| format!("stat: field {n} not a number: {t:?}"))
+    };
+    let mut state = rest.first().map_or("", |s| *s).chars();
+    let (Some(st), None) = (state.next(), state.next()) else {
+        return Err(format!("stat: bad state in {text:?}"));
+    };
+    Ok(StatLine {
+        pid,
+        comm,
+        state: st,
+        ppid: u32::try_from(field(4)?).map_err(|_| "stat: ppid out of range".to_owned())?,
+        num_threads: field(20)?,
+        starttime: field(22)?,
+        blkio_ticks: if rest.len() > 42 - 3 {
+            Some(field(42)?)
+        } else {
+            None
+        },
+    })
+}
+
+/// A process's io file, as the walk found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ProcIo {
+    /// Read.
+    Counters(IoCounters),
+    /// Not readable by pagewatch (another user's process without root): unknown, never 0.
+    Denied,
+    /// No io file (a kernel without task IO accounting).
+    Absent,
+}
+
+/// One process in a walk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcRecord {
+    /// Its pid.
+    pub pid: u32,
+    /// Its start time (stat field 22): a pid reused by a new process has another.
+    pub starttime: u64,
+    /// This is the process's reading at the previous walk, carried because that walk's file
+    /// left it out (it was idle then); not a process of this walk.
+    pub carried: bool,
+    /// Its stat line.
+    pub stat: StatLine,
+    /// Its io counters.
+    pub io: ProcIo,
+    /// `/proc/PID/wchan` (the main thread's), `None` when not read.
+    pub wchan: Option<String>,
+    /// Its cgroup v2 path (`0::` line of `/proc/PID/cgroup`), when read.
+    pub cgroup: Option<String>,
+    /// Field 42 summed over every thread (`task/*/stat`), when the source read them.
+    pub blkio_tasks: Option<u64>,
+}
+
+/// One process walk.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Walk {
+    /// Monotonic time of the walk, ns (the sample's own time).
+    pub mono_ns: u64,
+    /// Time of the walk before it; `None` on a first walk (no rates).
+    pub prev_mono_ns: Option<u64>,
+    /// Clock ticks per second of the stat times (`sysconf(_SC_CLK_TCK)`).
+    pub clk_tck: u64,
+    /// `kernel.task_delayacct`: whether field 42 counts; `None` when the knob is absent.
+    pub task_delayacct: Option<bool>,
+    /// The cgroup the walk was scoped to.
+    pub scope: Option<String>,
+    /// Why the scope could not be walked (no cgroup2 mount, no such group).
+    pub scope_error: Option<String>,
+    /// The processes written, in file order.
+    pub records: Vec<ProcRecord>,
+}
+
+/// Parses the walk pseudo-file.
+pub fn parse(text: &str) -> Result<Walk> {
+    let mut w = Walk::default();
+    let mut open: Option<(usize, Partial)> = None;
+    let mut have_walk = false;
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        let err = |msg: String| Error::parse(FILE, n, msg);
+        let (tag, value) = line.split_once(' ').unwrap_or((line, ""));
+        match tag {
+            "P" | "p" => {
+                if let Some((at, rec)) = open.take() {
+                    w.records
+                        .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+                }
+                let (pid, start) = value
+                    .split_once(' ')
+                    .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+                    .ok_or_else(|| err(format!("bad record line {line:?}")))?;
+                open = Some((n, Partial::new(pid, start, tag == "p")));
+            }
+            _ if open.is_some() => {
+                if let Some((_, rec)) = open.as_mut() {
+                    rec.take(tag, value, line).map_err(err)?;
+                }
+            }
+            "walk" => {
+                w.mono_ns = number(value).map_err(err)?;
+                have_walk = true;
+            }
+            "prev" => w.prev_mono_ns = dash(value).map(number).transpose().map_err(err)?,
+            "clk_tck" => w.clk_tck = number(value).map_err(err)?,
+            "task_delayacct" => {
+                w.task_delayacct = dash(value).map(|v| v.trim() != "0");
+            }
+            "scope" => w.scope = dash(value).map(str::to_owned),
+            "scope_error" => w.scope_error = Some(value.to_owned()),
+            _ => return Err(err(format!("unexpected line {line:?}"))),
+        }
+    }
+    if let Some((at, rec)) = open {
+        w.records
+            .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+    }
+    if !have_walk {
+        return Err(Error::parse(FILE, 0, "no walk line"));
+    }
+    if w.clk_tck == 0 {
+        return Err(Error::parse(FILE, 0, "no clk_tck line (or 0)"));
+    }
+    Ok(w)
+}
+
+fn dash(v: &str) -> Option<&str> {
+    (v != "-").then_some(v)
+}
+
+fn number(v: &str) -> std::result::Result<u64, String> {
+    v.parse().map_err(|_| format!("not a number: {v:?}"))
+}
+
+/// A record being read.
+struct Partial {
+    pid: u32,
+    starttime: u64,
+    carried: bool,
+    stat: Option<StatLine>,
+    io: IoFields,
+    io_word: Option<ProcIo>,
+    wchan: Option<String>,
+    cgroup: Option<String>,
+    blkio_tasks: Option<u64>,
+}
+
+impl Partial {
+    fn new(pid: u32, starttime: u64, carried: bool) -> Self {
+        Self {
+            pid,
+            starttime,
+            carried,
+            stat: None,
+            io: IoFields::default(),
+            io_word: None,
+            wchan: None,
+            cgroup: None,
+            blkio_tasks: None,
+        }
+    }
+
+    fn take(&mut self, tag: &str, value: &str, line: &str) -> std::result::Result<(), String> {
+        match tag {
+            "stat" => self.stat = Some(parse_stat(value)?),
+            "io" => {
+                self.io_word = Some(match value {
+                    "denied" => ProcIo::Denied,
+                    "absent" => ProcIo::Absent,
+                    _ => return Err(format!("io: expected denied or absent, not {value:?}")),
+                });
+            }
+            "wchan" => self.wchan = Some(value.to_owned()),
+            "cgroup" => self.cgroup = Some(value.to_owned()),
+            "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
+            _ => {
+                if !self.io.take(line)? {
+                    return Err(format!("unexpected line {line:?}"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> std::result::Result<ProcRecord, String> {
+        let stat = self
+            .stat
+            .ok_or_else(|| format!("record {}: no stat line", self.pid))?;
+        if stat.pid != self.pid || stat.starttime != self.starttime {
+            return Err(format!(
+                "record {} {}: stat says pid {} start {}",
+                self.pid, self.starttime, stat.pid, stat.starttime
+            ));
+        }
+        let io = match (self.io_word, self.io.any()) {
+            (Some(w), false) => w,
+            (None, true) => ProcIo::Counters(self.io.finish()?),
+            (None, false) => return Err(format!("record {}: no io", self.pid)),
+            (Some(_), true) => return Err(format!("record {}: io twice", self.pid)),
+        };
+        Ok(ProcRecord {
+            pid: self.pid,
+            starttime: self.starttime,
+            carried: self.carried,
+            stat,
+            io,
+            wchan: self.wchan,
+            cgroup: self.cgroup,
+            blkio_tasks: self.blkio_tasks,
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "procs_tests.rs"]
+pub(crate) mod tests;

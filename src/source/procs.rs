@@ -1,0 +1,487 @@
+//! The process walk (spec §11): every `WALK_PERIOD_NS`, while `Wants::procs` asks for it, read
+//! each process's `stat` and `io` and write the active ones into the sample as the
+//! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
+//!
+//! Owns: `Walker` (the fds it keeps open, what it saw at the last walk) and the pseudo-file's
+//! text. Must not touch: rates or any figure (`model::procs`); it parses only what decides
+//! what to read and write (the stat fields state, start time, threads, field 42).
+//!
+//! # Which processes a walk writes
+//!
+//! To keep recordings small (~2 MB/h), a walk writes only the processes that were *active*:
+//! whose io text (any counter) or stat field 42 changed since the previous walk, or that are
+//! in D state. A process written at walk N whose reading at walk N−1 was not written (it was
+//! idle then) gets that reading carried too, as a `p` record, so a replay finds both ends of
+//! every interval: either in the previous walk's file or in this one. A process first seen
+//! at this walk has no previous reading (no rate), and is written only when in D state. A
+//! process left out is idle: its rates over the interval are zero.
+//!
+//! # The text
+//!
+//! ```text
+//! walk 8123000000000        the walk's (the sample's) monotonic time, ns
+//! prev 8121000000000        the previous walk's, or - on a first walk (then: no rates)
+//! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
+//! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
+//! scope /system.slice/x     the cgroup walked (- for all processes)
+//! scope_error TEXT          (only when the scope could not be listed: no process then)
+//! P 4242 987654             a process of this walk: pid, start time (stat field 22)
+//! stat 4242 (dd) D 1 …      its /proc/PID/stat line
+//! rchar: 123                its /proc/PID/io lines, verbatim; or `io denied` (no permission:
+//! …                         unknown, never 0) or `io absent` (kernel without io accounting)
+//! wchan balance_dirty_pages its /proc/PID/wchan (the main thread's; `0` when running)
+//! cgroup /user.slice        the `0::` line of /proc/PID/cgroup, when there is one
+//! blkio_tasks 12            field 42 summed over task/*/stat (multi-threaded, delayacct on)
+//! p 4243 987655             its reading at the previous walk: stat and io lines only
+//! ```
+//!
+//! A newline inside a value (a comm or a cgroup name can hold one) is written as `?`.
+//!
+//! # Cost
+//!
+//! On procfs the `stat` and `io` fds of each process stay open between walks and are re-read
+//! with `pread` at offset 0 (proc's single_open files regenerate their text there), which
+//! saves an open and a close per file. It is sound against pid reuse: an fd names the task's
+//! `struct pid`, so once the process is gone the read fails (ESRCH) and the path is opened
+//! afresh; the start time (stat field 22) is checked as well, and a new one starts a new
+//! process with no rate. At most `fd_budget()` processes keep fds (the soft RLIMIT_NOFILE is
+//! raised towards the hard one, up to 65,536, at the first walk); beyond, files are opened per
+//! walk. `wchan` and `cgroup` are read only for the processes written (a process can move
+//! between cgroups, so the cgroup is not cached); the threads only for multi-threaded written
+//! ones with delay accounting on. As non-root, another user's io is `denied` (its open is
+//! retried every `IO_RETRY_WALKS` walks: a setuid process may become readable).
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::fs::File;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use super::fs::{Records, is_procfs, open_regular, read_from_start, read_optional, text};
+use crate::parse::procs::parse_stat;
+use crate::sample::ProcScope;
+
+/// The walk period: samples in between carry no walk.
+pub const WALK_PERIOD_NS: u64 = 2_000_000_000;
+/// A sample this much short of the period still walks (ticks jitter around 1 s).
+const WALK_SLACK_NS: u64 = 300_000_000;
+/// How many walks an io file that could not be opened for lack of permission is left alone.
+const IO_RETRY_WALKS: u64 = 15;
+/// Read size for one per-process file (a stat line is under 1 KiB).
+const STEP: usize = 4096;
+
+/// Walks the processes every `WALK_PERIOD_NS`; see the module doc.
+pub struct Walker {
+    proc_root: PathBuf,
+    /// The proc root is procfs: fds can be kept and re-read at offset 0.
+    procfs: Option<bool>,
+    /// The scope of the walks since the last reset.
+    scope: Option<ProcScope>,
+    last_ns: Option<u64>,
+    walk: u64,
+    seen: HashMap<u32, Seen>,
+    /// Processes that may keep fds, and how many do.
+    max_held: Option<usize>,
+    held: usize,
+    buf: Vec<u8>,
+    out: String,
+    pids: Vec<u32>,
+}
+
+/// A process as the last walk saw it.
+struct Seen {
+    start: u64,
+    walk: u64,
+    written: bool,
+    stat: String,
+    blkio: Option<u64>,
+    io: Io,
+    stat_fd: Option<File>,
+    io_fd: Option<File>,
+}
+
+/// A process's io file at a walk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Io {
+    Text(String),
+    /// No permission, since walk N.
+    Denied(u64),
+    Absent,
+}
+
+impl Io {
+    /// The same reading (the walk a refusal started at does not count).
+    fn same(&self, o: &Io) -> bool {
+        match (self, o) {
+            (Io::Text(a), Io::Text(b)) => a == b,
+            (Io::Denied(_), Io::Denied(_)) | (Io::Absent, Io::Absent) => true,
+            _ => false,
+        }
+    }
+}
+
+impl Walker {
+    /// A walker over `proc_root` (normally `/proc`).
+    #[must_use]
+    pub fn new(proc_root: impl Into<PathBuf>) -> Self {
+        Self {
+            proc_root: proc_root.into(),
+            procfs: None,
+            scope: None,
+            last_ns: None,
+            walk: 0,
+            seen: HashMap::new(),
+            max_held: None,
+            held: 0,
+            buf: Vec::new(),
+            out: String::new(),
+            pids: Vec::new(),
+        }
+    }
+
+    /// Forgets everything (walks are off): the next walk is a first walk, with no rates.
+    pub fn reset(&mut self) {
+        if self.scope.is_some() {
+            self.seen.clear();
+            self.held = 0;
+            self.last_ns = None;
+            self.scope = None;
+        }
+    }
+
+    /// Walks when the period has passed since the last walk; the pseudo-file's text, or
+    /// `None` when this sample carries no walk.
+    pub fn maybe_walk(&mut self, mono_ns: u64, scope: &ProcScope) -> Option<&str> {
+        if self.scope.as_ref() != Some(scope) {
+            self.reset();
+            self.scope = Some(scope.clone());
+        }
+        if let Some(last) = self.last_ns
+            && mono_ns < last + WALK_PERIOD_NS - WALK_SLACK_NS
+        {
+            return None;
+        }
+        self.walk_now(mono_ns);
+        Some(&self.out)
+    }
+
+    fn walk_now(&mut self, mono_ns: u64) {
+        let procfs = *self
+            .procfs
+            .get_or_insert_with(|| File::open(&self.proc_root).is_ok_and(|f| is_procfs(&f)));
+        let max_held = *self
+            .max_held
+            .get_or_insert_with(|| if procfs { fd_budget() } else { 0 });
+        self.walk += 1;
+        self.out.clear();
+        let delayacct = read_optional(
+            &self.proc_root.join("sys/kernel/task_delayacct"),
+            &mut self.buf,
+        )
+        .ok()
+        .flatten();
+        let delayacct_on = delayacct.as_deref().is_some_and(|t| t.trim() == "1");
+        let scope = self.scope.as_ref().and_then(|s| s.cgroup.clone());
+        let _ = writeln!(self.out, "walk {mono_ns}");
+        match self.last_ns {
+            Some(p) => drop(writeln!(self.out, "prev {p}")),
+            None => self.out.push_str("prev -\n"),
+        }
+        let _ = writeln!(
+            self.out,
+            "clk_tck {}",
+            rustix::param::clock_ticks_per_second()
+        );
+        let _ = writeln!(
+            self.out,
+            "task_delayacct {}",
+            delayacct.as_deref().map_or("-", str::trim)
+        );
+        let _ = writeln!(self.out, "scope {}", clean(scope.as_deref().unwrap_or("-")));
+        self.pids.clear();
+        let listed = match &scope {
+            None => list_all(&self.proc_root, &mut self.pids),
+            Some(cg) => super::cgroup_scope::list(&self.proc_root, cg, &mut self.pids),
+        };
+        if let Err(e) = listed {
+            let _ = writeln!(self.out, "scope_error {}", clean(&e));
+        }
+        self.pids.sort_unstable();
+        self.pids.dedup();
+        let pids = std::mem::take(&mut self.pids);
+        let mut ctx = Visit {
+            root: &self.proc_root,
+            walk: self.walk,
+            procfs,
+            delayacct_on,
+            buf: &mut self.buf,
+            out: &mut self.out,
+            held: &mut self.held,
+            max_held,
+        };
+        for &pid in &pids {
+            ctx.visit(pid, &mut self.seen);
+        }
+        self.pids = pids;
+        let walk = self.walk;
+        let held = &mut self.held;
+        self.seen.retain(|_, s| {
+            let keep = s.walk == walk;
+            if !keep && s.stat_fd.is_some() {
+                *held -= 1;
+            }
+            keep
+        });
+        self.last_ns = Some(mono_ns);
+    }
+}
+
+/// What one walk's visits share.
+struct Visit<'a> {
+    root: &'a Path,
+    walk: u64,
+    procfs: bool,
+    delayacct_on: bool,
+    buf: &'a mut Vec<u8>,
+    out: &'a mut String,
+    held: &'a mut usize,
+    max_held: usize,
+}
+
+impl Visit<'_> {
+    fn visit(&mut self, pid: u32, seen: &mut HashMap<u32, Seen>) {
+        let dir = self.root.join(pid.to_string());
+        let records = self.procfs.then_some(Records::One);
+        // stat: through the held fd, else afresh; a process gone in between is skipped.
+        let mut entry = seen.remove(&pid);
+        let held_stat = entry
+            .as_ref()
+            .and_then(|e| e.stat_fd.as_ref())
+            .and_then(|f| read_from_start(f, self.buf, STEP, records).ok());
+        let (n, fresh_fd) = match held_stat {
+            Some(n) => (n, None),
+            None => match open_read(&dir.join("stat"), self.procfs, self.buf) {
+                Ok((f, n)) => (n, Some(f)),
+                Err(_) => return self.drop_entry(entry),
+            },
+        };
+        let stat = clean(text(&self.buf[..n]).trim_end_matches('\n')).into_owned();
+        let Ok(fields) = parse_stat(&stat) else {
+            return self.drop_entry(entry);
+        };
+        if let Some(e) = entry.as_mut() {
+            if e.start != fields.starttime {
+                // A new process under a reused pid: no history, no rate.
+                let old = entry.take();
+                self.drop_entry(old);
+            } else if fresh_fd.is_some() && e.stat_fd.take().is_some() {
+                // The held fd failed, yet the same process answers afresh: keep its history,
+                // hold the new fds.
+                *self.held -= 1;
+                e.io_fd = None;
+            }
+        }
+        let is_new = entry.is_none();
+        let mut e = entry.unwrap_or_else(|| Seen {
+            start: fields.starttime,
+            walk: 0,
+            written: false,
+            stat: String::new(),
+            blkio: None,
+            io: Io::Absent,
+            stat_fd: None,
+            io_fd: None,
+        });
+        if e.stat_fd.is_none()
+            && let Some(f) = fresh_fd
+            && *self.held < self.max_held
+        {
+            e.stat_fd = Some(f);
+            *self.held += 1;
+        }
+        let io = self.read_io(&dir, &mut e);
+        let was_last = !is_new && e.walk + 1 == self.walk;
+        let changed = was_last && (!io.same(&e.io) || fields.blkio_ticks != e.blkio);
+        let write = fields.state == 'D' || changed;
+        if write {
+            if was_last && !e.written {
+                self.record('p', pid, e.start, &e.stat, &e.io);
+            }
+            self.record('P', pid, fields.starttime, &stat, &io);
+            self.extras(&dir, fields.num_threads);
+        }
+        e.stat = stat;
+        e.blkio = fields.blkio_ticks;
+        e.io = io;
+        e.walk = self.walk;
+        e.written = write;
+        seen.insert(pid, e);
+    }
+
+    fn drop_entry(&mut self, e: Option<Seen>) {
+        if e.is_some_and(|e| e.stat_fd.is_some()) {
+            *self.held -= 1;
+        }
+    }
+
+    /// The io file, through the held fd when there is one.
+    fn read_io(&mut self, dir: &Path, e: &mut Seen) -> Io {
+        let records = self.procfs.then_some(Records::One);
+        if let Io::Denied(since) = e.io
+            && self.walk < since + IO_RETRY_WALKS
+        {
+            return e.io.clone();
+        }
+        if let Some(f) = &e.io_fd {
+            match read_from_start(f, self.buf, STEP, records) {
+                Ok(n) => return Io::Text(text(&self.buf[..n]).into_owned()),
+                Err(err) if denied(&err) => {
+                    e.io_fd = None;
+                    return Io::Denied(self.walk);
+                }
+                Err(_) => e.io_fd = None,
+            }
+        }
+        match open_read(&dir.join("io"), self.procfs, self.buf) {
+            Ok((f, n)) => {
+                if e.stat_fd.is_some() {
+                    e.io_fd = Some(f);
+                }
+                Io::Text(text(&self.buf[..n]).into_owned())
+            }
+            Err(err) if denied(&err) => Io::Denied(self.walk),
+            Err(_) => Io::Absent,
+        }
+    }
+
+    fn record(&mut self, tag: char, pid: u32, starttime: u64, stat: &str, io: &Io) {
+        let _ = writeln!(self.out, "{tag} {pid} {starttime}\nstat {stat}");
+        match io {
+            Io::Text(t) => {
+                self.out.push_str(t);
+                if !t.ends_with('\n') {
+                    self.out.push('\n');
+                }
+            }
+            Io::Denied(_) => self.out.push_str("io denied\n"),
+            Io::Absent => self.out.push_str("io absent\n"),
+        }
+    }
+
+    /// wchan, cgroup and the threads' field 42 of a process being written.
+    fn extras(&mut self, dir: &Path, threads: u64) {
+        if let Some(w) = self.read_small(&dir.join("wchan")) {
+            let _ = writeln!(self.out, "wchan {}", clean(w.trim_end()));
+        }
+        if let Some(cg) = self.read_small(&dir.join("cgroup"))
+            && let Some(path) = cg.lines().find_map(|l| l.strip_prefix("0::"))
+        {
+            let _ = writeln!(self.out, "cgroup {}", clean(path));
+        }
+        if self.delayacct_on && threads > 1 {
+            let tasks = dir.join("task");
+            let sum = std::fs::read_dir(&tasks).ok().map(|d| {
+                d.flatten()
+                    .filter_map(|t| self.read_small(&t.path().join("stat")))
+                    .filter_map(|s| parse_stat(&s).ok()?.blkio_ticks)
+                    .sum::<u64>()
+            });
+            if let Some(sum) = sum {
+                let _ = writeln!(self.out, "blkio_tasks {sum}");
+            }
+        }
+    }
+
+    /// A file opened, read and closed; `None` when it cannot be.
+    fn read_small(&mut self, path: &Path) -> Option<String> {
+        let (_, n) = open_read(path, self.procfs, self.buf).ok()?;
+        Some(text(&self.buf[..n]).into_owned())
+    }
+}
+
+/// Opens and reads a per-process file whole. On procfs the file is known to be regular and
+/// one record (single_open); elsewhere (a captured tree) it is checked like any other file.
+fn open_read(path: &Path, procfs: bool, buf: &mut Vec<u8>) -> std::io::Result<(File, usize)> {
+    let f = if procfs {
+        File::open(path)?
+    } else {
+        open_regular(path)?
+    };
+    let n = read_from_start(&f, buf, STEP, procfs.then_some(Records::One))?;
+    Ok((f, n))
+}
+
+/// Whether an error is a permission refusal (as non-root on another user's process).
+fn denied(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::PermissionDenied
+}
+
+/// A value with every newline but a final one turned into `?` (the format is line-based).
+fn clean(s: &str) -> std::borrow::Cow<'_, str> {
+    let body = s.strip_suffix('\n').unwrap_or(s);
+    if body.contains('\n') {
+        let mut t = body.replace('\n', "?");
+        if body.len() < s.len() {
+            t.push('\n');
+        }
+        std::borrow::Cow::Owned(t)
+    } else {
+        std::borrow::Cow::Borrowed(s)
+    }
+}
+
+/// Every numeric entry of the proc root.
+fn list_all(root: &Path, pids: &mut Vec<u32>) -> std::result::Result<(), String> {
+    let dir = std::fs::read_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
+    pids.extend(
+        dir.flatten()
+            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()),
+    );
+    Ok(())
+}
+
+/// How many processes may keep their two fds open: the soft RLIMIT_NOFILE (raised towards the
+/// hard limit, up to 65,536) less 1,024 for everything else, halved.
+fn fd_budget() -> usize {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let lim = getrlimit(Resource::Nofile);
+    let hard = lim.maximum.unwrap_or(u64::MAX);
+    let mut soft = lim.current.unwrap_or(u64::MAX);
+    let want = hard.min(65_536);
+    if soft < want
+        && setrlimit(
+            Resource::Nofile,
+            rustix::process::Rlimit {
+                current: Some(want),
+                maximum: lim.maximum,
+            },
+        )
+        .is_ok()
+    {
+        soft = want;
+    }
+    (soft.min(1 << 20).saturating_sub(1024) / 2) as usize
+}
+
+/// The kernel stack of task `pid` (`/proc/PID/stack`, root only), read on demand; the error
+/// says why not in words fit for the screen.
+pub fn kernel_stack(proc_root: &Path, pid: u32) -> std::result::Result<String, String> {
+    let dir = proc_root.join(pid.to_string());
+    match std::fs::read_to_string(dir.join("stack")) {
+        Ok(t) => Ok(t),
+        Err(e) if denied(&e) => Err(format!(
+            "cannot read the kernel stack of {pid}: it needs root (CAP_SYS_ADMIN)"
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound && dir.exists() => Err(format!(
+            "this kernel has no /proc/{pid}/stack (CONFIG_STACKTRACE off)"
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) => {
+            Err(format!("process {pid} is gone"))
+        }
+        Err(e) => Err(format!("cannot read /proc/{pid}/stack: {e}")),
+    }
+}
+
+#[cfg(test)]
+#[path = "procs_tests.rs"]
+mod tests;
