@@ -15,6 +15,7 @@ pub mod pressure;
 pub mod queue;
 pub mod stat;
 pub mod sysctl;
+pub mod trace;
 pub mod vmstat;
 pub mod zoneinfo;
 
@@ -77,6 +78,9 @@ pub struct Snapshot {
     /// Whole disks (the entries of `/sys/block`) and their queue settings;
     /// `None` when /sys was not read. Shared, like `zones`.
     pub block: Option<Arc<BTreeMap<String, QueueSettings>>>,
+    /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
+    /// since the last sample (spec §7); `None` when the sample does not carry it.
+    pub trace: Option<trace::Trace>,
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -182,6 +186,7 @@ impl Snapshot {
             psi_io: psi(sample, r, 2)?,
             sysctl: r.sysctl(sysctl::texts(sample))?,
             block,
+            trace: trace::parse(sample)?,
         })
     }
 }

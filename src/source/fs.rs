@@ -105,6 +105,10 @@ pub struct FsSource {
     spare: BTreeMap<String, String>,
     /// The "who" data to collect (`Source::want`).
     wants: Wants,
+    /// The proc root, for the tracer's mountinfo and own tasks.
+    proc_root: PathBuf,
+    /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
+    tracer: Option<super::Tracer>,
 }
 
 impl FsSource {
@@ -158,7 +162,19 @@ impl FsSource {
             ticks_since_refresh: 0,
             spare: BTreeMap::new(),
             wants: Wants::default(),
+            proc_root,
+            tracer: None,
         }
+    }
+
+    /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
+    /// (`Wants::trace`; root, tracefs), with `guard_exe` (pagewatch's own binary) as the
+    /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
+    /// system only: a captured tree has no tracefs.
+    #[must_use]
+    pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
+        self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
+        self
     }
 
     /// Overrides the page size recorded in samples (captured trees from other machines).
@@ -207,6 +223,9 @@ impl FsSource {
         if let Some(text) = &self.block_text {
             put(&mut files, names::BLOCK_DEVICES, Cow::Borrowed(text));
             fresh.push(names::BLOCK_DEVICES);
+        }
+        if let Some(t) = &mut self.tracer {
+            t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
         }
         if files.len() != fresh.len() {
             files.retain(|k, _| fresh.contains(&k.as_str()));
