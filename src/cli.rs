@@ -103,18 +103,23 @@ pub enum Cmd {
     Guard(GuardArgs),
 }
 
-/// `pagewatch __guard -- PROGRAM ARGS...` or `pagewatch __guard --clean-dir DIR`.
+/// `pagewatch __guard -- PROGRAM ARGS...`, `pagewatch __guard --clean-dir DIR` or
+/// `pagewatch __guard --tracefs-instance DIR`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct GuardArgs {
     /// Wait for the end of stdin, then remove pagewatch's fio files left in this private
     /// directory (pagewatch was killed before it could).
     #[arg(long, value_name = "DIR", conflicts_with = "argv")]
     pub clean_dir: Option<std::path::PathBuf>,
+    /// Wait for the end of stdin, then disable the tracepoint in this tracefs instance
+    /// (`instances/pagewatch-<parent pid>`) and remove it.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["argv", "clean_dir"])]
+    pub tracefs_instance: Option<std::path::PathBuf>,
     /// The program and its arguments.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        required_unless_present = "clean_dir"
+        required_unless_present_any = ["clean_dir", "tracefs_instance"]
     )]
     pub argv: Vec<String>,
 }

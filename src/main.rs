@@ -34,10 +34,15 @@ fn main() -> Result<()> {
             Some(p) => HostInfo::captured(p.parent().unwrap_or(p)),
             None => HostInfo::live(),
         };
-        (
-            Box::new(FsSource::new(proc_root, sys_root, Box::new(SystemClock))),
-            host,
-        )
+        let mut src = FsSource::new(proc_root, sys_root, Box::new(SystemClock));
+        // The throttle tracepoint, for the live system only; its guard is this binary.
+        if args.proc_root.is_none()
+            && args.sys_root.is_none()
+            && let Ok(exe) = std::env::current_exe()
+        {
+            src = src.with_tracing(exe);
+        }
+        (Box::new(src), host)
     };
     if args.batch {
         return batch(&args, source);

@@ -57,6 +57,20 @@ pub mod names {
         "watermark_scale_factor",
         "swappiness",
     ];
+    /// The `writeback:balance_dirty_pages` events read from pagewatch's own tracefs instance
+    /// (`instances/pagewatch-<pid>/trace_pipe`, the pid left out of the name) since the last
+    /// sample, as the kernel printed them; at most `source::TRACE_READ_CAP` bytes a sample.
+    /// Present only while the tracepoint is armed (spec §7).
+    pub const TRACE_EVENTS: &str = "sys/kernel/tracing/instances/pagewatch/trace_pipe";
+    /// The event's `format` file (field names differ between kernels, spec §7); read once per
+    /// arming and carried while armed.
+    pub const TRACE_FORMAT: &str = "sys/kernel/tracing/events/writeback/balance_dirty_pages/format";
+    /// Pseudo-file: the tracer's status, one `key value` a line: `state` (`armed`, `off`,
+    /// `not-root`, `no-tracefs`, `no-event`, `error`), `why` (free text, optional), `pid`
+    /// (pagewatch's own), `tasks` (pagewatch's thread ids, when events were read), `bytes`
+    /// (read this sample) and `capped` (1: the read stopped at the cap, more is waiting).
+    /// Present from the first time the tracepoint is wanted.
+    pub const TRACE_STATUS: &str = "sys/kernel/tracing/instances/pagewatch/status";
     /// Per-device files under `/sys/block/<dev>/queue/`, in `BLOCK_DEVICES` column order.
     pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
 

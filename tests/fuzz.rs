@@ -22,7 +22,7 @@ use std::path::Path;
 use pagewatch::batch::TextTable;
 use pagewatch::model::{Model, Options};
 use pagewatch::parse::Parser;
-use pagewatch::sample::RawSample;
+use pagewatch::sample::{RawSample, names};
 use pagewatch::source::{Source, TreeSource};
 
 /// xorshift64*: small, deterministic, good enough to pick mutations.
@@ -55,6 +55,7 @@ fn trees() -> Vec<Vec<RawSample>> {
             let mut src = TreeSource::open(p).ok()?;
             let all: Vec<RawSample> = std::iter::from_fn(|| src.next_sample().ok().flatten())
                 .map(with_buddyinfo)
+                .map(with_trace)
                 .collect();
             (all.len() >= 2).then_some(all)
         })
@@ -70,6 +71,25 @@ fn with_buddyinfo(mut s: RawSample) -> RawSample {
          Node 0, zone    DMA32      2      3      0      2      3      2      1      4      4      2    752 \n\
          Node 0, zone   Normal  12380   6253   4304   2193   1674   1119    718    387    241    102   4303 \n"
             .into(),
+    );
+    s
+}
+
+/// The balance_dirty_pages tracepoint's files as this VM produced them (format, 20 events of
+/// two throttled fio writers, an armed status), so that its parsers and the throttled-writer
+/// derivation are fuzzed too.
+fn with_trace(mut s: RawSample) -> RawSample {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    s.files.insert(
+        names::TRACE_FORMAT.into(),
+        read("balance_dirty_pages.format"),
+    );
+    s.files
+        .insert(names::TRACE_EVENTS.into(), read("trace_pipe.txt"));
+    s.files.insert(
+        names::TRACE_STATUS.into(),
+        "state armed\npid 16900\ntasks 16900 16901\nbytes 5540\ncapped 0\n".into(),
     );
     s
 }
@@ -223,6 +243,13 @@ fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
         }
     }
     if let (Ok(p), Ok(c)) = (&p, &c) {
+        // A trace file that does not parse leaves the sample standing, its error named.
+        if let Some(e) = c.trace.as_ref().and_then(|t| t.error.as_ref()) {
+            assert!(
+                e.starts_with("sys/kernel/tracing/"),
+                "a trace error names no file: {e}"
+            );
+        }
         let m = Model::derive(Some(p), c, Options { partitions: true });
         serde_json::to_string(&m).unwrap();
         let _ = TextTable::default().render(&m);

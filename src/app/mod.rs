@@ -86,6 +86,8 @@ pub struct App {
     refresh: crate::model::refresh::RefreshPolicy,
     /// Decides which "who" data the source collects (`model::who::Gate`).
     gate: crate::model::who::Gate,
+    /// Follows the process walks, which come every few samples (`model::procs::Tracker`).
+    procs: crate::model::procs::Tracker,
     /// Parses incoming samples, skipping files that repeat (same result as `Snapshot::parse`).
     parser: Parser,
     prev: Option<Snapshot>,
@@ -119,6 +121,7 @@ impl App {
             last_scan_ms: None,
             refresh: crate::model::refresh::RefreshPolicy::default(),
             gate: crate::model::who::Gate::default(),
+            procs: crate::model::procs::Tracker::default(),
             parser: Parser::new(),
             prev: None,
             cur: None,
@@ -315,7 +318,9 @@ impl App {
 
     /// Derives and shows one parsed sample.
     fn ingest_snapshot(&mut self, snap: Snapshot, uptime_s: Option<f64>) {
-        let model = Model::derive(self.cur.as_ref(), &snap, self.options());
+        self.procs.update(&snap);
+        let mut model = Model::derive(self.cur.as_ref(), &snap, self.options());
+        self.procs.fill(&mut model);
         self.history.push(&model);
         self.sample_ms = snap.wall_ms;
         self.now_ms = if self.replay.is_some() {
@@ -406,7 +411,9 @@ impl App {
                 ui.partitions = !ui.partitions;
                 // Re-derive now from the snapshots we hold, so the table changes at once.
                 if let Some(cur) = &self.cur {
-                    self.model = Some(Model::derive(self.prev.as_ref(), cur, self.options()));
+                    let mut model = Model::derive(self.prev.as_ref(), cur, self.options());
+                    self.procs.fill(&mut model);
+                    self.model = Some(model);
                 }
             }
         }

@@ -36,6 +36,7 @@ fn state(s: Option<State>) -> Option<f64> {
         State::BackgroundFlushing => 1.0,
         State::WritersThrottled => 2.0,
         State::OverThresh => 3.0,
+        State::AtHardLimit => 4.0,
     })
 }
 
@@ -53,7 +54,7 @@ const SYSTEM: [(&str, &str, &str, Get); 30] = [
     ("pagewatch_dirty_threshold_bytes", "bytes", "Dirty threshold (hard limit): the kernel's nr_dirty_threshold, else derived.", |m| pages(m, m.dirty.thresh_pages.or(m.dirty.derived_thresh_pages))),
     ("pagewatch_dirty_background_threshold_bytes", "bytes", "Background writeback threshold: nr_dirty_background_threshold, else derived.", |m| pages(m, m.dirty.bg_thresh_pages.or(m.dirty.derived_bg_thresh_pages))),
     ("pagewatch_dirty_freerun_bytes", "bytes", "Freerun ceiling (thresh + bg_thresh) / 2: writers are throttled above it.", |m| pages(m, m.dirty.freerun_pages)),
-    ("pagewatch_dirty_state", "", "Dirty state: 0 below background, 1 background flushing, 2 writers throttled, 3 over the threshold T.", |m| state(m.dirty.state)),
+    ("pagewatch_dirty_state", "", "Dirty state: 0 below background, 1 background flushing, 2 writers throttled, 3 over the threshold T, 4 at the kernel's hard limit (tracepoint).", |m| state(m.dirty.state)),
     ("pagewatch_dirtied_bytes_per_second", "", "Pages dirtied per second, in bytes.", |m| m.dirty.dirtied_per_s.map(|p| p * m.page_size as f64)),
     ("pagewatch_written_back_bytes_per_second", "", "Pages whose writeback completed per second, in bytes.", |m| m.dirty.written_per_s.map(|p| p * m.page_size as f64)),
     ("pagewatch_pgscan_kswapd_pages_per_second", "", "Pages scanned by kswapd per second.", |m| m.reclaim.pgscan_kswapd_s),

@@ -11,7 +11,9 @@
 //! fio (whose main process stops its workers) while the guard stays to report fio's exit status
 //! (its own exit code; 128+N when fio died of signal N).
 //! `pagewatch __guard --clean-dir DIR` is the other guard: it outlives a SIGKILLed pagewatch
-//! to remove the fio test files left in its private directory (`fio/dir.rs`).
+//! to remove the fio test files left in its private directory (`fio/dir.rs`), and
+//! `pagewatch __guard --tracefs-instance DIR` the one that removes its tracefs instance
+//! (`trace_guard.rs`).
 //! Owns: that protocol. Must not touch: the program's output (inherited as is).
 
 use std::process::Command;
@@ -33,6 +35,9 @@ pub const PARENT_ENV: &str = "PAGEWATCH_PARENT_PID";
 pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
     if let Some(dir) = &args.clean_dir {
         return crate::jobs::fio::dir::run_cleanup_guard(dir);
+    }
+    if let Some(dir) = &args.tracefs_instance {
+        return crate::jobs::trace_guard::run(dir);
     }
     let (program, rest) = args
         .argv

@@ -15,3 +15,4 @@ pub mod foreign;
 pub mod guard;
 pub mod pid_io;
 pub mod size;
+pub mod trace_guard;

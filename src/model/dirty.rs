@@ -35,6 +35,11 @@ pub enum State {
     /// throttled, so after T falls (memory taken) writers are paced, not stopped, for tens of
     /// seconds above it (spec §1.10). Only the tracepoint exports `limit`.
     OverThresh,
+    /// nr_dirty + nr_writeback ≥ the kernel's hard limit of the global domain, max(T,
+    /// dirty_limit), as the `writeback:balance_dirty_pages` tracepoint reported it over the
+    /// interval (spec §1.10, §7): writers are stopped (task_ratelimit 0, 200 ms pauses). Only
+    /// used when that tracepoint is armed and reported the global domain.
+    AtHardLimit,
 }
 
 impl State {
@@ -46,6 +51,7 @@ impl State {
             State::BackgroundFlushing => "background flushing",
             State::WritersThrottled => "writers throttled",
             State::OverThresh => "over thresh",
+            State::AtHardLimit => "at hard limit",
         }
     }
 }
@@ -94,10 +100,18 @@ pub fn freerun(l: Limits) -> u64 {
     u64::midpoint(l.thresh, l.bg_thresh)
 }
 
-/// Classifies the dirty count against the limits (spec §1.4).
+/// Classifies the dirty count against the limits (spec §1.4); `kernel_limit` is the hard
+/// limit the tracepoint reported for the global domain, when it did (spec §1.10).
 #[must_use]
-pub fn state(nr_dirty: u64, dirty_and_writeback: u64, l: Limits) -> State {
-    if dirty_and_writeback >= l.thresh {
+pub fn state(
+    nr_dirty: u64,
+    dirty_and_writeback: u64,
+    l: Limits,
+    kernel_limit: Option<u64>,
+) -> State {
+    if kernel_limit.is_some_and(|k| dirty_and_writeback >= k.max(l.thresh)) {
+        State::AtHardLimit
+    } else if dirty_and_writeback >= l.thresh {
         State::OverThresh
     } else if dirty_and_writeback > freerun(l) {
         State::WritersThrottled
@@ -149,6 +163,12 @@ pub struct Dirty {
     pub bg_thresh_mode: Option<Mode>,
     /// Where the dirty count stands.
     pub state: Option<State>,
+    /// The kernel's hard limit of the global domain, max(thresh, dirty_limit), from the
+    /// tracepoint's last global event of the interval (spec §1.10, §7); `None` when not armed
+    /// or no writer was throttled.
+    pub kernel_limit_pages: Option<u64>,
+    /// The kernel's setpoint, (limit + freerun) / 2, from the same event.
+    pub kernel_setpoint_pages: Option<u64>,
     /// Page size, so projections can be made from this struct alone.
     pub page_size: u64,
     /// pagewatch read vmstat from a real-time thread (`chrt`): the kernel's thresholds are
@@ -181,6 +201,7 @@ impl Dirty {
             kernel.or(derived)
         };
         let pv = prev.map(|p| &p.vmstat);
+        let kernel_hard = s.trace.as_ref().and_then(super::throttled::kernel_limit);
         Dirty {
             thresh_pages: kernel.map(|l| l.thresh),
             bg_thresh_pages: kernel.map(|l| l.bg_thresh),
@@ -207,7 +228,9 @@ impl Dirty {
             state: nr_dirty
                 .zip(both)
                 .zip(effective)
-                .map(|((d, b), l)| state(d, b, l)),
+                .map(|((d, b), l)| state(d, b, l, kernel_hard.map(|k| k.0))),
+            kernel_limit_pages: kernel_hard.map(|k| k.0),
+            kernel_setpoint_pages: kernel_hard.map(|k| k.1),
             page_size: s.page_size,
             rt_reader,
         }
@@ -303,11 +326,17 @@ mod tests {
             thresh: 1000,
             bg_thresh: 500,
         };
-        assert_eq!(state(100, 100, l), State::BelowBackground);
-        assert_eq!(state(501, 600, l), State::BackgroundFlushing);
-        assert_eq!(state(501, 750, l), State::BackgroundFlushing);
-        assert_eq!(state(400, 751, l), State::WritersThrottled);
-        assert_eq!(state(400, 1000, l), State::OverThresh);
+        assert_eq!(state(100, 100, l, None), State::BelowBackground);
+        assert_eq!(state(501, 600, l, None), State::BackgroundFlushing);
+        assert_eq!(state(501, 750, l, None), State::BackgroundFlushing);
+        assert_eq!(state(400, 751, l, None), State::WritersThrottled);
+        assert_eq!(state(400, 1000, l, None), State::OverThresh);
+        // The tracepoint's limit: dirty_limit still above T after T fell (spec §1.10).
+        assert_eq!(state(400, 1100, l, Some(1200)), State::OverThresh);
+        assert_eq!(state(400, 1200, l, Some(1200)), State::AtHardLimit);
+        // The hard limit is never below T.
+        assert_eq!(state(400, 999, l, Some(900)), State::WritersThrottled);
+        assert_eq!(state(400, 1000, l, Some(900)), State::AtHardLimit);
     }
 
     #[test]
@@ -340,6 +369,8 @@ mod tests {
                 thresh_mode: None,
                 bg_thresh_mode: None,
                 state: None,
+                kernel_limit_pages: None,
+                kernel_setpoint_pages: None,
                 page_size: 4096,
                 rt_reader: false,
             }

@@ -86,6 +86,12 @@ pub struct Model {
     /// (`sysctl kernel.task_delayacct=1` turns it on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_delayacct: Option<bool>,
+    /// The throttled writers of the interval, most paused first: the tracepoint's rows while
+    /// it is armed, else the wchan rows of the process walk (spec §7, §11).
+    pub throttled: Vec<throttled::Throttled>,
+    /// The `writeback:balance_dirty_pages` tracer: armed, or why not; `None` when the sample
+    /// does not say (the tracepoint was never wanted, captured trees, older recordings).
+    pub tracer: Option<throttled::Tracer>,
 }
 
 impl Model {
@@ -114,6 +120,7 @@ impl Model {
         let psi = |pf: fn(&Snapshot) -> Option<&crate::parse::Psi>| {
             pf(cur).map(|c| Pressure::derive(prev.and_then(pf), c, dt_s))
         };
+        let tracer = cur.trace.as_ref().map(throttled::Tracer::derive);
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,
@@ -134,6 +141,15 @@ impl Model {
             zoneinfo_error: cur.zones_error.clone(),
             processes: None,
             task_delayacct: None,
+            throttled: throttled::rows(
+                tracer.as_ref(),
+                cur.trace
+                    .as_ref()
+                    .map(|t| throttled::from_trace(t, dt_s))
+                    .unwrap_or_default(),
+                Vec::new(),
+            ),
+            tracer,
         }
     }
 }

@@ -223,13 +223,17 @@ impl Tracker {
         self.last.as_deref()
     }
 
-    /// Fills `Model::processes` (the `TOP` rows) and `Model::task_delayacct`.
+    /// Fills `Model::processes` (the `TOP` rows) and `Model::task_delayacct`, and, while the
+    /// tracepoint is not armed, `Model::throttled` with the walk's wchan rows (spec §11).
     pub fn fill(&self, m: &mut super::Model) {
         m.processes = self
             .rows
             .as_ref()
             .map(|r| r.iter().take(TOP).cloned().collect());
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
+        let wchan = self.rows.as_deref().map(throttled_by_wchan).unwrap_or_default();
+        m.throttled =
+            super::throttled::rows(m.tracer.as_ref(), std::mem::take(&mut m.throttled), wchan);
     }
 }
 

@@ -23,6 +23,7 @@ pub struct Series {
 pub fn derive(samples: &[RawSample], opts: Options) -> Series {
     let mut out = Series::default();
     let mut prev: Option<Snapshot> = None;
+    let mut procs = super::procs::Tracker::default();
     for (i, raw) in samples.iter().enumerate() {
         let snap = match Snapshot::parse(raw) {
             Ok(s) => s,
@@ -31,8 +32,11 @@ pub fn derive(samples: &[RawSample], opts: Options) -> Series {
                 continue;
             }
         };
+        procs.update(&snap);
         if let Some(p) = &prev {
-            out.models.push(Model::derive(Some(p), &snap, opts));
+            let mut m = Model::derive(Some(p), &snap, opts);
+            procs.fill(&mut m);
+            out.models.push(m);
         }
         prev = Some(snap);
     }

@@ -2,9 +2,13 @@
 //! `writeback:balance_dirty_pages` tracepoint (root, exact, spec §7) or, without it, from the
 //! tasks whose wchan is `balance_dirty_pages` (approximate, spec §11).
 //!
-//! Owns: `Throttled`, one row of that list. Must not touch: I/O.
+//! Owns: `Throttled`, one row of that list, the per-task sums of the tracepoint's events
+//! over an interval, the tracer's state as the model shows it, and the kernel's hard limit
+//! read from the events (spec §1.10). Must not touch: I/O, tracefs (the source arms it).
 
 use serde::Serialize;
+
+use crate::parse::trace::{Trace, TraceState};
 
 /// Where a throttled-writer row comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -44,3 +48,129 @@ pub struct Throttled {
     /// This is pagewatch itself (a recording on the throttled disk).
     pub is_self: bool,
 }
+
+/// Whether the tracepoint is armed, and what its last read held: the model's view of the
+/// source's status pseudo-file (spec §7).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Tracer {
+    /// Armed, or why not (`armed`, `off`, `not-root`, `no-tracefs`, `no-event`, `error`).
+    pub state: TraceState,
+    /// More on why not, when the source said.
+    pub why: Option<String>,
+    /// Events read over the interval.
+    pub events: usize,
+    /// Events the kernel dropped (its buffer wrapped before pagewatch read it).
+    pub lost: u64,
+    /// The read stopped at its cap: the rest waits for the next one (late, maybe lost).
+    pub capped: bool,
+    /// Why the events or the format could not be parsed (`file:line: problem`).
+    pub error: Option<String>,
+}
+
+impl Tracer {
+    /// The tracer state of a sample.
+    #[must_use]
+    pub fn derive(t: &Trace) -> Self {
+        Tracer {
+            state: t.status.state,
+            why: t.status.why.clone(),
+            events: t.events.events.len(),
+            lost: t.events.lost,
+            capped: t.status.capped,
+            error: t.error.clone(),
+        }
+    }
+}
+
+/// The throttled writers of one interval from the tracepoint: one row per task id, pause ms
+/// per second = the sum of its positive `pause` over the interval ÷ the interval (each event
+/// announces the sleep about to be taken, spec §7), the other figures from its last event.
+/// `dt_s` `None` (first sample): no rate. Sorted by `by_pause`.
+#[must_use]
+pub fn from_trace(t: &Trace, dt_s: Option<f64>) -> Vec<Throttled> {
+    let mut rows: Vec<(Throttled, i64)> = Vec::new();
+    for e in &t.events.events {
+        let i = rows
+            .iter()
+            .position(|(r, _)| r.pid == e.pid)
+            .unwrap_or_else(|| {
+                rows.push((row(t, e.pid), 0));
+                rows.len() - 1
+            });
+        let (r, sum) = &mut rows[i];
+        *sum = sum.saturating_add(e.pause.max(0));
+        r.comm.clone_from(&e.comm);
+        r.bdi = Some(e.bdi.clone());
+        r.cgroup_ino = e.cgroup_ino;
+        r.task_ratelimit_kbps = Some(e.task_ratelimit);
+        r.limit_pages = Some(e.limit);
+        r.setpoint_pages = Some(e.setpoint);
+    }
+    let mut out: Vec<Throttled> = rows
+        .into_iter()
+        .map(|(mut r, sum)| {
+            r.pause_ms_per_s = dt_s.filter(|d| *d > 0.0).map(|d| sum as f64 / d);
+            r
+        })
+        .collect();
+    out.sort_by(by_pause);
+    out
+}
+
+fn row(t: &Trace, pid: u32) -> Throttled {
+    Throttled {
+        pid,
+        comm: String::new(),
+        cgroup: None,
+        cgroup_ino: None,
+        bdi: None,
+        pause_ms_per_s: None,
+        task_ratelimit_kbps: None,
+        limit_pages: None,
+        setpoint_pages: None,
+        source: ThrottleSource::Tracepoint,
+        is_self: t.status.pid == Some(pid) || t.status.tasks.contains(&pid),
+    }
+}
+
+/// Most paused first (rows without a figure last), then by task id.
+#[must_use]
+pub fn by_pause(a: &Throttled, b: &Throttled) -> std::cmp::Ordering {
+    let key = |r: &Throttled| r.pause_ms_per_s.unwrap_or(-1.0);
+    key(b).total_cmp(&key(a)).then(a.pid.cmp(&b.pid))
+}
+
+/// The list the model shows: the tracepoint's rows while it is armed (exact: every sleep in
+/// balance_dirty_pages() has its event), else the wchan rows of the last process walk.
+#[must_use]
+pub fn rows(
+    tracer: Option<&Tracer>,
+    tracepoint: Vec<Throttled>,
+    wchan: Vec<Throttled>,
+) -> Vec<Throttled> {
+    let armed = tracer.is_some_and(|t| t.state == TraceState::Armed);
+    let mut out = if armed { tracepoint } else { wchan };
+    out.sort_by(by_pause);
+    out
+}
+
+/// The kernel's hard limit and setpoint of the global dirty domain, pages, from the last
+/// event of the interval that reports it (spec §1.10, §7). An event reports the global
+/// domain when it has no cgroup (kernels before cgroup writeback) or the root cgroup's
+/// (inode 1); a memcg domain's limit is its own.
+#[must_use]
+pub fn kernel_limit(t: &Trace) -> Option<(u64, u64)> {
+    t.events
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.cgroup_ino.is_none_or(|i| i == ROOT_CGROUP_INO))
+        .map(|e| (e.limit, e.setpoint))
+}
+
+/// The inode of a cgroup hierarchy's root (kernfs numbers it 1).
+pub const ROOT_CGROUP_INO: u64 = 1;
+
+#[cfg(test)]
+#[path = "throttled_tests.rs"]
+mod tests;

@@ -16,6 +16,7 @@ pub mod procs;
 pub mod queue;
 pub mod stat;
 pub mod sysctl;
+pub mod trace;
 pub mod vmstat;
 pub mod zoneinfo;
 
@@ -83,6 +84,9 @@ pub struct Snapshot {
     pub procs: Option<Arc<procs::Walk>>,
     /// Why the walk could not be parsed (`proc/pids:LINE: problem`); the rest stands.
     pub procs_error: Option<String>,
+    /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
+    /// since the last sample (spec §7); `None` when the sample does not carry it.
+    pub trace: Option<trace::Trace>,
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -195,6 +199,7 @@ impl Snapshot {
             block,
             procs,
             procs_error,
+            trace: trace::parse(sample)?,
         })
     }
 }

@@ -27,6 +27,9 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
     }
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    if let Ok(exe) = std::env::current_exe() {
+        source = source.with_tracing(exe);
+    }
     let first = source.read().context("reading /proc")?;
     let provenance = std::env::args().collect::<Vec<_>>().join(" ");
     let header = Header::from_sample(

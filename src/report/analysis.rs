@@ -157,9 +157,12 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         let st = m.dirty.state;
         flag(
             m,
-            matches!(st, Some(State::WritersThrottled | State::OverThresh)),
+            matches!(
+                st,
+                Some(State::WritersThrottled | State::OverThresh | State::AtHardLimit)
+            ),
             dirty_pct_of_thresh(m).unwrap_or(0.0),
-            st == Some(State::OverThresh),
+            matches!(st, Some(State::OverThresh | State::AtHardLimit)),
         )
     }));
     let direct = periods::merge(models.iter().map(|m| {

@@ -107,6 +107,10 @@ pub struct FsSource {
     wants: Wants,
     /// The process walk, done while `wants.procs` asks (spec §11).
     walker: super::procs::Walker,
+    /// The proc root, for the tracer's mountinfo and own tasks.
+    proc_root: PathBuf,
+    /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
+    tracer: Option<super::Tracer>,
 }
 
 impl FsSource {
@@ -162,7 +166,19 @@ impl FsSource {
             spare: BTreeMap::new(),
             wants: Wants::default(),
             walker,
+            proc_root,
+            tracer: None,
         }
+    }
+
+    /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
+    /// (`Wants::trace`; root, tracefs), with `guard_exe` (pagewatch's own binary) as the
+    /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
+    /// system only: a captured tree has no tracefs.
+    #[must_use]
+    pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
+        self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
+        self
     }
 
     /// Overrides the page size recorded in samples (captured trees from other machines).
@@ -220,6 +236,9 @@ impl FsSource {
                 }
             }
             None => self.walker.reset(),
+        }
+        if let Some(t) = &mut self.tracer {
+            t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
         }
         if files.len() != fresh.len() {
             files.retain(|k, _| fresh.contains(&k.as_str()));

@@ -8,11 +8,13 @@ mod clock;
 mod fs;
 mod host;
 pub mod procs;
+mod trace;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};
 pub use fs::{FsSource, SLOW_REFRESH_TICKS};
 pub use host::HostInfo;
+pub use trace::{TRACE_READ_CAP, Tracer, remove_instance as remove_trace_instance};
 #[cfg(test)]
 pub use tree::test_samples;
 pub use tree::{TreeSource, parse_uptime_cs};

@@ -24,7 +24,7 @@ pub fn state_level(s: State) -> u8 {
     match s {
         State::BelowBackground | State::BackgroundFlushing => 0,
         State::WritersThrottled => 1,
-        State::OverThresh => 2,
+        State::OverThresh | State::AtHardLimit => 2,
     }
 }
 

@@ -1,0 +1,99 @@
+//! `pagewatch __guard --tracefs-instance DIR`: removes pagewatch's tracefs instance if
+//! pagewatch ends without doing so itself (SIGKILL, `process::exit`, a crash), so the
+//! `balance_dirty_pages` event never stays enabled behind it.
+//!
+//! Owns: starting that guard (`start`, called by `source::trace` when it arms) and its body
+//! (`run`). Must not touch: any instance but `instances/pagewatch-<its parent's pid>` (checked
+//! before waiting), the event anywhere else. Like the fio file guard (`fio/dir.rs`) it waits
+//! for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at the
+//! terminal does not stop it first.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+/// Starts `exe __guard --tracefs-instance DIR`; pagewatch keeps the pipe to its stdin until it
+/// has removed the instance itself (or dies).
+pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
+    let mut child = Command::new(exe)
+        .arg("__guard")
+        .arg("--tracefs-instance")
+        .arg(instance)
+        .env(super::guard::PARENT_ENV, std::process::id().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting {} __guard", exe.display()))?;
+    let stdin = child.stdin.take().context("tracefs guard without a pipe")?;
+    Ok((child, stdin))
+}
+
+/// The guard: checks `instance` is `instances/pagewatch-<parent pid>`, waits until the parent
+/// closes the pipe on stdin (it exits, however it ends), then disables the event in the
+/// instance and removes it (`source::trace::remove_instance`, which also checks it is on
+/// tracefs).
+pub fn run(instance: &Path) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    for sig in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
+        signal_hook::flag::register(sig, std::sync::Arc::default())?;
+    }
+    let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
+    let expected = std::env::var(super::guard::PARENT_ENV).ok();
+    if expected.as_deref() != Some(parent.to_string().as_str()) {
+        bail!("__guard --tracefs-instance is for pagewatch's own use");
+    }
+    if !instance_of(instance, parent) {
+        bail!(
+            "{} is not pagewatch-{parent}'s tracefs instance",
+            instance.display()
+        );
+    }
+    let mut sink = [0u8; 64];
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        match std::io::Read::read(&mut stdin, &mut sink) {
+            Ok(0) => break,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    crate::source::remove_trace_instance(instance)
+        .with_context(|| format!("removing {}", instance.display()))
+}
+
+/// Whether `dir` is named `instances/pagewatch-<pid>`.
+fn instance_of(dir: &Path, pid: i32) -> bool {
+    let name_ok = dir
+        .file_name()
+        .is_some_and(|n| n.to_str() == Some(format!("pagewatch-{pid}").as_str()));
+    let parent_ok = dir
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "instances");
+    name_ok && parent_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_parents_instance() {
+        let p = Path::new("/sys/kernel/tracing/instances/pagewatch-42");
+        assert!(instance_of(p, 42));
+        assert!(!instance_of(p, 43));
+        assert!(!instance_of(
+            Path::new("/sys/kernel/tracing/pagewatch-42"),
+            42
+        ));
+        assert!(!instance_of(
+            Path::new("/sys/kernel/tracing/instances/pagewatch-420"),
+            42
+        ));
+    }
+}

@@ -1,0 +1,126 @@
+use super::*;
+use crate::parse::trace::{BdpEvent, Events, TraceStatus};
+
+fn ev(pid: u32, pause: i64, rate: u64, limit: u64, ino: Option<u64>) -> BdpEvent {
+    BdpEvent {
+        pid,
+        comm: format!("w{pid}"),
+        bdi: "8:0".into(),
+        limit,
+        setpoint: limit - 100,
+        dirty: 5000,
+        task_ratelimit: rate,
+        pause,
+        cgroup_ino: ino,
+        ..BdpEvent::default()
+    }
+}
+
+fn trace(events: Vec<BdpEvent>, state: TraceState) -> Trace {
+    Trace {
+        status: TraceStatus {
+            state,
+            why: None,
+            pid: Some(11),
+            tasks: vec![11, 12],
+            bytes: 0,
+            capped: false,
+        },
+        format: None,
+        events: Events {
+            events,
+            lost: 3,
+            cut: false,
+        },
+        error: None,
+    }
+}
+
+#[test]
+fn per_task_sums_over_the_interval() {
+    let t = trace(
+        vec![
+            ev(10, 200, 0, 16384, Some(1)),
+            ev(11, 0, 900, 16384, Some(1)),
+            ev(10, 40, 300, 16384, Some(1)),
+            ev(10, -4, 500, 16300, Some(1)),
+            ev(11, 100, 700, 16200, Some(1)),
+        ],
+        TraceState::Armed,
+    );
+    let rows = from_trace(&t, Some(2.0));
+    assert_eq!(rows.len(), 2);
+    // pid 10: (200 + 40 + 0) / 2 s = 120 ms/s; the negative pause is no sleep.
+    let a = &rows[0];
+    assert_eq!((a.pid, a.pause_ms_per_s), (10, Some(120.0)));
+    assert_eq!(
+        (a.task_ratelimit_kbps, a.limit_pages, a.setpoint_pages),
+        (Some(500), Some(16300), Some(16200))
+    );
+    assert_eq!(
+        (a.bdi.as_deref(), a.cgroup_ino, a.comm.as_str()),
+        (Some("8:0"), Some(1), "w10")
+    );
+    assert_eq!(a.source, ThrottleSource::Tracepoint);
+    assert!(!a.is_self);
+    // pid 11: (0 + 100) / 2 = 50 ms/s, and it is pagewatch's own.
+    let b = &rows[1];
+    assert_eq!(
+        (b.pid, b.pause_ms_per_s, b.task_ratelimit_kbps),
+        (11, Some(50.0), Some(700))
+    );
+    assert!(b.is_self);
+    // First sample: no interval, no rate; the rows still stand.
+    let first = from_trace(&t, None);
+    assert!(first.iter().all(|r| r.pause_ms_per_s.is_none()) && first.len() == 2);
+    let tr = Tracer::derive(&t);
+    assert_eq!((tr.events, tr.lost, tr.state), (5, 3, TraceState::Armed));
+}
+
+#[test]
+fn wchan_rows_stand_in_when_not_armed() {
+    let wchan = |pid, ms| Throttled {
+        pid,
+        comm: "dd".into(),
+        cgroup: None,
+        cgroup_ino: None,
+        bdi: None,
+        pause_ms_per_s: ms,
+        task_ratelimit_kbps: None,
+        limit_pages: None,
+        setpoint_pages: None,
+        source: ThrottleSource::Wchan,
+        is_self: false,
+    };
+    let armed = trace(vec![ev(10, 200, 0, 16384, None)], TraceState::Armed);
+    let tp = from_trace(&armed, Some(1.0));
+    let w = vec![wchan(5, None), wchan(6, Some(30.0))];
+    let on = rows(Some(&Tracer::derive(&armed)), tp.clone(), w.clone());
+    assert_eq!(on, tp, "armed: the tracepoint's rows only");
+    let off = trace(Vec::new(), TraceState::NotRoot);
+    let got = rows(Some(&Tracer::derive(&off)), Vec::new(), w.clone());
+    assert_eq!(
+        got.iter().map(|r| r.pid).collect::<Vec<_>>(),
+        [6, 5],
+        "sorted by pause"
+    );
+    assert_eq!(rows(None, Vec::new(), w).len(), 2, "no tracer at all");
+}
+
+#[test]
+fn the_kernel_limit_is_the_last_global_event() {
+    let t = trace(
+        vec![
+            ev(10, 0, 0, 16384, Some(1)),
+            ev(10, 0, 0, 16000, None),
+            ev(11, 0, 0, 900, Some(4242)),
+        ],
+        TraceState::Armed,
+    );
+    assert_eq!(
+        kernel_limit(&t),
+        Some((16000, 15900)),
+        "a memcg domain's event is skipped"
+    );
+    assert_eq!(kernel_limit(&trace(Vec::new(), TraceState::Armed)), None);
+}

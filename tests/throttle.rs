@@ -1,0 +1,384 @@
+//! Throttled writers from the `writeback:balance_dirty_pages` tracepoint, live (root, tracefs
+//! and fio; each test says why it skipped otherwise): two buffered fio writers under
+//! `vm.dirty_bytes` = 64 MiB are listed in batch JSON's `throttled[]` from the tracepoint with
+//! pauses; pagewatch's tracefs instance is gone after a normal end and after a SIGKILL (its
+//! guard); the top-level instance's `enable` of the event is never changed.
+//!
+//! `vm.dirty_bytes` and `vm.dirty_ratio` are restored afterwards, also on failure (`Restore`).
+//! fio writes into a temporary directory under /var/tmp made here, removed at the end.
+//! `cost_of_the_armed_tracepoint` (ignored; run with `--ignored --nocapture`) prints
+//! pagewatch's CPU per second with the tracepoint armed under the two writers.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
+const TRACEFS: &str = "/sys/kernel/tracing";
+const EVENT: &str = "events/writeback/balance_dirty_pages";
+const VM: &str = "/proc/sys/vm";
+
+/// One test at a time: they all change vm.dirty_bytes and run writers.
+fn lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Why these tests cannot run here, if they cannot.
+fn cannot_run() -> Option<String> {
+    if !rustix::process::geteuid().is_root() {
+        return Some("not running as root".into());
+    }
+    if !Path::new(TRACEFS).join(EVENT).join("format").exists() {
+        return Some(format!("no {TRACEFS}/{EVENT} (tracefs not mounted there?)"));
+    }
+    if Command::new("fio").arg("--version").output().is_err() {
+        return Some("fio is not installed".into());
+    }
+    if std::fs::write(
+        Path::new(VM).join("dirty_expire_centisecs"),
+        read_knob("dirty_expire_centisecs").to_string(),
+    )
+    .is_err()
+    {
+        return Some("cannot write /proc/sys/vm".into());
+    }
+    None
+}
+
+fn read_knob(knob: &str) -> u64 {
+    std::fs::read_to_string(Path::new(VM).join(knob))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// vm.dirty_bytes and vm.dirty_ratio as they were; restored when dropped (writing one of the
+/// pair zeroes the other, spec §1.2).
+struct Restore {
+    bytes: u64,
+    ratio: u64,
+}
+
+impl Restore {
+    fn set_dirty_bytes(value: u64) -> Self {
+        let r = Restore {
+            bytes: read_knob("dirty_bytes"),
+            ratio: read_knob("dirty_ratio"),
+        };
+        std::fs::write(Path::new(VM).join("dirty_bytes"), format!("{value}\n")).unwrap();
+        r
+    }
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let (knob, value, bump) = if self.bytes != 0 {
+            ("dirty_bytes", self.bytes, self.bytes + 4096)
+        } else {
+            (
+                "dirty_ratio",
+                self.ratio,
+                if self.ratio >= 100 {
+                    99
+                } else {
+                    self.ratio + 1
+                },
+            )
+        };
+        let ok =
+            || read_knob("dirty_bytes") == self.bytes && read_knob("dirty_ratio") == self.ratio;
+        let write = |v: u64| std::fs::write(Path::new(VM).join(knob), format!("{v}\n"));
+        let _ = write(value);
+        if !ok() {
+            let _ = write(bump);
+            let _ = write(value);
+        }
+        eprintln!(
+            "restored vm.dirty_bytes={} vm.dirty_ratio={}{}",
+            read_knob("dirty_bytes"),
+            read_knob("dirty_ratio"),
+            if ok() {
+                ""
+            } else {
+                " (NOT the original values!)"
+            }
+        );
+    }
+}
+
+/// Two buffered fio writers in a temporary directory; killed and removed when dropped.
+struct Writers {
+    fio: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Writers {
+    fn start(secs: u32) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("pagewatch-throttle-test")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let fio = Command::new("fio")
+            .args([
+                "--name=w",
+                "--rw=write",
+                "--bs=1M",
+                "--size=1G",
+                "--ioengine=psync",
+                "--numjobs=2",
+                "--time_based",
+                &format!("--runtime={secs}"),
+            ])
+            .arg(format!("--directory={}", dir.path().display()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Writers { fio, dir }
+    }
+
+    /// The writing processes: fio's children named fio (its job workers).
+    fn workers(&self) -> Vec<u32> {
+        let main = self.fio.id();
+        let mut out = Vec::new();
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+                continue;
+            };
+            let Some(close) = stat.rfind(')') else {
+                continue;
+            };
+            let comm = stat.find('(').map(|o| &stat[o + 1..close]);
+            let ppid: Option<u32> = stat[close + 1..]
+                .split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse().ok());
+            if comm == Some("fio") && ppid == Some(main) {
+                out.push(pid);
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+impl Drop for Writers {
+    fn drop(&mut self) {
+        let pid = rustix::process::Pid::from_raw(self.fio.id() as i32).unwrap();
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.fio.try_wait().ok().flatten().is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.fio.kill();
+        let _ = self.fio.wait();
+        let _ = &self.dir;
+    }
+}
+
+fn top_level_enable() -> String {
+    std::fs::read_to_string(Path::new(TRACEFS).join(EVENT).join("enable")).unwrap()
+}
+
+fn instance(pid: u32) -> PathBuf {
+    Path::new(TRACEFS)
+        .join("instances")
+        .join(format!("pagewatch-{pid}"))
+}
+
+/// Waits up to `secs` for `path` to disappear.
+fn gone_within(path: &Path, secs: u64) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while path.exists() {
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    true
+}
+
+fn batch(count: u32) -> Child {
+    Command::new(std::env::var("PAGEWATCH_BIN").unwrap_or_else(|_| EXE.into()))
+        .args(["--batch", "--format", "json", "--interval", "1", "--count"])
+        .arg(count.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap()
+}
+
+/// Reads JSON records from pagewatch until `done` says so or the output ends.
+fn records(
+    child: &mut Child,
+    mut done: impl FnMut(&serde_json::Value) -> bool,
+) -> Vec<serde_json::Value> {
+    let out = BufReader::new(child.stdout.take().unwrap());
+    let mut all = Vec::new();
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let stop = done(&v);
+        all.push(v);
+        if stop {
+            break;
+        }
+    }
+    all
+}
+
+fn armed(v: &serde_json::Value) -> bool {
+    v["tracer"]["state"] == "armed"
+}
+
+#[test]
+fn two_throttled_writers_are_listed_and_the_instance_is_removed() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    let before = top_level_enable();
+    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let writers = Writers::start(60);
+    std::thread::sleep(Duration::from_secs(2));
+    let workers = writers.workers();
+    assert_eq!(workers.len(), 2, "fio's two workers: {workers:?}");
+    let mut pw = batch(14);
+    let pid = pw.id();
+    let mut during = None;
+    let all = records(&mut pw, |v| {
+        if armed(v) && during.is_none() {
+            during = Some((top_level_enable(), instance(pid).is_dir()));
+        }
+        false
+    });
+    assert!(pw.wait().unwrap().success());
+    assert!(
+        !instance(pid).exists(),
+        "the instance is removed at a normal end"
+    );
+    let (enable_during, existed) = during.expect("the tracepoint was armed at some record");
+    assert!(existed, "pagewatch-{pid} existed while armed");
+    assert_eq!(
+        enable_during, before,
+        "the top-level enable was not touched while armed"
+    );
+    assert_eq!(top_level_enable(), before, "nor after");
+    for w in &workers {
+        let rows: Vec<&serde_json::Value> = all
+            .iter()
+            .flat_map(|v| v["throttled"].as_array().unwrap())
+            .filter(|r| r["pid"] == *w)
+            .collect();
+        assert!(!rows.is_empty(), "worker {w} listed: {all:?}");
+        assert!(
+            rows.iter()
+                .all(|r| r["source"] == "tracepoint" && r["comm"] == "fio")
+        );
+        let most = rows
+            .iter()
+            .filter_map(|r| r["pause_ms_per_s"].as_f64())
+            .fold(0.0, f64::max);
+        println!(
+            "worker {w}: {} rows, at most {most:.0} ms/s paused",
+            rows.len()
+        );
+        assert!(most > 0.0, "worker {w} paused");
+        assert!(rows.iter().all(|r| r["is_self"] == false));
+    }
+}
+
+#[test]
+fn a_sigkilled_pagewatch_leaves_no_instance_behind() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    let before = top_level_enable();
+    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let _writers = Writers::start(40);
+    let mut pw = batch(100);
+    let pid = pw.id();
+    let seen = records(&mut pw, armed);
+    assert!(
+        seen.last().is_some_and(armed),
+        "armed within the run: {seen:?}"
+    );
+    assert!(instance(pid).is_dir());
+    pw.kill().unwrap();
+    pw.wait().unwrap();
+    assert!(
+        gone_within(&instance(pid), 3),
+        "the guard removed pagewatch-{pid} within 3 s"
+    );
+    assert_eq!(
+        top_level_enable(),
+        before,
+        "the top-level enable was not touched"
+    );
+}
+
+/// pagewatch's user + system CPU time so far, ms.
+fn cpu_ms(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // utime and stime are fields 14 and 15, i.e. 11 and 12 after the state.
+    let ticks = f[11] + f[12];
+    ticks as f64 * 1000.0 / rustix::param::clock_ticks_per_second() as f64
+}
+
+#[test]
+#[ignore = "a 30 s measurement; run with --ignored --nocapture (PAGEWATCH_BIN=target/release/pagewatch)"]
+fn cost_of_the_armed_tracepoint() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let _writers = Writers::start(60);
+    let mut pw = batch(40);
+    let pid = pw.id();
+    let mut out = BufReader::new(pw.stdout.take().unwrap()).lines();
+    let mut events = 0u64;
+    // Wait until armed, then measure over 20 records.
+    for line in out.by_ref() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if armed(&v) {
+            break;
+        }
+    }
+    let (c0, t0) = (cpu_ms(pid), Instant::now());
+    let mut armed_all = true;
+    for line in out.by_ref().take(20) {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        armed_all &= armed(&v);
+        events += v["tracer"]["events"].as_u64().unwrap_or(0);
+    }
+    let (c1, secs) = (cpu_ms(pid), t0.elapsed().as_secs_f64());
+    let _ = pw.kill();
+    let _ = pw.wait();
+    println!(
+        "pagewatch --batch, tracepoint armed{}: {:.2} ms CPU per second over {secs:.1} s ({} events/s)",
+        if armed_all { "" } else { " (not every record)" },
+        (c1 - c0) / secs,
+        events as f64 / secs
+    );
+}
