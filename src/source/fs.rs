@@ -105,6 +105,8 @@ pub struct FsSource {
     spare: BTreeMap<String, String>,
     /// The "who" data to collect (`Source::want`).
     wants: Wants,
+    /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
+    cgroups: super::cgroups::Cgroups,
 }
 
 impl FsSource {
@@ -144,8 +146,10 @@ impl FsSource {
             .chain(sysctls)
             .chain(std::iter::once(reader))
             .collect();
+        let sys_root: PathBuf = sys_root.into();
+        let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
         Self {
-            sys_root: sys_root.into(),
+            sys_root,
             clock,
             page_size: rustix::param::page_size() as u64,
             buf: Vec::new(),
@@ -158,6 +162,7 @@ impl FsSource {
             ticks_since_refresh: 0,
             spare: BTreeMap::new(),
             wants: Wants::default(),
+            cgroups,
         }
     }
 
@@ -200,6 +205,18 @@ impl FsSource {
             self.block_text = self.read_block_devices()?;
         }
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
+        let vmstat = files
+            .get(names::VMSTAT)
+            .filter(|_| fresh.contains(&names::VMSTAT));
+        self.cgroups.read(
+            refresh,
+            self.wants.cgroups_every_tick,
+            vmstat.map(String::as_str),
+        );
+        for (name, text) in &self.cgroups.out {
+            put(&mut files, name, Cow::Borrowed(text));
+            fresh.push(name);
+        }
         for (name, text) in &self.slow_text {
             put(&mut files, name, Cow::Borrowed(text));
             fresh.push(name);
@@ -209,7 +226,8 @@ impl FsSource {
             fresh.push(names::BLOCK_DEVICES);
         }
         if files.len() != fresh.len() {
-            files.retain(|k, _| fresh.contains(&k.as_str()));
+            fresh.sort_unstable();
+            files.retain(|k, _| fresh.binary_search(&k.as_str()).is_ok());
         }
         Ok(RawSample {
             mono_ns,
