@@ -74,6 +74,58 @@ pub mod names {
     /// Per-device files under `/sys/block/<dev>/queue/`, in `BLOCK_DEVICES` column order.
     pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
 
+    /// Pseudo-file: the cgroup v2 tree as read this tick (see `source::cgroups`). Line 1
+    /// `status\t<ok|v1_memory|no_memory_io|no_cgroup2>`, line 2 `walk\t<full|active>`, then
+    /// one line per group read: `<inode>\t<flags>\t<path>` (flags: `m` memory.stat and `i`
+    /// io.stat present, `-` neither; path `/` for the root, `/box` below it). Each group's files
+    /// are under `cgroup_file`.
+    pub const CGROUP_INDEX: &str = "sys/fs/cgroup/";
+    /// The files read in each cgroup v2 group.
+    pub const CGROUP_FILES: [&str; 8] = [
+        "memory.current",
+        "memory.max",
+        "memory.high",
+        "memory.stat",
+        "memory.events",
+        "memory.pressure",
+        "io.pressure",
+        "io.stat",
+    ];
+    /// Pseudo-file: one line per `/sys/class/bdi/<name>`, tab-separated:
+    /// `name, min_ratio, max_ratio, max_ratio_fine, max_bytes, strict_limit`, each the trimmed
+    /// text of the file, empty when absent (`*_fine`, `*_bytes`, `strict_limit` since 6.2).
+    pub const BDI_LIMITS: &str = "sys/class/bdi/";
+    /// Files of each BDI in `BDI_LIMITS` column order.
+    pub const BDI_FILES: [&str; 5] = [
+        "min_ratio",
+        "max_ratio",
+        "max_ratio_fine",
+        "max_bytes",
+        "strict_limit",
+    ];
+
+    /// `sys/fs/cgroup<group>/<file>` for a group path (`/` or `/box`) relative to the
+    /// cgroup2 mount.
+    #[must_use]
+    pub fn cgroup_file(group: &str, file: &str) -> String {
+        let group = group.trim_end_matches('/');
+        format!("sys/fs/cgroup{group}/{file}")
+    }
+
+    /// `sys/kernel/debug/bdi/<bdi>/wb_stats` (debugfs, root, 6.10+): the kernel's per-cgroup
+    /// writeback figures, `WbDirtyThresh` among them.
+    #[must_use]
+    pub fn wb_stats(bdi: &str) -> String {
+        format!("sys/kernel/debug/bdi/{bdi}/wb_stats")
+    }
+
+    /// The BDI name of a `wb_stats` sample name.
+    #[must_use]
+    pub fn wb_stats_bdi(name: &str) -> Option<&str> {
+        name.strip_prefix("sys/kernel/debug/bdi/")?
+            .strip_suffix("/wb_stats")
+    }
+
     /// `proc/sys/vm/<knob>`.
     #[must_use]
     pub fn vm_sysctl(knob: &str) -> String {

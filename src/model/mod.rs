@@ -5,9 +5,11 @@
 //! Owns: the derived figures and their formulas (each file cites its section of
 //! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
 
+pub mod cgroups;
 pub mod cpu;
 pub mod dirty;
 pub mod disk;
+pub mod domains;
 pub mod memory;
 pub mod procs;
 pub mod rate;
@@ -92,6 +94,14 @@ pub struct Model {
     /// The `writeback:balance_dirty_pages` tracer: armed, or why not; `None` when the sample
     /// does not say (the tracepoint was never wanted, captured trees, older recordings).
     pub tracer: Option<throttled::Tracer>,
+    /// Dirty domains (spec §1.8, §1.9): the global one first, then each memory cgroup with
+    /// dirty or writeback pages of its own, then capped or strictlimit devices.
+    pub domains: Vec<domains::Domain>,
+    /// The cgroups pane's rows and note; `None` when the sample has no cgroup index.
+    pub cgroups: Option<cgroups::Cgroups>,
+    /// Why a cgroup, BDI or wb_stats file could not be parsed, when one could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domains_error: Option<String>,
 }
 
 impl Model {
@@ -121,12 +131,15 @@ impl Model {
             pf(cur).map(|c| Pressure::derive(prev.and_then(pf), c, dt_s))
         };
         let tracer = cur.trace.as_ref().map(throttled::Tracer::derive);
+        let dirty = Dirty::derive(prev, cur, dt_s);
+        let domains = domains::derive(cur, &dirty);
+        let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,
             page_size: cur.page_size,
             memory: Memory::derive(cur),
-            dirty: Dirty::derive(prev, cur, dt_s),
+            dirty,
             reclaim: Reclaim::derive(prev, cur, dt_s),
             disks: disk::derive(prev, cur, dt_s, opts.partitions),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),
@@ -150,6 +163,9 @@ impl Model {
                 Vec::new(),
             ),
             tracer,
+            domains,
+            cgroups,
+            domains_error: cur.domains_error.clone(),
         }
     }
 }

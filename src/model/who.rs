@@ -95,9 +95,11 @@ fn busy(m: &Model) -> bool {
             .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
 }
 
-/// Some dirty domain flushes in the background or worse: writers can be throttled soon.
+/// Some dirty domain (global, a memcg's, a capped device's) flushes in the background or
+/// worse: writers can be throttled soon.
 fn throttling_near(m: &Model) -> bool {
-    m.dirty.state.is_some_and(|s| s != State::BelowBackground)
+    let near = |s: Option<State>| s.is_some_and(|s| s != State::BelowBackground);
+    near(m.dirty.state) || m.domains.iter().any(|d| near(d.state))
 }
 
 #[cfg(test)]

@@ -5,7 +5,9 @@
 //! vmstat (whose procfs-core parsers allocate a map per read, over the time budget) and the
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
+pub mod bdi;
 pub mod buddyinfo;
+pub mod cgroup;
 pub mod diskstats;
 mod fast;
 mod lines;
@@ -87,6 +89,50 @@ pub struct Snapshot {
     /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
     /// since the last sample (spec §7); `None` when the sample does not carry it.
     pub trace: Option<trace::Trace>,
+    /// The cgroup v2 tree as read this tick (spec §1.8, §11); `None` when the sample has no
+    /// cgroup index (older recordings and trees) or `domains_error` says why.
+    pub cgroups: Option<cgroup::Cgroups>,
+    /// Per-device dirty limits (`sys/class/bdi/`, spec §1.9); `None` when not read.
+    pub bdis: Option<Vec<bdi::BdiLimits>>,
+    /// debugfs `wb_stats` per BDI (root, 6.10+), the kernel's own per-cgroup thresholds.
+    pub wb_stats: Vec<(String, Vec<bdi::WbStat>)>,
+    /// Why a cgroup, BDI or wb_stats file could not be parsed (`file:line: problem`): those
+    /// are left out, the rest of the sample stands (a container's odd file must not stop the
+    /// monitor).
+    pub domains_error: Option<String>,
+}
+
+/// The cgroup, BDI and wb_stats part of a snapshot, and the first error among them.
+type DomainsPart = (
+    Option<cgroup::Cgroups>,
+    Option<Vec<bdi::BdiLimits>>,
+    Vec<(String, Vec<bdi::WbStat>)>,
+    Option<String>,
+);
+
+fn domains(sample: &RawSample) -> DomainsPart {
+    let mut error = None;
+    let mut keep = |e: Error| {
+        error.get_or_insert_with(|| e.to_string());
+    };
+    let cgroups = cgroup::parse(sample).unwrap_or_else(|e| {
+        keep(e);
+        None
+    });
+    let bdis = sample
+        .file(names::BDI_LIMITS)
+        .and_then(|t| bdi::parse_limits(t).map_err(&mut keep).ok());
+    let wb_stats = sample
+        .files
+        .range::<String, _>("sys/kernel/debug/bdi/".to_owned()..)
+        .take_while(|(k, _)| k.starts_with("sys/kernel/debug/bdi/"))
+        .filter_map(|(k, t)| {
+            let bdi = names::wb_stats_bdi(k)?;
+            let w = bdi::parse_wb_stats(k, t).map_err(&mut keep).ok()?;
+            Some((bdi.to_owned(), w))
+        })
+        .collect();
+    (cgroups, bdis, wb_stats, error)
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -176,6 +222,7 @@ impl Snapshot {
             Some(Ok(w)) => (Some(Arc::new(w)), None),
             Some(Err(e)) => (None, Some(e.to_string())),
         };
+        let (cgroups, bdis, wb_stats, domains_error) = domains(sample);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -200,6 +247,10 @@ impl Snapshot {
             procs,
             procs_error,
             trace: trace::parse(sample)?,
+            cgroups,
+            bdis,
+            wb_stats,
+            domains_error,
         })
     }
 }

@@ -111,6 +111,8 @@ pub struct FsSource {
     proc_root: PathBuf,
     /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
     tracer: Option<super::Tracer>,
+    /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
+    cgroups: super::cgroups::Cgroups,
 }
 
 impl FsSource {
@@ -151,8 +153,10 @@ impl FsSource {
             .chain(sysctls)
             .chain(std::iter::once(reader))
             .collect();
+        let sys_root: PathBuf = sys_root.into();
+        let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
         Self {
-            sys_root: sys_root.into(),
+            sys_root,
             clock,
             page_size: rustix::param::page_size() as u64,
             buf: Vec::new(),
@@ -168,6 +172,7 @@ impl FsSource {
             walker,
             proc_root,
             tracer: None,
+            cgroups,
         }
     }
 
@@ -220,6 +225,18 @@ impl FsSource {
             self.block_text = self.read_block_devices()?;
         }
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
+        let vmstat = files
+            .get(names::VMSTAT)
+            .filter(|_| fresh.contains(&names::VMSTAT));
+        self.cgroups.read(
+            refresh,
+            self.wants.cgroups_every_tick,
+            vmstat.map(String::as_str),
+        );
+        for (name, text) in &self.cgroups.out {
+            put(&mut files, name, Cow::Borrowed(text));
+            fresh.push(name);
+        }
         for (name, text) in &self.slow_text {
             put(&mut files, name, Cow::Borrowed(text));
             fresh.push(name);
@@ -241,7 +258,8 @@ impl FsSource {
             t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
         }
         if files.len() != fresh.len() {
-            files.retain(|k, _| fresh.contains(&k.as_str()));
+            fresh.sort_unstable();
+            files.retain(|k, _| fresh.binary_search(&k.as_str()).is_ok());
         }
         Ok(RawSample {
             mono_ns,

@@ -4,6 +4,7 @@
 //! (`TreeSource`). Must not touch: parsing beyond splitting out device names, derivation, UI.
 
 mod cgroup_scope;
+mod cgroups;
 mod clock;
 mod fs;
 mod host;

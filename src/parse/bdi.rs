@@ -1,0 +1,153 @@
+//! Per-device (BDI) dirty limits and the kernel's per-cgroup writeback figures (spec §1.8,
+//! §1.9): the `sys/class/bdi/` pseudo-file and debugfs `wb_stats`.
+//!
+//! Owns: `BdiLimits`, `WbStat`. Must not touch: derivation, I/O. Files a kernel lacks are
+//! `None` (`max_ratio_fine`, `max_bytes`, `strict_limit` since 6.2; `wb_stats` since 6.10).
+
+use serde::Serialize;
+
+use crate::sample::names;
+use crate::{Error, Result};
+
+/// One BDI's limits from `/sys/class/bdi/<name>/`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BdiLimits {
+    /// The BDI's name, `maj:min` for block devices.
+    pub name: String,
+    /// `min_ratio`, percent.
+    pub min_ratio: Option<u64>,
+    /// `max_ratio`, percent.
+    pub max_ratio: Option<u64>,
+    /// `max_ratio_fine`, millionths (6.2+; the kernel keeps the cap in this unit).
+    pub max_ratio_fine: Option<u64>,
+    /// `max_bytes` (6.2+; the cap in bytes at the current threshold).
+    pub max_bytes: Option<u64>,
+    /// `strict_limit` (6.2+; FUSE sets it): writers are throttled on this BDI's own share.
+    pub strict_limit: Option<bool>,
+}
+
+/// Parses the `sys/class/bdi/` pseudo-file.
+pub fn parse_limits(text: &str) -> Result<Vec<BdiLimits>> {
+    let file = names::BDI_LIMITS;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let cols: Vec<&str> = line.split('\t').collect();
+        if cols.len() != 1 + names::BDI_FILES.len() || cols[0].is_empty() {
+            return Err(Error::parse(
+                file,
+                i + 1,
+                "expected name, min_ratio, max_ratio, max_ratio_fine, max_bytes, strict_limit",
+            ));
+        }
+        let num = |c: &str| -> Result<Option<u64>> {
+            if c.is_empty() {
+                return Ok(None);
+            }
+            c.parse()
+                .map(Some)
+                .map_err(|_| Error::parse(file, i + 1, format!("expected a number, found {c:?}")))
+        };
+        out.push(BdiLimits {
+            name: cols[0].to_owned(),
+            min_ratio: num(cols[1])?,
+            max_ratio: num(cols[2])?,
+            max_ratio_fine: num(cols[3])?,
+            max_bytes: num(cols[4])?,
+            strict_limit: num(cols[5])?.map(|v| v != 0),
+        });
+    }
+    Ok(out)
+}
+
+/// One wb's block of debugfs `wb_stats`, kB as the kernel prints them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct WbStat {
+    /// `WbCgIno`: the inode of the wb's cgroup (1 for the root on cgroup2).
+    pub cg_ino: u64,
+    /// `WbWriteback`, kB.
+    pub writeback_kb: Option<u64>,
+    /// `WbReclaimable` (dirty), kB.
+    pub reclaimable_kb: Option<u64>,
+    /// `WbDirtyThresh`, kB: the wb's share of its domain's threshold, the smaller of the
+    /// global and (for a cgroup's wb) the memcg domain's.
+    pub dirty_thresh_kb: Option<u64>,
+}
+
+/// Parses one `wb_stats` file (`file` names it in errors): a block per wb, each starting
+/// with `WbCgIno:`.
+pub fn parse_wb_stats(file: &str, text: &str) -> Result<Vec<WbStat>> {
+    let mut out: Vec<WbStat> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some((k, v)) = line.split_once(':') else {
+            if line.trim().is_empty() {
+                continue;
+            }
+            return Err(Error::parse(file, i + 1, "expected <key>: <value>"));
+        };
+        let v = v.trim();
+        let num = || -> Result<u64> {
+            let digits = v.split_whitespace().next().unwrap_or("");
+            digits
+                .parse()
+                .map_err(|_| Error::parse(file, i + 1, format!("expected a number, found {v:?}")))
+        };
+        if k == "WbCgIno" {
+            out.push(WbStat {
+                cg_ino: num()?,
+                ..WbStat::default()
+            });
+            continue;
+        }
+        let Some(last) = out.last_mut() else {
+            return Err(Error::parse(file, i + 1, "a block must start with WbCgIno"));
+        };
+        match k {
+            "WbWriteback" => last.writeback_kb = Some(num()?),
+            "WbReclaimable" => last.reclaimable_kb = Some(num()?),
+            "WbDirtyThresh" => last.dirty_thresh_kb = Some(num()?),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_old_and_new_kernels() {
+        let l = parse_limits("254:0\t0\t100\t1000000\t157609984\t0\n0:52\t0\t1\t\t\t\n").unwrap();
+        assert_eq!(l[0].max_bytes, Some(157_609_984));
+        assert_eq!(l[0].strict_limit, Some(false));
+        assert_eq!(
+            (l[1].max_ratio, l[1].max_ratio_fine, l[1].strict_limit),
+            (Some(1), None, None)
+        );
+        let e = parse_limits("254:0\t0\n").unwrap_err().to_string();
+        assert!(e.starts_with("sys/class/bdi/:1:"), "{e}");
+    }
+
+    #[test]
+    fn wb_stats_blocks() {
+        // As 6.12 prints it (kernel lab), two blocks.
+        let text = "WbCgIno:                    1\nWbWriteback:               64 kB\n\
+            WbReclaimable:           7680 kB\nWbDirtyThresh:         153916 kB\n\
+            WbWriteBandwidth:      115188 kBps\nstate:                      5\n\n\
+            WbCgIno:                   27\nWbDirtyThresh:          59316 kB\n";
+        let w = parse_wb_stats("x/wb_stats", text).unwrap();
+        assert_eq!(w.len(), 2);
+        assert_eq!(
+            (w[0].cg_ino, w[0].reclaimable_kb, w[0].dirty_thresh_kb),
+            (1, Some(7680), Some(153_916))
+        );
+        assert_eq!(
+            (w[1].cg_ino, w[1].dirty_thresh_kb, w[1].writeback_kb),
+            (27, Some(59_316), None)
+        );
+        let e = parse_wb_stats("x/wb_stats", "WbDirtyThresh: 5 kB\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x/wb_stats:1:"), "{e}");
+    }
+}

@@ -1,0 +1,448 @@
+//! Reads the cgroup v2 tree, the per-device (BDI) dirty limits and the kernel's per-cgroup
+//! writeback figures into the sample, as raw text (spec §1.8, §1.9, §11).
+//!
+//! Owns: finding the cgroup2 mount, choosing which groups to read each tick, the
+//! `sys/fs/cgroup/` index and `sys/class/bdi/` pseudo-files (`sample::names`), and when to
+//! read debugfs `wb_stats`. Must not touch: parsing beyond the two memory.stat counters that
+//! decide which groups are live, derivation, mounting anything.
+//!
+//! Cost control. Three cgroup files cost about 25 µs a group (spec §11), so the whole tree is
+//! walked only on the slow refresh, every tick while the cgroups pane is open
+//! (`Wants::cgroups_every_tick`), and at most every `DIRTYING_WALK_TICKS` ticks while the
+//! machine dirties pages fast (`nr_dirtied` up by `DIRTYING_PAGES` in a tick: a group that
+//! starts writing between walks shows within seconds). On the other ticks only the groups
+//! that had dirty or writeback pages at their last read are read again, with their
+//! ancestors (for the headroom), so a throttled container's domain is live; on an idle
+//! machine that is none at all. Without cgroup v2 memory + io (this development VM keeps
+//! memory on cgroup v1) nothing is walked: the index only says why, from `self/mountinfo`.
+//! Every read here that fails (a group removed between listing and reading, debugfs not
+//! readable) is an absent file, never an error.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::os::unix::fs::{DirEntryExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+use crate::sample::names;
+
+/// Walk the tree at most this often while pages are dirtied fast.
+const DIRTYING_WALK_TICKS: u32 = 5;
+/// `nr_dirtied` growth in one tick that counts as dirtying fast (1 MiB of 4 KiB pages).
+const DIRTYING_PAGES: u64 = 256;
+/// The BDI limits are re-read on every this many slow refreshes (once a minute at 1 Hz),
+/// and whenever the set of BDIs changes.
+const BDI_REFRESHES: u32 = 4;
+/// Bounds on a walk, against pathological trees.
+const MAX_GROUPS: usize = 20_000;
+const MAX_DEPTH: usize = 64;
+
+/// Why there is (or is not) a memcg dirty domain on this machine: the index's `status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Ok,
+    V1Memory,
+    NoMemoryIo,
+    NoCgroup2,
+}
+
+impl Status {
+    fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::V1Memory => "v1_memory",
+            Status::NoMemoryIo => "no_memory_io",
+            Status::NoCgroup2 => "no_cgroup2",
+        }
+    }
+}
+
+/// The cgroup, BDI and wb_stats part of `FsSource`.
+pub(super) struct Cgroups {
+    proc_root: PathBuf,
+    sys_root: PathBuf,
+    /// The cgroup2 mount and why (decided on each slow refresh); `None` before the first, or
+    /// when this root has no cgroup information at all (older captured trees).
+    found: Option<(Option<PathBuf>, Status)>,
+    /// Groups (paths relative to the mount) that had dirty or writeback pages at their last
+    /// read, with their ancestors.
+    live: BTreeSet<String>,
+    ticks_since_walk: u32,
+    last_dirtied: Option<u64>,
+    /// BDIs whose wb_stats showed a cgroup's wb at the last listing.
+    cg_bdis: Vec<String>,
+    bdi_names: Vec<String>,
+    bdi_text: Option<String>,
+    bdi_refreshes: u32,
+    /// What this tick read: (sample name, text).
+    pub(super) out: Vec<(String, String)>,
+}
+
+impl Cgroups {
+    pub(super) fn new(proc_root: &Path, sys_root: &Path) -> Self {
+        Self {
+            proc_root: proc_root.to_owned(),
+            sys_root: sys_root.to_owned(),
+            found: None,
+            live: BTreeSet::new(),
+            ticks_since_walk: 0,
+            last_dirtied: None,
+            cg_bdis: Vec::new(),
+            bdi_names: Vec::new(),
+            bdi_text: None,
+            bdi_refreshes: 0,
+            out: Vec::new(),
+        }
+    }
+
+    /// Reads this tick's cgroup files into `self.out`. `refresh`: the slow refresh;
+    /// `every_tick`: the cgroups pane is open; `vmstat`: this tick's `/proc/vmstat` text.
+    pub(super) fn read(&mut self, refresh: bool, every_tick: bool, vmstat: Option<&str>) {
+        self.out.clear();
+        let mut buf = Vec::new();
+        if refresh || self.found.is_none() {
+            self.found = self.find();
+            self.read_bdis(&mut buf);
+        }
+        if let Some(text) = &self.bdi_text {
+            self.out.push((names::BDI_LIMITS.to_owned(), text.clone()));
+        }
+        let dirtied = vmstat.and_then(nr_dirtied);
+        let dirtying =
+            matches!((self.last_dirtied, dirtied), (Some(a), Some(b)) if b >= a + DIRTYING_PAGES);
+        self.last_dirtied = dirtied;
+        self.ticks_since_walk = self.ticks_since_walk.saturating_add(1);
+        let Some((mount, status)) = self.found.clone() else {
+            return;
+        };
+        let mut index = format!("status\t{}\n", status.word());
+        let mount = mount.filter(|_| status == Status::Ok);
+        let Some(mount) = mount else {
+            index.push_str("walk\tnone\n");
+            self.out.push((names::CGROUP_INDEX.to_owned(), index));
+            return;
+        };
+        let full =
+            refresh || every_tick || (dirtying && self.ticks_since_walk >= DIRTYING_WALK_TICKS);
+        let groups: Vec<(String, u64)> = if full {
+            self.ticks_since_walk = 0;
+            index.push_str("walk\tfull\n");
+            walk(&mount)
+        } else {
+            index.push_str("walk\tactive\n");
+            self.live
+                .iter()
+                .filter_map(|g| {
+                    let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
+                    Some((g.clone(), ino))
+                })
+                .collect()
+        };
+        self.live.clear();
+        for (group, ino) in groups {
+            let dir = mount.join(group.trim_start_matches('/'));
+            let mut flags = String::new();
+            for file in names::CGROUP_FILES {
+                let Some(text) = read_any(&dir.join(file), &mut buf) else {
+                    continue;
+                };
+                if file == "memory.stat" {
+                    flags.push('m');
+                    if group != "/" && dirty_pages(&text) > 0 {
+                        for a in ancestors(&group) {
+                            self.live.insert(a.to_owned());
+                        }
+                    }
+                } else if file == "io.stat" {
+                    flags.push('i');
+                }
+                self.out.push((names::cgroup_file(&group, file), text));
+            }
+            if flags.is_empty() {
+                flags.push('-');
+            }
+            let _ = writeln!(index, "{ino}\t{flags}\t{group}");
+        }
+        self.out.push((names::CGROUP_INDEX.to_owned(), index));
+        if !self.live.is_empty() {
+            self.read_wb_stats(full, &mut buf);
+        }
+    }
+
+    /// Where cgroup2 is mounted and whether it has the memory and io controllers: the
+    /// proc root's `self/mountinfo` (live), else `<sys root>/fs/cgroup` when it holds
+    /// `cgroup.controllers` (a captured tree). `None` when neither says anything.
+    fn find(&self) -> Option<(Option<PathBuf>, Status)> {
+        let mut buf = Vec::new();
+        let (mount, v1_memory) =
+            if let Some(text) = read_any(&self.proc_root.join("self/mountinfo"), &mut buf) {
+                mounts(&text)
+            } else {
+                let m = self.sys_root.join("fs/cgroup");
+                if !m.join("cgroup.controllers").is_file() {
+                    return None;
+                }
+                (Some(m), false)
+            };
+        let status = match &mount {
+            _ if v1_memory => Status::V1Memory,
+            None => Status::NoCgroup2,
+            Some(m) => {
+                let c = read_any(&m.join("cgroup.controllers"), &mut buf).unwrap_or_default();
+                let has = |x: &str| c.split_whitespace().any(|w| w == x);
+                if has("memory") && has("io") {
+                    Status::Ok
+                } else {
+                    Status::NoMemoryIo
+                }
+            }
+        };
+        Some((mount, status))
+    }
+
+    /// The `sys/class/bdi/` pseudo-file, re-read when the BDIs change and every
+    /// `BDI_REFRESHES` slow refreshes.
+    fn read_bdis(&mut self, buf: &mut Vec<u8>) {
+        let dir = self.sys_root.join("class/bdi");
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            self.bdi_text = None;
+            return;
+        };
+        let mut bdis: Vec<String> = entries
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        bdis.sort();
+        self.bdi_refreshes = (self.bdi_refreshes + 1) % BDI_REFRESHES;
+        if bdis == self.bdi_names && self.bdi_text.is_some() && self.bdi_refreshes != 0 {
+            return;
+        }
+        let mut text = String::new();
+        for bdi in &bdis {
+            text.push_str(bdi);
+            for file in names::BDI_FILES {
+                text.push('\t');
+                if let Some(v) = read_any(&dir.join(bdi).join(file), buf) {
+                    text.push_str(v.trim());
+                }
+            }
+            text.push('\n');
+        }
+        self.bdi_names = bdis;
+        self.bdi_text = Some(text);
+    }
+
+    /// debugfs `wb_stats` (root, 6.10+; never mounted by pagewatch): every BDI's on a full
+    /// walk, then only those that showed a cgroup's wb.
+    fn read_wb_stats(&mut self, relist: bool, buf: &mut Vec<u8>) {
+        let dir = self.sys_root.join("kernel/debug/bdi");
+        if relist || self.cg_bdis.is_empty() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                self.cg_bdis.clear();
+                return;
+            };
+            let mut all: Vec<String> = entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect();
+            all.sort();
+            self.cg_bdis.clear();
+            for bdi in all {
+                let Some(text) = read_any(&dir.join(&bdi).join("wb_stats"), buf) else {
+                    continue;
+                };
+                // One block per wb; more than the root's means cgroup writeback.
+                if text.matches("WbCgIno:").count() > 1 {
+                    self.out.push((names::wb_stats(&bdi), text));
+                    self.cg_bdis.push(bdi);
+                }
+            }
+            return;
+        }
+        for bdi in &self.cg_bdis {
+            if let Some(text) = read_any(&dir.join(bdi).join("wb_stats"), buf) {
+                self.out.push((names::wb_stats(bdi), text));
+            }
+        }
+    }
+}
+
+/// A whole file's text; `None` on any failure (absent, vanished, not permitted).
+fn read_any(path: &Path, buf: &mut Vec<u8>) -> Option<String> {
+    super::fs::read_optional(path, buf).ok().flatten()
+}
+
+/// Every group under the mount, parents before children: (path, inode). The inode is the
+/// directory entry's (`d_ino`), which is the cgroup id the kernel prints as `WbCgIno` and
+/// the tracepoint's `cgroup_ino`.
+fn walk(mount: &Path) -> Vec<(String, u64)> {
+    let Ok(root) = std::fs::metadata(mount) else {
+        return Vec::new();
+    };
+    let mut out = vec![("/".to_owned(), root.ino())];
+    let mut i = 0;
+    while i < out.len() && out.len() < MAX_GROUPS {
+        let parent = out[i].0.clone();
+        i += 1;
+        if parent.matches('/').count() > MAX_DEPTH {
+            continue;
+        }
+        let Ok(entries) = std::fs::read_dir(mount.join(parent.trim_start_matches('/'))) else {
+            continue;
+        };
+        let mut kids: Vec<(String, u64)> = entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                let base = parent.trim_end_matches('/');
+                Some((format!("{base}/{name}"), e.ino()))
+            })
+            .collect();
+        kids.sort();
+        out.extend(kids);
+    }
+    out.truncate(MAX_GROUPS);
+    out
+}
+
+/// The group and its ancestors below the root: `/a/b` → `/a/b`, `/a`.
+fn ancestors(group: &str) -> impl Iterator<Item = &str> {
+    std::iter::successors(Some(group), |g| {
+        g.rfind('/').filter(|&i| i > 0).map(|i| &g[..i])
+    })
+}
+
+/// `file_dirty + file_writeback` of a memory.stat text (bytes); 0 when absent.
+fn dirty_pages(stat: &str) -> u64 {
+    stat.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            matches!(k, "file_dirty" | "file_writeback").then(|| v.trim().parse::<u64>().ok())?
+        })
+        .sum()
+}
+
+/// `nr_dirtied` of a vmstat text.
+fn nr_dirtied(vmstat: &str) -> Option<u64> {
+    let i = vmstat.find("\nnr_dirtied ")?;
+    let rest = &vmstat[i + "\nnr_dirtied ".len()..];
+    rest.split('\n').next()?.trim().parse().ok()
+}
+
+/// From mountinfo: the first cgroup2 mount point, and whether the memory controller is
+/// mounted on a cgroup v1 hierarchy.
+fn mounts(mountinfo: &str) -> (Option<PathBuf>, bool) {
+    let mut cgroup2 = None;
+    let mut v1_memory = false;
+    for line in mountinfo.lines() {
+        let Some((left, right)) = line.split_once(" - ") else {
+            continue;
+        };
+        let mut r = right.split(' ');
+        let fstype = r.next().unwrap_or("");
+        let options = r.nth(1).unwrap_or("");
+        match fstype {
+            "cgroup2" if cgroup2.is_none() => {
+                cgroup2 = left.split(' ').nth(4).map(|p| PathBuf::from(unescape(p)));
+            }
+            "cgroup" if options.split(',').any(|o| o == "memory") => v1_memory = true,
+            _ => {}
+        }
+    }
+    (cgroup2, v1_memory)
+}
+
+/// mountinfo's octal escapes (`\040` for a space).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_finds_cgroup2_and_v1_memory() {
+        let hybrid = "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw,mode=755\n\
+            35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n\
+            41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+        assert_eq!(
+            mounts(hybrid),
+            (Some(PathBuf::from("/sys/fs/cgroup/unified")), true)
+        );
+        let v2 = "30 23 0:26 / /sys/fs/cg\\040x rw - cgroup2 cgroup2 rw,nsdelegate\n";
+        assert_eq!(mounts(v2), (Some(PathBuf::from("/sys/fs/cg x")), false));
+        assert_eq!(mounts(""), (None, false));
+    }
+
+    #[test]
+    fn ancestors_stop_below_the_root() {
+        let a: Vec<&str> = ancestors("/a/b/c").collect();
+        assert_eq!(a, ["/a/b/c", "/a/b", "/a"]);
+    }
+
+    #[test]
+    fn dirty_and_dirtied_counters() {
+        let stat = "file 100\nfile_dirty 8192\nfile_writeback 4096\nfile_thp 0\n";
+        assert_eq!(dirty_pages(stat), 12_288);
+        assert_eq!(
+            nr_dirtied("nr_free_pages 1\nnr_dirtied 77\nnr_written 3\n"),
+            Some(77)
+        );
+        assert_eq!(nr_dirtied("nr_dirtied_x 1\n"), None);
+    }
+
+    #[test]
+    fn a_captured_tree_is_walked_and_vanished_groups_are_absent() {
+        let t = tempfile::tempdir().unwrap();
+        let cg = t.path().join("sys/fs/cgroup");
+        std::fs::create_dir_all(cg.join("a/b")).unwrap();
+        std::fs::write(cg.join("cgroup.controllers"), "cpu io memory\n").unwrap();
+        std::fs::write(cg.join("a/memory.stat"), "file_dirty 4096\n").unwrap();
+        std::fs::write(cg.join("a/b/memory.stat"), "file_dirty 4096\n").unwrap();
+        std::fs::write(cg.join("a/b/io.stat"), "").unwrap();
+        let mut c = Cgroups::new(&t.path().join("proc"), &t.path().join("sys"));
+        c.read(true, false, None);
+        let index = &c
+            .out
+            .iter()
+            .find(|(n, _)| n == names::CGROUP_INDEX)
+            .unwrap()
+            .1;
+        let lines: Vec<&str> = index.lines().collect();
+        assert_eq!(lines[..2], ["status\tok", "walk\tfull"]);
+        assert!(lines[2].ends_with("\t-\t/"), "{index}");
+        assert!(lines[3].ends_with("\tm\t/a"), "{index}");
+        assert!(lines[4].ends_with("\tmi\t/a/b"), "{index}");
+        assert_eq!(c.live.iter().collect::<Vec<_>>(), ["/a", "/a/b"]);
+        // Between walks only the live groups are read; a removed one is simply absent.
+        std::fs::remove_dir_all(cg.join("a/b")).unwrap();
+        c.read(false, false, None);
+        let index = &c
+            .out
+            .iter()
+            .find(|(n, _)| n == names::CGROUP_INDEX)
+            .unwrap()
+            .1;
+        assert_eq!(index.lines().nth(1), Some("walk\tactive"));
+        assert_eq!(index.lines().count(), 3, "{index}");
+        assert!(
+            c.out
+                .iter()
+                .any(|(n, _)| n == "sys/fs/cgroup/a/memory.stat")
+        );
+    }
+}
