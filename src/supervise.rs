@@ -68,6 +68,10 @@ impl Supervisor {
             Effect::StopJob(id) => self.stop(*id),
             Effect::DropCaches(level) => self.drop_caches(*level),
             Effect::ScanFio => self.scan_foreign(),
+            Effect::ReadStack(pid) => {
+                let text = crate::jobs::stack::read(*pid);
+                let _ = self.tx.send(Msg::Stack { pid: *pid, text });
+            }
             _ => {}
         }
     }

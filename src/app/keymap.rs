@@ -110,6 +110,12 @@ pub enum Action {
     Start,
     /// Replay: jump to the end.
     End,
+    /// Open or close the processes view (who dirties, reads, waits).
+    Processes,
+    /// Open or close the cgroups view (each group's dirty domain).
+    Cgroups,
+    /// Show the selected task's kernel stack (root).
+    Stack,
 }
 
 /// Where a binding applies.
@@ -168,7 +174,7 @@ const fn replay(key: Key, label: &'static str, action: Action, help: &'static st
 }
 
 /// Every binding, in help order.
-pub const KEYMAP: [Binding; 33] = [
+pub const KEYMAP: [Binding; 36] = [
     key(Key::Char('q'), "q", Action::Quit, "quit"),
     key(Key::Ctrl('c'), "Ctrl-C", Action::Quit, "quit"),
     key(Key::Char('?'), "?", Action::Help, "this help"),
@@ -227,6 +233,24 @@ pub const KEYMAP: [Binding; 33] = [
     key(Key::Char('u'), "u", Action::Units, "dirty in pages / bytes"),
     key(Key::Enter, "Enter", Action::Detail, "selected disk details"),
     key(Key::Esc, "Esc", Action::Back, "back"),
+    key(
+        Key::Char('w'),
+        "w",
+        Action::Processes,
+        "who: processes by IO (s sorts, Esc closes)",
+    ),
+    key(
+        Key::Char('c'),
+        "c",
+        Action::Cgroups,
+        "cgroups and their dirty limits (Enter scopes w)",
+    ),
+    live(
+        Key::Char('K'),
+        "K",
+        Action::Stack,
+        "kernel stack of the selected task (root)",
+    ),
     live(Key::Char('m'), "m", Action::EatMemory, "eat memory"),
     live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),
     live(Key::Char('x'), "x", Action::StopJob, "stop / release a job"),
@@ -280,7 +304,8 @@ mod tests {
     fn keys_map_to_actions_per_mode() {
         assert_eq!(lookup(Key::Char('q'), false), Some(Action::Quit));
         assert_eq!(lookup(Key::Ctrl('c'), true), Some(Action::Quit));
-        assert_eq!(lookup(Key::Char('c'), false), None);
+        assert_eq!(lookup(Key::Char('c'), false), Some(Action::Cgroups));
+        assert_eq!(lookup(Key::Char('z'), false), None);
         assert_eq!(lookup(Key::Enter, false), Some(Action::Detail));
         assert_eq!(lookup(Key::Right, false), Some(Action::FocusNext));
         assert_eq!(lookup(Key::Right, true), Some(Action::StepForward));

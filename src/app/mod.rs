@@ -11,13 +11,14 @@ pub mod prompt;
 pub mod replay;
 pub mod scan;
 mod state;
+mod who;
 
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
 pub use keymap::{Action, Key};
 pub use msg::{Effect, Msg, SelfCost};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
-pub use state::{Focus, SortKey, UiState, WhoView};
+pub use state::{Focus, ProcSort, SortKey, UiState, WhoView};
 
 use crate::event::{Event, EventKind};
 use crate::history::History;
@@ -237,6 +238,7 @@ impl App {
                 return self.log(EventKind::DropCaches { level, took_ms });
             }
             Msg::Notice(n) => self.notice = Some(n),
+            Msg::Stack { pid, text } => self.ui.stack = Some((pid, text)),
         }
         Vec::new()
     }
@@ -346,6 +348,9 @@ impl App {
     }
 
     fn act(&mut self, a: Action) -> Vec<Effect> {
+        if let Some(effects) = self.who_act(a) {
+            return effects;
+        }
         let ui = &mut self.ui;
         match a {
             Action::Quit => return self.quit(),
@@ -385,6 +390,8 @@ impl App {
                     };
                 }
             }
+            // Handled by `who_act` (these reach here only when there is nothing to act on).
+            Action::Processes | Action::Cgroups | Action::Stack => {}
             Action::Sort => ui.sort = ui.sort.next(),
             Action::Units => ui.pages = !ui.pages,
             Action::Up | Action::Down if ui.focus == Focus::Jobs => {

@@ -31,6 +31,13 @@ pub enum Msg {
     },
     /// Something to tell the user (a refusal, a failure).
     Notice(String),
+    /// A task's kernel stack, or why it could not be read.
+    Stack {
+        /// The task.
+        pid: u32,
+        /// The stack's text, or the reason it is not there.
+        text: String,
+    },
     /// The wall clock, once a second while samples do not drive the screen (see
     /// `App::needs_ticks`) or stop coming, so the screen clock runs even if sampling stalls.
     Tick {
@@ -66,6 +73,8 @@ pub enum Effect {
     SetInterval(f64),
     /// Collect this "who" data from the next sample on (`Source::want`).
     Want(crate::sample::Wants),
+    /// Read this task's kernel stack (`/proc/PID/stack`, root) and report it (`Msg::Stack`).
+    ReadStack(u32),
     /// Start a memory eater as job `id`.
     StartEat {
         /// Job number.

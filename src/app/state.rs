@@ -141,6 +141,50 @@ pub struct UiState {
     pub who: Option<WhoView>,
     /// The cgroup (path below the cgroup2 mount) the processes view is scoped to, if any.
     pub scope: Option<String>,
+    /// The processes view's sort column.
+    pub proc_sort: ProcSort,
+    /// The selected process (stays on the pid when the order changes).
+    pub proc_selected: Option<u32>,
+    /// The selected cgroup in the cgroups view.
+    pub cgroup_selected: Option<String>,
+    /// A task's kernel stack, shown over the processes view: (pid, text or why not).
+    pub stack: Option<(u32, String)>,
+}
+
+/// The processes view's sort column; all but `Pid` sort busiest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProcSort {
+    /// Bytes dirtied per second (`write_bytes`).
+    #[default]
+    Dirtied,
+    /// Bytes read from storage per second (`read_bytes`).
+    Read,
+    /// Bytes read by syscalls per second (`rchar`).
+    Rchar,
+    /// Bytes written by syscalls per second (`wchar`).
+    Wchar,
+    /// Block-IO wait (delay accounting), ms per second.
+    IoWait,
+    /// Process id, ascending.
+    Pid,
+}
+
+impl ProcSort {
+    const ORDER: [ProcSort; 6] = [
+        ProcSort::Dirtied,
+        ProcSort::Read,
+        ProcSort::Rchar,
+        ProcSort::Wchar,
+        ProcSort::IoWait,
+        ProcSort::Pid,
+    ];
+
+    /// The next sort column, wrapping.
+    #[must_use]
+    pub fn next(self) -> Self {
+        let i = Self::ORDER.iter().position(|k| *k == self).unwrap_or(0);
+        Self::ORDER[(i + 1) % Self::ORDER.len()]
+    }
 }
 
 /// The "who" views: who dirties, reads, waits or is throttled.

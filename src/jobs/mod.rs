@@ -15,4 +15,5 @@ pub mod foreign;
 pub mod guard;
 pub mod pid_io;
 pub mod size;
+pub mod stack;
 pub mod trace_guard;

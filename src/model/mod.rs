@@ -159,6 +159,7 @@ impl Model {
                 cur.trace
                     .as_ref()
                     .map(|t| throttled::from_trace(t, dt_s))
+                    .map(|rows| throttled::with_cgroup_paths(rows, cur.cgroups.as_ref()))
                     .unwrap_or_default(),
                 Vec::new(),
             ),

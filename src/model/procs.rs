@@ -231,7 +231,11 @@ impl Tracker {
             .as_ref()
             .map(|r| r.iter().take(TOP).cloned().collect());
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
-        let wchan = self.rows.as_deref().map(throttled_by_wchan).unwrap_or_default();
+        let wchan = self
+            .rows
+            .as_deref()
+            .map(throttled_by_wchan)
+            .unwrap_or_default();
         m.throttled =
             super::throttled::rows(m.tracer.as_ref(), std::mem::take(&mut m.throttled), wchan);
     }

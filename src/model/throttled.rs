@@ -168,6 +168,31 @@ pub fn kernel_limit(t: &Trace) -> Option<(u64, u64)> {
         .map(|e| (e.limit, e.setpoint))
 }
 
+/// Names each row's cgroup from the tracepoint's `cgroup_ino` and the cgroup tree's inodes
+/// (the group's path below the cgroup2 mount; `/` for the root group).
+#[must_use]
+pub fn with_cgroup_paths(
+    mut rows: Vec<Throttled>,
+    cgroups: Option<&crate::parse::cgroup::Cgroups>,
+) -> Vec<Throttled> {
+    let Some(cg) = cgroups else { return rows };
+    for r in &mut rows {
+        if r.cgroup.is_none()
+            && let Some(ino) = r.cgroup_ino
+        {
+            r.cgroup = if ino == ROOT_CGROUP_INO {
+                Some("/".to_owned())
+            } else {
+                cg.groups
+                    .iter()
+                    .find(|g| g.ino == ino)
+                    .map(|g| g.path.clone())
+            };
+        }
+    }
+    rows
+}
+
 /// The inode of a cgroup hierarchy's root (kernfs numbers it 1).
 pub const ROOT_CGROUP_INO: u64 = 1;
 

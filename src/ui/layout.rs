@@ -121,6 +121,61 @@ impl PaneRects {
     }
 }
 
+/// Where the "who" panes go: cut from the charts (large) or the disks (compact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WhoRects {
+    /// The disk table (compact: empty while a who view is open).
+    pub disks: Rect,
+    /// The throttled-writers table (empty when nobody is throttled).
+    pub throttled: Rect,
+    /// The processes or cgroups view (empty when none is open).
+    pub who: Rect,
+    /// The history charts (large: empty while a who view is open).
+    pub charts: Rect,
+}
+
+/// Cuts the who panes out of `r`: the throttled-writers table (`throttled_h` rows with its
+/// borders, 0 for none) on top of the charts (large) or below the disks (compact, at most 5
+/// rows, leaving the disks 4); an open who view takes the rest of the charts (large) or the
+/// disks' place (compact).
+#[must_use]
+pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
+    let empty = |a: Rect| Rect::new(a.x, a.y, a.width, 0);
+    if r.large {
+        let area = r.charts;
+        let th = throttled_h.min(area.height.saturating_sub(6));
+        let throttled = Rect::new(area.x, area.y, area.width, th);
+        let rest = Rect::new(area.x, area.y + th, area.width, area.height - th);
+        let (who, charts) = if view {
+            (rest, empty(rest))
+        } else {
+            (empty(rest), rest)
+        };
+        WhoRects {
+            disks: r.disks,
+            throttled,
+            who,
+            charts,
+        }
+    } else {
+        let area = r.disks;
+        let th = throttled_h.min(5).min(area.height.saturating_sub(4));
+        let top = Rect::new(area.x, area.y, area.width, area.height - th);
+        let throttled = Rect::new(area.x, top.bottom(), area.width, th);
+        let (who, disks) = if view {
+            (top, empty(top))
+        } else {
+            (empty(top), top)
+        };
+        WhoRects {
+            disks,
+            throttled,
+            who,
+            charts: r.charts,
+        }
+    }
+}
+
 /// `area` cut top to bottom by `Length`s and one `Min`, as ratatui's `Layout::vertical` does.
 /// When every constraint fits, each `Length` gets its rows and the `Min` the rest; otherwise
 /// (an area smaller than any layout is for) ratatui's solver decides.

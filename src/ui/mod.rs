@@ -15,7 +15,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::app::App;
+use crate::app::{App, WhoView};
 use canvas::Canvas;
 use layout::{MIN, PaneRects};
 pub use screen::Screen;
@@ -104,10 +104,21 @@ fn rects(app: &App, area: Rect) -> PaneRects {
 
 /// The panes, the charts and the footer (everything but the header) onto `c`.
 fn main_view(app: &App, r: &PaneRects, c: &mut Canvas) {
+    let w = layout::who(r, app.ui.who.is_some(), panes::throttled::height(app));
     panes::memory::draw(app, r.memory, c);
     panes::dirty::draw(app, r.dirty, c);
     panes::reclaim::draw(app, r.reclaim, c);
-    panes::disks::draw(app, r.disks, c);
+    if w.disks.height > 0 {
+        panes::disks::draw(app, w.disks, c);
+    }
+    if w.throttled.height > 0 {
+        panes::throttled::draw(app, w.throttled, c);
+    }
+    match app.ui.who {
+        Some(WhoView::Processes) => panes::processes::draw(app, w.who, c),
+        Some(WhoView::Cgroups) => panes::cgroups::draw(app, w.who, c),
+        None => {}
+    }
     if r.jobs.area() > 0 {
         if r.large {
             panes::jobs::draw(app, r.jobs, c);
@@ -115,8 +126,8 @@ fn main_view(app: &App, r: &PaneRects, c: &mut Canvas) {
             panes::jobs::draw_lines(app, r.jobs, c);
         }
     }
-    if r.charts.height > 0 {
-        panes::charts::draw(app, r.charts, c);
+    if w.charts.height > 0 {
+        panes::charts::draw(app, w.charts, c);
     }
     panes::footer::draw(app, r.footer, c);
 }

@@ -124,6 +124,17 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         Span::styled(format!("   {kind} {mode_t}/{mode_b}"), t.dim),
         Span::styled(if app.ui.pages { "  (pages)" } else { "" }, t.dim),
     ]));
+    // A container's (or a capped device's) domain nearer its throttle point than the global
+    // one: the global line can say "below background" while its writers are throttled (§1.8).
+    if let Some(dom) = crate::model::domains::most_constrained(&m.domains).filter(|d| {
+        d.kind != crate::model::domains::Kind::Global
+            && d.state.is_some_and(|s| s != State::BelowBackground)
+    }) {
+        let style = dom
+            .state
+            .map_or(t.text, |s| level(app, state_level(s).max(1)));
+        out.push(Line::from(Span::styled(dom.summary(ps), style)));
+    }
     if let (Some(th), Some(bgv), Some(fr), Some(now)) =
         (thresh, bg, d.freerun_pages, d.dirty_writeback_pages)
     {

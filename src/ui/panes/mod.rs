@@ -2,6 +2,7 @@
 //!
 //! Owns: the panes' content. Must not touch: app state (read only), I/O, the clock.
 
+pub mod cgroups;
 pub mod charts;
 pub mod detail;
 pub mod dirty;
@@ -11,5 +12,7 @@ pub mod header;
 pub mod help;
 pub mod jobs;
 pub mod memory;
+pub mod processes;
 pub mod prompt;
 pub mod reclaim;
+pub mod throttled;

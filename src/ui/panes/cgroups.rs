@@ -1,0 +1,144 @@
+//! Cgroups view: the cgroup v2 tree, most active first. For each group: memory.current against
+//! memory.high/max, file / dirty / writeback, its own dirty domain (spec §1.8: threshold,
+//! freerun and state), memory and io PSI, memory.events since the last sample and io.stat
+//! rates. Enter scopes the processes view to the selected group. On a host without cgroup v2
+//! memory it is one line saying why there are no container dirty limits.
+//!
+//! Owns: the cgroups table. Must not touch: app state.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::app::App;
+use crate::fmt::{Bytes, Fit};
+use crate::model::cgroups::CgroupRow;
+use crate::ui::canvas::Canvas;
+use crate::ui::panes::dirty::state_level;
+use crate::ui::theme;
+use crate::ui::widgets::{frame, level, pad_to, push_right};
+
+const PATH_W: usize = 28;
+
+/// Columns after the path: (title, width, value).
+type Getter = fn(&CgroupRow, u64) -> String;
+const COLUMNS: [(&str, usize, Getter); 12] = [
+    ("MEM", 8, |c, _| bytes(c.current_bytes)),
+    ("HIGH/MAX", 14, |c, _| {
+        format!("{}/{}", bytes(c.high_bytes), bytes(c.max_bytes))
+    }),
+    ("DIRTY", 8, |c, _| bytes(c.dirty_bytes)),
+    ("WB", 7, |c, _| bytes(c.writeback_bytes)),
+    ("FREERUN", 8, |c, ps| bytes(c.freerun_pages.map(|p| p * ps))),
+    ("THRESH", 8, |c, ps| bytes(c.thresh_pages.map(|p| p * ps))),
+    ("STATE", 20, |c, _| {
+        c.state.map_or("-", |s| s.label()).to_owned()
+    }),
+    ("PSI m/io", 10, |c, _| {
+        format!("{}/{}", psi(c.memory_psi_avg10), psi(c.io_psi_avg10))
+    }),
+    ("EV h/m/o", 10, |c, _| {
+        format!(
+            "{}/{}/{}",
+            n(c.events_high),
+            n(c.events_max),
+            n(c.events_oom)
+        )
+    }),
+    ("RD/s", 8, |c, _| rate(c.read_bytes_per_s)),
+    ("WR/s", 8, |c, _| rate(c.write_bytes_per_s)),
+    ("FILE", 8, |c, _| bytes(c.file_bytes)),
+];
+
+fn bytes(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |b| Bytes(b as f64).to_string())
+}
+
+fn rate(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |b| Bytes(b).to_string())
+}
+
+fn psi(v: Option<f32>) -> String {
+    Fit(v.map(f64::from), 1, 4).to_string()
+}
+
+fn n(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+/// Draws the cgroups view.
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    let inner = canvas.block(
+        area,
+        frame(
+            app,
+            "Cgroups: dirty domains (↑↓ select, Enter: its processes, Esc back)",
+            true,
+        ),
+    );
+    let t = theme(app);
+    let Some(m) = &app.model else { return };
+    let Some(cg) = &m.cgroups else {
+        canvas.lines(
+            inner,
+            vec![Line::from(Span::styled(
+                "no cgroup data in this feed (older recording or captured tree)",
+                t.dim,
+            ))],
+        );
+        return;
+    };
+    let width = usize::from(inner.width);
+    let mut avail = width.saturating_sub(PATH_W);
+    let cols: Vec<_> = COLUMNS
+        .iter()
+        .take_while(|c| {
+            let fits = c.1 <= avail;
+            avail = avail.saturating_sub(c.1);
+            fits
+        })
+        .collect();
+    let mut lines = Vec::with_capacity(usize::from(inner.height));
+    if let Some(note) = cg.note {
+        lines.push(Line::from(Span::styled(note, t.warn)));
+    }
+    let mut head = String::from("CGROUP");
+    pad_to(&mut head, PATH_W);
+    for c in &cols {
+        push_right(&mut head, c.1 - 1, c.0);
+        head.push(' ');
+    }
+    lines.push(Line::from(Span::styled(head, t.title)));
+    let selected = app
+        .ui
+        .cgroup_selected
+        .as_deref()
+        .or(cg.rows.first().map(|r| r.path.as_str()));
+    let room = usize::from(inner.height).saturating_sub(lines.len());
+    for r in cg.rows.iter().take(room) {
+        let mut row = String::with_capacity(width);
+        let mut path = r.path.clone();
+        if path.chars().count() > PATH_W - 1 {
+            // Keep the tail: the leaf names the container.
+            let tail: String = path.chars().rev().take(PATH_W - 2).collect();
+            path = format!("…{}", tail.chars().rev().collect::<String>());
+        }
+        row.push_str(&path);
+        pad_to(&mut row, PATH_W);
+        for c in &cols {
+            push_right(&mut row, c.1 - 1, (c.2)(r, m.page_size));
+            row.push(' ');
+        }
+        let mut style = r.state.map_or(t.text, |s| {
+            let l = state_level(s);
+            if l > 0 { level(app, l) } else { t.text }
+        });
+        if Some(r.path.as_str()) == selected {
+            style = style.patch(t.selected);
+        }
+        lines.push(Line::from(Span::styled(row, style)));
+    }
+    if cg.rows.is_empty() && cg.note.is_none() {
+        lines.push(Line::from(Span::styled("no cgroups below the root", t.dim)));
+    }
+    canvas.lines(inner, lines);
+}

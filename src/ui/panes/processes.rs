@@ -1,0 +1,264 @@
+//! Processes view: who dirties, reads, waits, htop-like but about IO. One row a process:
+//! dirtied/s (write_bytes, counted when pages are dirtied), storage reads/s (read_bytes),
+//! syscall read and write/s (rchar/wchar), a cache-hit estimate, IO wait ms/s (delay
+//! accounting), state, wchan and cgroup. Sorted by the chosen column; scoped to a cgroup when
+//! one was chosen in the cgroups view. A task's kernel stack shows over it on `K`.
+//!
+//! Owns: the processes table. Must not touch: app state.
+
+use std::fmt::Write as _;
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::app::{App, ProcSort};
+use crate::fmt::{Bytes, Fit};
+use crate::model::procs::ProcRow as Process;
+use crate::ui::canvas::Canvas;
+use crate::ui::theme;
+use crate::ui::widgets::{frame, pad_to, push_right};
+
+/// Columns after pid and command, in priority order: (title, width, value, sort key).
+/// Byte rates are printed with a unit (`12.3M`), milliseconds and percentages as numbers.
+type Getter = fn(&Process) -> Cell;
+/// (title, width, value, sort key, text column).
+type Column = (&'static str, usize, Getter, Option<ProcSort>, bool);
+const COLUMNS: [Column; 9] = [
+    (
+        "DIRTIED/s",
+        10,
+        |p| Cell::Bytes(p.dirtied_bytes_per_s),
+        Some(ProcSort::Dirtied),
+        false,
+    ),
+    (
+        "READ/s",
+        9,
+        |p| Cell::Bytes(p.read_bytes_per_s),
+        Some(ProcSort::Read),
+        false,
+    ),
+    (
+        "IOWAIT",
+        8,
+        |p| Cell::Num(p.iowait_ms_per_s, 0),
+        Some(ProcSort::IoWait),
+        false,
+    ),
+    ("S", 2, |p| Cell::Text(p.state.to_string()), None, true),
+    (
+        "WCHAN",
+        20,
+        |p| Cell::Text(p.wchan.clone().unwrap_or_default()),
+        None,
+        true,
+    ),
+    (
+        "RCHAR/s",
+        9,
+        |p| Cell::Bytes(p.rchar_per_s),
+        Some(ProcSort::Rchar),
+        false,
+    ),
+    (
+        "WCHAR/s",
+        9,
+        |p| Cell::Bytes(p.wchar_per_s),
+        Some(ProcSort::Wchar),
+        false,
+    ),
+    (
+        "HIT%est",
+        8,
+        |p| Cell::Num(p.cache_hit_est_pct, 0),
+        None,
+        false,
+    ),
+    (
+        "CGROUP",
+        32,
+        |p| Cell::Text(p.cgroup.clone().unwrap_or_default()),
+        None,
+        true,
+    ),
+];
+
+/// One table cell's value.
+enum Cell {
+    Bytes(Option<f64>),
+    Num(Option<f64>, usize),
+    Text(String),
+}
+
+const PID_W: usize = 8;
+const COMM_W: usize = 16;
+
+/// The pane's title: scope, sort and where the figures come from.
+fn title(app: &App) -> String {
+    let mut s = String::from("Processes by IO");
+    if let Some(c) = &app.ui.scope {
+        let _ = write!(s, " in {c}");
+    }
+    let _ = write!(
+        s,
+        " (sort {:?}; s sorts, K stack, Esc back)",
+        app.ui.proc_sort
+    );
+    s
+}
+
+/// Draws the processes view, or the kernel stack asked for in its place.
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    if let Some((pid, text)) = &app.ui.stack {
+        stack(app, *pid, text, area, canvas);
+        return;
+    }
+    let inner = canvas.block(area, frame(app, title(app), true));
+    let t = theme(app);
+    let width = usize::from(inner.width);
+    let mut avail = width.saturating_sub(PID_W + COMM_W);
+    let cols: Vec<_> = COLUMNS
+        .iter()
+        .take_while(|c| {
+            let fits = c.1 <= avail;
+            avail = avail.saturating_sub(c.1);
+            fits
+        })
+        .collect();
+    let mut lines = Vec::with_capacity(usize::from(inner.height));
+    lines.push(Line::from(Span::styled(head(app, &cols, width), t.title)));
+    if let Some(note) = note(app) {
+        lines.push(Line::from(Span::styled(note, t.dim)));
+    }
+    let procs = app.sorted_processes();
+    let selected = app.ui.proc_selected.or(procs.first().map(|p| p.pid));
+    let room = usize::from(inner.height).saturating_sub(lines.len());
+    for p in procs.iter().take(room) {
+        let mut row = String::with_capacity(width);
+        push_right(&mut row, PID_W - 1, p.pid);
+        row.push(' ');
+        let mut comm = p.comm.clone();
+        comm.truncate(COMM_W - 1);
+        row.push_str(&comm);
+        pad_to(&mut row, PID_W + COMM_W);
+        for c in &cols {
+            let v = if p.no_permission && !c.4 && c.3.is_some() {
+                Cell::Text("no perm".into())
+            } else {
+                (c.2)(p)
+            };
+            cell(&mut row, c.1, v, c.4);
+        }
+        let mut style = if p.state == 'D' {
+            t.warn
+        } else if p.no_permission {
+            t.dim
+        } else {
+            t.text
+        };
+        if Some(p.pid) == selected {
+            style = style.patch(t.selected);
+        }
+        lines.push(Line::from(Span::styled(row, style)));
+    }
+    if procs.is_empty() {
+        lines.push(Line::from(Span::styled(empty_text(app), t.dim)));
+    }
+    canvas.lines(inner, lines);
+}
+
+fn head(app: &App, cols: &[&Column], width: usize) -> String {
+    let mut head = String::with_capacity(width);
+    push_right(&mut head, PID_W - 1, "PID");
+    head.push(' ');
+    head.push_str("COMMAND");
+    pad_to(&mut head, PID_W + COMM_W);
+    for (title, w, _, sort, text) in cols {
+        let mark = if *sort == Some(app.ui.proc_sort) {
+            '*'
+        } else {
+            ' '
+        };
+        if *text {
+            let start = head.chars().count();
+            head.push_str(title);
+            pad_to(&mut head, start + w);
+        } else {
+            push_right(&mut head, w - 1, title);
+            head.push(mark);
+        }
+    }
+    head
+}
+
+/// A line on what the figures mean here: delay accounting off, no permission, a walk yet to
+/// come.
+fn note(app: &App) -> Option<String> {
+    let m = app.model.as_ref()?;
+    let hidden = m
+        .processes
+        .iter()
+        .flatten()
+        .filter(|p| p.no_permission)
+        .count();
+    let mut parts = Vec::new();
+    if m.task_delayacct == Some(false) {
+        parts.push("IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1".to_owned());
+    }
+    if hidden > 0 {
+        parts.push(format!(
+            "{hidden} without permission to read their io (run as root)"
+        ));
+    }
+    if m.processes.is_some() {
+        parts.push("HIT%est = 1 - read_bytes/rchar: pipes and sockets count in rchar".to_owned());
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn empty_text(app: &App) -> &'static str {
+    if app.model.is_none() {
+        "waiting for the first sample"
+    } else {
+        "no process did IO in the last walk (walks run every 2 s while this view is open)"
+    }
+}
+
+fn cell(row: &mut String, w: usize, c: Cell, text_column: bool) {
+    match c {
+        Cell::Text(s) if !text_column => {
+            push_right(row, w - 1, s);
+            row.push(' ');
+        }
+        Cell::Bytes(v) => {
+            let s = v.map_or_else(|| "-".to_owned(), |b| Bytes(b).to_string());
+            push_right(row, w - 1, s);
+            row.push(' ');
+        }
+        Cell::Num(v, d) => {
+            push_right(row, w - 1, Fit(v, d, w - 1));
+            row.push(' ');
+        }
+        Cell::Text(s) => {
+            let mut s = s;
+            s.truncate(w - 1);
+            let start = row.chars().count();
+            row.push_str(&s);
+            pad_to(row, start + w);
+        }
+    }
+}
+
+/// The kernel stack of a task, in the view's place.
+fn stack(app: &App, pid: u32, text: &str, area: Rect, canvas: &mut Canvas) {
+    let t = theme(app);
+    let lines: Vec<Line<'static>> = text
+        .lines()
+        .map(|l| Line::from(Span::styled(l.to_owned(), t.text)))
+        .collect();
+    let inner = canvas.block(
+        area,
+        frame(app, format!("Kernel stack of {pid} (Esc closes)"), true),
+    );
+    canvas.lines(inner, lines);
+}

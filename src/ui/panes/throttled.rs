@@ -1,0 +1,110 @@
+//! Throttled writers: the tasks the kernel paces in balance_dirty_pages(), busiest first, with
+//! the kernel's own limit and setpoint beside pagewatch's T and freerun in the title.
+//!
+//! Rows come from the tracepoint (root, exact) or, without it, from tasks whose wchan is
+//! balance_dirty_pages (labelled approximate). pagewatch itself is flagged when it is among
+//! them (a recording on the throttled disk).
+//! Owns: the throttled-writers table. Must not touch: app state.
+
+use std::fmt::Write as _;
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+
+use crate::app::App;
+use crate::fmt::{self, Fit};
+use crate::model::throttled::{ThrottleSource, Throttled};
+use crate::ui::canvas::Canvas;
+use crate::ui::theme;
+use crate::ui::widgets::{frame, pad_to, push_right};
+
+/// Most rows the table shows.
+pub const MAX_ROWS: usize = 6;
+
+/// The rows to show (none when nobody is throttled).
+#[must_use]
+pub fn rows(app: &App) -> &[Throttled] {
+    app.model.as_ref().map_or(&[], |m| m.throttled.as_slice())
+}
+
+/// Lines the table wants, borders included (0 when nobody is throttled).
+#[must_use]
+pub fn height(app: &App) -> u16 {
+    match rows(app).len() {
+        0 => 0,
+        n => n.min(MAX_ROWS) as u16 + 3,
+    }
+}
+
+/// The title: where the rows come from, and the kernel's figures beside ours.
+fn title(app: &App, list: &[Throttled]) -> String {
+    let exact = list.iter().any(|t| t.source == ThrottleSource::Tracepoint);
+    let mut s = String::from(if exact {
+        "Throttled writers (tracepoint)"
+    } else {
+        "Throttled writers (approximate: wchan)"
+    });
+    let Some(m) = &app.model else { return s };
+    let page = m.page_size;
+    let show = |p: u64| {
+        if app.ui.pages {
+            p.to_string()
+        } else {
+            fmt::pages(p, page)
+        }
+    };
+    if let Some(t) = list.iter().find(|t| t.limit_pages.is_some()) {
+        let _ = write!(
+            s,
+            "  kernel limit {} setpoint {}",
+            t.limit_pages.map_or_else(|| "-".into(), show),
+            t.setpoint_pages.map_or_else(|| "-".into(), show),
+        );
+    }
+    if let (Some(thresh), Some(f)) = (m.dirty.thresh_pages, m.dirty.freerun_pages) {
+        let _ = write!(s, "  ours T {} f {}", show(thresh), show(f));
+    }
+    s
+}
+
+/// Draws the table.
+pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    let list = rows(app);
+    let inner = canvas.block(area, frame(app, title(app, list), false));
+    let t = theme(app);
+    let width = usize::from(inner.width);
+    let mut head = String::with_capacity(width);
+    head.push_str("    pid comm            ");
+    push_right(&mut head, 9, "pause ms/s");
+    push_right(&mut head, 11, "rate KiB/s");
+    head.push_str("  bdi     cgroup");
+    let mut lines = vec![Line::from(Span::styled(head, t.title))];
+    for w in list
+        .iter()
+        .take(usize::from(inner.height.saturating_sub(1)))
+    {
+        let mut row = String::with_capacity(width);
+        push_right(&mut row, 7, w.pid);
+        row.push(' ');
+        let mut comm = w.comm.clone();
+        if w.is_self {
+            comm.insert_str(0, "(self) ");
+        }
+        comm.truncate(15);
+        row.push_str(&comm);
+        pad_to(&mut row, 24);
+        push_right(&mut row, 10, Fit(w.pause_ms_per_s, 1, 10));
+        push_right(
+            &mut row,
+            11,
+            Fit(w.task_ratelimit_kbps.map(|v| v as f64), 0, 11),
+        );
+        row.push_str("  ");
+        row.push_str(w.bdi.as_deref().unwrap_or("-"));
+        pad_to(&mut row, 24 + 10 + 11 + 10);
+        row.push_str(w.cgroup.as_deref().unwrap_or("-"));
+        let style = if w.is_self { t.crit } else { t.warn };
+        lines.push(Line::from(Span::styled(row, style)));
+    }
+    canvas.lines(inner, lines);
+}
