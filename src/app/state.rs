@@ -185,6 +185,19 @@ impl ProcSort {
         let i = Self::ORDER.iter().position(|k| *k == self).unwrap_or(0);
         Self::ORDER[(i + 1) % Self::ORDER.len()]
     }
+
+    /// The column's name, as the footer shows it.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            ProcSort::Dirtied => "dirtied/s",
+            ProcSort::Read => "read/s",
+            ProcSort::Rchar => "rchar/s",
+            ProcSort::Wchar => "wchar/s",
+            ProcSort::IoWait => "iowait",
+            ProcSort::Pid => "pid",
+        }
+    }
 }
 
 /// The "who" views: who dirties, reads, waits or is throttled.

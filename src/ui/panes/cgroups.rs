@@ -101,6 +101,10 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if let Some(note) = cg.note {
         lines.push(Line::from(Span::styled(note, t.warn)));
     }
+    if cg.rows.is_empty() && cg.note.is_some() {
+        canvas.lines(inner, lines);
+        return;
+    }
     let mut head = String::from("CGROUP");
     pad_to(&mut head, PATH_W);
     for c in &cols {

@@ -9,7 +9,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::{App, Focus, SortKey};
-use crate::fmt::Fit;
+use crate::fmt::{Bytes, Fit};
 use crate::model::Disk;
 use crate::model::saturation::saturation;
 use crate::ui::canvas::Canvas;
@@ -105,5 +105,50 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             t.dim,
         )));
     }
+    busiest_processes(app, usize::from(inner.height), &mut lines);
     canvas.lines(inner, lines);
+}
+
+/// The busiest processes of the last walk in the table's empty rows (at least two free):
+/// who is behind the disks' figures, without opening the processes view (`w`).
+fn busiest_processes(app: &App, height: usize, lines: &mut Vec<Line<'static>>) {
+    let free = height.saturating_sub(lines.len());
+    if free < 2 || app.ui.who.is_some() {
+        return;
+    }
+    let procs = app.sorted_processes();
+    let busy: Vec<_> = procs
+        .iter()
+        .filter(|p| {
+            p.dirtied_bytes_per_s.unwrap_or(0.0) + p.read_bytes_per_s.unwrap_or(0.0) > 0.0
+                || p.state == 'D'
+        })
+        .take(free - 1)
+        .collect();
+    if busy.is_empty() {
+        return;
+    }
+    let t = theme(app);
+    lines.push(Line::from(Span::styled(
+        "    pid command          dirtied/s    read/s  S wchan (w: all processes)",
+        t.dim,
+    )));
+    let b = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| Bytes(v).to_string());
+    for p in busy {
+        let mut row = String::new();
+        push_right(&mut row, 7, p.pid);
+        row.push(' ');
+        let mut comm = p.comm.clone();
+        comm.truncate(16);
+        row.push_str(&comm);
+        pad_to(&mut row, 25);
+        push_right(&mut row, 10, b(p.dirtied_bytes_per_s));
+        push_right(&mut row, 10, b(p.read_bytes_per_s));
+        row.push_str("  ");
+        row.push(p.state);
+        row.push(' ');
+        row.push_str(super::processes::wchan(p.wchan.as_deref()));
+        let style = if p.state == 'D' { t.warn } else { t.text };
+        lines.push(Line::from(Span::styled(row, style)));
+    }
 }

@@ -5,16 +5,18 @@
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::app::App;
 use crate::app::keymap::{Action, bindings};
+use crate::app::{App, WhoView};
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 
 /// The actions the footer shows, with a short name each (and the space after it); keys come
 /// from the keymap.
-const SHOWN: [(Action, &str); 9] = [
+const SHOWN: [(Action, &str); 11] = [
     (Action::Help, "help "),
     (Action::Quit, "quit "),
+    (Action::Processes, "who "),
+    (Action::Cgroups, "cgroups "),
     (Action::Pause, "pause "),
     (Action::Slower, "slower "),
     (Action::Faster, "faster "),
@@ -42,7 +44,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
     // Every span but the replay state borrows its text.
     let mut spans = Vec::with_capacity(4 + 3 * SHOWN.len());
-    let shown = if let Some(r) = &app.replay {
+    let shown: &[(Action, &str)] = if let Some(r) = &app.replay {
         let state = if r.playing { "playing" } else { "paused" };
         spans.push(Span::styled(
             format!(
@@ -53,11 +55,11 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             ),
             t.warn,
         ));
-        SHOWN_REPLAY
+        &SHOWN_REPLAY
     } else {
-        SHOWN
+        &SHOWN
     };
-    for (a, name) in shown {
+    for &(a, name) in shown {
         if let Some(b) = bindings(app.replay.is_some()).find(|b| b.action == a) {
             spans.push(Span::styled(b.label, t.title));
             spans.push(Span::styled(" ", t.title));
@@ -65,7 +67,14 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         }
     }
     spans.push(Span::styled("[sort ", t.dim));
-    spans.push(Span::styled(app.ui.sort.label(), t.dim));
+    spans.push(Span::styled(
+        if app.ui.who == Some(WhoView::Processes) {
+            app.ui.proc_sort.label()
+        } else {
+            app.ui.sort.label()
+        },
+        t.dim,
+    ));
     spans.push(Span::styled("]", t.dim));
     canvas.lines(area, vec![Line::from(spans)]);
 }

@@ -49,7 +49,7 @@ const COLUMNS: [Column; 9] = [
     (
         "WCHAN",
         20,
-        |p| Cell::Text(p.wchan.clone().unwrap_or_default()),
+        |p| Cell::Text(wchan(p.wchan.as_deref()).to_owned()),
         None,
         true,
     ),
@@ -83,6 +83,15 @@ const COLUMNS: [Column; 9] = [
     ),
 ];
 
+/// A task's wait channel as shown: `-` while it runs (the kernel prints `0`) or unreadable.
+#[must_use]
+pub fn wchan(w: Option<&str>) -> &str {
+    match w {
+        None | Some("" | "0") => "-",
+        Some(w) => w,
+    }
+}
+
 /// One table cell's value.
 enum Cell {
     Bytes(Option<f64>),
@@ -101,8 +110,8 @@ fn title(app: &App) -> String {
     }
     let _ = write!(
         s,
-        " (sort {:?}; s sorts, K stack, Esc back)",
-        app.ui.proc_sort
+        " (sort {}; s sorts, K stack, Esc back)",
+        app.ui.proc_sort.label()
     );
     s
 }
