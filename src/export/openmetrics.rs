@@ -12,7 +12,7 @@
 use std::io::Write;
 
 use crate::model::dirty::State;
-use crate::model::{Disk, Model};
+use crate::model::{Disk, Model, domains};
 
 type Get = fn(&Model) -> Option<f64>;
 type DiskGet = fn(&Disk) -> Option<f64>;
@@ -149,7 +149,108 @@ pub fn write(host: &str, models: &[Model], out: &mut dyn Write) -> anyhow::Resul
             }
         }
     }
+    domains(&base, models, out)?;
+    paused(&base, models, out)?;
     writeln!(out, "# EOF")?;
+    Ok(())
+}
+
+/// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun
+/// point, dirty + writeback count and, where the kernel reports it (wb_stats, 6.10+), its own
+/// threshold beside ours (spec §1.8, §1.9).
+#[rustfmt::skip]
+const DOMAIN: [(&str, &str, &str, DomainGet); 4] = [
+    ("pagewatch_domain_threshold_bytes", "bytes", "A dirty domain's threshold T (global: the kernel's; memcg: derived, spec 1.8; bdi: its cap, spec 1.9).", |d| d.thresh_pages),
+    ("pagewatch_domain_freerun_bytes", "bytes", "A dirty domain's freerun point (T + bg) / 2: its writers are throttled above it.", |d| d.freerun_pages),
+    ("pagewatch_domain_dirty_writeback_bytes", "bytes", "A dirty domain's dirty + writeback pages, the count compared with its freerun point.", domains::Domain::dirty_writeback),
+    ("pagewatch_domain_kernel_threshold_bytes", "bytes", "The kernel's own threshold for the domain (debugfs wb_stats WbDirtyThresh, 6.10+), beside the derived one.", |d| d.kernel_thresh_pages),
+];
+
+type DomainGet = fn(&domains::Domain) -> Option<u64>;
+
+fn domains(base: &str, models: &[Model], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut keys: Vec<(&'static str, &str)> = models
+        .iter()
+        .flat_map(|m| m.domains.iter().map(|d| (kind(d.kind), d.path.as_str())))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    for (name, unit, help, get) in DOMAIN {
+        // A family no record has (the kernel's own threshold before 6.10) is left out.
+        if !models
+            .iter()
+            .any(|m| m.domains.iter().any(|d| get(d).is_some()))
+        {
+            continue;
+        }
+        meta(out, name, unit, help)?;
+        for (k, path) in &keys {
+            let labels = format!("{base},kind=\"{k}\",domain=\"{}\"", label(path));
+            for m in models {
+                let d = m
+                    .domains
+                    .iter()
+                    .find(|d| kind(d.kind) == *k && d.path == *path);
+                if let Some(v) = d.and_then(get) {
+                    sample(out, name, &labels, (v * m.page_size) as f64, m.time_ms)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn kind(k: domains::Kind) -> &'static str {
+    match k {
+        domains::Kind::Global => "global",
+        domains::Kind::Memcg => "memcg",
+        domains::Kind::Bdi => "bdi",
+    }
+}
+
+/// `pagewatch_writers_paused_seconds_total{cgroup}`: seconds throttled writers slept in
+/// balance_dirty_pages(), summed over the writers of each cgroup from the start of the
+/// recording (the tracepoint's pauses; spec §7). A counter: a 3-second throttle episode stays
+/// in it whatever the scrape interval. Per cgroup, never per process.
+fn paused(base: &str, models: &[Model], out: &mut dyn Write) -> std::io::Result<()> {
+    let name = "pagewatch_writers_paused_seconds";
+    let mut groups: Vec<&str> = models
+        .iter()
+        .flat_map(|m| {
+            m.throttled
+                .iter()
+                .map(|t| t.cgroup.as_deref().unwrap_or(""))
+        })
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    if groups.is_empty() {
+        return Ok(());
+    }
+    writeln!(out, "# TYPE {name} counter")?;
+    writeln!(out, "# UNIT {name} seconds")?;
+    writeln!(
+        out,
+        "# HELP {name} Seconds throttled writers slept in balance_dirty_pages (tracepoint), by cgroup."
+    )?;
+    for g in groups {
+        let labels = format!("{base},cgroup=\"{}\"", label(g));
+        let mut total = 0.0;
+        for m in models {
+            let dt = m.interval_s.unwrap_or(0.0);
+            total += m
+                .throttled
+                .iter()
+                .filter(|t| t.cgroup.as_deref().unwrap_or("") == g)
+                .filter_map(|t| t.pause_ms_per_s)
+                .sum::<f64>()
+                * dt
+                / 1000.0;
+            if total.is_finite() {
+                writeln!(out, "{name}_total{{{labels}}} {total} {}", ts(m.time_ms))?;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -169,9 +270,56 @@ mod tests {
     }
 
     #[test]
+    fn paused_seconds_accumulate_per_cgroup() {
+        use crate::model::throttled::{ThrottleSource, Throttled};
+        let s = crate::source::test_samples("live-idle");
+        let snaps: Vec<_> = s
+            .iter()
+            .map(|r| crate::parse::Snapshot::parse(r).unwrap())
+            .collect();
+        let row = |pid, cg: &str, ms| Throttled {
+            pid,
+            comm: "dd".into(),
+            cgroup: Some(cg.into()),
+            cgroup_ino: None,
+            bdi: None,
+            pause_ms_per_s: Some(ms),
+            task_ratelimit_kbps: None,
+            limit_pages: None,
+            setpoint_pages: None,
+            source: ThrottleSource::Tracepoint,
+            is_self: false,
+        };
+        let mut models: Vec<Model> = (1..3)
+            .map(|i| Model::derive(Some(&snaps[i - 1]), &snaps[i], Default::default()))
+            .collect();
+        for m in &mut models {
+            m.interval_s = Some(2.0);
+        }
+        // Two writers of /box pause 250 + 150 ms/s, then one pauses 100 ms/s; 2 s records.
+        models[0].throttled = vec![row(1, "/box", 250.0), row(2, "/box", 150.0)];
+        models[1].throttled = vec![row(1, "/box", 100.0)];
+        let mut v = Vec::new();
+        paused("host=\"h\"", &models, &mut v).unwrap();
+        let text = String::from_utf8(v).unwrap();
+        let totals: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| l.split(' ').nth(1).unwrap())
+            .collect();
+        // 0.4 s × 2 = 0.8 s, then + 0.1 s × 2 = 1.0 s.
+        assert_eq!(totals, ["0.8", "1"]);
+        assert!(
+            text.contains("pagewatch_writers_paused_seconds_total{host=\"h\",cgroup=\"/box\"}")
+        );
+        assert!(text.starts_with("# TYPE pagewatch_writers_paused_seconds counter\n"));
+    }
+
+    #[test]
     fn names_end_in_their_units() {
         let names = SYSTEM.iter().map(|f| (f.0, f.1));
-        for (name, unit) in names.chain(DISK.iter().map(|f| (f.0, f.1))) {
+        let domain = DOMAIN.iter().map(|f| (f.0, f.1));
+        for (name, unit) in names.chain(DISK.iter().map(|f| (f.0, f.1))).chain(domain) {
             assert!(
                 unit.is_empty() || name.ends_with(&format!("_{unit}")),
                 "{name}"

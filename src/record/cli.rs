@@ -51,10 +51,16 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     let start = Instant::now();
     let mut ticker = Ticker::new(args.interval);
     rec.write_sample(&first).with_context(|| lost(&rec))?;
+    let mut who = WhoGate::new(&first);
     let mut failures = 0u64;
     while ticker.wait_unless(&stop, limit) {
         match source.read() {
-            Ok(s) => rec.write_sample(&s).with_context(|| lost(&rec))?,
+            Ok(s) => {
+                rec.write_sample(&s).with_context(|| lost(&rec))?;
+                if let Some(w) = who.update(&s) {
+                    source.want(&w);
+                }
+            }
             Err(e) => {
                 failures += 1;
                 let _ = writeln!(err, "pagewatch: skipped a sample: {e}");
@@ -86,6 +92,40 @@ fn lost(rec: &Recorder) -> String {
         rec.path().display(),
         rec.samples()
     )
+}
+
+/// The "who" gate of a recording: the same decision the screen and batch make
+/// (`model::who::Gate`), so a recording carries the processes, the tracepoint's events and
+/// the cgroups while something happens, and nothing extra while the machine is idle.
+struct WhoGate {
+    parser: crate::parse::Parser,
+    prev: Option<crate::parse::Snapshot>,
+    gate: crate::model::who::Gate,
+}
+
+impl WhoGate {
+    fn new(first: &crate::sample::RawSample) -> Self {
+        let mut parser = crate::parse::Parser::new();
+        let prev = parser.parse(first).ok();
+        Self {
+            parser,
+            prev,
+            gate: crate::model::who::Gate::default(),
+        }
+    }
+
+    /// The wants after sample `s`, when they changed.
+    fn update(&mut self, s: &crate::sample::RawSample) -> Option<crate::sample::Wants> {
+        let snap = self.parser.parse(s).ok()?;
+        let model = crate::model::Model::derive(
+            self.prev.as_ref(),
+            &snap,
+            crate::model::Options::default(),
+        );
+        self.prev = Some(snap);
+        self.gate
+            .update(&model, &crate::model::who::View::default())
+    }
 }
 
 /// Prints a recording's derived figures as `pagewatch --batch` would have printed them live.
