@@ -154,15 +154,24 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         .collect();
 
     let throttled = periods::merge(models.iter().map(|m| {
-        let st = m.dirty.state;
+        // Any dirty domain: a container's writers are throttled while the global line can
+        // say "below background" (spec §1.8).
+        let states = || {
+            m.dirty
+                .state
+                .into_iter()
+                .chain(m.domains.iter().filter_map(|d| d.state))
+        };
         flag(
             m,
-            matches!(
-                st,
-                Some(State::WritersThrottled | State::OverThresh | State::AtHardLimit)
-            ),
+            states().any(|s| {
+                matches!(
+                    s,
+                    State::WritersThrottled | State::OverThresh | State::AtHardLimit
+                )
+            }),
             dirty_pct_of_thresh(m).unwrap_or(0.0),
-            matches!(st, Some(State::OverThresh | State::AtHardLimit)),
+            states().any(|s| matches!(s, State::OverThresh | State::AtHardLimit)),
         )
     }));
     let direct = periods::merge(models.iter().map(|m| {

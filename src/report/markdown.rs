@@ -50,6 +50,7 @@ pub fn render(rec: &Recording, a: &Analysis) -> String {
     timeline(&mut o, a, started);
     figures(&mut o, a);
     periods(&mut o, a, started);
+    super::who::render(&mut o, &a.models, started);
     fio(&mut o, a);
     let _ = writeln!(o, "## Charts\n");
     let _ = writeln!(

@@ -14,6 +14,7 @@ mod range;
 mod series;
 mod stats;
 mod summary;
+pub mod who;
 mod write;
 
 pub use analysis::{Analysis, DiskReport, Row, analyse};
