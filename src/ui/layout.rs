@@ -136,8 +136,8 @@ pub struct WhoRects {
 
 /// Cuts the who panes out of `r`: the throttled-writers table (`throttled_h` rows with its
 /// borders, 0 for none) on top of the charts (large) or below the disks (compact, at most 5
-/// rows, leaving the disks 4); an open who view takes the rest of the charts (large) or the
-/// disks' place (compact).
+/// rows, 4 beside an open who view, leaving the disks 4); an open who view takes the rest of
+/// the charts (large) or the disks' place (compact).
 #[must_use]
 pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
     let empty = |a: Rect| Rect::new(a.x, a.y, a.width, 0);
@@ -159,7 +159,9 @@ pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
         }
     } else {
         let area = r.disks;
-        let th = throttled_h.min(5).min(area.height.saturating_sub(4));
+        // With a who view open the table keeps two writers, so the view keeps its rows.
+        let cap = if view { 4 } else { 5 };
+        let th = throttled_h.min(cap).min(area.height.saturating_sub(4));
         let top = Rect::new(area.x, area.y, area.width, area.height - th);
         let throttled = Rect::new(area.x, top.bottom(), area.width, th);
         let (who, disks) = if view {
@@ -287,5 +289,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn who_panes_take_the_charts_or_the_disks() {
+        let large = PaneRects::for_area(Rect::new(0, 0, 160, 48), 1, 0);
+        let w = who(&large, false, 5);
+        assert_eq!((w.throttled.y, w.throttled.height), (large.charts.y, 5));
+        assert_eq!(w.charts.height, large.charts.height - 5);
+        assert_eq!((w.who.height, w.disks), (0, large.disks));
+        let w = who(&large, true, 0);
+        assert_eq!((w.who, w.charts.height), (large.charts, 0));
+        // Compact: the table under the disks (at most 5 rows, 4 beside a view), the view in
+        // the disks' place; the disks keep 4 rows.
+        let small = PaneRects::for_area(Rect::new(0, 0, 80, 24), 1, 0);
+        let w = who(&small, false, 9);
+        assert_eq!(w.throttled.height, 5);
+        assert_eq!(w.disks.height, small.disks.height - 5);
+        assert_eq!(w.throttled.y, w.disks.bottom());
+        let w = who(&small, true, 9);
+        assert_eq!((w.throttled.height, w.disks.height), (4, 0));
+        assert_eq!(w.who.height, small.disks.height - 4);
     }
 }

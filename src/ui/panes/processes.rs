@@ -136,7 +136,10 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         .collect();
     let mut lines = Vec::with_capacity(usize::from(inner.height));
     lines.push(Line::from(Span::styled(head(app, &cols, width), t.title)));
-    if let Some(note) = note(app) {
+    // The note is for a roomy view; at 80x24 the rows matter more.
+    if inner.height > 8
+        && let Some(note) = note(app)
+    {
         lines.push(Line::from(Span::styled(note, t.dim)));
     }
     let procs = app.sorted_processes();

@@ -1,0 +1,95 @@
+//! Whole-screen snapshots of the "who" panes at 80x24 and 160x48, from a recording made on
+//! this VM (`assets/recordings/who-throttled.pwrec`: vm.dirty_bytes 64M, two buffered fio
+//! writers and a dd, `pagewatch record`, which armed the tracepoint and walked the processes)
+//! and from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12).
+//!
+//! The samples go through `App::update` as live samples do; host facts are fixed. Snapshots
+//! live in `snapshots/`.
+
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
+use std::path::Path;
+
+use pagewatch::app::{Action, App, Look, Msg, WhoView};
+use pagewatch::source::HostInfo;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn host() -> HostInfo {
+    HostInfo {
+        hostname: "testhost".into(),
+        kernel: "6.18.44".into(),
+        cpus: 2,
+    }
+}
+
+/// The app after the recording's first `n` samples.
+fn recorded(n: usize) -> App {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/who-throttled.pwrec");
+    let rec = pagewatch::record::read(&path).unwrap();
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    let mut app = App::new(host(), Look::default(), 1.0);
+    for s in rec.samples.iter().take(n) {
+        app.update(Msg::Sample(s.clone()));
+    }
+    app
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
+    t.backend().to_string()
+}
+
+fn assert_screens(name: &str, app: &App) {
+    for (w, h) in [(80, 24), (160, 48)] {
+        insta::with_settings!({
+            snapshot_path => "../snapshots",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(format!("{name}@{w}x{h}"), screen(app, w, h));
+        });
+    }
+}
+
+/// The sample with the tracepoint's busiest interval (four writers pausing ~0.5 s/s).
+const THROTTLED_AT: usize = 12;
+
+#[test]
+fn throttled_writers_from_the_tracepoint() {
+    let app = recorded(THROTTLED_AT);
+    let m = app.model.as_ref().unwrap();
+    assert!(m.throttled.len() >= 3, "{:?}", m.throttled);
+    assert_screens("who_throttled", &app);
+}
+
+#[test]
+fn processes_view_sorted_by_dirtied() {
+    let mut app = recorded(THROTTLED_AT);
+    app.update(Msg::Action(Action::Processes));
+    assert_eq!(app.ui.who, Some(WhoView::Processes));
+    let top = app.sorted_processes();
+    assert!(
+        top.windows(2)
+            .all(|w| w[0].dirtied_bytes_per_s >= w[1].dirtied_bytes_per_s),
+        "sorted by dirtied/s"
+    );
+    assert_screens("who_processes", &app);
+    // `s` moves the sort to storage reads; Esc closes the view.
+    app.update(Msg::Action(Action::Sort));
+    assert_eq!(app.ui.proc_sort, pagewatch::app::ProcSort::Read);
+    app.update(Msg::Action(Action::Back));
+    assert_eq!(app.ui.who, None);
+}
+
+#[test]
+fn cgroups_view_on_a_cgroup_v1_memory_host_says_why() {
+    let mut app = recorded(THROTTLED_AT);
+    app.update(Msg::Action(Action::Cgroups));
+    let text = screen(&app, 80, 24);
+    assert!(
+        text.contains("container dirty limits need cgroup v2"),
+        "{text}"
+    );
+}
