@@ -20,6 +20,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use pagewatch::batch::TextTable;
+use pagewatch::model::procs::{Tracker, throttled_by_wchan};
 use pagewatch::model::{Model, Options};
 use pagewatch::parse::Parser;
 use pagewatch::sample::{RawSample, names};
@@ -63,7 +64,8 @@ fn trees() -> Vec<Vec<RawSample>> {
 }
 
 /// The captured trees predate `/proc/buddyinfo` in samples: each seed gets this real one
-/// (this VM's) so that its parser and the per-zone watermarks are fuzzed too.
+/// (this VM's) so that its parser and the per-zone watermarks are fuzzed too, and a process
+/// walk (`walk_text`) for the walk parser and the per-process rates.
 fn with_buddyinfo(mut s: RawSample) -> RawSample {
     s.files.insert(
         "proc/buddyinfo".into(),
@@ -72,6 +74,8 @@ fn with_buddyinfo(mut s: RawSample) -> RawSample {
          Node 0, zone   Normal  12380   6253   4304   2193   1674   1119    718    387    241    102   4303 \n"
             .into(),
     );
+    s.files
+        .insert(pagewatch::sample::names::PROCS.into(), walk_text(s.mono_ns));
     s
 }
 
@@ -92,6 +96,41 @@ fn with_trace(mut s: RawSample) -> RawSample {
         "state armed\npid 16900\ntasks 16900 16901\nbytes 5540\ncapped 0\n".into(),
     );
     s
+}
+
+/// A process walk as the source writes it (`source::procs`): a written process with its
+/// carried previous reading, a D task whose io is denied, and a multi-threaded one.
+fn walk_text(mono_ns: u64) -> String {
+    let stat = |pid: &str, comm: &str, state: &str, threads: u32, start: u32, blkio: u32| {
+        format!(
+            "{pid} ({comm}) {state} 1 {pid} {pid} 0 -1 4194560 151 0 0 0 2 13 0 0 20 0 {threads} 0 \
+             {start} 5373952 384 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 {blkio} 0 \
+             0 0 0 0 0 0 0 0 0"
+        )
+    };
+    let io = |w: u64| {
+        format!(
+            "rchar: {}\nwchar: {w}\nsyscr: 12\nsyscw: 900\nread_bytes: 4096\nwrite_bytes: {w}\n\
+             cancelled_write_bytes: 0\n",
+            w / 3
+        )
+    };
+    format!(
+        "walk {mono_ns}\nprev {}\nclk_tck 100\ntask_delayacct 1\nscope -\n\
+         P 4242 9000\nstat {}\n{}wchan balance_dirty_pages\ncgroup /user.slice/a.scope\n\
+         p 4242 9000\nstat {}\n{}\
+         P 77 120\nstat {}\nio denied\nwchan 0\n\
+         P 900 3000\nstat {}\n{}wchan futex_wait_queue\ncgroup /system.slice/db.service\n\
+         blkio_tasks 420\n",
+        mono_ns.saturating_sub(2_000_000_000),
+        stat("4242", "dd", "D", 1, 9000, 310),
+        io(2_147_483_648),
+        stat("4242", "dd", "R", 1, 9000, 120),
+        io(1_073_741_824),
+        stat("77", "sshd: a (b)", "S", 1, 120, 0),
+        stat("900", "db", "S", 12, 3000, 55),
+        io(10_000_000),
+    )
 }
 
 const NUMBERS: &[&str] = &[
@@ -250,7 +289,17 @@ fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
                 "a trace error names no file: {e}"
             );
         }
-        let m = Model::derive(Some(p), c, Options { partitions: true });
+        let mut m = Model::derive(Some(p), c, Options { partitions: true });
+        let mut procs = Tracker::default();
+        procs.update(p);
+        procs.update(c);
+        procs.fill(&mut m);
+        let _ = throttled_by_wchan(procs.rows().unwrap_or(&[]));
+        for s in [p, c] {
+            if let Some(e) = &s.procs_error {
+                assert!(e.starts_with("proc/pids:"), "walk error names no file: {e}");
+            }
+        }
         serde_json::to_string(&m).unwrap();
         let _ = TextTable::default().render(&m);
         let _ = m.derived_differs();
@@ -417,4 +466,14 @@ fn damaged_recordings_never_panic() {
         }
     }
     eprintln!("{} damaged recordings", 2 * n);
+}
+
+#[test]
+fn the_seed_walk_parses_and_gives_rates() {
+    let w = pagewatch::parse::procs::parse(&walk_text(10_000_000_000)).unwrap();
+    let rows = pagewatch::model::procs::derive(None, &w);
+    assert_eq!(rows.len(), 3);
+    // 1 GiB more dirtied over the 2 s to the carried reading.
+    assert_eq!(rows[0].pid, 4242);
+    assert_eq!(rows[0].dirtied_bytes_per_s, Some(536_870_912.0));
 }

@@ -1,0 +1,256 @@
+//! The process walk against the live kernel (root; needs dd): a buffered dd shows first in
+//! batch JSON `processes[]` by `dirtied_bytes_per_s`, a writer throttled under a low
+//! `vm.dirty_bytes` shows wchan `balance_dirty_pages`, and an idle batch run walks nothing.
+//! The sysctl test restores `vm.dirty_bytes`/`dirty_ratio` with a Drop guard, also on failure.
+//! One lock serialises the tests: the dirty limit is global.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use pagewatch::parse::procs::parse;
+use pagewatch::sample::ProcScope;
+use pagewatch::source::procs::{WALK_PERIOD_NS, Walker};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn lock() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// A buffered `dd` writing 2,000 MiB of zeros into a file of ours in `dir` (on a real disk:
+/// tmpfs pages are never dirty-accounted); killed on drop.
+struct Dd(Child);
+
+impl Dd {
+    fn start(dir: &Path) -> Self {
+        let child = Command::new("dd")
+            .arg("if=/dev/zero")
+            .arg(format!("of={}", dir.join("dd.out").display()))
+            .args(["bs=1M", "count=2000"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dd");
+        Dd(child)
+    }
+    fn pid(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+impl Drop for Dd {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("pagewatch-procs")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
+fn batch(args: &[&str]) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args(["--batch", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_buffered_dd_leads_the_processes_by_dirtied_bytes() {
+    if !is_root() {
+        println!("skipped: needs root to read every process's io");
+        return;
+    }
+    let _l = lock();
+    let dir = scratch();
+    let dd = Dd::start(dir.path());
+    let records = batch(&["--interval", "1", "--count", "6"]);
+    // Six records, a walk every 2 s from the second: the first walk has no rates, the second
+    // has; the first record with rates must have dd first by dirtied bytes.
+    let rows = records
+        .iter()
+        .filter_map(|m| m["processes"].as_array())
+        .find(|rows| rows.iter().any(|r| r["dirtied_bytes_per_s"].is_f64()))
+        .unwrap_or_else(|| panic!("no rates in {records:#?}"));
+    for key in [
+        "pid",
+        "comm",
+        "cgroup",
+        "dirtied_bytes_per_s",
+        "read_bytes_per_s",
+        "rchar_per_s",
+        "wchar_per_s",
+        "iowait_ms_per_s",
+        "state",
+        "wchan",
+    ] {
+        assert!(
+            rows.iter().all(|r| r.get(key).is_some()),
+            "no {key} in {rows:#?}"
+        );
+    }
+    let dirtied = |r: &serde_json::Value| r["dirtied_bytes_per_s"].as_f64().unwrap_or(0.0);
+    let leader = rows
+        .iter()
+        .max_by(|a, b| dirtied(a).total_cmp(&dirtied(b)))
+        .unwrap();
+    assert_eq!(leader["pid"], u64::from(dd.pid()), "{rows:#?}");
+    assert_eq!(
+        rows[0]["pid"],
+        u64::from(dd.pid()),
+        "first by activity too: {rows:#?}"
+    );
+}
+
+/// A proc root: the captured idle tree's files with `procs_blocked` set, plus one process in
+/// D state (pid 42), which any walk would write.
+fn fake_root(blocked: u32) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle/000/proc");
+    let status = Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(dir.path().join("proc"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let proc = dir.path().join("proc");
+    let stat = std::fs::read_to_string(proc.join("stat")).unwrap();
+    let stat = stat.replace("procs_blocked 0", &format!("procs_blocked {blocked}"));
+    std::fs::write(proc.join("stat"), stat).unwrap();
+    let p = proc.join("42");
+    std::fs::create_dir(&p).unwrap();
+    let fields: Vec<String> = (3..=52)
+        .map(|n| match n {
+            3 => "D".to_owned(),
+            20 => "1".to_owned(),
+            22 => "500".to_owned(),
+            _ => "0".to_owned(),
+        })
+        .collect();
+    std::fs::write(p.join("stat"), format!("42 (w) {}\n", fields.join(" "))).unwrap();
+    std::fs::write(
+        p.join("io"),
+        "rchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\nread_bytes: 0\nwrite_bytes: 0\n\
+         cancelled_write_bytes: 0\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("wchan"), "balance_dirty_pages").unwrap();
+    dir
+}
+
+/// Batch JSON over a fake root, five reads half a second apart.
+fn batch_over(root: &Path) -> Vec<serde_json::Value> {
+    batch(&[
+        "--proc-root",
+        root.join("proc").to_str().unwrap(),
+        "--sys-root",
+        root.join("sys").to_str().unwrap(),
+        "--interval",
+        "0.5",
+        "--count",
+        "4",
+    ])
+}
+
+#[test]
+fn an_idle_batch_run_walks_no_process() {
+    let idle = fake_root(0);
+    let records = batch_over(idle.path());
+    assert_eq!(records.len(), 4);
+    assert!(
+        records.iter().all(|m| m.get("processes").is_none()),
+        "{records:?}"
+    );
+    // The control: a task in IO wait opens the gate, and the walk finds pid 42.
+    let busy = fake_root(1);
+    let records = batch_over(busy.path());
+    assert!(
+        records.iter().any(|m| m["processes"][0]["pid"] == 42),
+        "{records:?}"
+    );
+}
+
+/// Restores `vm.dirty_bytes` and `vm.dirty_ratio` (writing one zeroes the other).
+struct DirtyLimit {
+    ratio: String,
+    bytes: String,
+}
+
+const VM: &str = "/proc/sys/vm";
+
+impl DirtyLimit {
+    fn set_bytes(bytes: u64) -> Self {
+        let read = |k: &str| std::fs::read_to_string(Path::new(VM).join(k)).unwrap();
+        let guard = DirtyLimit {
+            ratio: read("dirty_ratio").trim().to_owned(),
+            bytes: read("dirty_bytes").trim().to_owned(),
+        };
+        std::fs::write(Path::new(VM).join("dirty_bytes"), bytes.to_string()).unwrap();
+        guard
+    }
+}
+
+impl Drop for DirtyLimit {
+    fn drop(&mut self) {
+        let (knob, value) = if self.bytes == "0" {
+            ("dirty_ratio", &self.ratio)
+        } else {
+            ("dirty_bytes", &self.bytes)
+        };
+        if let Err(e) = std::fs::write(Path::new(VM).join(knob), value) {
+            eprintln!("WARNING: could not restore vm.{knob}={value}: {e}");
+        }
+    }
+}
+
+#[test]
+fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
+    if !is_root() {
+        println!("skipped: needs root to change vm.dirty_bytes");
+        return;
+    }
+    let _l = lock();
+    let dir = scratch();
+    let _limit = DirtyLimit::set_bytes(16 << 20);
+    let dd = Dd::start(dir.path());
+    let mut walker = Walker::new("/proc");
+    let scope = ProcScope::default();
+    let mut seen = Vec::new();
+    // A sampled state: poll up to 100 walks, 100 ms apart (the walker is given walk times).
+    for i in 0..100u64 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let text = walker.maybe_walk((i + 1) * WALK_PERIOD_NS, &scope).unwrap();
+        let walk = parse(text).unwrap();
+        let mine = walk
+            .records
+            .iter()
+            .filter(|r| r.pid == dd.pid() && !r.carried);
+        seen.extend(mine.filter_map(|r| r.wchan.clone()));
+        if seen.iter().any(|w| w == "balance_dirty_pages") {
+            return;
+        }
+    }
+    panic!("dd never seen in balance_dirty_pages; its wchans: {seen:?}");
+}
