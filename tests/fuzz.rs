@@ -223,6 +223,16 @@ fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
         }
     }
     if let (Ok(p), Ok(c)) = (&p, &c) {
+        // A bad cgroup, BDI or wb_stats file leaves those out and says why, naming the file
+        // and line (`parse::cgroup`, `parse::bdi`); the sample stands.
+        for (snap, raw) in [(p, prev), (c, cur)] {
+            if let Some(e) = &snap.domains_error {
+                assert!(
+                    raw.files.keys().any(|f| e.starts_with(&format!("{f}:"))),
+                    "a cgroup/bdi error names no file: {e}"
+                );
+            }
+        }
         let m = Model::derive(Some(p), c, Options { partitions: true });
         serde_json::to_string(&m).unwrap();
         let _ = TextTable::default().render(&m);

@@ -28,6 +28,7 @@ put() {
 put "$bin"
 put "$(command -v iostat)"
 cp "$here/../capture-tree.sh" "$r/bin/capture-tree.sh" 2>/dev/null || true
+cp "$here/capture.sh" "$r/bin/capture.sh"
 # virtio for the disk; on 6.12 only virtio_blk is a module (compressed with xz).
 modules=$(find "$k" -path '*/kernel/drivers/*' \( -name 'virtio.ko*' -o -name 'virtio_ring.ko*' \
   -o -name 'virtio_pci_modern_dev.ko*' -o -name 'virtio_pci_legacy_dev.ko*' -o -name 'virtio_pci.ko*' \
