@@ -282,6 +282,16 @@ fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
         }
     }
     if let (Ok(p), Ok(c)) = (&p, &c) {
+        // A bad cgroup, BDI or wb_stats file leaves those out and says why, naming the file
+        // and line (`parse::cgroup`, `parse::bdi`); the sample stands.
+        for (snap, raw) in [(p, prev), (c, cur)] {
+            if let Some(e) = &snap.domains_error {
+                assert!(
+                    raw.files.keys().any(|f| e.starts_with(&format!("{f}:"))),
+                    "a cgroup/bdi error names no file: {e}"
+                );
+            }
+        }
         // A trace file that does not parse leaves the sample standing, its error named.
         if let Some(e) = c.trace.as_ref().and_then(|t| t.error.as_ref()) {
             assert!(

@@ -172,6 +172,124 @@ fn check_kernel(suite: &str, version: &str) {
 
     iostat_matches(suite, &s);
     replay_matches(suite, &s);
+    memcg_domain(suite, &s, version == "6.12.");
+}
+
+fn u(v: &Value, key: &str) -> u64 {
+    v.pointer(key)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// The memcg dirty domain of a group capped at 300M while `dd` writes in it (spec §1.8):
+/// pagewatch's figures equal the spec's formulas computed here from the same sample's
+/// memory.stat, memory.current and memory.max and the global domain, and on 6.10+ they
+/// match the kernel's own `WbDirtyThresh` (debugfs wb_stats) within 2 %.
+fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
+    let head = s.keys().find(|k| k.starts_with("memcg-ino ")).unwrap();
+    let ino: u64 = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let samples: Vec<Value> = s["memcg"]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(samples.len() >= 3, "{suite}: memcg samples: {}", s["memcg"]);
+    let (mut throttled_while_global_free, mut with_domain) = (0, 0);
+    for v in &samples {
+        let doms = v["domains"].as_array().unwrap();
+        let g = &doms[0];
+        assert_eq!(g["kind"], "global", "{suite}: {g}");
+        // The writer pauses now and then (reclaim at memory.max, a journal commit): a
+        // sample where /box has no dirty or writeback pages has no domain.
+        let Some(m) = doms
+            .iter()
+            .find(|d| d["kind"] == "memcg" && d["path"] == "/box")
+        else {
+            println!("{suite}: no /box domain in this sample (writer paused)");
+            continue;
+        };
+        with_domain += 1;
+        assert_eq!(u(m, "/cgroup_ino"), ino, "{suite}: inode");
+        let row = v["cgroups"]["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["path"] == "/box")
+            .unwrap();
+        // By hand, spec §1.8, 4 KiB pages, ratio 20/10 (819 and 409 per 4096).
+        let pages = |k: &str| u(row, k) / 4096;
+        let (current, max) = (pages("/current_bytes"), pages("/max_bytes"));
+        assert!(row["high_bytes"].is_null(), "{suite}: memory.high is max");
+        let headroom = max - max.min(current);
+        let filepages = pages("/file_lru_bytes");
+        let m_dirty = pages("/dirty_bytes") + pages("/writeback_bytes");
+        let (g_avail, g_dirty) = (
+            u(g, "/avail_pages"),
+            u(g, "/dirty_pages") + u(g, "/writeback_pages"),
+        );
+        let clean = filepages - filepages.min(m_dirty);
+        let global_clean = g_avail - g_avail.min(g_dirty);
+        let other_clean = global_clean - global_clean.min(clean);
+        let avail = filepages + headroom.min(other_clean);
+        let (thresh, bg) = (819 * avail / 4096, 409 * avail / 4096);
+        let got = (
+            u(m, "/headroom_pages"),
+            u(m, "/avail_pages"),
+            u(m, "/thresh_pages"),
+            u(m, "/bg_thresh_pages"),
+            u(m, "/freerun_pages"),
+        );
+        assert_eq!(
+            got,
+            (headroom, avail, thresh, bg, u64::midpoint(thresh, bg)),
+            "{suite}: /box domain against the hand computation"
+        );
+        let kernel = m["kernel_thresh_pages"].as_u64();
+        println!(
+            "{suite} /box: file {filepages} d+wb {m_dirty} headroom {headroom} avail {avail} \
+             thresh {thresh} bg {bg} state {} kernel {kernel:?}; global avail {g_avail} \
+             d+wb {g_dirty} freerun {} state {}",
+            m["state"],
+            u(g, "/freerun_pages"),
+            g["state"]
+        );
+        if wb_stats {
+            let k = kernel.unwrap_or_else(|| panic!("{suite}: no WbDirtyThresh for /box"));
+            assert!(
+                thresh.abs_diff(k) * 50 <= k,
+                "{suite}: thresh {thresh} vs the kernel's {k} pages"
+            );
+        } else {
+            assert_eq!(kernel, None, "{suite}: no wb_stats before 6.10");
+        }
+        let paced = matches!(
+            m["state"].as_str(),
+            Some("writers_throttled" | "over_thresh")
+        );
+        if paced && g_dirty <= u(g, "/freerun_pages") {
+            throttled_while_global_free += 1;
+        }
+    }
+    assert!(
+        with_domain >= 2,
+        "{suite}: /box a domain in {with_domain} samples"
+    );
+    // On 6.12 (the kernel of the acceptance figures) the container's writers are paced by
+    // their own domain while the global one is below its freerun ceiling. Older kernels
+    // here often catch the writer between bursts, below its freerun: not asserted.
+    assert!(
+        !wb_stats || throttled_while_global_free > 0,
+        "{suite}: /box never over its freerun while the global domain was under its own"
+    );
+    if wb_stats {
+        let last = samples.last().unwrap()["domains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["path"] == "/box")
+            .map(|d| u(d, "/thresh_pages"))
+            .unwrap();
+        wb_stats_after(suite, &s["wb_stats"], ino, last);
+    }
 }
 
 /// iostat -x since boot, beside /proc/diskstats read before and after it.
@@ -223,6 +341,29 @@ fn replay_matches(suite: &str, s: &BTreeMap<String, String>) {
     assert_eq!(
         host_lines, guest,
         "{suite}: host replay differs from the guest's"
+    );
+}
+
+/// The kernel's own `WbDirtyThresh` for the cgroup, read after the samples, against the
+/// last derived threshold (within 2 %).
+fn wb_stats_after(suite: &str, text: &str, ino: u64, last: u64) {
+    let block = text
+        .split("WbCgIno:")
+        .find(|b| b.split_whitespace().next() == Some(&ino.to_string()))
+        .unwrap_or_else(|| panic!("{suite}: no wb for /box in {text}"));
+    let kb: u64 = block
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("WbDirtyThresh:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap();
+    println!(
+        "{suite}: wb_stats after the samples: WbDirtyThresh {kb} kB = {} pages; last derived {last}",
+        kb / 4
+    );
+    assert!(
+        last.abs_diff(kb / 4) * 50 <= kb / 4,
+        "{suite}: {last} vs {} pages",
+        kb / 4
     );
 }
 

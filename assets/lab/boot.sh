@@ -6,7 +6,7 @@
 # the caller looks for. Never touches a real block device; the disk image is a file in a
 # temporary directory, removed at the end. Environment: PAGEWATCH_BIN (the binary to copy in),
 # PAGEWATCH_LAB_CACHE (where kernels are cached), LAB_MEM (MiB, default 1024), LAB_TIMEOUT
-# (seconds, default 240), LAB_KEEP (a directory to copy the disk image to, for the caller).
+# (seconds, default 240), LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller).
 set -eu
 suite=$1
 script=$2
@@ -28,6 +28,7 @@ put() {
 put "$bin"
 put "$(command -v iostat)"
 cp "$here/../capture-tree.sh" "$r/bin/capture-tree.sh" 2>/dev/null || true
+cp "$here/capture.sh" "$r/bin/capture.sh"
 # virtio for the disk; on 6.12 only virtio_blk is a module (compressed with xz).
 modules=$(find "$k" -path '*/kernel/drivers/*' \( -name 'virtio.ko*' -o -name 'virtio_ring.ko*' \
   -o -name 'virtio_pci_modern_dev.ko*' -o -name 'virtio_pci_legacy_dev.ko*' -o -name 'virtio_pci.ko*' \
@@ -65,7 +66,7 @@ poweroff -f
 INIT
 chmod +x "$r/init"
 (cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd"
-truncate -s 512M "$work/disk.img"
+truncate -s "${LAB_DISK:-2G}" "$work/disk.img"
 mkfs.ext4 -q -F "$work/disk.img"
 vmlinuz=$(ls "$k"/boot/vmlinuz-*)
 timeout "${LAB_TIMEOUT:-240}" qemu-system-x86_64 -nographic -no-reboot -m "${LAB_MEM:-1024}" -smp 2 \

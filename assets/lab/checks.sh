@@ -39,4 +39,19 @@ echo "== guest-replay"
 pagewatch replay /mnt/rec.pwrec --batch --format json > /tmp/replay.json; echo "exit=$?"; cat /tmp/replay.json
 echo "== recording"
 base64 /mnt/rec.pwrec
+# A memcg dirty domain (spec §1.8): a buffered writer in a group capped at 300M, sampled
+# four times while it writes, then the kernel's own wb_stats (6.10+) for the disk.
+cg=/sys/fs/cgroup
+vda=$(cat /sys/block/vda/dev)
+echo "+memory +io" > $cg/cgroup.subtree_control
+mkdir $cg/box && echo 300M > $cg/box/memory.max
+sh -c "echo \$\$ > $cg/box/cgroup.procs; exec dd if=/dev/zero of=/mnt/big bs=1M count=1500 2>/dev/null" &
+writer=$!
+sleep 2
+echo "== memcg-ino $(ls -id $cg/box | awk '{print $1}') $vda"
+echo "== memcg"
+pagewatch --batch --format json --count 4 --interval 0.5 | grep '^{'
+echo "== wb_stats"
+cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
+kill $writer; wait $writer 2>/dev/null; rm -f /mnt/big
 echo "== end"

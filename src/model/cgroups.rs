@@ -30,6 +30,9 @@ pub struct CgroupRow {
     pub max_bytes: Option<u64>,
     /// memory.stat `file`.
     pub file_bytes: Option<u64>,
+    /// memory.stat `active_file + inactive_file`: the file pages of the domain (spec §1.8;
+    /// `file` also counts shmem).
+    pub file_lru_bytes: Option<u64>,
     /// memory.stat `file_dirty`.
     pub dirty_bytes: Option<u64>,
     /// memory.stat `file_writeback`.
@@ -109,7 +112,8 @@ pub fn derive(
         .map(|g| row(g, before(g), dt_s, domains))
         .collect();
     let activity = |r: &CgroupRow| {
-        (r.dirty_bytes.unwrap_or(0) + r.writeback_bytes.unwrap_or(0)) as f64
+        r.dirty_bytes.unwrap_or(0) as f64
+            + r.writeback_bytes.unwrap_or(0) as f64
             + r.read_bytes_per_s.unwrap_or(0.0)
             + r.write_bytes_per_s.unwrap_or(0.0)
     };
@@ -153,6 +157,9 @@ fn row(g: &Group, p: Option<&Group>, dt_s: Option<f64>, domains: &[Domain]) -> C
         high_bytes: limit(g.high),
         max_bytes: limit(g.max),
         file_bytes: g.stat.and_then(|s| s.file),
+        file_lru_bytes: g
+            .stat
+            .and_then(|s| s.active_file?.checked_add(s.inactive_file?)),
         dirty_bytes: g.stat.and_then(|s| s.file_dirty),
         writeback_bytes: g.stat.and_then(|s| s.file_writeback),
         thresh_pages: dom.and_then(|d| d.thresh_pages),

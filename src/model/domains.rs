@@ -63,7 +63,7 @@ impl Domain {
     /// Dirty + writeback pages.
     #[must_use]
     pub fn dirty_writeback(&self) -> Option<u64> {
-        Some(self.dirty_pages? + self.writeback_pages?)
+        Some(self.dirty_pages?.saturating_add(self.writeback_pages?))
     }
 
     /// How the domain is named on screen: `global`, `cgroup /box`, `bdi 0:52`.
@@ -144,7 +144,7 @@ pub fn memcg_avail(
     let clean = filepages - filepages.min(m_dirty);
     let global_clean = g_avail - g_avail.min(g_dirty);
     let other_clean = global_clean - global_clean.min(clean);
-    filepages + headroom.unwrap_or(u64::MAX).min(other_clean)
+    filepages.saturating_add(headroom.unwrap_or(u64::MAX).min(other_clean))
 }
 
 /// `domain_dirty_limits()` on a memcg domain (spec §1.8): the same per-PAGE_SIZE ratios as
@@ -164,7 +164,10 @@ pub fn memcg_limits(
             _ => Some(u128::from(ratio?) * u128::from(page_size) / 100),
         }
     };
-    let apply = |r: u128| (r * u128::from(m_avail) / u128::from(page_size)) as u64;
+    let apply = |r: u128| {
+        u64::try_from(r.saturating_mul(u128::from(m_avail)) / u128::from(page_size.max(1)))
+            .unwrap_or(u64::MAX)
+    };
     let thresh = apply(per_page(sysctl.dirty_bytes, sysctl.dirty_ratio)?).min(u64::from(u32::MAX));
     let mut bg_thresh = apply(per_page(
         sysctl.dirty_background_bytes,
@@ -228,7 +231,9 @@ fn global(d: &Dirty) -> Domain {
 fn own_dirty(g: &Group, groups: &[Group]) -> u64 {
     let dw = |g: &Group| {
         g.stat.map_or(0, |s| {
-            s.file_dirty.unwrap_or(0) + s.file_writeback.unwrap_or(0)
+            s.file_dirty
+                .unwrap_or(0)
+                .saturating_add(s.file_writeback.unwrap_or(0))
         })
     };
     let prefix = format!("{}/", g.path);
@@ -240,7 +245,7 @@ fn own_dirty(g: &Group, groups: &[Group]) -> u64 {
                 .is_some_and(|rest| !rest.contains('/'))
         })
         .map(dw)
-        .sum();
+        .fold(0, u64::saturating_add);
     dw(g).saturating_sub(kids)
 }
 
@@ -258,12 +263,13 @@ fn memcg(
     }
     let dirty = st.file_dirty? / page;
     let writeback = st.file_writeback? / page;
-    let filepages = (st.active_file? + st.inactive_file?) / page;
+    let filepages = st.active_file?.saturating_add(st.inactive_file?) / page;
+    let m_dirty = dirty.saturating_add(writeback);
     let levels = groups.iter().filter(|a| {
         a.path == g.path || (a.path != "/" && g.path.starts_with(&format!("{}/", a.path)))
     });
     let headroom = headroom(levels, page);
-    let avail = memcg_avail(filepages, dirty + writeback, headroom, g_avail, g_dirty);
+    let avail = memcg_avail(filepages, m_dirty, headroom, g_avail, g_dirty);
     let l = memcg_limits(avail, g_avail, &s.sysctl, page);
     Some(Domain {
         kind: Kind::Memcg,
@@ -276,7 +282,7 @@ fn memcg(
         dirty_pages: Some(dirty),
         writeback_pages: Some(writeback),
         headroom_pages: headroom,
-        state: l.map(|l| dirty::state(dirty, dirty + writeback, l, None)),
+        state: l.map(|l| dirty::state(dirty, m_dirty, l, None)),
         kernel_thresh_pages: kernel_thresh(&s.wb_stats, g.ino, page),
     })
 }
@@ -288,14 +294,16 @@ fn kernel_thresh(wb: &[(String, Vec<WbStat>)], ino: u64, page: u64) -> Option<u6
         .filter(|b| b.cg_ino == ino)
         .filter_map(|b| b.dirty_thresh_kb)
         .max()
-        .map(|kb| kb * 1024 / page)
+        .map(|kb| kb.saturating_mul(1024) / page)
 }
 
 /// A BDI with a cap below 100 % (`max_ratio_fine`, else `max_ratio`) or strictlimit: its cap
 /// on the global thresholds (spec §1.9; the wb's exact share needs the kernel's writeout
 /// fraction, which only debugfs shows). Dirty and writeback pages from wb_stats when read.
 fn bdi(s: &Snapshot, d: &Dirty, b: &BdiLimits) -> Option<Domain> {
-    let fine = b.max_ratio_fine.or(b.max_ratio.map(|r| r * 10_000))?;
+    let fine = b
+        .max_ratio_fine
+        .or(b.max_ratio.map(|r| r.saturating_mul(10_000)))?;
     if fine >= 1_000_000 && b.strict_limit != Some(true) {
         return None;
     }
@@ -312,7 +320,13 @@ fn bdi(s: &Snapshot, d: &Dirty, b: &BdiLimits) -> Option<Domain> {
         .find(|(n, _)| *n == b.name)
         .map(|(_, w)| w);
     let sum = |f: fn(&WbStat) -> Option<u64>| {
-        blocks.map(|w| w.iter().filter_map(f).sum::<u64>() * 1024 / page)
+        blocks.map(|w| {
+            w.iter()
+                .filter_map(f)
+                .fold(0, u64::saturating_add)
+                .saturating_mul(1024)
+                / page
+        })
     };
     let (dirty, writeback) = (sum(|w| w.reclaimable_kb), sum(|w| w.writeback_kb));
     Some(Domain {
@@ -328,7 +342,7 @@ fn bdi(s: &Snapshot, d: &Dirty, b: &BdiLimits) -> Option<Domain> {
         headroom_pages: None,
         state: l
             .zip(dirty.zip(writeback))
-            .map(|(l, (d, w))| dirty::state(d, d + w, l, None)),
+            .map(|(l, (d, w))| dirty::state(d, d.saturating_add(w), l, None)),
         kernel_thresh_pages: None,
     })
 }

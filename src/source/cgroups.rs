@@ -63,6 +63,9 @@ pub(super) struct Cgroups {
     /// The cgroup2 mount and why (decided on each slow refresh); `None` before the first, or
     /// when this root has no cgroup information at all (older captured trees).
     found: Option<(Option<PathBuf>, Status)>,
+    /// The tree is a captured copy (no mountinfo): each group's inode is the one recorded
+    /// in its `cgroup.ino` by the capture, when there is one, not the copy's.
+    captured: bool,
     /// Groups (paths relative to the mount) that had dirty or writeback pages at their last
     /// read, with their ancestors.
     live: BTreeSet<String>,
@@ -83,6 +86,7 @@ impl Cgroups {
             proc_root: proc_root.to_owned(),
             sys_root: sys_root.to_owned(),
             found: None,
+            captured: false,
             live: BTreeSet::new(),
             ticks_since_walk: 0,
             last_dirtied: None,
@@ -138,8 +142,14 @@ impl Cgroups {
                 .collect()
         };
         self.live.clear();
-        for (group, ino) in groups {
+        for (group, mut ino) in groups {
             let dir = mount.join(group.trim_start_matches('/'));
+            if self.captured
+                && let Some(n) =
+                    read_any(&dir.join("cgroup.ino"), &mut buf).and_then(|t| t.trim().parse().ok())
+            {
+                ino = n;
+            }
             let mut flags = String::new();
             for file in names::CGROUP_FILES {
                 let Some(text) = read_any(&dir.join(file), &mut buf) else {
@@ -171,7 +181,7 @@ impl Cgroups {
     /// Where cgroup2 is mounted and whether it has the memory and io controllers: the
     /// proc root's `self/mountinfo` (live), else `<sys root>/fs/cgroup` when it holds
     /// `cgroup.controllers` (a captured tree). `None` when neither says anything.
-    fn find(&self) -> Option<(Option<PathBuf>, Status)> {
+    fn find(&mut self) -> Option<(Option<PathBuf>, Status)> {
         let mut buf = Vec::new();
         let (mount, v1_memory) =
             if let Some(text) = read_any(&self.proc_root.join("self/mountinfo"), &mut buf) {
@@ -181,6 +191,7 @@ impl Cgroups {
                 if !m.join("cgroup.controllers").is_file() {
                     return None;
                 }
+                self.captured = true;
                 (Some(m), false)
             };
         let status = match &mount {
@@ -317,7 +328,7 @@ fn dirty_pages(stat: &str) -> u64 {
             let (k, v) = l.split_once(' ')?;
             matches!(k, "file_dirty" | "file_writeback").then(|| v.trim().parse::<u64>().ok())?
         })
-        .sum()
+        .fold(0, u64::saturating_add)
 }
 
 /// `nr_dirtied` of a vmstat text.
