@@ -93,3 +93,36 @@ fn cgroups_view_on_a_cgroup_v1_memory_host_says_why() {
         "{text}"
     );
 }
+
+/// The app after every root of a captured tree.
+fn captured(tree: &str) -> App {
+    use pagewatch::source::{Source, TreeSource};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/trees")
+        .join(tree);
+    let mut src = TreeSource::open(&dir).unwrap();
+    let mut app = App::new(host(), Look::default(), 1.0);
+    while let Some(s) = src.next_sample().unwrap() {
+        app.update(Msg::Sample(s));
+    }
+    app
+}
+
+#[test]
+fn container_domain_named_in_the_dirty_pane_and_the_cgroups_view() {
+    let mut app = captured("kernel-6.12-lab-memcg");
+    // Root 003: /box's writers are throttled by its own domain, the global one is below
+    // background, and the dirty pane says which domain binds.
+    let text = screen(&app, 160, 48);
+    assert!(
+        text.contains("cgroup /box throttled d+wb 48.2M > f 43.4M"),
+        "{text}"
+    );
+    assert_screens("who_memcg", &app);
+    app.update(Msg::Action(Action::Cgroups));
+    assert_screens("who_cgroups", &app);
+    // Enter scopes the processes view to the selected group.
+    app.update(Msg::Action(Action::Detail));
+    assert_eq!(app.ui.who, Some(WhoView::Processes));
+    assert_eq!(app.ui.scope.as_deref(), Some("/box"));
+}

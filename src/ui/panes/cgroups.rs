@@ -23,15 +23,15 @@ const PATH_W: usize = 28;
 type Getter = fn(&CgroupRow, u64) -> String;
 const COLUMNS: [(&str, usize, Getter); 12] = [
     ("MEM", 8, |c, _| bytes(c.current_bytes)),
-    ("HIGH/MAX", 14, |c, _| {
-        format!("{}/{}", bytes(c.high_bytes), bytes(c.max_bytes))
-    }),
     ("DIRTY", 8, |c, _| bytes(c.dirty_bytes)),
     ("WB", 7, |c, _| bytes(c.writeback_bytes)),
-    ("FREERUN", 8, |c, ps| bytes(c.freerun_pages.map(|p| p * ps))),
-    ("THRESH", 8, |c, ps| bytes(c.thresh_pages.map(|p| p * ps))),
     ("STATE", 20, |c, _| {
         c.state.map_or("-", |s| s.label()).to_owned()
+    }),
+    ("FREERUN", 8, |c, ps| bytes(c.freerun_pages.map(|p| p * ps))),
+    ("THRESH", 8, |c, ps| bytes(c.thresh_pages.map(|p| p * ps))),
+    ("HIGH/MAX", 14, |c, _| {
+        format!("{}/{}", bytes(c.high_bytes), bytes(c.max_bytes))
     }),
     ("PSI m/io", 10, |c, _| {
         format!("{}/{}", psi(c.memory_psi_avg10), psi(c.io_psi_avg10))
@@ -88,7 +88,9 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         return;
     };
     let width = usize::from(inner.width);
-    let mut avail = width.saturating_sub(PATH_W);
+    // 80 columns: a shorter path column, so the state fits.
+    let path_w = if width < 100 { 20 } else { PATH_W };
+    let mut avail = width.saturating_sub(path_w);
     let cols: Vec<_> = COLUMNS
         .iter()
         .take_while(|c| {
@@ -106,7 +108,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         return;
     }
     let mut head = String::from("CGROUP");
-    pad_to(&mut head, PATH_W);
+    pad_to(&mut head, path_w);
     for c in &cols {
         push_right(&mut head, c.1 - 1, c.0);
         head.push(' ');
@@ -121,13 +123,13 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     for r in cg.rows.iter().take(room) {
         let mut row = String::with_capacity(width);
         let mut path = r.path.clone();
-        if path.chars().count() > PATH_W - 1 {
+        if path.chars().count() > path_w - 1 {
             // Keep the tail: the leaf names the container.
-            let tail: String = path.chars().rev().take(PATH_W - 2).collect();
+            let tail: String = path.chars().rev().take(path_w - 2).collect();
             path = format!("…{}", tail.chars().rev().collect::<String>());
         }
         row.push_str(&path);
-        pad_to(&mut row, PATH_W);
+        pad_to(&mut row, path_w);
         for c in &cols {
             push_right(&mut row, c.1 - 1, (c.2)(r, m.page_size));
             row.push(' ');

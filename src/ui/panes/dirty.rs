@@ -133,7 +133,26 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         let style = dom
             .state
             .map_or(t.text, |s| level(app, state_level(s).max(1)));
-        out.push(Line::from(Span::styled(dom.summary(ps), style)));
+        let text = dom.summary(ps);
+        // 80 columns: `/box throttled d+wb 48.2M > f 43.4M`.
+        let fits = |t: &str| t.chars().count() <= usize::from(width);
+        let text = if fits(&text) {
+            text
+        } else {
+            let short = text
+                .replacen(": writers throttled (", " throttled ", 1)
+                .replacen(": over thresh (", " over T ", 1)
+                .replacen(": at hard limit (", " at limit ", 1)
+                .replacen(": background flushing (", " flushing ", 1)
+                .trim_end_matches(')')
+                .to_owned();
+            if fits(&short) {
+                short
+            } else {
+                short.replacen("cgroup ", "", 1)
+            }
+        };
+        out.push(Line::from(Span::styled(text, style)));
     }
     if let (Some(th), Some(bgv), Some(fr), Some(now)) =
         (thresh, bg, d.freerun_pages, d.dirty_writeback_pages)
