@@ -291,7 +291,13 @@ mod tests {
             is_self: false,
         };
         let mut models: Vec<Model> = (1..3)
-            .map(|i| Model::derive(Some(&snaps[i - 1]), &snaps[i], Default::default()))
+            .map(|i| {
+                Model::derive(
+                    Some(&snaps[i - 1]),
+                    &snaps[i],
+                    crate::model::Options::default(),
+                )
+            })
             .collect();
         for m in &mut models {
             m.interval_s = Some(2.0);

@@ -184,9 +184,13 @@ mod tests {
             .collect();
         (1..=n)
             .map(|i| {
-                let mut m = Model::derive(Some(&snaps[i - 1]), &snaps[i], Default::default());
+                let mut m = Model::derive(
+                    Some(&snaps[i - 1]),
+                    &snaps[i],
+                    crate::model::Options::default(),
+                );
                 m.interval_s = Some(1.0);
-                m.time_ms = 1000 * i as i64;
+                m.time_ms = 1000 * i64::try_from(i).unwrap();
                 m
             })
             .collect()
