@@ -8,6 +8,7 @@ mod clock;
 mod fs;
 mod host;
 pub mod procs;
+mod procs_visit;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};
