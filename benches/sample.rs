@@ -190,6 +190,45 @@ fn foreign_scan(c: &mut Criterion) {
     });
 }
 
+/// One process walk of this machine (`source::procs::Walker`, spec §11): stat + io of every
+/// process through held fds, plus wchan and cgroup of the active ones. Each iteration is one
+/// walk (the walker is handed walk times a period apart). Divide by the process count printed
+/// for µs per process; `PW_BENCH_SLEEPERS=1000` starts that many `sleep 600` first.
+fn procs_walk(c: &mut Criterion) {
+    use pagewatch::sample::ProcScope;
+    use pagewatch::source::procs::{WALK_PERIOD_NS, Walker};
+    let sleepers: usize = std::env::var("PW_BENCH_SLEEPERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut kids: Vec<std::process::Child> = (0..sleepers)
+        .filter_map(|_| std::process::Command::new("sleep").arg("600").spawn().ok())
+        .collect();
+    let count = std::fs::read_dir("/proc")
+        .expect("list /proc")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.parse::<u32>().is_ok())
+        })
+        .count();
+    eprintln!("procs_walk: {count} processes ({} sleepers)", kids.len());
+    let mut w = Walker::new("/proc");
+    let scope = ProcScope::default();
+    let mut t = 0u64;
+    c.bench_function(&format!("procs_walk/{count}"), |b| {
+        b.iter(|| {
+            t += WALK_PERIOD_NS;
+            black_box(w.maybe_walk(t, &scope).map(str::len))
+        });
+    });
+    for k in &mut kids {
+        let _ = k.kill();
+        let _ = k.wait();
+    }
+}
+
 /// One whole frame at 160x48 from a captured tree: render into a buffer and diff it against
 /// the previous frame, as the terminal does every second.
 fn frame(c: &mut Criterion) {
@@ -426,6 +465,7 @@ criterion_group!(
     steady_ticks,
     canvas_steady,
     cold_ticks,
-    foreign_scan
+    foreign_scan,
+    procs_walk
 );
 criterion_main!(benches);

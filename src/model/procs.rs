@@ -16,6 +16,9 @@
 //!   and sockets (which never touch storage) and read_bytes counts readahead (pages read
 //!   before they are asked for) and reads by mmap faults (not in rchar). Given only when
 //!   rchar moved at least `HIT_MIN_RCHAR` bytes, clamped to 0–100.
+//! - All io counters of a process include its exited threads and, once it reaps them, its
+//!   children's totals (the kernel adds them at wait()): a shell whose dd just exited shows
+//!   dd's whole output as one burst.
 //! - `iowait_ms_per_s` is stat field 42 (block-IO delay, throttle sleeps included) in ms per
 //!   s; `None` when `kernel.task_delayacct` is off (the field is then 0, not a measurement).
 //!   Field 42 is the main thread's: a multi-threaded process needs the threads' sum

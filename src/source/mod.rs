@@ -9,6 +9,7 @@ mod clock;
 mod fs;
 mod host;
 pub mod procs;
+mod procs_visit;
 mod trace;
 mod tree;
 
