@@ -77,8 +77,9 @@ pub mod names {
     /// Pseudo-file: the cgroup v2 tree as read this tick (see `source::cgroups`). Line 1
     /// `status\t<ok|v1_memory|no_memory_io|no_cgroup2>`, line 2 `walk\t<full|active>`, then
     /// one line per group read: `<inode>\t<flags>\t<path>` (flags: `m` memory.stat and `i`
-    /// io.stat present, `-` neither; path `/` for the root, `/box` below it). Each group's files
-    /// are under `cgroup_file`.
+    /// io.stat read, `-` neither; path `/` for the root, `/box` below it). Each group's files
+    /// are under `cgroup_file`; with the cgroups pane closed, groups without dirty or
+    /// writeback pages carry only memory.stat.
     pub const CGROUP_INDEX: &str = "sys/fs/cgroup/";
     /// The files read in each cgroup v2 group.
     pub const CGROUP_FILES: [&str; 8] = [

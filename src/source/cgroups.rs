@@ -13,7 +13,8 @@
 //! starts writing between walks shows within seconds). On the other ticks only the groups
 //! that had dirty or writeback pages at their last read are read again, with their
 //! ancestors (for the headroom), so a throttled container's domain is live; on an idle
-//! machine that is none at all. Without cgroup v2 memory + io (this development VM keeps
+//! machine that is none at all. A walk for the domains alone (pane closed) reads each
+//! group's memory.stat and the other files only where it shows dirty or writeback pages. Without cgroup v2 memory + io (this development VM keeps
 //! memory on cgroup v1) nothing is walked: the index only says why, from `self/mountinfo`.
 //! Every read here that fails (a group removed between listing and reading, debugfs not
 //! readable) is an absent file, never an error.
@@ -151,19 +152,29 @@ impl Cgroups {
                 ino = n;
             }
             let mut flags = String::new();
+            // Walks for the domains alone (the pane closed) read memory.stat first and the
+            // rest only in groups with dirty or writeback pages: an idle group costs one read.
+            let stat = read_any(&dir.join("memory.stat"), &mut buf);
+            let dirty = group != "/" && stat.as_deref().is_some_and(|t| dirty_pages(t) > 0);
+            if dirty {
+                for a in ancestors(&group) {
+                    self.live.insert(a.to_owned());
+                }
+            }
+            let all = every_tick || dirty || group == "/";
             for file in names::CGROUP_FILES {
-                let Some(text) = read_any(&dir.join(file), &mut buf) else {
-                    continue;
+                let text = if file == "memory.stat" {
+                    stat.clone()
+                } else if all {
+                    read_any(&dir.join(file), &mut buf)
+                } else {
+                    None
                 };
-                if file == "memory.stat" {
-                    flags.push('m');
-                    if group != "/" && dirty_pages(&text) > 0 {
-                        for a in ancestors(&group) {
-                            self.live.insert(a.to_owned());
-                        }
-                    }
-                } else if file == "io.stat" {
-                    flags.push('i');
+                let Some(text) = text else { continue };
+                match file {
+                    "memory.stat" => flags.push('m'),
+                    "io.stat" => flags.push('i'),
+                    _ => {}
                 }
                 self.out.push((names::cgroup_file(&group, file), text));
             }
@@ -454,6 +465,37 @@ mod tests {
             c.out
                 .iter()
                 .any(|(n, _)| n == "sys/fs/cgroup/a/memory.stat")
+        );
+    }
+
+    /// Prints what the reads cost on this machine: `cargo test --release --lib cgroups_cost
+    /// -- --ignored --nocapture` (README, "Dirty domains").
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn cgroups_cost() {
+        let mut c = Cgroups::new(Path::new("/proc"), Path::new("/sys"));
+        let vmstat = std::fs::read_to_string("/proc/vmstat").unwrap();
+        let time = |c: &mut Cgroups, refresh: bool, n: u32| {
+            let t = std::time::Instant::now();
+            for _ in 0..n {
+                c.read(refresh, false, Some(&vmstat));
+            }
+            t.elapsed().as_secs_f64() * 1e6 / f64::from(n)
+        };
+        time(&mut c, true, 5);
+        let slow = time(&mut c, true, 200);
+        let tick = time(&mut c, false, 2000);
+        let groups = c
+            .out
+            .iter()
+            .filter(|(n, _)| n.ends_with("memory.stat"))
+            .count();
+        println!(
+            "slow refresh {slow:.1} µs, other ticks {tick:.2} µs, {groups} groups with memory.stat; \
+             at 1 Hz with a refresh every {} ticks: {:.2} µs/s",
+            super::super::SLOW_REFRESH_TICKS,
+            (slow + tick * f64::from(super::super::SLOW_REFRESH_TICKS - 1))
+                / f64::from(super::super::SLOW_REFRESH_TICKS)
         );
     }
 }
