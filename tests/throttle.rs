@@ -158,11 +158,11 @@ impl Writers {
                 continue;
             };
             let comm = stat.find('(').map(|o| &stat[o + 1..close]);
-            let ppid: Option<u32> = stat[close + 1..]
+            let parent: Option<u32> = stat[close + 1..]
                 .split_whitespace()
                 .nth(1)
                 .and_then(|p| p.parse().ok());
-            if comm == Some("fio") && ppid == Some(main) {
+            if comm == Some("fio") && parent == Some(main) {
                 out.push(pid);
             }
         }
@@ -173,7 +173,7 @@ impl Writers {
 
 impl Drop for Writers {
     fn drop(&mut self) {
-        let pid = rustix::process::Pid::from_raw(self.fio.id() as i32).unwrap();
+        let pid = rustix::process::Pid::from_raw(i32::try_from(self.fio.id()).unwrap()).unwrap();
         let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
@@ -331,8 +331,15 @@ fn a_sigkilled_pagewatch_leaves_no_instance_behind() {
     );
 }
 
-/// pagewatch's user + system CPU time so far, ms.
+/// pagewatch's CPU time so far, ms: its main thread's run time from `schedstat` (batch mode
+/// has one thread), in ns; else utime + stime from `stat`, in clock ticks.
 fn cpu_ms(pid: u32) -> f64 {
+    if let Some(ns) = std::fs::read_to_string(format!("/proc/{pid}/schedstat"))
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+    {
+        return ns as f64 / 1e6;
+    }
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 2..];
     let f: Vec<u64> = after
@@ -358,10 +365,10 @@ fn cost_of_the_armed_tracepoint() {
     let pid = pw.id();
     let mut out = BufReader::new(pw.stdout.take().unwrap()).lines();
     let mut events = 0u64;
-    // Wait until armed, then measure over 20 records.
+    // Wait until armed with events coming, then measure over 20 records.
     for line in out.by_ref() {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-        if armed(&v) {
+        if armed(&v) && v["tracer"]["events"].as_u64().unwrap_or(0) > 0 {
             break;
         }
     }
@@ -376,7 +383,7 @@ fn cost_of_the_armed_tracepoint() {
     let _ = pw.kill();
     let _ = pw.wait();
     println!(
-        "pagewatch --batch, tracepoint armed{}: {:.2} ms CPU per second over {secs:.1} s ({} events/s)",
+        "pagewatch --batch, tracepoint armed{}: {:.2} ms CPU per second over {secs:.1} s ({:.0} events/s)",
         if armed_all { "" } else { " (not every record)" },
         (c1 - c0) / secs,
         events as f64 / secs

@@ -57,7 +57,8 @@ pub struct Tracer {
     pub state: TraceState,
     /// More on why not, when the source said.
     pub why: Option<String>,
-    /// Events read over the interval.
+    /// Events read over the interval (only those announcing a sleep: the source's instance
+    /// filters on `pause > 0`).
     pub events: usize,
     /// Events the kernel dropped (its buffer wrapped before pagewatch read it).
     pub lost: u64,

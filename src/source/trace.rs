@@ -22,6 +22,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin};
 
+use super::SLOW_REFRESH_TICKS;
 use crate::sample::names;
 
 /// The most read from the pipe per sample (about 900 events).
@@ -32,6 +33,9 @@ const BUFFER_KB: u32 = 64;
 
 /// Samples between attempts to arm after it failed (or could not be done).
 const RETRY_TICKS: u32 = 60;
+
+/// The instance's event filter: only events that announce a sleep.
+const FILTER: &str = "pause > 0\n";
 
 /// The event, relative to tracefs or an instance.
 const EVENT_DIR: &str = "events/writeback/balance_dirty_pages";
@@ -55,6 +59,11 @@ struct Armed {
     dir: PathBuf,
     pipe: File,
     format: String,
+    /// pagewatch's thread ids (`status`'s `tasks`), re-listed on the slow refresh.
+    tasks: String,
+    /// Samples since arming, modulo `SLOW_REFRESH_TICKS`: the format (unchanging) is carried
+    /// on the first sample and then on each slow refresh, and the task list re-read.
+    ticks: u32,
     guard: Option<(Child, ChildStdin)>,
 }
 
@@ -92,7 +101,10 @@ impl Tracer {
         } else if self.armed.is_none() {
             if self.wait == 0 {
                 self.status = Some(match self.arm() {
-                    Ok(()) => status_text("armed", None, 0, false, ""),
+                    Ok(()) => {
+                        let tasks = self.armed.as_ref().map_or("", |a| a.tasks.as_str());
+                        status_text("armed", None, 0, false, tasks)
+                    }
                     Err((state, why)) => {
                         self.wait = RETRY_TICKS;
                         status_text(state, Some(&why), 0, false, "")
@@ -103,15 +115,24 @@ impl Tracer {
             }
         } else {
             let (bytes, capped, err) = self.read_events(buf);
-            let tasks = if bytes > 0 {
-                self.own_tasks()
-            } else {
-                String::new()
-            };
-            self.status = Some(match err {
-                Some(why) => status_text("armed", Some(&why), bytes, capped, &tasks),
-                None => status_text("armed", None, bytes, capped, &tasks),
-            });
+            let slow = self
+                .armed
+                .as_ref()
+                .is_some_and(|a| a.ticks + 1 == SLOW_REFRESH_TICKS);
+            let tasks = slow.then(|| self.own_tasks());
+            if let Some(a) = &mut self.armed {
+                a.ticks = (a.ticks + 1) % SLOW_REFRESH_TICKS;
+                if let Some(t) = tasks {
+                    a.tasks = t;
+                }
+                self.status = Some(status_text(
+                    "armed",
+                    err.as_deref(),
+                    bytes,
+                    capped,
+                    &a.tasks,
+                ));
+            }
         }
         let mut put = |name: &'static str, text: &str| {
             match files.get_mut(name) {
@@ -129,7 +150,9 @@ impl Tracer {
             put(names::TRACE_STATUS, s);
         }
         if let Some(a) = &self.armed {
-            put(names::TRACE_FORMAT, &a.format);
+            if a.ticks == 0 {
+                put(names::TRACE_FORMAT, &a.format);
+            }
             put(names::TRACE_EVENTS, &self.events);
         }
     }
@@ -156,7 +179,10 @@ impl Tracer {
                 }
             }
         }
-        self.events.push_str(&String::from_utf8_lossy(&buf[..n]));
+        match std::str::from_utf8(&buf[..n]) {
+            Ok(t) => self.events.push_str(t),
+            Err(_) => self.events.push_str(&String::from_utf8_lossy(&buf[..n])),
+        }
         (n, n >= TRACE_READ_CAP, err)
     }
 
@@ -205,6 +231,10 @@ impl Tracer {
         let setup = || -> std::io::Result<(String, File)> {
             std::fs::write(dir.join("buffer_size_kb"), format!("{BUFFER_KB}\n"))?;
             let format = std::fs::read_to_string(dir.join(EVENT_DIR).join("format"))?;
+            // Only the events that sleep: ~1 in 5 under steady throttling here, and the
+            // kernel's text formatting of each event read is most of the cost. An old kernel
+            // that refuses the filter gets every event (the model ignores pause ≤ 0 anyway).
+            let _ = std::fs::write(dir.join(EVENT_DIR).join("filter"), FILTER);
             std::fs::write(dir.join(EVENT_DIR).join("enable"), "1\n")?;
             let pipe = std::fs::OpenOptions::new()
                 .read(true)
@@ -218,6 +248,8 @@ impl Tracer {
                     dir,
                     pipe,
                     format,
+                    tasks: self.own_tasks(),
+                    ticks: 0,
                     guard: Some(guard),
                 });
                 Ok(())
