@@ -6,9 +6,14 @@
 //!
 //! `vm.dirty_bytes` and `vm.dirty_ratio` are restored afterwards, also on failure (`Restore`).
 //! fio writes into a temporary directory under /var/tmp made here, removed at the end.
+//! The screen too: at 160x48 in tmux the throttled-writers table shows the fio workers from the
+//! tracepoint, and `q` removes the instance.
 //! `cost_of_the_armed_tracepoint` (ignored; run with `--ignored --nocapture`) prints
 //! pagewatch's CPU per second with the tracepoint armed under the two writers.
 #![allow(clippy::unwrap_used)]
+
+#[path = "common/tmux.rs"]
+mod tmux;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -387,5 +392,54 @@ fn cost_of_the_armed_tracepoint() {
         if armed_all { "" } else { " (not every record)" },
         (c1 - c0) / secs,
         events as f64 / secs
+    );
+}
+
+#[test]
+fn the_screen_lists_them_and_q_removes_the_instance() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let before = top_level_enable();
+    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let writers = Writers::start(60);
+    std::thread::sleep(Duration::from_secs(2));
+    let workers = writers.workers();
+    let name = format!("pagewatch-throttle-{}", std::process::id());
+    let s = tmux::Session::start(name, 160, 48, &format!("{EXE}; echo \"exit=$?\""));
+    let screen = s.wait_for("Throttled writers (tracepoint)", 30);
+    let pid = s.pagewatch_pid();
+    assert!(instance(pid).is_dir(), "armed: pagewatch-{pid} exists");
+    // Both workers show up in the table within a few samples (rows come and go as they sleep).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut last = screen;
+    while seen.len() < workers.len() && Instant::now() < deadline {
+        last = s.screen();
+        for w in &workers {
+            if last.contains(&format!(" {w} fio")) {
+                seen.insert(*w);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        seen.len(),
+        workers.len(),
+        "workers {workers:?} listed:\n{last}"
+    );
+    s.keys(&["q"]);
+    s.wait_for("exit=0", 10);
+    assert!(gone_within(&instance(pid), 3), "q removed pagewatch-{pid}");
+    assert_eq!(
+        top_level_enable(),
+        before,
+        "the top-level enable was not touched"
     );
 }
