@@ -29,6 +29,20 @@ const ASCII_BORDER: border::Set = border::Set {
     horizontal_bottom: "-",
 };
 
+/// The leading columns of a table that fit side by side in `avail` cells, each `width(c)`
+/// wide: columns are listed in priority order, and the first that does not fit ends the row.
+pub fn fitting<T>(cols: &[T], avail: usize, width: impl Fn(&T) -> usize) -> Vec<&T> {
+    let mut left = avail;
+    cols.iter()
+        .take_while(|c| {
+            let w = width(c);
+            let fits = w <= left;
+            left = left.saturating_sub(w);
+            fits
+        })
+        .collect()
+}
+
 /// A bordered pane with a title; the focused pane's border is highlighted.
 pub fn block(app: &App, title: impl Into<Cow<'static, str>>, focused: bool) -> Block<'static> {
     frame(app, title, focused).block()

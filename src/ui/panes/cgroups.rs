@@ -15,7 +15,7 @@ use crate::model::cgroups::CgroupRow;
 use crate::ui::canvas::Canvas;
 use crate::ui::panes::dirty::state_level;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, level, pad_to, push_right};
+use crate::ui::widgets::{fitting, frame, level, pad_to, push_right};
 
 const PATH_W: usize = 28;
 
@@ -90,15 +90,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let width = usize::from(inner.width);
     // 80 columns: a shorter path column, so the state fits.
     let path_w = if width < 100 { 20 } else { PATH_W };
-    let mut avail = width.saturating_sub(path_w);
-    let cols: Vec<_> = COLUMNS
-        .iter()
-        .take_while(|c| {
-            let fits = c.1 <= avail;
-            avail = avail.saturating_sub(c.1);
-            fits
-        })
-        .collect();
+    let avail = width.saturating_sub(path_w);
+    let cols = fitting(&COLUMNS, avail, |c| c.1);
     let mut lines = Vec::with_capacity(usize::from(inner.height));
     if let Some(note) = cg.note {
         lines.push(Line::from(Span::styled(note, t.warn)));

@@ -14,7 +14,7 @@ use crate::model::Disk;
 use crate::model::saturation::saturation;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, level, pad_to, push_right};
+use crate::ui::widgets::{fitting, frame, level, pad_to, push_right};
 
 type Getter = fn(&Disk) -> Option<f64>;
 
@@ -51,15 +51,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
     let width = usize::from(inner.width);
-    let mut avail = width.saturating_sub(NAME_W);
-    let cols: Vec<_> = COLUMNS
-        .iter()
-        .take_while(|c| {
-            let fits = c.1 <= avail;
-            avail = avail.saturating_sub(c.1);
-            fits
-        })
-        .collect();
+    let avail = width.saturating_sub(NAME_W);
+    let cols = fitting(&COLUMNS, avail, |c| c.1);
     let mut head = String::with_capacity(width);
     head.push_str("device");
     pad_to(&mut head, NAME_W);

@@ -16,7 +16,7 @@ use crate::fmt::{Bytes, Fit};
 use crate::model::procs::ProcRow as Process;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{frame, pad_to, push_right};
+use crate::ui::widgets::{fitting, frame, pad_to, push_right};
 
 /// Columns after pid and command, in priority order: (title, width, value, sort key).
 /// Byte rates are printed with a unit (`12.3M`), milliseconds and percentages as numbers.
@@ -125,15 +125,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let inner = canvas.block(area, frame(app, title(app), true));
     let t = theme(app);
     let width = usize::from(inner.width);
-    let mut avail = width.saturating_sub(PID_W + COMM_W);
-    let cols: Vec<_> = COLUMNS
-        .iter()
-        .take_while(|c| {
-            let fits = c.1 <= avail;
-            avail = avail.saturating_sub(c.1);
-            fits
-        })
-        .collect();
+    let avail = width.saturating_sub(PID_W + COMM_W);
+    let cols = fitting(&COLUMNS, avail, |c| c.1);
     let mut lines = Vec::with_capacity(usize::from(inner.height));
     lines.push(Line::from(Span::styled(head(app, &cols, width), t.title)));
     // The note is for a roomy view; at 80x24 the rows matter more.
