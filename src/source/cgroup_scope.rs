@@ -42,61 +42,13 @@ pub fn list(proc_root: &Path, cgroup: &str, pids: &mut Vec<u32>) -> Result<(), S
 fn cgroup2_mount(proc_root: &Path) -> Result<PathBuf, String> {
     let path = proc_root.join("self/mountinfo");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    mount_of(&text).ok_or_else(|| "no cgroup2 mount in /proc/self/mountinfo".to_owned())
-}
-
-/// The mount point of the first `cgroup2` line of a mountinfo text (proc(5): fields 5 and,
-/// after the ` - ` separator, the type; spaces in paths are written `\040`).
-fn mount_of(mountinfo: &str) -> Option<PathBuf> {
-    mountinfo.lines().find_map(|l| {
-        let (left, right) = l.split_once(" - ")?;
-        (right.split(' ').next()? == "cgroup2")
-            .then(|| left.split(' ').nth(4).map(unescape))
-            .flatten()
-    })
-}
-
-/// Undoes mountinfo's octal escapes (`\040` space, `\011` tab, `\012` newline, `\134` `\`).
-fn unescape(s: &str) -> PathBuf {
-    use std::os::unix::ffi::OsStringExt;
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let oct = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], oct) {
-            (b'\\', Some(d)) => {
-                out.push(
-                    d.iter()
-                        .fold(0u8, |a, c| a.wrapping_mul(8).wrapping_add(c - b'0')),
-                );
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    PathBuf::from(std::ffi::OsString::from_vec(out))
+    super::mountinfo::first_of(&text, "cgroup2")
+        .ok_or_else(|| "no cgroup2 mount in /proc/self/mountinfo".to_owned())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_the_cgroup2_mount() {
-        let mi = "24 30 0:22 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n\
-                  35 26 0:30 / /sys/fs/cgroup/unified rw,nosuid shared:10 - cgroup2 cgroup2 rw\n\
-                  36 26 0:31 / /sys/fs/cgroup/memory rw shared:11 - cgroup cgroup rw,memory\n";
-        assert_eq!(mount_of(mi), Some(PathBuf::from("/sys/fs/cgroup/unified")));
-        let spaced = "35 26 0:30 / /mnt/cg\\040two rw shared:10 - cgroup2 cgroup2 rw\n";
-        assert_eq!(mount_of(spaced), Some(PathBuf::from("/mnt/cg two")));
-        assert_eq!(mount_of("24 30 0:22 / /sys rw - sysfs sysfs rw\n"), None);
-    }
 
     #[test]
     fn lists_a_group_and_its_descendants() {

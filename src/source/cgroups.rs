@@ -352,44 +352,15 @@ fn nr_dirtied(vmstat: &str) -> Option<u64> {
 /// From mountinfo: the first cgroup2 mount point, and whether the memory controller is
 /// mounted on a cgroup v1 hierarchy.
 fn mounts(mountinfo: &str) -> (Option<PathBuf>, bool) {
-    let mut cgroup2 = None;
-    let mut v1_memory = false;
-    for line in mountinfo.lines() {
-        let Some((left, right)) = line.split_once(" - ") else {
-            continue;
-        };
-        let mut r = right.split(' ');
-        let fstype = r.next().unwrap_or("");
-        let options = r.nth(1).unwrap_or("");
-        match fstype {
-            "cgroup2" if cgroup2.is_none() => {
-                cgroup2 = left.split(' ').nth(4).map(|p| PathBuf::from(unescape(p)));
-            }
-            "cgroup" if options.split(',').any(|o| o == "memory") => v1_memory = true,
-            _ => {}
-        }
-    }
+    let all: Vec<_> = super::mountinfo::mounts(mountinfo).collect();
+    let cgroup2 = all
+        .iter()
+        .find(|m| m.fstype == "cgroup2")
+        .map(|m| m.point.clone());
+    let v1_memory = all
+        .iter()
+        .any(|m| m.fstype == "cgroup" && m.super_options.split(',').any(|o| o == "memory"));
     (cgroup2, v1_memory)
-}
-
-/// mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@ mod cgroups;
 mod clock;
 mod fs;
 mod host;
+mod mountinfo;
 pub mod procs;
 mod procs_visit;
 mod trace;

@@ -310,39 +310,12 @@ fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool, tasks
 /// ` - `).
 fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
-    let mut found: Vec<PathBuf> = text
-        .lines()
-        .filter_map(|l| {
-            let (left, right) = l.split_once(" - ")?;
-            (right.split(' ').next()? == "tracefs").then_some(())?;
-            Some(PathBuf::from(unescape(left.split(' ').nth(4)?)))
-        })
+    let mut found: Vec<PathBuf> = super::mountinfo::mounts(&text)
+        .filter(|m| m.fstype == "tracefs")
+        .map(|m| m.point)
         .collect();
     found.sort_by_key(|p| p != Path::new("/sys/kernel/tracing"));
     found.into_iter().next()
-}
-
-/// mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let oct = b
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|c| (b'0'..=b'7').contains(c)));
-        match (b[i], oct) {
-            (b'\\', Some(d)) => {
-                out.push((d[0] - b'0') << 6 | (d[1] - b'0') << 3 | (d[2] - b'0'));
-                i += 4;
-            }
-            (c, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Removes `instances/pagewatch-<pid>` of pids that no longer exist.
@@ -407,12 +380,6 @@ pub fn remove_instance(dir: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mountinfo_escapes() {
-        assert_eq!(unescape(r"/mnt/a\040b"), "/mnt/a b");
-        assert_eq!(unescape(r"/x\\y\04"), r"/x\\y\04");
-    }
 
     #[test]
     fn finds_tracefs_and_prefers_the_usual_place() {
