@@ -69,7 +69,8 @@ impl Supervisor {
             Effect::DropCaches(level) => self.drop_caches(*level),
             Effect::ScanFio => self.scan_foreign(),
             Effect::ReadStack(pid) => {
-                let text = crate::jobs::stack::read(*pid);
+                let text = crate::source::procs::kernel_stack(std::path::Path::new("/proc"), *pid)
+                    .unwrap_or_else(|why| why);
                 let _ = self.tx.send(Msg::Stack { pid: *pid, text });
             }
             _ => {}

@@ -15,5 +15,4 @@ pub mod foreign;
 pub mod guard;
 pub mod pid_io;
 pub mod size;
-pub mod stack;
 pub mod trace_guard;
