@@ -9,7 +9,7 @@
 //! spawned it exits.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
@@ -69,8 +69,13 @@ impl Supervisor {
             Effect::DropCaches(level) => self.drop_caches(*level),
             Effect::ScanFio => self.scan_foreign(),
             Effect::ReadStack(pid) => {
-                let text = crate::source::procs::kernel_stack(std::path::Path::new("/proc"), *pid)
-                    .unwrap_or_else(|why| why);
+                let text = match crate::source::procs::kernel_stack(Path::new("/proc"), *pid) {
+                    Ok(t) if t.trim().is_empty() => {
+                        "empty: the task is running, not waiting".into()
+                    }
+                    Ok(t) => t,
+                    Err(why) => why,
+                };
                 let _ = self.tx.send(Msg::Stack { pid: *pid, text });
             }
             _ => {}
