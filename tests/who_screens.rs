@@ -126,3 +126,37 @@ fn container_domain_named_in_the_dirty_pane_and_the_cgroups_view() {
     assert_eq!(app.ui.who, Some(WhoView::Processes));
     assert_eq!(app.ui.scope.as_deref(), Some("/box"));
 }
+
+#[test]
+fn capped_devices_are_listed_under_the_cgroups() {
+    use pagewatch::model::dirty::State;
+    use pagewatch::model::domains::{Domain, Kind};
+    let mut app = captured("kernel-6.12-lab-memcg");
+    app.update(Msg::Action(Action::Cgroups));
+    let m = app.model.as_mut().unwrap();
+    // A FUSE device: max_ratio 1 of the global thresholds, strictlimit, over its freerun.
+    let (t, bg) = (m.dirty.thresh_pages.unwrap(), m.dirty.bg_thresh_pages.unwrap());
+    m.domains.push(Domain {
+        kind: Kind::Bdi,
+        path: "0:52".into(),
+        cgroup_ino: None,
+        avail_pages: None,
+        thresh_pages: Some(t / 100),
+        bg_thresh_pages: Some(bg / 100),
+        freerun_pages: Some(u64::midpoint(t / 100, bg / 100)),
+        dirty_pages: Some(300),
+        writeback_pages: Some(20),
+        headroom_pages: None,
+        state: Some(State::WritersThrottled),
+        kernel_thresh_pages: None,
+    });
+    let text = screen(&app, 160, 48);
+    assert!(
+        text.contains("devices with a capped dirty share"),
+        "{text}"
+    );
+    assert!(
+        text.contains("bdi 0:52     cap T 1.6M f 1.2M  d+wb 1.2M  writers throttled"),
+        "{text}"
+    );
+}

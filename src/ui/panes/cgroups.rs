@@ -97,6 +97,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         lines.push(Line::from(Span::styled(note, t.warn)));
     }
     if cg.rows.is_empty() && cg.note.is_some() {
+        device_caps(app, m, usize::from(inner.height), &mut lines);
         canvas.lines(inner, lines);
         return;
     }
@@ -139,5 +140,46 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if cg.rows.is_empty() && cg.note.is_none() {
         lines.push(Line::from(Span::styled("no cgroups below the root", t.dim)));
     }
+    device_caps(app, m, usize::from(inner.height), &mut lines);
     canvas.lines(inner, lines);
+}
+
+/// The devices whose dirty share is capped below 100 % or that are strictlimit (FUSE sets
+/// both), in the rows left at the bottom: their writers are throttled on their own share
+/// whatever the global domain says (spec §1.9).
+fn device_caps(app: &App, m: &crate::model::Model, height: usize, lines: &mut Vec<Line<'static>>) {
+    let t = theme(app);
+    let caps: Vec<_> = m
+        .domains
+        .iter()
+        .filter(|d| d.kind == crate::model::domains::Kind::Bdi)
+        .collect();
+    if caps.is_empty() || lines.len() + 2 > height {
+        return;
+    }
+    lines.push(Line::from(Span::styled(
+        "devices with a capped dirty share (max_ratio/max_bytes < 100 % or strictlimit):",
+        t.dim,
+    )));
+    let ps = m.page_size;
+    for d in caps.into_iter().take(height - lines.len()) {
+        let style = d.state.map_or(t.text, |s| {
+            let l = state_level(s);
+            if l > 0 { level(app, l) } else { t.text }
+        });
+        let pages = |p: Option<u64>| bytes(p.map(|p| p * ps));
+        lines.push(Line::from(Span::styled(
+            format!(
+                "  bdi {:<8} cap T {} f {}  d+wb {}  {}",
+                d.path,
+                pages(d.thresh_pages),
+                pages(d.freerun_pages),
+                pages(d.dirty_writeback()),
+                d.state
+                    .map_or("(dirty pages known from debugfs wb_stats, root)", |s| s
+                        .label())
+            ),
+            style,
+        )));
+    }
 }
