@@ -204,7 +204,10 @@ fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
             .iter()
             .find(|d| d["kind"] == "memcg" && d["path"] == "/box")
         else {
-            println!("{suite}: no /box domain in this sample (writer paused)");
+            let row = v["cgroups"]["rows"]
+                .as_array()
+                .and_then(|r| r.iter().find(|r| r["path"] == "/box"));
+            println!("{suite}: no /box domain in this sample (writer paused): /box {row:?}");
             continue;
         };
         with_domain += 1;
@@ -281,12 +284,17 @@ fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
         "{suite}: /box never over its freerun while the global domain was under its own"
     );
     if wb_stats {
-        let last = samples.last().unwrap()["domains"]
-            .as_array()
-            .unwrap()
+        // The latest sample with /box's domain (the writer can pause at the very last one).
+        let last = samples
             .iter()
-            .find(|d| d["path"] == "/box")
-            .map(|d| u(d, "/thresh_pages"))
+            .rev()
+            .find_map(|v| {
+                v["domains"]
+                    .as_array()?
+                    .iter()
+                    .find(|d| d["path"] == "/box")
+                    .map(|d| u(d, "/thresh_pages"))
+            })
             .unwrap();
         wb_stats_after(suite, &s["wb_stats"], ino, last);
     }

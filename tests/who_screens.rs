@@ -135,7 +135,10 @@ fn capped_devices_are_listed_under_the_cgroups() {
     app.update(Msg::Action(Action::Cgroups));
     let m = app.model.as_mut().unwrap();
     // A FUSE device: max_ratio 1 of the global thresholds, strictlimit, over its freerun.
-    let (t, bg) = (m.dirty.thresh_pages.unwrap(), m.dirty.bg_thresh_pages.unwrap());
+    let (t, bg) = (
+        m.dirty.thresh_pages.unwrap(),
+        m.dirty.bg_thresh_pages.unwrap(),
+    );
     m.domains.push(Domain {
         kind: Kind::Bdi,
         path: "0:52".into(),
@@ -151,10 +154,7 @@ fn capped_devices_are_listed_under_the_cgroups() {
         kernel_thresh_pages: None,
     });
     let text = screen(&app, 160, 48);
-    assert!(
-        text.contains("devices with a capped dirty share"),
-        "{text}"
-    );
+    assert!(text.contains("devices with a capped dirty share"), "{text}");
     assert!(
         text.contains("bdi 0:52     cap T 1.6M f 1.2M  d+wb 1.2M  writers throttled"),
         "{text}"

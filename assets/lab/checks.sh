@@ -40,18 +40,25 @@ pagewatch replay /mnt/rec.pwrec --batch --format json > /tmp/replay.json; echo "
 echo "== recording"
 base64 /mnt/rec.pwrec
 # A memcg dirty domain (spec §1.8): a buffered writer in a group capped at 300M, sampled
-# four times while it writes, then the kernel's own wb_stats (6.10+) for the disk.
+# eight times while it writes (it pauses now and then: reclaim at memory.max, a journal
+# commit), then the kernel's own wb_stats (6.10+) for the disk.
 cg=/sys/fs/cgroup
 vda=$(cat /sys/block/vda/dev)
 echo "+memory +io" > $cg/cgroup.subtree_control
 mkdir $cg/box && echo 300M > $cg/box/memory.max
-sh -c "echo \$\$ > $cg/box/cgroup.procs; exec dd if=/dev/zero of=/mnt/big bs=1M count=1500 2>/dev/null" &
+# The writer rewrites the same 600M until told to stop, so it outlasts the samples however fast
+# the host's disk is (a single 1.5 GB dd could finish within them).
+rm -f /tmp/stop-writer
+sh -c "echo \$\$ > $cg/box/cgroup.procs
+  while [ ! -e /tmp/stop-writer ]; do
+    dd if=/dev/zero of=/mnt/big bs=1M count=600 conv=notrunc 2>/dev/null
+  done" &
 writer=$!
-sleep 2
+sleep 1
 echo "== memcg-ino $(ls -id $cg/box | awk '{print $1}') $vda"
 echo "== memcg"
-pagewatch --batch --format json --count 4 --interval 0.5 | grep '^{'
+pagewatch --batch --format json --count 8 --interval 0.5 | grep '^{'
 echo "== wb_stats"
 cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
-kill $writer; wait $writer 2>/dev/null; rm -f /mnt/big
+touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
 echo "== end"

@@ -19,7 +19,7 @@
 //! Every read here that fails (a group removed between listing and reading, debugfs not
 //! readable) is an absent file, never an error.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -28,6 +28,8 @@ use crate::sample::names;
 
 /// Walk the tree at most this often while pages are dirtied fast.
 const DIRTYING_WALK_TICKS: u32 = 5;
+/// Reads a group stays read after it last had dirty or writeback pages.
+const LIVE_READS: u32 = 5;
 /// `nr_dirtied` growth in one tick that counts as dirtying fast (1 MiB of 4 KiB pages).
 const DIRTYING_PAGES: u64 = 256;
 /// The BDI limits are re-read on every this many slow refreshes (once a minute at 1 Hz),
@@ -67,9 +69,11 @@ pub(super) struct Cgroups {
     /// The tree is a captured copy (no mountinfo): each group's inode is the one recorded
     /// in its `cgroup.ino` by the capture, when there is one, not the copy's.
     captured: bool,
-    /// Groups (paths relative to the mount) that had dirty or writeback pages at their last
-    /// read, with their ancestors.
-    live: BTreeSet<String>,
+    /// Groups (paths relative to the mount) that had dirty or writeback pages at a recent
+    /// read, with their ancestors, and the reads left before a group without any is dropped
+    /// (`LIVE_READS`): a writer that pauses for a tick (reclaim at memory.max, a journal
+    /// commit) keeps its domain read.
+    live: BTreeMap<String, u32>,
     ticks_since_walk: u32,
     last_dirtied: Option<u64>,
     /// BDIs whose wb_stats showed a cgroup's wb at the last listing.
@@ -88,7 +92,7 @@ impl Cgroups {
             sys_root: sys_root.to_owned(),
             found: None,
             captured: false,
-            live: BTreeSet::new(),
+            live: BTreeMap::new(),
             ticks_since_walk: 0,
             last_dirtied: None,
             cg_bdis: Vec::new(),
@@ -126,8 +130,11 @@ impl Cgroups {
             self.out.push((names::CGROUP_INDEX.to_owned(), index));
             return;
         };
-        let full =
-            refresh || every_tick || (dirtying && self.ticks_since_walk >= DIRTYING_WALK_TICKS);
+        // While pages are dirtied fast and no group is known to hold dirty pages, every tick
+        // walks, so a container that starts writing has its domain at once.
+        let full = refresh
+            || every_tick
+            || (dirtying && (self.live.is_empty() || self.ticks_since_walk >= DIRTYING_WALK_TICKS));
         let groups: Vec<(String, u64)> = if full {
             self.ticks_since_walk = 0;
             index.push_str("walk\tfull\n");
@@ -135,14 +142,18 @@ impl Cgroups {
         } else {
             index.push_str("walk\tactive\n");
             self.live
-                .iter()
+                .keys()
                 .filter_map(|g| {
                     let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
                     Some((g.clone(), ino))
                 })
                 .collect()
         };
-        self.live.clear();
+        // Every group read counts down; a dirty one (and its ancestors) is refilled below.
+        for left in self.live.values_mut() {
+            *left = left.saturating_sub(1);
+        }
+        self.live.retain(|_, left| *left > 0);
         for (group, mut ino) in groups {
             let dir = mount.join(group.trim_start_matches('/'));
             if self.captured
@@ -158,7 +169,7 @@ impl Cgroups {
             let dirty = group != "/" && stat.as_deref().is_some_and(|t| dirty_pages(t) > 0);
             if dirty {
                 for a in ancestors(&group) {
-                    self.live.insert(a.to_owned());
+                    self.live.insert(a.to_owned(), LIVE_READS);
                 }
             }
             let all = every_tick || dirty || group == "/";
@@ -420,7 +431,7 @@ mod tests {
         assert!(lines[2].ends_with("\t-\t/"), "{index}");
         assert!(lines[3].ends_with("\tm\t/a"), "{index}");
         assert!(lines[4].ends_with("\tmi\t/a/b"), "{index}");
-        assert_eq!(c.live.iter().collect::<Vec<_>>(), ["/a", "/a/b"]);
+        assert_eq!(c.live.keys().collect::<Vec<_>>(), ["/a", "/a/b"]);
         // Between walks only the live groups are read; a removed one is simply absent.
         std::fs::remove_dir_all(cg.join("a/b")).unwrap();
         c.read(false, false, None);
