@@ -284,20 +284,25 @@ fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
         "{suite}: /box never over its freerun while the global domain was under its own"
     );
     if wb_stats {
-        // The latest sample with /box's domain (the writer can pause at the very last one).
-        let last = samples
-            .iter()
-            .rev()
-            .find_map(|v| {
-                v["domains"]
-                    .as_array()?
-                    .iter()
-                    .find(|d| d["path"] == "/box")
-                    .map(|d| u(d, "/thresh_pages"))
-            })
-            .unwrap();
+        let last = last_box_thresh(&samples);
         wb_stats_after(suite, &s["wb_stats"], ino, last);
     }
+}
+
+/// /box's threshold in the latest sample that has its domain (the writer can pause at the
+/// very last one).
+fn last_box_thresh(samples: &[serde_json::Value]) -> u64 {
+    samples
+        .iter()
+        .rev()
+        .find_map(|v| {
+            v["domains"]
+                .as_array()?
+                .iter()
+                .find(|d| d["path"] == "/box")
+                .map(|d| u(d, "/thresh_pages"))
+        })
+        .unwrap()
 }
 
 /// iostat -x since boot, beside /proc/diskstats read before and after it.
