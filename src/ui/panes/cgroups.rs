@@ -141,6 +141,15 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         lines.push(Line::from(Span::styled("no cgroups below the root", t.dim)));
     }
     device_caps(app, m, usize::from(inner.height), &mut lines);
+    // Spec §1.8: the headroom runs up the ancestors this mount shows; in a cgroup namespace
+    // (a container) the host's limits above its root are invisible, and nothing here can tell.
+    if !cg.rows.is_empty() && lines.len() < usize::from(inner.height) {
+        lines.push(Line::from(Span::styled(
+            "thresholds count the limits of the ancestors seen here: inside a container's \
+             cgroup namespace the host's limits above it are not seen",
+            t.dim,
+        )));
+    }
     canvas.lines(inner, lines);
 }
 
