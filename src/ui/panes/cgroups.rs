@@ -145,8 +145,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     // (a container) the host's limits above its root are invisible, and nothing here can tell.
     if !cg.rows.is_empty() && lines.len() < usize::from(inner.height) {
         lines.push(Line::from(Span::styled(
-            "thresholds count the limits of the ancestors seen here: inside a container's \
-             cgroup namespace the host's limits above it are not seen",
+            "note: a container's cgroup namespace hides the host's limits above it",
             t.dim,
         )));
     }
