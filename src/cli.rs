@@ -115,11 +115,15 @@ pub struct GuardArgs {
     /// (`instances/pagewatch-<parent pid>`) and remove it.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["argv", "clean_dir"])]
     pub tracefs_instance: Option<std::path::PathBuf>,
+    /// Hold the original values of tuned settings sent on stdin; write back those still held
+    /// when stdin ends.
+    #[arg(long, conflicts_with_all = ["argv", "clean_dir", "tracefs_instance"])]
+    pub restore: bool,
     /// The program and its arguments.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        required_unless_present_any = ["clean_dir", "tracefs_instance"]
+        required_unless_present_any = ["clean_dir", "tracefs_instance", "restore"]
     )]
     pub argv: Vec<String>,
 }

@@ -17,3 +17,4 @@ pub mod pid_io;
 pub mod size;
 pub mod stack;
 pub mod trace_guard;
+pub mod tune;
