@@ -22,6 +22,7 @@ fn main() -> Result<()> {
         Some(Cmd::Replay(a)) => return replay(a),
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
+        Some(Cmd::Play(a)) => return pagewatch::play::run::main(a),
     }
     if args.batch {
         refuse_batch_jobs(&args)?;

@@ -8,6 +8,9 @@
 //! the terminal, the app state.
 
 pub mod book;
+pub mod builtin;
 pub mod expr;
+pub mod run;
+pub mod table;
 
 pub use book::{Action, BookError, EatSize, Playbook, Step, Wait};
