@@ -64,6 +64,9 @@ pub enum EventKind {
         play: String,
         /// The phase's name.
         name: String,
+        /// The disk under the fio directory, whose figures the phase table shows.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
     },
     /// A kernel setting was changed (by a playbook or the `T` key) or restored.
     Tune {
@@ -129,7 +132,7 @@ impl Event {
                 format!("drop caches {level} ({took_ms} ms)")
             }
             EventKind::Marker { text } => format!("marker: {text}"),
-            EventKind::Phase { play, name } => format!("{play}: phase {name}"),
+            EventKind::Phase { play, name, .. } => format!("{play}: phase {name}"),
             EventKind::Tune {
                 setting,
                 old,

@@ -439,6 +439,7 @@ impl Runner<'_> {
             Action::Phase(name) => self.event(EventKind::Phase {
                 play: self.book.name.clone(),
                 name: name.clone(),
+                device: self.device.clone(),
             }),
             Action::Marker(text) => self.event(EventKind::Marker { text: text.clone() }),
             Action::Wait(Wait::For(d)) => self.pump_until(Some(Instant::now() + *d), |_| false)?,

@@ -45,6 +45,7 @@ fn phase(t: i64, name: &str) -> Event {
         EventKind::Phase {
             play: "p".into(),
             name: name.into(),
+            device: Some("vda".into()),
         },
     )
 }
