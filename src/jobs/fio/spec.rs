@@ -226,12 +226,15 @@ impl FioSpec {
     }
 
     /// fio's arguments for laying out `file` at this spec's size, without running the job.
+    /// A *read* layout: fio writes every block of a file a read job will use, while a write
+    /// job's `create_only` only fallocates it, and reads of those unwritten extents (ext4,
+    /// xfs) return zeros without touching the disk: no read would ever come from the disk.
     #[must_use]
     pub fn prepare_args(&self, file: &Path) -> Vec<String> {
         vec![
             "--name=prepare".to_string(),
             format!("--filename={}", file.display()),
-            "--rw=write".to_string(),
+            "--rw=read".to_string(),
             format!("--size={}", self.size),
             "--ioengine=sync".to_string(),
             "--create_only=1".to_string(),
