@@ -97,6 +97,8 @@ pub enum Cmd {
     Report(ReportArgs),
     /// Export a recording's derived figures.
     Export(ExportArgs),
+    /// Run a playbook (a built-in experiment or a TOML file) without the screen.
+    Play(PlayArgs),
     /// Internal: run a command in this process's group and kill the whole group when
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
@@ -115,11 +117,15 @@ pub struct GuardArgs {
     /// (`instances/pagewatch-<parent pid>`) and remove it.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["argv", "clean_dir"])]
     pub tracefs_instance: Option<std::path::PathBuf>,
+    /// Hold the original values of tuned settings sent on stdin; write back those still held
+    /// when stdin ends.
+    #[arg(long, conflicts_with_all = ["argv", "clean_dir", "tracefs_instance"])]
+    pub restore: bool,
     /// The program and its arguments.
     #[arg(
         trailing_var_arg = true,
         allow_hyphen_values = true,
-        required_unless_present_any = ["clean_dir", "tracefs_instance"]
+        required_unless_present_any = ["clean_dir", "tracefs_instance", "restore"]
     )]
     pub argv: Vec<String>,
 }
@@ -148,6 +154,35 @@ pub struct RecordArgs {
     /// Stop after this long (`90`, `90s`, `10m`, `1h`). Default: until interrupted.
     #[arg(long)]
     pub duration: Option<String>,
+}
+
+/// `pagewatch play`.
+#[derive(Debug, Clone, clap::Args)]
+#[allow(clippy::struct_excessive_bools, reason = "independent switches")]
+pub struct PlayArgs {
+    /// A built-in playbook's name, or a playbook file.
+    pub playbook: Option<String>,
+    /// List the built-in playbooks.
+    #[arg(long)]
+    pub list: bool,
+    /// Print the playbook's TOML (to copy and edit) instead of running it.
+    #[arg(long)]
+    pub show: bool,
+    /// Record the run to FILE (phases and settings changes are events in it).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Phase table format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Directory fio's test files are created in (default: a pagewatch directory under $TMPDIR).
+    #[arg(long, value_name = "DIR")]
+    pub fio_dir: Option<PathBuf>,
+    /// Multiply fio file sizes and runtimes, absolute eat sizes and waits (0.01 to 10).
+    #[arg(long, default_value_t = 1.0)]
+    pub scale: f64,
+    /// Seconds between samples.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
+    pub interval: f64,
 }
 
 /// `pagewatch replay`.

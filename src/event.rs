@@ -57,6 +57,28 @@ pub enum EventKind {
         /// The user's text.
         text: String,
     },
+    /// A playbook started a new phase: everything until the next phase (or the end of the
+    /// recording) belongs to it.
+    Phase {
+        /// The playbook's name.
+        play: String,
+        /// The phase's name.
+        name: String,
+        /// The disk under the fio directory, whose figures the phase table shows.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        device: Option<String>,
+    },
+    /// A kernel setting was changed (by a playbook or the `T` key) or restored.
+    Tune {
+        /// The setting, such as `vm.dirty_bytes` or `vda/queue/scheduler`.
+        setting: String,
+        /// The value before.
+        old: String,
+        /// The value written.
+        new: String,
+        /// True when this put the original value back.
+        restore: bool,
+    },
 }
 
 /// The figures of one fio job run, summed over its fio jobs (`numjobs`).
@@ -110,6 +132,16 @@ impl Event {
                 format!("drop caches {level} ({took_ms} ms)")
             }
             EventKind::Marker { text } => format!("marker: {text}"),
+            EventKind::Phase { play, name, .. } => format!("{play}: phase {name}"),
+            EventKind::Tune {
+                setting,
+                old,
+                new,
+                restore,
+            } => {
+                let what = if *restore { "restored" } else { "tuned" };
+                format!("{what} {setting}: {old} -> {new}")
+            }
         }
     }
 }

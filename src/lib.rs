@@ -21,6 +21,7 @@ pub mod history;
 pub mod jobs;
 pub mod model;
 pub mod parse;
+pub mod play;
 pub mod record;
 pub mod report;
 pub mod runtime;

@@ -22,6 +22,10 @@ fn main() -> Result<()> {
         Some(Cmd::Replay(a)) => return replay(a),
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
+        Some(Cmd::Play(a)) => return pagewatch::play::run::main(a),
+    }
+    if args.batch {
+        refuse_batch_jobs(&args)?;
     }
     let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
         let src =
@@ -129,6 +133,26 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Batch mode only prints figures: it refuses jobs rather than ignoring them, before any
+/// sample is read or any process started.
+fn refuse_batch_jobs(args: &Args) -> Result<()> {
+    let mut asked: Vec<String> = Vec::new();
+    asked.extend(args.eat.iter().map(|e| format!("--eat {e}")));
+    asked.extend(args.fio.iter().map(|f| format!("--fio {f}")));
+    if let Some(d) = &args.fio_dir {
+        asked.push(format!("--fio-dir {}", d.display()));
+    }
+    if asked.is_empty() {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "--batch only prints figures and starts no jobs, so it refuses {}; run an experiment \
+         headless with `pagewatch play NAME|FILE [--record FILE]` (`pagewatch play --list`), \
+         or drop --batch to start jobs in the screen",
+        asked.join(" ")
+    )
 }
 
 /// Reads a recording, printing what was skipped.

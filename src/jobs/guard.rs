@@ -13,7 +13,8 @@
 //! `pagewatch __guard --clean-dir DIR` is the other guard: it outlives a SIGKILLed pagewatch
 //! to remove the fio test files left in its private directory (`fio/dir.rs`), and
 //! `pagewatch __guard --tracefs-instance DIR` the one that removes its tracefs instance
-//! (`trace_guard.rs`).
+//! (`trace_guard.rs`), and `pagewatch __guard --restore` the one that puts tuned kernel
+//! settings back (`tune.rs`).
 //! Owns: that protocol. Must not touch: the program's output (inherited as is).
 
 use std::process::Command;
@@ -38,6 +39,9 @@ pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
     }
     if let Some(dir) = &args.tracefs_instance {
         return crate::jobs::trace_guard::run(dir);
+    }
+    if args.restore {
+        return crate::jobs::tune::run_restore_guard();
     }
     let (program, rest) = args
         .argv

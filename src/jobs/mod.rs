@@ -16,3 +16,4 @@ pub mod guard;
 pub mod pid_io;
 pub mod size;
 pub mod trace_guard;
+pub mod tune;

@@ -284,7 +284,13 @@ pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
             .events
             .iter()
             .enumerate()
-            .map(|(i, e)| (rel(e.wall_ms), format!("E{}", i + 1)))
+            .map(|(i, e)| {
+                let label = match &e.kind {
+                    crate::event::EventKind::Phase { name, .. } => format!("E{} {name}", i + 1),
+                    _ => format!("E{}", i + 1),
+                };
+                (rel(e.wall_ms), label)
+            })
             .filter(|(x, _)| *x >= first && *x <= x1)
             .collect(),
         xs,

@@ -52,6 +52,7 @@ pub fn render(rec: &Recording, a: &Analysis) -> String {
     periods(&mut o, a, started);
     super::who::render(&mut o, &a.models, started);
     fio(&mut o, a);
+    phases(&mut o, a, last);
     let _ = writeln!(o, "## Charts\n");
     let _ = writeln!(
         o,
@@ -65,6 +66,29 @@ pub fn render(rec: &Recording, a: &Analysis) -> String {
     }
     method(&mut o);
     o
+}
+
+/// The playbook's phase table (`play::table`), when the recording has phases; the device is
+/// the one the first phase names.
+fn phases(o: &mut String, a: &Analysis, last: i64) {
+    let device = a.events.iter().find_map(|e| match &e.kind {
+        crate::event::EventKind::Phase { device, .. } => device.clone(),
+        _ => None,
+    });
+    let rows = crate::play::table::phases(&a.models, &a.events, device.as_deref(), last);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(o, "## Phases\n");
+    let _ = writeln!(
+        o,
+        "Each playbook phase runs until the next one; the charts mark where each starts.\n"
+    );
+    let _ = writeln!(
+        o,
+        "```text\n{}```\n",
+        crate::play::table::render_text(&rows)
+    );
 }
 
 fn headline(o: &mut String, a: &Analysis, started: i64) {

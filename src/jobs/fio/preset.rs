@@ -86,6 +86,7 @@ impl Preset {
             numjobs: 1,
             norandommap: self.norandommap,
             invalidate: false,
+            fsync: 0,
         }
     }
 }

@@ -34,6 +34,7 @@ pub const KEYS: &[&str] = &[
     "numjobs",
     "norandommap",
     "invalidate",
+    "fsync",
 ];
 
 /// A fio job as the form holds it.
@@ -61,6 +62,8 @@ pub struct FioSpec {
     pub norandommap: bool,
     /// fio's `invalidate` (drop the file's cache before the job).
     pub invalidate: bool,
+    /// fio's `fsync`: fsync after this many writes; 0 = never.
+    pub fsync: u32,
 }
 
 /// Why a spec was refused.
@@ -155,6 +158,10 @@ impl FioSpec {
             "direct" => next.direct = flag()?,
             "norandommap" => next.norandommap = flag()?,
             "invalidate" => next.invalidate = flag()?,
+            "fsync" => {
+                next.fsync = parse_int(value, 0, 1 << 20)
+                    .ok_or_else(|| bad("0 (never) or writes per fsync"))?;
+            }
             _ => return Err(SpecError::UnknownKey(key.to_string())),
         }
         if next.bs > next.size {
@@ -201,6 +208,9 @@ impl FioSpec {
         if self.numjobs > 1 {
             a.push(format!("--numjobs={}", self.numjobs));
         }
+        if self.fsync > 0 {
+            a.push(format!("--fsync={}", self.fsync));
+        }
         if self.read_only() {
             a.push("--readonly".to_string());
         }
@@ -216,12 +226,15 @@ impl FioSpec {
     }
 
     /// fio's arguments for laying out `file` at this spec's size, without running the job.
+    /// A *read* layout: fio writes every block of a file a read job will use, while a write
+    /// job's `create_only` only fallocates it, and reads of those unwritten extents (ext4,
+    /// xfs) return zeros without touching the disk: no read would ever come from the disk.
     #[must_use]
     pub fn prepare_args(&self, file: &Path) -> Vec<String> {
         vec![
             "--name=prepare".to_string(),
             format!("--filename={}", file.display()),
-            "--rw=write".to_string(),
+            "--rw=read".to_string(),
             format!("--size={}", self.size),
             "--ioengine=sync".to_string(),
             "--create_only=1".to_string(),
@@ -255,7 +268,8 @@ impl fmt::Display for FioSpec {
             self.numjobs,
             u8::from(self.norandommap)
         )?;
-        write!(f, ",invalidate={}", u8::from(self.invalidate))
+        write!(f, ",invalidate={}", u8::from(self.invalidate))?;
+        write!(f, ",fsync={}", self.fsync)
     }
 }
 

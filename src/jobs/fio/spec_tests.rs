@@ -99,6 +99,8 @@ fn prepare_only_lays_out() {
     let a = spec.prepare_args(Path::new("/d/f.fio"));
     assert!(a.contains(&"--create_only=1".to_string()));
     assert!(a.contains(&"--size=33554432".to_string()));
+    // A read layout writes the blocks; a write layout only fallocates (unwritten extents).
+    assert!(a.contains(&"--rw=read".to_string()));
 }
 
 #[test]

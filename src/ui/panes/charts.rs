@@ -55,7 +55,7 @@ fn shown<T>(points: &VecDeque<T>, inner: Rect) -> vec_deque::Iter<'_, T> {
 }
 
 /// The letter that marks an event on the charts: S job start, E job end, D cache drop,
-/// M the user's marker.
+/// M the user's marker, P a playbook's phase, T a tuned setting.
 #[must_use]
 pub fn marker_letter(kind: &EventKind) -> Option<char> {
     match kind {
@@ -63,6 +63,8 @@ pub fn marker_letter(kind: &EventKind) -> Option<char> {
         EventKind::JobStop { .. } => Some('E'),
         EventKind::DropCaches { .. } => Some('D'),
         EventKind::Marker { .. } => Some('M'),
+        EventKind::Phase { .. } => Some('P'),
+        EventKind::Tune { .. } => Some('T'),
         EventKind::FioResult { .. } => None,
     }
 }

@@ -1,0 +1,654 @@
+//! `pagewatch play NAME|FILE`: runs a playbook without the screen, sampling /proc and /sys
+//! once per interval (into a recording with `--record`), then prints the phase table.
+//!
+//! Owns: the headless run: the checks before anything starts (root, the fio directory's
+//! rules, free space, MemAvailable, one playbook at a time through a lock file), the sampler
+//! thread, carrying out the steps through the `Supervisor` (eaters, fio, cache drops) and the
+//! `Tuner`, turning job reports into events, and the end (jobs stopped, settings restored, on
+//! success, failure, Ctrl-C or SIGTERM; the restore guard covers SIGKILL). It is an edge like
+//! `supervise.rs`. Must not touch: the terminal beyond stderr progress lines and the table.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+
+use super::book::{Action, EatSize, Playbook, Wait};
+use super::table::{PhaseRow, phases, render_text};
+use crate::app::{Effect, JobMsg, Msg};
+use crate::event::{Event, EventKind};
+use crate::jobs::eat_plan::MIN_MARGIN;
+use crate::jobs::fio::value::size_text;
+use crate::jobs::tune::{Change, Tuner};
+use crate::model::Model;
+use crate::record::{Header, Recorder};
+use crate::source::{FsSource, HostInfo, SystemClock};
+use crate::supervise::{FioSettings, Supervisor};
+
+/// How a playbook is run.
+#[derive(Debug, Clone)]
+pub struct PlayOptions {
+    /// Record the run to this file.
+    pub record: Option<PathBuf>,
+    /// Print the table as JSON.
+    pub json: bool,
+    /// `--fio-dir`.
+    pub fio_dir: Option<PathBuf>,
+    /// Seconds between samples.
+    pub interval: f64,
+}
+
+/// What a run produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The phase table.
+    pub phases: Vec<PhaseRow>,
+    /// Why it stopped early, if it did.
+    pub error: Option<String>,
+}
+
+/// Shared between the sampler and the steps: the recording, the models and the events.
+#[derive(Default)]
+struct Log {
+    rec: Option<Recorder>,
+    models: Vec<Model>,
+    events: Vec<Event>,
+}
+
+fn wall_ms() -> i64 {
+    crate::source::Clock::wall_ms(&SystemClock)
+}
+
+impl Log {
+    fn event(&mut self, kind: EventKind) {
+        let e = Event {
+            wall_ms: wall_ms(),
+            kind,
+        };
+        eprintln!("pagewatch play: {}", e.label());
+        if let Some(r) = &mut self.rec {
+            let _ = r.write_event(&e);
+        }
+        self.events.push(e);
+    }
+}
+
+/// The whole disk under `path`'s filesystem (`/sys/dev/block/M:m`, the parent for a partition).
+#[must_use]
+pub fn disk_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let real = std::fs::canonicalize(&sys).ok()?;
+    let real = if real.join("partition").exists() {
+        real.parent()?.to_path_buf()
+    } else {
+        real
+    };
+    Some(real.file_name()?.to_string_lossy().into_owned())
+}
+
+/// Takes the one-playbook-at-a-time lock (`/run/pagewatch-play.lock`, else in the fio base
+/// directory); held until the returned file is dropped.
+fn lock(base: &Path) -> Result<std::fs::File> {
+    use std::io::Write;
+    let dir = if Path::new("/run").is_dir() && rustix::process::geteuid().is_root() {
+        PathBuf::from("/run")
+    } else {
+        base.to_path_buf()
+    };
+    let path = dir.join("pagewatch-play.lock");
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
+        let who = std::fs::read_to_string(&path).unwrap_or_default();
+        bail!(
+            "another playbook is running ({} holds {}): one at a time",
+            who.trim(),
+            path.display()
+        );
+    }
+    f.set_len(0)?;
+    let _ = write!(f, "pid {}", std::process::id());
+    Ok(f)
+}
+
+fn meminfo() -> Result<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/meminfo")?;
+    let kb = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok())
+            .map(|k| k * 1024)
+    };
+    Ok((
+        kb("MemTotal:").context("no MemTotal")?,
+        kb("MemAvailable:").context("no MemAvailable")?,
+    ))
+}
+
+/// The fio file sizes by step id, and the distinct sizes (one file each).
+fn files(book: &Playbook) -> (BTreeMap<String, u64>, Vec<u64>) {
+    let mut ids = BTreeMap::new();
+    let mut sizes = Vec::new();
+    for s in &book.steps {
+        if let Action::Fio { id, spec, .. } = &s.action {
+            if let Some(id) = id {
+                ids.insert(id.clone(), spec.size);
+            }
+            if !sizes.contains(&spec.size) {
+                sizes.push(spec.size);
+            }
+        }
+    }
+    (ids, sizes)
+}
+
+/// Refuses what cannot run here, before anything starts.
+fn preflight(book: &Playbook, base: &Path) -> Result<()> {
+    if book.needs_root() && !rustix::process::geteuid().is_root() {
+        bail!(
+            "{} tunes kernel settings or drops caches: run it as root",
+            book.name
+        );
+    }
+    let (ids, sizes) = files(book);
+    let st = rustix::fs::statvfs(base).with_context(|| format!("statvfs {}", base.display()))?;
+    let free = st.f_bavail.saturating_mul(st.f_frsize);
+    let need: u64 = sizes.iter().sum();
+    if need > free {
+        bail!(
+            "the fio files need {} and {} has {} free",
+            size_text(need),
+            base.display(),
+            size_text(free)
+        );
+    }
+    let (total, avail) = meminfo()?;
+    let margin = crate::jobs::eat_plan::margin(total);
+    for s in &book.steps {
+        let at = |e: String| anyhow::anyhow!("line {}: {e}", s.line);
+        match &s.action {
+            Action::Eat(EatSize::Size(e)) => {
+                let b = e.eval(total, &ids).map_err(at)?;
+                if b > avail.saturating_sub(margin) {
+                    return Err(at(format!(
+                        "eat {} is more than MemAvailable {} minus the margin {}",
+                        size_text(b),
+                        size_text(avail),
+                        size_text(margin)
+                    )));
+                }
+            }
+            Action::Eat(EatSize::Leave(e)) => {
+                let b = e.eval(total, &ids).map_err(at)?;
+                if b < MIN_MARGIN || b >= avail {
+                    return Err(at(format!(
+                        "leave {} must be at least {} and below MemAvailable {}",
+                        size_text(b),
+                        size_text(MIN_MARGIN),
+                        size_text(avail)
+                    )));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `pagewatch play`: lists, shows or runs a playbook (a built-in's name or a file).
+pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
+    if a.list {
+        for b in super::builtin::all()? {
+            println!("{:<22} {}", b.name, b.description);
+        }
+        return Ok(());
+    }
+    let Some(what) = &a.playbook else {
+        bail!("name a playbook (pagewatch play --list) or a playbook file");
+    };
+    let (text, origin) = match super::builtin::text(what) {
+        Some(t) => (t.to_owned(), what.clone()),
+        None => (
+            std::fs::read_to_string(what)
+                .with_context(|| format!("{what} is neither a built-in playbook (pagewatch play --list) nor a readable file"))?,
+            what.clone(),
+        ),
+    };
+    let book = Playbook::parse(&text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    if a.show {
+        print!("{text}");
+        return Ok(());
+    }
+    if !(0.01..=10.0).contains(&a.scale) {
+        bail!("--scale must be between 0.01 and 10");
+    }
+    let book = if (a.scale - 1.0).abs() > f64::EPSILON {
+        book.scaled(a.scale)
+    } else {
+        book
+    };
+    if let Some(p) = &a.record
+        && p.exists()
+    {
+        bail!(
+            "--record {}: the file exists; pagewatch never overwrites a file",
+            p.display()
+        );
+    }
+    let out = play(
+        &book,
+        &PlayOptions {
+            record: a.record.clone(),
+            json: a.format == crate::cli::Format::Json,
+            fio_dir: a.fio_dir.clone(),
+            interval: a.interval,
+        },
+    )?;
+    if let Some(e) = out.error {
+        eprintln!("pagewatch play: {} stopped: {e}", book.name);
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+/// Runs `book` headless; prints progress on stderr and the table on stdout.
+pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
+    let base = crate::jobs::fio::FioDir::check(opts.fio_dir.as_deref())?;
+    preflight(book, &base)?;
+    let _lock = lock(&base)?;
+    let device = disk_of(&base);
+    let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, Arc::clone(&stop))?;
+    }
+    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    let first = source.read().context("reading /proc")?;
+    let log = Arc::new(Mutex::new(Log::default()));
+    if let Some(p) = &opts.record {
+        let header = Header::from_sample(
+            &first,
+            HostInfo::live(),
+            opts.interval,
+            std::env::args().collect::<Vec<_>>().join(" "),
+            first.wall_ms,
+        );
+        let mut rec = Recorder::create(p, &header)?;
+        rec.write_sample(&first)?;
+        lock_log(&log).rec = Some(rec);
+    }
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = spawn_sampler(
+        source,
+        first,
+        opts.interval,
+        Arc::clone(&log),
+        Arc::clone(&done),
+    );
+    let (tx, rx) = channel();
+    let mut run = Runner {
+        book,
+        sup: Supervisor::new(
+            exe.clone(),
+            tx,
+            FioSettings {
+                dir: opts.fio_dir.clone(),
+                keep: false,
+            },
+        ),
+        tuner: Tuner::new(Some(exe)),
+        rx,
+        log: Arc::clone(&log),
+        stop,
+        next_id: 1,
+        running: BTreeMap::new(),
+        labels: BTreeMap::new(),
+        device: device.clone(),
+    };
+    lock_log(&log).event(EventKind::Marker {
+        text: format!("playbook {} starts", book.name),
+    });
+    let error = run.steps().err().map(|e| format!("{e:#}"));
+    run.finish();
+    lock_log(&log).event(EventKind::Marker {
+        text: format!(
+            "playbook {} {}",
+            book.name,
+            if error.is_some() { "stopped" } else { "ends" }
+        ),
+    });
+    drop(run);
+    done.store(true, Ordering::Release);
+    let _ = sampler.join();
+    let mut l = lock_log(&log);
+    if let Some(rec) = l.rec.take() {
+        let w = rec.finish()?;
+        eprintln!(
+            "pagewatch play: wrote {} samples and {} events to {}",
+            w.samples,
+            w.events,
+            w.path.display()
+        );
+    }
+    let rows = phases(&l.models, &l.events, device.as_deref(), wall_ms());
+    if opts.json {
+        let doc = serde_json::json!({
+            "playbook": book.name,
+            "device": device,
+            "error": error,
+            "phases": rows,
+        });
+        println!("{doc}");
+    } else {
+        print!("{}", render_text(&rows));
+    }
+    Ok(Outcome {
+        phases: rows,
+        error,
+    })
+}
+
+fn lock_log(log: &Mutex<Log>) -> std::sync::MutexGuard<'_, Log> {
+    log.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn spawn_sampler(
+    mut source: FsSource,
+    first: crate::sample::RawSample,
+    interval: f64,
+    log: Arc<Mutex<Log>>,
+    done: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut parser = crate::parse::Parser::new();
+        let mut prev = parser.parse(&first).ok();
+        let mut ticker = crate::source::Ticker::new(interval);
+        loop {
+            let last = done.load(Ordering::Acquire);
+            if !last {
+                ticker.wait();
+            }
+            if let Ok(raw) = source.read()
+                && let Ok(snap) = parser.parse(&raw)
+            {
+                let m = Model::derive(prev.as_ref(), &snap, crate::model::Options::default());
+                prev = Some(snap);
+                let mut l = lock_log(&log);
+                if let Some(r) = &mut l.rec {
+                    let _ = r.write_sample(&raw);
+                }
+                l.models.push(m);
+            }
+            if last {
+                return;
+            }
+        }
+    })
+}
+
+struct Runner<'a> {
+    book: &'a Playbook,
+    sup: Supervisor,
+    tuner: Tuner,
+    rx: Receiver<Msg>,
+    log: Arc<Mutex<Log>>,
+    stop: Arc<AtomicBool>,
+    next_id: u32,
+    /// Jobs running: id → (is fio, holding/started).
+    running: BTreeMap<u32, bool>,
+    labels: BTreeMap<u32, String>,
+    device: Option<String>,
+}
+
+impl Runner<'_> {
+    fn event(&self, kind: EventKind) {
+        lock_log(&self.log).event(kind);
+    }
+
+    fn steps(&mut self) -> Result<()> {
+        let (ids, _) = files(self.book);
+        let (total, _) = meminfo()?;
+        for s in &self.book.steps {
+            if self.stop.load(Ordering::Acquire) {
+                bail!("interrupted");
+            }
+            self.step(&s.action, total, &ids)
+                .with_context(|| format!("step at line {}", s.line))?;
+        }
+        self.wait_jobs()
+    }
+
+    fn step(&mut self, a: &Action, total: u64, ids: &BTreeMap<String, u64>) -> Result<()> {
+        match a {
+            Action::Phase(name) => self.event(EventKind::Phase {
+                play: self.book.name.clone(),
+                name: name.clone(),
+                device: self.device.clone(),
+            }),
+            Action::Marker(text) => self.event(EventKind::Marker { text: text.clone() }),
+            Action::Wait(Wait::For(d)) => self.pump_until(Some(Instant::now() + *d), |_| false)?,
+            Action::Wait(Wait::Jobs) => self.wait_jobs()?,
+            Action::DropCaches(level) => {
+                self.sup.perform(&Effect::DropCaches(*level));
+                self.pump_until(None, |m| matches!(m, Msg::Dropped { .. }))?;
+            }
+            Action::Release => {
+                let eaters: Vec<u32> = self
+                    .labels
+                    .iter()
+                    .filter(|(id, l)| l.starts_with("eat") && self.running.contains_key(id))
+                    .map(|(id, _)| *id)
+                    .collect();
+                for id in &eaters {
+                    self.sup.perform(&Effect::StopJob(*id));
+                }
+                for id in eaters {
+                    if self.running.contains_key(&id) {
+                        self.pump_until(
+                            None,
+                            |m| matches!(m, Msg::Job(JobMsg::Ended { id: i, .. }) if *i == id),
+                        )?;
+                    }
+                }
+            }
+            Action::Eat(size) => {
+                let bytes = match size {
+                    EatSize::Size(e) => e.eval(total, ids).map_err(anyhow::Error::msg)?,
+                    EatSize::Leave(e) => {
+                        let leave = e.eval(total, ids).map_err(anyhow::Error::msg)?;
+                        let (_, avail) = meminfo()?;
+                        avail
+                            .checked_sub(leave)
+                            .filter(|b| *b > 0)
+                            .with_context(|| {
+                                format!(
+                                    "MemAvailable {} is already below {}",
+                                    size_text(avail),
+                                    size_text(leave)
+                                )
+                            })?
+                    }
+                };
+                let id = self.start(format!("eat {}", size_text(bytes)));
+                self.sup.perform(&Effect::StartEat {
+                    id,
+                    size: bytes.to_string(),
+                    force: matches!(size, EatSize::Leave(_)),
+                });
+                self.pump_until(
+                    None,
+                    |m| matches!(m, Msg::Job(JobMsg::Eat { id: i, holding: true, .. }) if *i == id),
+                )?;
+            }
+            Action::Fio {
+                spec, background, ..
+            } => {
+                let id = self.start(spec.label());
+                self.sup.perform(&Effect::StartFio {
+                    id,
+                    spec: spec.to_string(),
+                });
+                if !background {
+                    self.pump_until(
+                        None,
+                        |m| matches!(m, Msg::Job(JobMsg::Ended { id: i, .. }) if *i == id),
+                    )?;
+                }
+            }
+            Action::Tune { setting, value } => {
+                let knob = setting
+                    .resolve(self.device.as_deref())
+                    .map_err(anyhow::Error::msg)?;
+                let change = match value {
+                    Some(v) => self.tuner.set(&knob, v)?,
+                    None => match self.tuner.restore(&knob) {
+                        Some(c) => c?,
+                        None => return Ok(()),
+                    },
+                };
+                self.tuned(&change);
+            }
+        }
+        Ok(())
+    }
+
+    fn tuned(&self, c: &Change) {
+        self.event(EventKind::Tune {
+            setting: c.setting.clone(),
+            old: c.old.clone(),
+            new: c.new.clone(),
+            restore: c.restore,
+        });
+    }
+
+    fn start(&mut self, label: String) -> u32 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.running.insert(id, false);
+        self.labels.insert(id, label);
+        id
+    }
+
+    fn wait_jobs(&mut self) -> Result<()> {
+        let fio: Vec<u32> = self
+            .labels
+            .iter()
+            .filter(|(id, l)| l.starts_with("fio") && self.running.contains_key(id))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in fio {
+            if self.running.contains_key(&id) {
+                self.pump_until(
+                    None,
+                    |m| matches!(m, Msg::Job(JobMsg::Ended { id: i, .. }) if *i == id),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles job reports until `until` (when given) or until `done` matches one (with no
+    /// deadline, also until no job is left when `done` never can match). A failed job fails
+    /// the step.
+    fn pump_until(&mut self, until: Option<Instant>, done: impl Fn(&Msg) -> bool) -> Result<()> {
+        loop {
+            if self.stop.load(Ordering::Acquire) {
+                bail!("interrupted");
+            }
+            let wait = until.map_or(Duration::from_millis(200), |u| {
+                u.saturating_duration_since(Instant::now())
+                    .min(Duration::from_millis(200))
+            });
+            if until.is_some_and(|u| Instant::now() >= u) {
+                return Ok(());
+            }
+            let Ok(m) = self.rx.recv_timeout(wait) else {
+                if until.is_none() && self.running.is_empty() {
+                    return Ok(());
+                }
+                continue;
+            };
+            let hit = done(&m);
+            self.handle(&m)?;
+            if hit {
+                return Ok(());
+            }
+        }
+    }
+
+    fn handle(&mut self, m: &Msg) -> Result<()> {
+        match m {
+            Msg::Job(JobMsg::Started { id, pid, argv }) => self.event(EventKind::JobStart {
+                job: *id,
+                what: self.labels.get(id).cloned().unwrap_or_default(),
+                argv: argv.clone(),
+                pid: Some(*pid),
+            }),
+            Msg::Job(JobMsg::Ended {
+                id,
+                how,
+                failed,
+                result,
+            }) => {
+                self.running.remove(id);
+                if let Some(r) = result {
+                    self.event(EventKind::FioResult {
+                        job: *id,
+                        result: r.clone(),
+                    });
+                }
+                self.event(EventKind::JobStop {
+                    job: *id,
+                    how: how.clone(),
+                });
+                if *failed {
+                    bail!("job #{id} {how}");
+                }
+            }
+            Msg::Job(JobMsg::Note { id, text }) => eprintln!("pagewatch play: #{id} {text}"),
+            Msg::Dropped { level, took_ms } => self.event(EventKind::DropCaches {
+                level: *level,
+                took_ms: *took_ms,
+            }),
+            Msg::Notice(t) => eprintln!("pagewatch play: {t}"),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Stops every job and restores every setting, logging both.
+    fn finish(&mut self) {
+        for id in self.running.keys().copied().collect::<Vec<_>>() {
+            self.sup.perform(&Effect::StopJob(id));
+        }
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !self.running.is_empty() && Instant::now() < deadline {
+            if let Ok(m) = self.rx.recv_timeout(Duration::from_millis(200)) {
+                let _ = self.handle(&m);
+            }
+        }
+        self.sup.shutdown();
+        for c in self.tuner.restore_all() {
+            match c {
+                Ok(c) => self.tuned(&c),
+                Err(e) => eprintln!("pagewatch play: restoring failed: {e:#}"),
+            }
+        }
+    }
+}
