@@ -39,6 +39,33 @@ impl Dd {
             .expect("dd");
         Dd(child)
     }
+    /// A buffered `dd` copying what the test feeds it, about 100 MiB/s (1 MiB every 10 ms)
+    /// for as long as it lives: it outlasts the walks however fast the disk is (a 2,000 MiB dd
+    /// can finish within two walks on a fast host), and still dirties far more than anything
+    /// else on a busy build machine.
+    fn paced(dir: &Path) -> Self {
+        use std::io::Write;
+        let mut child = Command::new("dd")
+            .arg(format!("of={}", dir.join("dd.out").display()))
+            .args(["bs=1M", "iflag=fullblock"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("dd");
+        let mut feed = child.stdin.take().unwrap();
+        std::thread::spawn(move || {
+            let chunk = vec![0u8; 1 << 20];
+            // Bounded: at most 30 s of feeding (3,000 MiB), then EOF ends dd.
+            for _ in 0..3000 {
+                if feed.write_all(&chunk).is_err() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        });
+        Dd(child)
+    }
     fn pid(&self) -> u32 {
         self.0.id()
     }
@@ -84,7 +111,7 @@ fn a_buffered_dd_leads_the_processes_by_dirtied_bytes() {
     }
     let _l = lock();
     let dir = scratch();
-    let dd = Dd::start(dir.path());
+    let dd = Dd::paced(dir.path());
     let records = batch(&["--interval", "1", "--count", "6"]);
     // Six records, a walk every 2 s from the second: the first walk has no rates, the second
     // has; the first record with rates must have dd first by dirtied bytes.
