@@ -113,13 +113,18 @@ fn a_buffered_dd_leads_the_processes_by_dirtied_bytes() {
     let dir = scratch();
     let dd = Dd::paced(dir.path());
     let records = batch(&["--interval", "1", "--count", "6"]);
-    // Six records, a walk every 2 s from the second: the first walk has no rates, the second
-    // has; the first record with rates must have dd first by dirtied bytes.
+    // Six records, a walk every 2 s once dirtying is seen: a process's first walk has no rate,
+    // its second has. The first record in which dd has a rate (within two walks of the first
+    // that shows it) must have dd first by dirtied bytes.
+    let has_dd_rate = |rows: &&Vec<serde_json::Value>| {
+        rows.iter()
+            .any(|r| r["pid"] == u64::from(dd.pid()) && r["dirtied_bytes_per_s"].is_f64())
+    };
     let rows = records
         .iter()
         .filter_map(|m| m["processes"].as_array())
-        .find(|rows| rows.iter().any(|r| r["dirtied_bytes_per_s"].is_f64()))
-        .unwrap_or_else(|| panic!("no rates in {records:#?}"));
+        .find(has_dd_rate)
+        .unwrap_or_else(|| panic!("dd never had a rate in {records:#?}"));
     for key in [
         "pid",
         "comm",
