@@ -19,6 +19,7 @@ pub mod export;
 pub mod fmt;
 pub mod history;
 pub mod jobs;
+pub mod metrics;
 pub mod model;
 pub mod parse;
 pub mod record;
