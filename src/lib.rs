@@ -26,6 +26,7 @@ pub mod record;
 pub mod report;
 pub mod runtime;
 pub mod sample;
+pub mod serve;
 pub mod source;
 pub mod supervise;
 pub mod tee;

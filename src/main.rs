@@ -22,6 +22,7 @@ fn main() -> Result<()> {
         Some(Cmd::Replay(a)) => return replay(a),
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
+        Some(Cmd::Serve(a)) => return pagewatch::serve::run(a),
     }
     let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
         let src =
@@ -88,6 +89,7 @@ fn main() -> Result<()> {
             keep: args.keep_fio_files,
         },
         record: args.record.clone(),
+        listen: args.listen,
     };
     if let Some(p) = &opts.record
         && p.exists()

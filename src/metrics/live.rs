@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::history::History;
 use crate::metrics::counters::Counters;
+use crate::model::refresh::RefreshPolicy;
 use crate::model::saturation::saturation;
 use crate::model::{Model, Options};
 use crate::parse::{Parser, Snapshot};
@@ -58,6 +59,8 @@ pub struct Live {
     prev: Option<Snapshot>,
     history: History,
     opts: Options,
+    refresh: RefreshPolicy,
+    refresh_due: bool,
     last: Page,
 }
 
@@ -70,6 +73,8 @@ impl Live {
             prev: None,
             history: History::new(BASELINE_TICKS),
             opts,
+            refresh: RefreshPolicy::default(),
+            refresh_due: false,
             last: Page {
                 host: if host.is_empty() { "unknown" } else { host }.to_owned(),
                 ..Page::default()
@@ -88,6 +93,8 @@ impl Live {
         self.last.samples += 1;
         if let Some(p) = &self.prev {
             let m = Model::derive(Some(p), &snap, self.opts);
+            // As batch mode does: a sysctl write or a new disk is seen on the next record.
+            self.refresh_due |= self.refresh.due(Some(p), &snap, &m);
             self.history.push(&m);
             let disks: Vec<DiskState> = m
                 .disks
@@ -113,6 +120,24 @@ impl Live {
         }
         self.prev = Some(snap);
         self.last.clone()
+    }
+
+    /// The page as it stands (before any sample: only the host).
+    #[must_use]
+    pub fn current(&self) -> Page {
+        self.last.clone()
+    }
+
+    /// Samples read and parsed so far.
+    #[must_use]
+    pub fn samples(&self) -> u64 {
+        self.last.samples
+    }
+
+    /// Whether the source should re-read its slow files with the next sample
+    /// (`Source::refresh_soon`); asking clears it.
+    pub fn take_refresh(&mut self) -> bool {
+        std::mem::take(&mut self.refresh_due)
     }
 
     /// The page after a sample that could not be read or parsed.
