@@ -2,6 +2,7 @@
 //!
 //! Owns: the clap definition. Must not touch: anything it configures.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -79,6 +80,9 @@ pub struct Args {
     /// Keep fio's test files when pagewatch exits.
     #[arg(long)]
     pub keep_fio_files: bool,
+    /// Serve the figures at http://ADDR/metrics while the screen runs (see `pagewatch serve`).
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
+    pub listen: Option<SocketAddr>,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
@@ -99,6 +103,8 @@ pub enum Cmd {
     Export(ExportArgs),
     /// Run a playbook (a built-in experiment or a TOML file) without the screen.
     Play(PlayArgs),
+    /// Serve live figures to Prometheus at http://ADDR/metrics, without the screen.
+    Serve(ServeArgs),
     /// Internal: run a command in this process's group and kill the whole group when
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
@@ -154,6 +160,25 @@ pub struct RecordArgs {
     /// Stop after this long (`90`, `90s`, `10m`, `1h`). Default: until interrupted.
     #[arg(long)]
     pub duration: Option<String>,
+    /// Also serve the figures at http://ADDR/metrics while recording (see `pagewatch serve`).
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
+    pub listen: Option<SocketAddr>,
+}
+
+/// `pagewatch serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Where to listen: PORT or 127.0.0.1:PORT (loopback), or an address written out to be
+    /// reached from other hosts (0.0.0.0:PORT, [::]:PORT). A bare :PORT is refused.
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr,
+          default_value_t = SocketAddr::from(([127, 0, 0, 1], crate::serve::addr::DEFAULT_PORT)))]
+    pub listen: SocketAddr,
+    /// Seconds between samples.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
+    pub interval: f64,
+    /// Serve partitions as well as whole disks.
+    #[arg(long, short = 'p')]
+    pub partitions: bool,
 }
 
 /// `pagewatch play`.
@@ -250,6 +275,10 @@ pub struct ExportArgs {
     /// Show partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,
+}
+
+fn listen_addr(s: &str) -> Result<SocketAddr, String> {
+    crate::serve::addr::parse(Some(s))
 }
 
 fn positive_secs(s: &str) -> Result<f64, String> {

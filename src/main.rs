@@ -23,6 +23,7 @@ fn main() -> Result<()> {
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
         Some(Cmd::Play(a)) => return pagewatch::play::run::main(a),
+        Some(Cmd::Serve(a)) => return pagewatch::serve::run(a),
     }
     if args.batch {
         refuse_batch_jobs(&args)?;
@@ -92,6 +93,7 @@ fn main() -> Result<()> {
             keep: args.keep_fio_files,
         },
         record: args.record.clone(),
+        listen: args.listen,
     };
     if let Some(p) = &opts.record
         && p.exists()

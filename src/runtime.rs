@@ -60,10 +60,24 @@ pub struct Options {
     pub fio: FioSettings,
     /// Record the session to this file (`--record`).
     pub record: Option<std::path::PathBuf>,
+    /// Serve the figures at this address's `/metrics` (`--listen`).
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 /// Runs the TUI until the user quits or a signal arrives.
-pub fn run(app: App, feed: Feed, opts: Options) -> Result<()> {
+pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
+    // The endpoint first: a port in use is an error before the terminal is taken.
+    let metrics = match opts.listen {
+        Some(addr) => {
+            let opts = crate::model::Options {
+                partitions: app.ui.partitions,
+            };
+            let f = crate::serve::Feeder::start(addr, &app.host.hostname, opts)?;
+            app.notice = Some(format!("serving http://{}/metrics", f.addr));
+            Some(f)
+        }
+        None => None,
+    };
     let (tx, rx) = mpsc::channel::<Msg>();
     let (ctl_tx, ctl_rx) = mpsc::channel::<Control>();
     let tick = if matches!(feed, Feed::Source { .. }) {
@@ -93,7 +107,7 @@ pub fn run(app: App, feed: Feed, opts: Options) -> Result<()> {
         timer: TickTimer::new(Instant::now(), tick),
         failed: None,
     }));
-    let res = main_loop(&core, feed, &opts.initial, ctl_rx, tx, &rx);
+    let res = main_loop(&core, feed, &opts.initial, ctl_rx, tx, &rx, metrics);
     leave(&core);
     res
 }
@@ -121,6 +135,7 @@ fn main_loop(
     ctl: Receiver<Control>,
     tx: Sender<Msg>,
     rx: &Receiver<Msg>,
+    metrics: Option<crate::serve::Feeder>,
 ) -> Result<()> {
     let clock = SystemClock;
     {
@@ -135,7 +150,7 @@ fn main_loop(
         }
     }
     if let Feed::Source { source, paced } = feed {
-        spawn_sampler(source, paced, Arc::clone(core), ctl, tx)?;
+        spawn_sampler(source, paced, Arc::clone(core), ctl, tx, metrics)?;
     }
     loop {
         let wait = lock(core).timer.wait(Instant::now());
@@ -273,13 +288,15 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
 }
 
 /// Reads the source once per interval (or back to back when not `paced`) and applies each
-/// sample to the core itself. Interval changes and refresh requests come on `ctl`.
+/// sample to the core itself. Interval changes and refresh requests come on `ctl`. With
+/// `metrics` (`--listen`), each sample also goes to the endpoint, before the core is locked.
 fn spawn_sampler(
     mut source: Box<dyn Source + Send>,
     paced: bool,
     core: Arc<Mutex<Core>>,
     ctl: Receiver<Control>,
     tx: Sender<Msg>,
+    mut metrics: Option<crate::serve::Feeder>,
 ) -> Result<()> {
     let interval_s = lock(&core).app.interval_s;
     named("sampler").spawn(move || {
@@ -314,6 +331,13 @@ fn spawn_sampler(
             let took_us = clock.mono_ns().saturating_sub(t0) / 1000;
             if paced {
                 arm_stall_alarm(interval);
+            }
+            if let Some(f) = &mut metrics {
+                match &res {
+                    Ok(Some(s)) => drop(f.sample(s, took_us as f64 / 1e6)),
+                    Ok(None) => {}
+                    Err(_) => f.error(),
+                }
             }
             let mut c = lock(&core);
             if c.term.is_none() {

@@ -40,6 +40,10 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         first.wall_ms,
     );
     let mut rec = Recorder::create(&args.file, &header)?;
+    let mut metrics = args
+        .listen
+        .map(|addr| crate::serve::Feeder::start(addr, &header.host.hostname, Options::default()))
+        .transpose()?;
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,
@@ -51,17 +55,29 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     let start = Instant::now();
     let mut ticker = Ticker::new(args.interval);
     rec.write_sample(&first).with_context(|| lost(&rec))?;
+    if let Some(f) = &mut metrics {
+        f.sample(&first, 0.0);
+    }
     let mut who = WhoGate::new(&first);
     let mut failures = 0u64;
     while ticker.wait_unless(&stop, limit) {
-        match source.read() {
+        let t0 = Instant::now();
+        let res = source.read();
+        let read_s = t0.elapsed().as_secs_f64();
+        match res {
             Ok(s) => {
                 rec.write_sample(&s).with_context(|| lost(&rec))?;
+                if let Some(f) = &mut metrics {
+                    f.sample(&s, read_s);
+                }
                 if let Some(w) = who.update(&s) {
                     source.want(&w);
                 }
             }
             Err(e) => {
+                if let Some(f) = &mut metrics {
+                    f.error();
+                }
                 failures += 1;
                 let _ = writeln!(err, "pagewatch: skipped a sample: {e}");
             }

@@ -1,0 +1,201 @@
+//! The metric families pagewatch exposes, defined once for both the OpenMetrics export of a
+//! recording (`export::openmetrics`) and the live `/metrics` endpoint (`metrics::render`):
+//! names, units, help texts, label values and the conversions to base units (kB and pages to
+//! bytes, ms to seconds, percentages to ratios), so dashboards work on both.
+//!
+//! Owns: the family tables and label escaping. Must not touch: I/O, output layout
+//! (timestamps, `# EOF`, negotiation belong to the writers).
+
+use crate::model::dirty::State;
+use crate::model::{Disk, Model, domains};
+
+/// How a system family reads its value from a record.
+pub type Get = fn(&Model) -> Option<f64>;
+/// How a disk family reads its value from a device.
+pub type DiskGet = fn(&Disk) -> Option<f64>;
+/// How a domain family reads its value (pages) from a dirty domain.
+pub type DomainGet = fn(&domains::Domain) -> Option<u64>;
+
+fn pages(m: &Model, p: Option<u64>) -> Option<f64> {
+    p.map(|p| p as f64 * m.page_size as f64)
+}
+fn kb(v: Option<u64>) -> Option<f64> {
+    v.map(|v| v as f64 * 1024.0)
+}
+fn ratio(pct: Option<f64>) -> Option<f64> {
+    pct.map(|p| p / 100.0)
+}
+fn psi(p: Option<crate::model::Pressure>, full: bool) -> Option<f64> {
+    let p = p?;
+    ratio(if full { p.full } else { p.some }?.total_pct)
+}
+/// The `pagewatch_dirty_state` gauge's number for a state.
+#[must_use]
+pub fn state(s: Option<State>) -> Option<f64> {
+    s.map(|s| match s {
+        State::BelowBackground => 0.0,
+        State::BackgroundFlushing => 1.0,
+        State::WritersThrottled => 2.0,
+        State::OverThresh => 3.0,
+        State::AtHardLimit => 4.0,
+    })
+}
+
+/// System families: (name, unit, help, value).
+#[rustfmt::skip]
+pub const SYSTEM: [(&str, &str, &str, Get); 33] = [
+    ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
+    ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
+    ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
+    ("pagewatch_memory_available_derived_bytes", "bytes", "pagewatch's own derivation of MemAvailable (spec 2), beside the kernel's.", |m| kb(m.memory.derived_MemAvailable)),
+    ("pagewatch_memory_cached_bytes", "bytes", "Cached (page cache).", |m| kb(m.memory.Cached)),
+    ("pagewatch_memory_anon_bytes", "bytes", "AnonPages.", |m| kb(m.memory.AnonPages)),
+    ("pagewatch_dirty_bytes", "bytes", "nr_dirty: dirty page-cache pages.", |m| pages(m, m.dirty.nr_dirty)),
+    ("pagewatch_writeback_bytes", "bytes", "nr_writeback: pages under writeback.", |m| pages(m, m.dirty.nr_writeback)),
+    ("pagewatch_dirty_writeback_bytes", "bytes", "nr_dirty + nr_writeback, the count compared with the thresholds.", |m| pages(m, m.dirty.dirty_writeback_pages)),
+    ("pagewatch_dirty_threshold_bytes", "bytes", "Dirty threshold (hard limit): the kernel's nr_dirty_threshold, else derived.", |m| pages(m, m.dirty.thresh_pages.or(m.dirty.derived_thresh_pages))),
+    ("pagewatch_dirty_background_threshold_bytes", "bytes", "Background writeback threshold: nr_dirty_background_threshold, else derived.", |m| pages(m, m.dirty.bg_thresh_pages.or(m.dirty.derived_bg_thresh_pages))),
+    ("pagewatch_dirty_threshold_derived_bytes", "bytes", "pagewatch's own derivation of the dirty threshold from dirtyable memory (spec 1.1-1.2), beside the kernel's.", |m| pages(m, m.dirty.derived_thresh_pages)),
+    ("pagewatch_dirty_background_threshold_derived_bytes", "bytes", "pagewatch's own derivation of the background threshold (spec 1.2), beside the kernel's.", |m| pages(m, m.dirty.derived_bg_thresh_pages)),
+    ("pagewatch_dirty_freerun_bytes", "bytes", "Freerun ceiling (thresh + bg_thresh) / 2: writers are throttled above it.", |m| pages(m, m.dirty.freerun_pages)),
+    ("pagewatch_dirty_state", "", "Dirty state: 0 below background, 1 background flushing, 2 writers throttled, 3 over the threshold T, 4 at the kernel's hard limit (tracepoint).", |m| state(m.dirty.state)),
+    ("pagewatch_dirtied_bytes_per_second", "", "Pages dirtied per second, in bytes.", |m| m.dirty.dirtied_per_s.map(|p| p * m.page_size as f64)),
+    ("pagewatch_written_back_bytes_per_second", "", "Pages whose writeback completed per second, in bytes.", |m| m.dirty.written_per_s.map(|p| p * m.page_size as f64)),
+    ("pagewatch_pgscan_kswapd_pages_per_second", "", "Pages scanned by kswapd per second.", |m| m.reclaim.pgscan_kswapd_s),
+    ("pagewatch_pgsteal_kswapd_pages_per_second", "", "Pages reclaimed by kswapd per second.", |m| m.reclaim.pgsteal_kswapd_s),
+    ("pagewatch_pgscan_direct_pages_per_second", "", "Pages scanned in direct reclaim per second.", |m| m.reclaim.pgscan_direct_s),
+    ("pagewatch_pgsteal_direct_pages_per_second", "", "Pages reclaimed in direct reclaim per second.", |m| m.reclaim.pgsteal_direct_s),
+    ("pagewatch_allocstall_per_second", "", "Entries into direct reclaim per second.", |m| m.reclaim.allocstall_s),
+    ("pagewatch_major_faults_per_second", "", "Major page faults per second.", |m| m.reclaim.pgmajfault_s),
+    ("pagewatch_cpu_user_ratio", "ratio", "CPU time in user + nice, all CPUs.", |m| ratio(m.cpu.and_then(|c| c.user_pct))),
+    ("pagewatch_cpu_system_ratio", "ratio", "CPU time in system + irq + softirq.", |m| ratio(m.cpu.and_then(|c| c.system_pct))),
+    ("pagewatch_cpu_iowait_ratio", "ratio", "CPU time idle waiting for I/O.", |m| ratio(m.cpu.and_then(|c| c.iowait_pct))),
+    ("pagewatch_cpu_steal_ratio", "ratio", "CPU time stolen by the hypervisor.", |m| ratio(m.cpu.and_then(|c| c.steal_pct))),
+    ("pagewatch_procs_blocked", "", "Tasks blocked on I/O (D state).", |m| m.procs_blocked.map(f64::from)),
+    ("pagewatch_procs_running", "", "Runnable tasks.", |m| m.procs_running.map(f64::from)),
+    ("pagewatch_pressure_cpu_some_ratio", "ratio", "PSI cpu some: share of the interval some task waited for CPU.", |m| psi(m.pressure.cpu, false)),
+    ("pagewatch_pressure_memory_some_ratio", "ratio", "PSI memory some over the interval.", |m| psi(m.pressure.memory, false)),
+    ("pagewatch_pressure_io_some_ratio", "ratio", "PSI io some over the interval.", |m| psi(m.pressure.io, false)),
+    ("pagewatch_pressure_io_full_ratio", "ratio", "PSI io full over the interval.", |m| psi(m.pressure.io, true)),
+];
+
+/// Disk families (label `device`): (name, unit, help, value).
+#[rustfmt::skip]
+pub const DISK: [(&str, &str, &str, DiskGet); 9] = [
+    ("pagewatch_disk_reads_per_second", "", "iostat r/s.", |d| d.cols.r_s),
+    ("pagewatch_disk_writes_per_second", "", "iostat w/s.", |d| d.cols.w_s),
+    ("pagewatch_disk_read_bytes_per_second", "", "iostat rkB/s, in bytes.", |d| d.cols.rkB_s.map(|v| v * 1024.0)),
+    ("pagewatch_disk_write_bytes_per_second", "", "iostat wkB/s, in bytes.", |d| d.cols.wkB_s.map(|v| v * 1024.0)),
+    ("pagewatch_disk_read_await_seconds", "seconds", "iostat r_await.", |d| d.cols.r_await.map(|v| v / 1000.0)),
+    ("pagewatch_disk_write_await_seconds", "seconds", "iostat w_await.", |d| d.cols.w_await.map(|v| v / 1000.0)),
+    ("pagewatch_disk_queue_size", "", "iostat aqu-sz: average requests in flight.", |d| d.cols.aqu_sz),
+    ("pagewatch_disk_util_ratio", "ratio", "iostat %util.", |d| ratio(d.cols.util_pct)),
+    ("pagewatch_disk_in_flight", "", "I/Os in flight at the read.", |d| Some(d.in_flight as f64)),
+];
+
+/// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun
+/// point, dirty + writeback count and, where the kernel reports it (wb_stats, 6.10+), its own
+/// threshold beside ours (spec §1.8, §1.9).
+#[rustfmt::skip]
+pub const DOMAIN: [(&str, &str, &str, DomainGet); 4] = [
+    ("pagewatch_domain_threshold_bytes", "bytes", "A dirty domain's threshold T (global: the kernel's; memcg: derived, spec 1.8; bdi: its cap, spec 1.9).", |d| d.thresh_pages),
+    ("pagewatch_domain_freerun_bytes", "bytes", "A dirty domain's freerun point (T + bg) / 2: its writers are throttled above it.", |d| d.freerun_pages),
+    ("pagewatch_domain_dirty_writeback_bytes", "bytes", "A dirty domain's dirty + writeback pages, the count compared with its freerun point.", domains::Domain::dirty_writeback),
+    ("pagewatch_domain_kernel_threshold_bytes", "bytes", "The kernel's own threshold for the domain (debugfs wb_stats WbDirtyThresh, 6.10+), beside the derived one.", |d| d.kernel_thresh_pages),
+];
+
+/// The `kind` label of a domain.
+#[must_use]
+pub fn kind(k: domains::Kind) -> &'static str {
+    match k {
+        domains::Kind::Global => "global",
+        domains::Kind::Memcg => "memcg",
+        domains::Kind::Bdi => "bdi",
+    }
+}
+
+/// The label value of a state (the batch JSON's name): `below_background`,
+/// `background_flushing`, `writers_throttled`, `over_thresh`, `at_hard_limit`.
+#[must_use]
+pub fn state_name(s: State) -> &'static str {
+    match s {
+        State::BelowBackground => "below_background",
+        State::BackgroundFlushing => "background_flushing",
+        State::WritersThrottled => "writers_throttled",
+        State::OverThresh => "over_thresh",
+        State::AtHardLimit => "at_hard_limit",
+    }
+}
+
+/// Every state, in the order of the `pagewatch_dirty_state` gauge (0 to 4).
+pub const STATES: [State; 5] = [
+    State::BelowBackground,
+    State::BackgroundFlushing,
+    State::WritersThrottled,
+    State::OverThresh,
+    State::AtHardLimit,
+];
+
+/// A label value with `\`, `"` and newlines escaped.
+#[must_use]
+pub fn label(v: &str) -> String {
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// Help text with `\` and newlines escaped.
+#[must_use]
+pub fn help(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('\n', "\\n")
+}
+
+/// Seconds throttled writers slept in balance_dirty_pages() over record `m`, by cgroup (`""`
+/// for a writer without one): each writer's pause ms/s times the interval (spec §7).
+#[must_use]
+pub fn paused_seconds(m: &Model) -> Vec<(&str, f64)> {
+    let dt = m.interval_s.unwrap_or(0.0);
+    let mut out: Vec<(&str, f64)> = Vec::new();
+    for t in &m.throttled {
+        let g = t.cgroup.as_deref().unwrap_or("");
+        let s = t.pause_ms_per_s.unwrap_or(0.0) * dt / 1000.0;
+        match out.iter_mut().find(|(c, _)| *c == g) {
+            Some((_, v)) => *v += s,
+            None => out.push((g, s)),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes() {
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+        assert_eq!(help("x\\y\nz"), "x\\\\y\\nz");
+    }
+
+    #[test]
+    fn names_end_in_their_units_and_are_unique() {
+        let names = SYSTEM.iter().map(|f| (f.0, f.1));
+        let domain = DOMAIN.iter().map(|f| (f.0, f.1));
+        let mut seen = std::collections::BTreeSet::new();
+        for (name, unit) in names.chain(DISK.iter().map(|f| (f.0, f.1))).chain(domain) {
+            assert!(
+                unit.is_empty() || name.ends_with(&format!("_{unit}")),
+                "{name}"
+            );
+            assert!(seen.insert(name), "{name} twice");
+        }
+    }
+
+    #[test]
+    fn states_number_in_order() {
+        for (i, s) in STATES.iter().enumerate() {
+            assert_eq!(state(Some(*s)), Some(i as f64));
+        }
+        assert_eq!(state_name(State::WritersThrottled), "writers_throttled");
+    }
+}

@@ -1,0 +1,148 @@
+use super::*;
+use crate::metrics::live::Live;
+use crate::model::Options;
+use crate::model::dirty::State;
+
+fn page() -> Page {
+    let s = crate::source::test_samples("kernel-6.12-lab-memcg");
+    let mut live = Live::new("lab", Options::default());
+    let mut p = Page::default();
+    for r in &s {
+        p = live.sample(r, 0.000_25);
+    }
+    p
+}
+
+fn samples<'a>(text: &'a str, name: &str) -> Vec<&'a str> {
+    text.lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .collect()
+}
+
+#[test]
+fn openmetrics_has_units_counters_without_total_a_stateset_and_eof() {
+    let p = page();
+    let t = render(&p, Format::OpenMetrics, Some(1.5));
+    assert!(t.ends_with("# EOF\n"));
+    assert!(t.contains(
+        "# TYPE pagewatch_dirty_threshold_bytes gauge\n# UNIT pagewatch_dirty_threshold_bytes bytes\n"
+    ));
+    assert!(t.contains(
+        "# TYPE pagewatch_dirty_state_seconds counter\n# UNIT pagewatch_dirty_state_seconds seconds\n"
+    ));
+    assert!(t.contains("# TYPE pagewatch_dirty_domain_state stateset\n"));
+    assert!(t.contains("pagewatch_self_cpu_seconds_total{host=\"lab\"} 1.5\n"));
+    // No timestamps: every sample line is `name{labels} value`.
+    for l in t.lines().filter(|l| !l.starts_with('#')) {
+        let after = &l[l.rfind('}').unwrap() + 1..];
+        assert_eq!(after.split_whitespace().count(), 1, "{l}");
+    }
+}
+
+#[test]
+fn classic_has_no_unit_no_eof_and_total_in_counter_types() {
+    let p = page();
+    let t = render(&p, Format::Classic, None);
+    assert!(!t.contains("# UNIT") && !t.contains("# EOF"));
+    assert!(t.contains("# TYPE pagewatch_dirty_state_seconds_total counter\n"));
+    assert!(t.contains("# TYPE pagewatch_dirty_domain_state gauge\n"));
+    assert!(!t.contains("stateset"));
+    assert!(
+        !t.contains("pagewatch_self_cpu_seconds"),
+        "no CPU figure given"
+    );
+    // The same samples in both formats.
+    let om = render(&p, Format::OpenMetrics, None);
+    let body = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_owned)
+            .collect()
+    };
+    assert_eq!(body(&t), body(&om));
+}
+
+#[test]
+fn the_stateset_has_one_state_set_per_domain() {
+    let p = page();
+    let m = p.model.as_deref().unwrap();
+    assert!(m.domains.len() > 1, "the memcg tree has a cgroup domain");
+    let t = render(&p, Format::OpenMetrics, None);
+    let lines = samples(&t, "pagewatch_dirty_domain_state");
+    for d in &m.domains {
+        let dl = format!("domain=\"{}\"", d.path);
+        let mine: Vec<&&str> = lines.iter().filter(|l| l.contains(&dl)).collect();
+        assert_eq!(mine.len(), 5, "{dl}");
+        let on: Vec<&&&str> = mine.iter().filter(|l| l.ends_with(" 1")).collect();
+        assert_eq!(on.len(), 1, "{mine:?}");
+        let want = format!(
+            "pagewatch_dirty_domain_state=\"{}\"",
+            state_name(d.state.unwrap())
+        );
+        assert!(on[0].contains(&want), "{on:?} {want}");
+    }
+}
+
+#[test]
+fn counters_carry_the_accumulated_seconds() {
+    let mut p = page();
+    let g = p
+        .counters
+        .states
+        .get_mut(&("global", "/".to_owned()))
+        .unwrap();
+    g.value = [10.0, 2.5, 3.0, 0.0, 0.0];
+    p.counters.direct_reclaim_s = 4.25;
+    let t = render(&p, Format::OpenMetrics, None);
+    assert!(t.contains(
+        "pagewatch_dirty_state_seconds_total{host=\"lab\",kind=\"global\",domain=\"/\",state=\"writers_throttled\"} 3\n"
+    ));
+    assert!(t.contains(
+        "pagewatch_dirty_state_seconds_total{host=\"lab\",kind=\"global\",domain=\"/\",state=\"background_flushing\"} 2.5\n"
+    ));
+    assert!(t.contains("pagewatch_direct_reclaim_seconds_total{host=\"lab\"} 4.25\n"));
+    let n = p.counters.states.len() * STATES.len();
+    assert_eq!(samples(&t, "pagewatch_dirty_state_seconds_total").len(), n);
+    assert_eq!(
+        samples(&t, "pagewatch_samples_total"),
+        [format!(
+            "pagewatch_samples_total{{host=\"lab\"}} {}",
+            p.samples
+        )]
+    );
+}
+
+#[test]
+fn figures_match_the_export_families() {
+    let p = page();
+    let m = p.model.as_deref().unwrap();
+    let t = render(&p, Format::OpenMetrics, None);
+    let thresh = m.dirty.thresh_pages.unwrap() * m.page_size;
+    assert!(t.contains(&format!(
+        "pagewatch_dirty_threshold_bytes{{host=\"lab\"}} {thresh}\n"
+    )));
+    assert_eq!(
+        samples(&t, "pagewatch_disk_saturation").len(),
+        m.disks.len()
+    );
+    let state = crate::metrics::families::state(m.dirty.state).unwrap();
+    assert!(t.contains(&format!("pagewatch_dirty_state{{host=\"lab\"}} {state}\n")));
+    assert!(m.dirty.state != Some(State::AtHardLimit));
+}
+
+#[test]
+fn an_empty_page_still_says_how_many_samples_failed() {
+    let p = Page {
+        host: "h".into(),
+        errors: 3,
+        ..Page::default()
+    };
+    let t = render(&p, Format::OpenMetrics, None);
+    assert_eq!(
+        t,
+        "# TYPE pagewatch_samples counter\n# HELP pagewatch_samples Samples read and parsed since pagewatch started.\n\
+         pagewatch_samples_total{host=\"h\"} 0\n\
+         # TYPE pagewatch_sample_errors counter\n# HELP pagewatch_sample_errors Samples that could not be read or parsed.\n\
+         pagewatch_sample_errors_total{host=\"h\"} 3\n# EOF\n"
+    );
+}

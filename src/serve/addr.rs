@@ -1,0 +1,98 @@
+//! Where the metrics endpoint listens: `--listen ADDR`.
+//!
+//! Loopback unless an address is given: no `--listen` is `127.0.0.1:7463`, a bare `PORT` is
+//! `127.0.0.1:PORT`, `localhost:PORT` is `127.0.0.1:PORT`. Any other address must be written
+//! out (`0.0.0.0:7463`, `[::]:7463`, `192.0.2.7:7463`). `:PORT`, which other tools read as
+//! every address, is refused with a message saying which to write. Port 0 takes a free port
+//! (pagewatch prints the one it got).
+//!
+//! The default port, 7463, is outside 9100–9999: Prometheus's wiki allocates that range to
+//! exporters one port each, and pagewatch has no allocation there, so taking a port in it
+//! could collide with an exporter running on the same host.
+//! Owns: that syntax and rule. Must not touch: sockets (pure; no name lookup).
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+
+/// The port served when none is given.
+pub const DEFAULT_PORT: u16 = 7463;
+
+/// The address for `--listen` (`None`: not given).
+pub fn parse(text: Option<&str>) -> Result<SocketAddr, String> {
+    let loopback = |port| SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port);
+    let Some(t) = text.map(str::trim) else {
+        return Ok(loopback(DEFAULT_PORT));
+    };
+    let port = |p: &str| {
+        p.parse::<u16>()
+            .map_err(|_| format!("--listen {t}: {p:?} is not a port (0 to 65535)"))
+    };
+    if t.bytes().all(|b| b.is_ascii_digit()) && !t.is_empty() {
+        return port(t).map(loopback);
+    }
+    if let Some(p) = t.strip_prefix(':') {
+        return Err(format!(
+            "--listen {t}: a bare :PORT would mean every address; write {p} or 127.0.0.1:{p} \
+             for loopback, or 0.0.0.0:{p} (or [::]:{p}) to accept scrapes from other hosts"
+        ));
+    }
+    if let Some(p) = t.strip_prefix("localhost:") {
+        return port(p).map(loopback);
+    }
+    t.parse::<SocketAddr>().map_err(|_| {
+        format!(
+            "--listen {t}: expected PORT, IP:PORT or [IPv6]:PORT (like 7463, 127.0.0.1:7463, \
+             [::1]:7463)"
+        )
+    })
+}
+
+/// Whether only this host can reach `addr`.
+#[must_use]
+pub fn is_loopback(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_unless_an_address_is_written_out() {
+        let ok = |t: Option<&str>| parse(t).unwrap().to_string();
+        assert_eq!(ok(None), "127.0.0.1:7463");
+        assert_eq!(ok(Some("8080")), "127.0.0.1:8080");
+        assert_eq!(ok(Some("localhost:9")), "127.0.0.1:9");
+        assert_eq!(ok(Some("0")), "127.0.0.1:0");
+        assert_eq!(ok(Some("[::1]:7463")), "[::1]:7463");
+        assert_eq!(ok(Some("0.0.0.0:7463")), "0.0.0.0:7463");
+        assert_eq!(ok(Some("[::]:80")), "[::]:80");
+        assert!(is_loopback(&parse(Some("[::1]:1")).unwrap()));
+        assert!(is_loopback(&parse(None).unwrap()));
+        assert!(!is_loopback(&parse(Some("0.0.0.0:1")).unwrap()));
+    }
+
+    #[test]
+    fn a_bare_colon_port_and_garbage_are_refused() {
+        let e = parse(Some(":7463")).unwrap_err();
+        assert!(
+            e.contains("0.0.0.0:7463") && e.contains("127.0.0.1:7463"),
+            "{e}"
+        );
+        for bad in [
+            "",
+            "70000",
+            "host:7463",
+            "1.2.3.4",
+            "[::1]",
+            "-1",
+            "localhost:x",
+        ] {
+            assert!(parse(Some(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_port_is_outside_the_exporters_range() {
+        assert!(!(9100..=9999).contains(&DEFAULT_PORT));
+    }
+}

@@ -1,0 +1,144 @@
+//! The live metrics endpoint: `pagewatch serve` (headless), and `--listen` beside the screen
+//! (`runtime`) or `pagewatch record`.
+//!
+//! Whoever samples hands each raw sample to a `Feeder`, which derives the page
+//! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`http`) only ever clone
+//! the latest page. Sampling goes on at its own pace whatever the scrapers do.
+//! Owns: the serve loop, its signals and messages. Must not touch: what a page says
+//! (`metrics`), the HTTP details (`http`).
+
+pub mod addr;
+pub mod http;
+
+use std::net::SocketAddr;
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+pub use http::Latest;
+
+use crate::cli::ServeArgs;
+use crate::metrics::live::Live;
+use crate::model::who::{Gate, View};
+use crate::model::{Model, Options};
+use crate::sample::{RawSample, Wants};
+use crate::source::{FsSource, HostInfo, Source, SystemClock};
+
+/// Derives each sample into the page the endpoint serves.
+pub struct Feeder {
+    live: Live,
+    latest: Latest,
+    /// Where the endpoint listens (the port the system chose, for port 0).
+    pub addr: SocketAddr,
+}
+
+impl Feeder {
+    /// Starts the endpoint on `addr` for host `host` and says where on stderr (with a
+    /// warning when other hosts can reach it).
+    pub fn start(addr: SocketAddr, host: &str, opts: Options) -> Result<Self> {
+        let live = Live::new(host, opts);
+        let latest = Latest::default();
+        latest.publish(live.current());
+        let bound = http::start(addr, latest.clone())?;
+        eprintln!("pagewatch: serving http://{bound}/metrics");
+        if !addr::is_loopback(&bound) {
+            eprintln!(
+                "pagewatch: warning: {bound} is not loopback: any host that can reach it can \
+                 read the metrics (no authentication, no TLS)"
+            );
+        }
+        Ok(Self {
+            live,
+            latest,
+            addr: bound,
+        })
+    }
+
+    /// Publishes the page after `raw`, read in `read_s` s; returns its record when the
+    /// sample gave a new one.
+    pub fn sample(&mut self, raw: &RawSample, read_s: f64) -> Option<Arc<Model>> {
+        let before = self.live.samples();
+        let page = self.live.sample(raw, read_s);
+        let fresh = (page.samples > before)
+            .then(|| page.model.clone())
+            .flatten();
+        self.latest.publish(page);
+        fresh
+    }
+
+    /// Whether the source should re-read its slow files (`Source::refresh_soon`).
+    pub fn take_refresh(&mut self) -> bool {
+        self.live.take_refresh()
+    }
+
+    /// Publishes the page after a sample that failed.
+    pub fn error(&mut self) {
+        self.latest.publish(self.live.error());
+    }
+}
+
+/// `pagewatch serve`: samples live /proc and /sys every interval and serves the latest
+/// sample until SIGINT, SIGTERM or SIGHUP.
+pub fn run(args: &ServeArgs) -> Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let host = HostInfo::live();
+    let opts = Options {
+        partitions: args.partitions,
+    };
+    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    if let Ok(exe) = std::env::current_exe() {
+        source = source.with_tracing(exe);
+    }
+    let mut feeder = Feeder::start(args.listen, &host.hostname, opts)?;
+    // Signals arrive on a channel the loop waits on between samples: no polling.
+    let (stop_tx, stop) = mpsc::channel::<()>();
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("installing signal handlers")?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = stop_tx.send(());
+            }
+        })
+        .context("starting the signal thread")?;
+    let interval = Duration::from_secs_f64(args.interval);
+    let mut gate = Gate::default();
+    let mut next = Instant::now();
+    loop {
+        let t0 = Instant::now();
+        let res = source.next_sample();
+        let read_s = t0.elapsed().as_secs_f64();
+        match res {
+            Ok(Some(raw)) => {
+                let fresh = feeder.sample(&raw, read_s);
+                source.recycle(raw);
+                // The tracepoint and the cgroup walk as batch mode decides them; never the
+                // process walk, which only per-process series would need.
+                if let Some(m) = fresh
+                    && let Some(w) = gate.update(&m, &View::default())
+                {
+                    source.want(&Wants { procs: None, ..w });
+                }
+            }
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                eprintln!("pagewatch: skipped a sample: {e}");
+                feeder.error();
+            }
+        }
+        if feeder.take_refresh() {
+            source.refresh_soon();
+        }
+        next += interval;
+        let now = Instant::now();
+        if next <= now {
+            next = now + interval; // a slow read: skip the missed ticks
+        }
+        match stop.recv_timeout(next - now) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        }
+    }
+}
