@@ -15,6 +15,7 @@ pub mod batch;
 pub mod cli;
 pub mod error;
 pub mod event;
+pub mod exit;
 pub mod export;
 pub mod fmt;
 pub mod history;

@@ -11,8 +11,20 @@ use pagewatch::runtime::Feed;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
 use pagewatch::supervise::FioSettings;
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    match run(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // Printed here, not returned: `main`'s report would add a backtrace whenever
+            // RUST_BACKTRACE is set (see `pagewatch::exit`).
+            eprint!("{}", pagewatch::exit::message(&e));
+            std::process::ExitCode::from(pagewatch::exit::code(&e))
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<()> {
     match &args.cmd {
         None => {}
         Some(Cmd::Eat(a)) => return pagewatch::jobs::eat::run(a),
@@ -45,7 +57,7 @@ fn main() -> Result<()> {
         (Box::new(src), host)
     };
     if args.batch {
-        return batch(&args, source);
+        return batch(args, source);
     }
     let look = Look {
         ascii: args.ascii,
@@ -66,7 +78,9 @@ fn main() -> Result<()> {
     };
     let initial = app.launch(&args.eat, &args.fio);
     if !live && !initial.is_empty() {
-        anyhow::bail!("--eat and --fio need live /proc, not --tree or --proc-root");
+        return Err(usage(
+            "--eat and --fio need live /proc, not --tree or --proc-root",
+        ));
     }
     app.fio_presets = pagewatch::supervise::preset_views();
     if let Some(dir) = &args.fio_dir {
@@ -75,7 +89,8 @@ fn main() -> Result<()> {
             .with_context(|| format!("--fio-dir {}", dir.display()))?;
     }
     for spec in &args.fio {
-        pagewatch::jobs::fio::FioSpec::parse(spec).with_context(|| format!("--fio {spec}"))?;
+        pagewatch::jobs::fio::FioSpec::parse(spec)
+            .map_err(|e| usage(&format!("--fio {spec}: {e:#}")))?;
     }
     let feed = Feed::Source {
         source,
@@ -98,6 +113,11 @@ fn main() -> Result<()> {
         );
     }
     pagewatch::runtime::run(app, feed, opts)
+}
+
+/// A usage error (exit code 2).
+fn usage(msg: &str) -> anyhow::Error {
+    anyhow::Error::new(pagewatch::exit::Usage(msg.to_owned()))
 }
 
 fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
