@@ -18,6 +18,8 @@ pub enum Format {
 /// A "who" view to open the screen on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum View {
+    /// Neither: the charts (large terminals) or the disks (80x24).
+    None,
     /// Processes by IO activity (key `w`).
     Processes,
     /// The cgroup v2 tree with each group's dirty domain (key `c`).
@@ -32,9 +34,9 @@ pub enum View {
 )]
 #[command(version, about)]
 pub struct Args {
-    /// Seconds between samples (fractions allowed).
-    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
-    pub interval: f64,
+    /// Seconds between samples (fractions allowed) [default: 1, or the config file's].
+    #[arg(long, short = 'i', value_parser = positive_secs)]
+    pub interval: Option<f64>,
     /// Print figures to stdout instead of opening the screen.
     #[arg(long)]
     pub batch: bool,
@@ -60,7 +62,8 @@ pub struct Args {
     /// Show partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,
-    /// Open the screen on a "who" view (processes or cgroups) in place of the charts.
+    /// Open the screen on a "who" view (processes or cgroups) in place of the charts, or on
+    /// none, whatever the config file says.
     #[arg(long, value_enum, value_name = "VIEW")]
     pub view: Option<View>,
     /// Record the session to FILE while the screen runs (see `pagewatch record`).
@@ -79,9 +82,40 @@ pub struct Args {
     /// Keep fio's test files when pagewatch exits.
     #[arg(long)]
     pub keep_fio_files: bool,
+    /// Colours: auto (unless NO_COLOR is set) or never [default: the config file's, or auto].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub color: Option<Color>,
+    /// The config file to read and save settings to [default:
+    /// $XDG_CONFIG_HOME/pagewatch/config.toml, else ~/.config/pagewatch/config.toml].
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+    /// Neither read nor save a config file: every setting at its default or its flag.
+    #[arg(long, global = true, conflicts_with = "config")]
+    pub no_config: bool,
+    /// No clicks or wheel: leave the mouse to the terminal (to select text).
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
+}
+
+impl Args {
+    /// Seconds between samples for batch mode: `--interval`, else 1 (batch mode reads no
+    /// config file, so scripts behave the same for every user).
+    #[must_use]
+    pub fn batch_interval(&self) -> f64 {
+        self.interval.unwrap_or(1.0)
+    }
+}
+
+/// When to use colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// Colours unless NO_COLOR is set.
+    Auto,
+    /// No colours.
+    Never,
 }
 
 /// Subcommands.

@@ -13,6 +13,8 @@
 pub mod app;
 pub mod batch;
 pub mod cli;
+pub mod config;
+pub mod config_io;
 pub mod error;
 pub mod event;
 pub mod exit;
