@@ -136,17 +136,15 @@ fn clicks_and_the_wheel_select_processes_and_the_mouse_is_given_back() {
             })
             .collect()
     };
-    let mut shown = Vec::new();
     for _ in 0..50 {
-        shown = rows();
-        if shown.len() >= 3 {
+        if rows().len() >= 3 {
             break;
         }
         sleep(Duration::from_millis(200));
     }
     s.keys(&["Space"]);
     sleep(Duration::from_millis(500));
-    shown = rows();
+    let shown = rows();
     assert!(shown.len() >= 3, "{}", s.screen());
     let (row, pid) = shown[1];
     mouse(&s, 0, 10, row);
