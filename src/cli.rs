@@ -52,7 +52,7 @@ pub struct Args {
     /// Read a captured tree in place of /sys.
     #[arg(long, value_name = "DIR")]
     pub sys_root: Option<PathBuf>,
-    /// Replay a captured sequence DIR/000, DIR/001, … (each a root with proc/ and sys/);
+    /// Replay a captured sequence DIR/000, DIR/001, ... (each a root with proc/ and sys/);
     /// time comes from each root's proc/uptime.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["proc_root", "sys_root"])]
     pub tree: Option<PathBuf>,
@@ -135,6 +135,17 @@ pub enum Cmd {
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
     Guard(GuardArgs),
+    /// Internal: write the man pages (DIR/man) and the shell completions (DIR/completions),
+    /// generated from this definition.
+    #[command(hide = true, name = "__gen")]
+    Gen(GenArgs),
+}
+
+/// `pagewatch __gen DIR`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GenArgs {
+    /// Where to write `man/` and `completions/` (created).
+    pub dir: PathBuf,
 }
 
 /// `pagewatch __guard -- PROGRAM ARGS...`, `pagewatch __guard --clean-dir DIR` or

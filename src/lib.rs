@@ -15,6 +15,7 @@ pub mod batch;
 pub mod cli;
 pub mod config;
 pub mod config_io;
+pub mod docs_gen;
 pub mod error;
 pub mod event;
 pub mod exit;

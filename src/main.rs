@@ -34,6 +34,7 @@ fn run(args: &Args) -> Result<()> {
         Some(Cmd::Replay(a)) => return replay(args, a),
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
+        Some(Cmd::Gen(a)) => return generate(&a.dir),
     }
     let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
         let src =
@@ -271,6 +272,22 @@ fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
     println!("wrote {}", a.out.join("report.md").display());
     for f in &s.files {
         println!("  {}", f.display());
+    }
+    Ok(())
+}
+
+/// `pagewatch __gen DIR`: the man pages in DIR/man, the completions in DIR/completions.
+fn generate(dir: &std::path::Path) -> Result<()> {
+    for (sub, files) in [
+        ("man", pagewatch::docs_gen::man_pages()),
+        ("completions", pagewatch::docs_gen::completions()),
+    ] {
+        let d = dir.join(sub);
+        std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+        for (name, text) in files {
+            let p = d.join(name);
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
     }
     Ok(())
 }

@@ -100,18 +100,53 @@ impl std::fmt::Display for Problem {
     }
 }
 
-/// Every key, in the order the file documents them.
-pub const KEYS: [&str; 9] = [
-    "interval",
-    "units",
-    "disk_sort",
-    "process_sort",
-    "view",
-    "partitions",
-    "fio_dir",
-    "color",
-    "mouse",
+/// Every key, in the order the file documents them, with what it holds (for the man page).
+pub const KEY_DOCS: [(&str, &str); 9] = [
+    (
+        "interval",
+        "seconds between samples, 0.05 to 3600 (keys + and -)",
+    ),
+    ("units", "dirty figures in \"bytes\" or \"pages\" (key u)"),
+    (
+        "disk_sort",
+        "the disk table's sort: util, aqu-sz, await, iops, throughput or name (key s)",
+    ),
+    (
+        "process_sort",
+        "the processes view's sort: dirtied, read, rchar, wchar, iowait or pid (key s there)",
+    ),
+    (
+        "view",
+        "the who view shown: none, processes or cgroups (keys w, c, Esc)",
+    ),
+    (
+        "partitions",
+        "true to show partitions beside whole disks (key p)",
+    ),
+    (
+        "fio_dir",
+        "the directory fio's test files go in (as --fio-dir)",
+    ),
+    (
+        "color",
+        "auto (colours unless NO_COLOR is set) or never (as --color)",
+    ),
+    (
+        "mouse",
+        "false to leave the mouse to the terminal (as --no-mouse)",
+    ),
 ];
+
+/// Every key, in the order the file documents them.
+pub const KEYS: [&str; 9] = {
+    let mut k = [""; 9];
+    let mut i = 0;
+    while i < 9 {
+        k[i] = KEY_DOCS[i].0;
+        i += 1;
+    }
+    k
+};
 
 /// The settings in `text`, and what was wrong with it. A file that is not TOML gives no
 /// settings (every default) and its one syntax error; a key that is unknown or has a bad
