@@ -16,5 +16,5 @@ cargo build --locked --profile "$profile" --bin pagewatch
 rm -rf "$target/$dir/gen"
 "$target/$dir/pagewatch" __gen "$target/$dir/gen"
 # Debian policy: man pages gzipped (-n: no name or time stamp, so builds are reproducible).
-gzip -9n "$target/$dir/gen/man/"*.1
+gzip -9n "$target/$dir/gen/man/man1/"*.1
 cargo deb --no-build --strip --profile "$profile" "$@"

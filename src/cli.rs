@@ -135,7 +135,7 @@ pub enum Cmd {
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
     Guard(GuardArgs),
-    /// Internal: write the man pages (DIR/man) and the shell completions (DIR/completions),
+    /// Internal: write the man pages (DIR/man/man1) and the shell completions (DIR/completions),
     /// generated from this definition.
     #[command(hide = true, name = "__gen")]
     Gen(GenArgs),

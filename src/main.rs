@@ -276,10 +276,11 @@ fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
     Ok(())
 }
 
-/// `pagewatch __gen DIR`: the man pages in DIR/man, the completions in DIR/completions.
+/// `pagewatch __gen DIR`: the man pages in DIR/man/man1 (so `MANPATH=DIR/man` finds them),
+/// the completions in DIR/completions.
 fn generate(dir: &std::path::Path) -> Result<()> {
     for (sub, files) in [
-        ("man", pagewatch::docs_gen::man_pages()),
+        ("man/man1", pagewatch::docs_gen::man_pages()),
         ("completions", pagewatch::docs_gen::completions()),
     ] {
         let d = dir.join(sub);
