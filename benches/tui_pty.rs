@@ -343,9 +343,14 @@ fn main() {
     };
     let cmd: Vec<String> = match std::env::var("PW_BENCH_CMD") {
         Ok(c) => c.split_whitespace().map(str::to_owned).collect(),
-        Err(_) => std::iter::once(env!("CARGO_BIN_EXE_pagewatch").to_owned())
-            .chain(scenario.pagewatch_args())
-            .collect(),
+        // No config file: the user's saved view or interval would change what is measured.
+        Err(_) => [
+            env!("CARGO_BIN_EXE_pagewatch").to_owned(),
+            "--no-config".into(),
+        ]
+        .into_iter()
+        .chain(scenario.pagewatch_args())
+        .collect(),
     };
     let load = Load::start(scenario);
     let r = measure(&cmd, 160, 48, warm, Duration::from_secs(secs));

@@ -19,6 +19,8 @@ pub enum Format {
 /// A "who" view to open the screen on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum View {
+    /// Neither: the charts (large terminals) or the disks (80x24).
+    None,
     /// Processes by IO activity (key `w`).
     Processes,
     /// The cgroup v2 tree with each group's dirty domain (key `c`).
@@ -33,9 +35,9 @@ pub enum View {
 )]
 #[command(version, about)]
 pub struct Args {
-    /// Seconds between samples (fractions allowed).
-    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
-    pub interval: f64,
+    /// Seconds between samples (fractions allowed) [default: 1, or the config file's].
+    #[arg(long, short = 'i', value_parser = positive_secs)]
+    pub interval: Option<f64>,
     /// Print figures to stdout instead of opening the screen.
     #[arg(long)]
     pub batch: bool,
@@ -51,7 +53,7 @@ pub struct Args {
     /// Read a captured tree in place of /sys.
     #[arg(long, value_name = "DIR")]
     pub sys_root: Option<PathBuf>,
-    /// Replay a captured sequence DIR/000, DIR/001, … (each a root with proc/ and sys/);
+    /// Replay a captured sequence DIR/000, DIR/001, ... (each a root with proc/ and sys/);
     /// time comes from each root's proc/uptime.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["proc_root", "sys_root"])]
     pub tree: Option<PathBuf>,
@@ -61,7 +63,8 @@ pub struct Args {
     /// Show partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,
-    /// Open the screen on a "who" view (processes or cgroups) in place of the charts.
+    /// Open the screen on a "who" view (processes or cgroups) in place of the charts, or on
+    /// none, whatever the config file says.
     #[arg(long, value_enum, value_name = "VIEW")]
     pub view: Option<View>,
     /// Record the session to FILE while the screen runs (see `pagewatch record`).
@@ -83,9 +86,40 @@ pub struct Args {
     /// Serve the figures at http://ADDR/metrics while the screen runs (see `pagewatch serve`).
     #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     pub listen: Option<SocketAddr>,
+    /// Colours: auto (unless NO_COLOR is set) or never [default: the config file's, or auto].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub color: Option<Color>,
+    /// The config file to read and save settings to [default:
+    /// $XDG_CONFIG_HOME/pagewatch/config.toml, else ~/.config/pagewatch/config.toml].
+    #[arg(long, value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
+    /// Neither read nor save a config file: every setting at its default or its flag.
+    #[arg(long, global = true, conflicts_with = "config")]
+    pub no_config: bool,
+    /// No clicks or wheel: leave the mouse to the terminal (to select text).
+    #[arg(long, global = true)]
+    pub no_mouse: bool,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
+}
+
+impl Args {
+    /// Seconds between samples for batch mode: `--interval`, else 1 (batch mode reads no
+    /// config file, so scripts behave the same for every user).
+    #[must_use]
+    pub fn batch_interval(&self) -> f64 {
+        self.interval.unwrap_or(1.0)
+    }
+}
+
+/// When to use colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    /// Colours unless NO_COLOR is set.
+    Auto,
+    /// No colours.
+    Never,
 }
 
 /// Subcommands.
@@ -109,6 +143,17 @@ pub enum Cmd {
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
     Guard(GuardArgs),
+    /// Internal: write the man pages (DIR/man/man1) and the shell completions (DIR/completions),
+    /// generated from this definition.
+    #[command(hide = true, name = "__gen")]
+    Gen(GenArgs),
+}
+
+/// `pagewatch __gen DIR`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GenArgs {
+    /// Where to write `man/` and `completions/` (created).
+    pub dir: PathBuf,
 }
 
 /// `pagewatch __guard -- PROGRAM ARGS...`, `pagewatch __guard --clean-dir DIR` or

@@ -13,8 +13,12 @@
 pub mod app;
 pub mod batch;
 pub mod cli;
+pub mod config;
+pub mod config_io;
+pub mod docs_gen;
 pub mod error;
 pub mod event;
+pub mod exit;
 pub mod export;
 pub mod fmt;
 pub mod history;

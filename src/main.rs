@@ -11,57 +11,49 @@ use pagewatch::runtime::Feed;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
 use pagewatch::supervise::FioSettings;
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
     let args = Args::parse();
+    match run(&args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            // Printed here, not returned: `main`'s report would add a backtrace whenever
+            // RUST_BACKTRACE is set (see `pagewatch::exit`).
+            eprint!("{}", pagewatch::exit::message(&e));
+            std::process::ExitCode::from(pagewatch::exit::code(&e))
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<()> {
     match &args.cmd {
         None => {}
         Some(Cmd::Eat(a)) => return pagewatch::jobs::eat::run(a),
         Some(Cmd::Guard(a)) => return pagewatch::jobs::guard::run(a),
         Some(Cmd::Record(a)) => return pagewatch::record::cli::record(a),
         Some(Cmd::Replay(a)) if a.batch => return pagewatch::record::cli::replay_batch(a),
-        Some(Cmd::Replay(a)) => return replay(a),
+        Some(Cmd::Replay(a)) => return replay(args, a),
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
         Some(Cmd::Play(a)) => return pagewatch::play::run::main(a),
         Some(Cmd::Serve(a)) => return pagewatch::serve::run(a),
+        Some(Cmd::Gen(a)) => return generate(&a.dir),
     }
     if args.batch {
-        refuse_batch_jobs(&args)?;
+        refuse_batch_jobs(args)?;
     }
-    let (source, host): (Box<dyn Source + Send>, HostInfo) = if let Some(dir) = &args.tree {
-        let src =
-            TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?;
-        (Box::new(src), HostInfo::captured(dir))
-    } else {
-        let proc_root = args.proc_root.clone().unwrap_or_else(|| "/proc".into());
-        let sys_root = args.sys_root.clone().unwrap_or_else(|| "/sys".into());
-        let host = match &args.proc_root {
-            Some(p) => HostInfo::captured(p.parent().unwrap_or(p)),
-            None => HostInfo::live(),
-        };
-        let mut src = FsSource::new(proc_root, sys_root, Box::new(SystemClock));
-        // The throttle tracepoint, for the live system only; its guard is this binary.
-        if args.proc_root.is_none()
-            && args.sys_root.is_none()
-            && let Ok(exe) = std::env::current_exe()
-        {
-            src = src.with_tracing(exe);
-        }
-        (Box::new(src), host)
-    };
+    let (source, host) = source(args)?;
     if args.batch {
-        return batch(&args, source);
+        return batch(args, source);
     }
-    let look = Look {
-        ascii: args.ascii,
-        mono: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-    };
-    let mut app = App::new(host, look, args.interval);
-    app.ui.partitions = args.partitions;
-    app.ui.who = args.view.map(|v| match v {
-        pagewatch::cli::View::Processes => pagewatch::app::WhoView::Processes,
-        pagewatch::cli::View::Cgroups => pagewatch::app::WhoView::Cgroups,
-    });
+    let (config, file) = saved_settings(args);
+    let settings = pagewatch::config::with_flags(file.settings, args);
+    let mut app = App::new(
+        host,
+        look(args.ascii, &settings),
+        settings.interval.unwrap_or(1.0),
+    );
+    app.use_settings(&settings);
+    app.notice = file.notice;
     let live = args.tree.is_none() && args.proc_root.is_none();
     app.caps = Caps {
         drop_caches: pagewatch::jobs::dropcache::availability().err(),
@@ -71,16 +63,31 @@ fn main() -> Result<()> {
     };
     let initial = app.launch(&args.eat, &args.fio);
     if !live && !initial.is_empty() {
-        anyhow::bail!("--eat and --fio need live /proc, not --tree or --proc-root");
+        return Err(usage(
+            "--eat and --fio need live /proc, not --tree or --proc-root",
+        ));
     }
     app.fio_presets = pagewatch::supervise::preset_views();
-    if let Some(dir) = &args.fio_dir {
-        // Refuse a device, a missing path or a file now, not at the first fio job.
-        pagewatch::jobs::fio::FioDir::check(Some(dir))
-            .with_context(|| format!("--fio-dir {}", dir.display()))?;
+    let mut fio_dir = settings.fio_dir.clone();
+    if let Some(dir) = &fio_dir {
+        // Refuse a device, a missing path or a file now, not at the first fio job: the
+        // flag's with an error, the config file's with a notice (and the default).
+        let checked = pagewatch::jobs::fio::FioDir::check(Some(dir));
+        if args.fio_dir.is_some() {
+            checked.with_context(|| format!("--fio-dir {}", dir.display()))?;
+        } else if let Err(e) = checked {
+            let n = format!(
+                "config fio_dir {}: {e:#}; the default is used",
+                dir.display()
+            );
+            eprintln!("pagewatch: {n}");
+            app.notice = Some(n);
+            fio_dir = None;
+        }
     }
     for spec in &args.fio {
-        pagewatch::jobs::fio::FioSpec::parse(spec).with_context(|| format!("--fio {spec}"))?;
+        pagewatch::jobs::fio::FioSpec::parse(spec)
+            .map_err(|e| usage(&format!("--fio {spec}: {e:#}")))?;
     }
     let feed = Feed::Source {
         source,
@@ -89,11 +96,13 @@ fn main() -> Result<()> {
     let opts = pagewatch::runtime::Options {
         initial,
         fio: FioSettings {
-            dir: args.fio_dir.clone(),
+            dir: fio_dir,
             keep: args.keep_fio_files,
         },
         record: args.record.clone(),
         listen: args.listen,
+        config,
+        mouse: settings.mouse.unwrap_or(true),
     };
     if let Some(p) = &opts.record
         && p.exists()
@@ -106,9 +115,87 @@ fn main() -> Result<()> {
     pagewatch::runtime::run(app, feed, opts)
 }
 
+/// The source the screen or batch reads (a captured tree, other roots, or live /proc with the
+/// throttle tracepoint) and the host it describes.
+fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> {
+    if let Some(dir) = &args.tree {
+        let src =
+            TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?;
+        return Ok((Box::new(src), HostInfo::captured(dir)));
+    }
+    let proc_root = args.proc_root.clone().unwrap_or_else(|| "/proc".into());
+    let sys_root = args.sys_root.clone().unwrap_or_else(|| "/sys".into());
+    let host = match &args.proc_root {
+        Some(p) => HostInfo::captured(p.parent().unwrap_or(p)),
+        None => HostInfo::live(),
+    };
+    let mut src = FsSource::new(proc_root, sys_root, Box::new(SystemClock));
+    // The throttle tracepoint, for the live system only; its guard is this binary.
+    if args.proc_root.is_none()
+        && args.sys_root.is_none()
+        && let Ok(exe) = std::env::current_exe()
+    {
+        src = src.with_tracing(exe);
+    }
+    Ok((Box::new(src), host))
+}
+
+/// The config file's settings, as read at start.
+struct FileSettings {
+    settings: pagewatch::config::Settings,
+    /// What was wrong with the file, for the screen (it is printed to stderr too).
+    notice: Option<String>,
+}
+
+/// The config file to use (`--config FILE`, else the XDG default; none with `--no-config`)
+/// and its settings.
+fn saved_settings(args: &Args) -> (Option<std::path::PathBuf>, FileSettings) {
+    let path = if args.no_config {
+        None
+    } else {
+        args.config.clone().or_else(|| {
+            pagewatch::config::default_path(
+                std::env::var_os("XDG_CONFIG_HOME"),
+                std::env::var_os("HOME"),
+            )
+        })
+    };
+    let Some(path) = path else {
+        let none = FileSettings {
+            settings: pagewatch::config::Settings::default(),
+            notice: None,
+        };
+        return (None, none);
+    };
+    let (settings, problems) = pagewatch::config_io::load(&path);
+    let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
+    let all = all.join("; ");
+    if !problems.is_empty() {
+        eprintln!("pagewatch: config {}: {all}", path.display());
+    }
+    // On screen the problem first: the jobs pane cuts a notice at its width.
+    let notice = (!problems.is_empty()).then(|| format!("config {all} (in {})", path.display()));
+    (Some(path), FileSettings { settings, notice })
+}
+
+/// How the screen is drawn: `--ascii`, and colours unless NO_COLOR is set or the settings
+/// say never.
+fn look(ascii: bool, s: &pagewatch::config::Settings) -> Look {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    Look {
+        ascii,
+        mono: no_color || s.color == Some(pagewatch::config::ColorMode::Never),
+    }
+}
+
+/// A usage error (exit code 2).
+fn usage(msg: &str) -> anyhow::Error {
+    anyhow::Error::new(pagewatch::exit::Usage(msg.to_owned()))
+}
+
 fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     // Captured sequences carry their own time: no waiting between them.
-    let mut ticker = Ticker::new(args.interval);
+    let mut ticker = Ticker::new(args.batch_interval());
     let paced = args.tree.is_none();
     let mut wait = || {
         if paced {
@@ -168,14 +255,18 @@ fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording
 }
 
 /// `pagewatch replay FILE`: the same screen over the recorded samples.
-fn replay(a: &pagewatch::cli::ReplayArgs) -> Result<()> {
+fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     let rec = read_recording(&a.file)?;
-    let look = Look {
-        ascii: a.ascii,
-        mono: std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
-    };
-    let mut app = App::new(rec.header.host.clone(), look, rec.header.interval_s);
-    app.ui.partitions = a.partitions;
+    let (config, file) = saved_settings(args);
+    let settings = pagewatch::config::with_flags(file.settings, args);
+    let mut app = App::new(
+        rec.header.host.clone(),
+        look(a.ascii, &settings),
+        rec.header.interval_s,
+    );
+    app.use_settings(&settings);
+    app.notice = file.notice;
+    app.ui.partitions |= a.partitions;
     let mut samples = Vec::with_capacity(rec.samples.len());
     let mut bad = 0;
     for raw in &rec.samples {
@@ -195,7 +286,12 @@ fn replay(a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     }
     app.events = rec.events;
     app.start_replay(samples, a.speed);
-    pagewatch::runtime::run(app, Feed::Replay, pagewatch::runtime::Options::default())
+    let opts = pagewatch::runtime::Options {
+        config,
+        mouse: settings.mouse.unwrap_or(true),
+        ..pagewatch::runtime::Options::default()
+    };
+    pagewatch::runtime::run(app, Feed::Replay, opts)
 }
 
 /// `pagewatch report FILE`.
@@ -207,6 +303,23 @@ fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
     println!("wrote {}", a.out.join("report.md").display());
     for f in &s.files {
         println!("  {}", f.display());
+    }
+    Ok(())
+}
+
+/// `pagewatch __gen DIR`: the man pages in DIR/man/man1 (so `MANPATH=DIR/man` finds them),
+/// the completions in DIR/completions.
+fn generate(dir: &std::path::Path) -> Result<()> {
+    for (sub, files) in [
+        ("man/man1", pagewatch::docs_gen::man_pages()),
+        ("completions", pagewatch::docs_gen::completions()),
+    ] {
+        let d = dir.join(sub);
+        std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+        for (name, text) in files {
+            let p = d.join(name);
+            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
+        }
     }
     Ok(())
 }

@@ -23,6 +23,7 @@ use anyhow::{Context, Result};
 use ratatui::crossterm::event::{self, Event};
 
 use crate::app::{App, Effect, Msg};
+use crate::config_io::Saver;
 use crate::sample::RawSample;
 use crate::source::{Clock, Source, SystemClock};
 use crate::supervise::{FioSettings, Supervisor};
@@ -62,6 +63,10 @@ pub struct Options {
     pub record: Option<std::path::PathBuf>,
     /// Serve the figures at this address's `/metrics` (`--listen`).
     pub listen: Option<std::net::SocketAddr>,
+    /// Save the settings changed in the screen to this config file (`config_io`).
+    pub config: Option<std::path::PathBuf>,
+    /// Clicks and the wheel (off with `--no-mouse`).
+    pub mouse: bool,
 }
 
 /// Runs the TUI until the user quits or a signal arrives.
@@ -96,9 +101,13 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
         tee: opts
             .record
             .map(|p| Tee::start(p, app.host.clone(), app.interval_s, tx.clone())),
+        saver: match opts.config {
+            Some(p) => Some(Saver::start(p, tx.clone()).context("starting the config saver")?),
+            None => None,
+        },
     };
     spawn_signals(tx.clone())?;
-    let (term, _guard) = crate::term::init().context("starting the terminal")?;
+    let (term, _guard) = crate::term::init(opts.mouse).context("starting the terminal")?;
     let core = Arc::new(Mutex::new(Core {
         app,
         edges,
@@ -115,16 +124,20 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
 /// The end of every orderly exit. The sampler may still hold a reference to the core (it can
 /// be mid-read), so what must end now is taken out of it rather than left to its drop:
 /// the terminal (nothing is drawn after this, and the cursor comes back before `_guard`
-/// restores the terminal), the jobs (stopped, their files removed), and the recording, whose
-/// thread writes what is queued and closes the file before this returns.
+/// restores the terminal), the jobs (stopped, their files removed), the recording, whose
+/// thread writes what is queued and closes the file before this returns, and the settings
+/// still being saved.
 fn leave(core: &Mutex<Core>) {
-    let (term, tee) = {
+    let (term, tee, saver) = {
         let mut c = lock(core);
         c.edges.jobs.shutdown();
-        (c.term.take(), c.edges.tee.take())
+        (c.term.take(), c.edges.tee.take(), c.edges.saver.take())
     };
     drop(term);
     drop(tee);
+    if let Some(s) = saver {
+        s.finish();
+    }
 }
 
 /// The main thread's part: the first frame, the initial effects, then messages and ticks.
@@ -210,6 +223,22 @@ impl Core {
         if let (Msg::Resize, Some(t)) = (&msg, &mut self.term) {
             t.resized();
         }
+        // A mouse event is placed on the screen as last drawn (`ui::hit`).
+        let msg = match msg {
+            Msg::Mouse(m) => {
+                let area = self.term.as_ref().and_then(Term::area);
+                let Some(target) =
+                    area.and_then(|a| crate::ui::hit::target(&self.app, a, m.column, m.row))
+                else {
+                    return false;
+                };
+                Msg::Pointer(crate::app::Pointer {
+                    kind: m.kind,
+                    target,
+                })
+            }
+            m => m,
+        };
         let effects = self.app.update(msg);
         if self.app.needs_ticks() {
             self.timer.needed(Instant::now());
@@ -257,6 +286,7 @@ struct Edges {
     ctl: Sender<Control>,
     jobs: Supervisor,
     tee: Option<Tee>,
+    saver: Option<Saver>,
 }
 
 /// Performs effects; true when pagewatch should quit.
@@ -275,6 +305,11 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
             }
             Effect::Want(w) => {
                 let _ = edges.ctl.send(Control::Want(w));
+            }
+            Effect::Save(changes) => {
+                if let Some(s) = &edges.saver {
+                    s.save(changes);
+                }
             }
             Effect::Log(ev) => {
                 if let Some(t) = &edges.tee {
@@ -381,6 +416,7 @@ fn spawn_input(tx: Sender<Msg>) -> Result<()> {
         loop {
             let msg = match event::read() {
                 Ok(Event::Key(k)) => crate::app::keymap::key_of(&k).map(Msg::Key),
+                Ok(Event::Mouse(m)) => crate::app::keymap::mouse_of(&m).map(Msg::Mouse),
                 Ok(Event::Resize(..)) => Some(Msg::Resize),
                 Ok(_) => None,
                 Err(_) => Some(Msg::Quit),

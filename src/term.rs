@@ -13,9 +13,17 @@
 //! is asked of the standard output with one `ioctl` (crossterm's `window_size` opens
 //! `/dev/tty` on every call), for the first frame and the first after each resize event
 //! (`Term::resized`), not on every frame.
+//!
+//! Mouse reporting (unless `--no-mouse`) asks for button presses and the wheel only
+//! (`?1000h`, SGR coordinates `?1006h`), not every movement (crossterm's
+//! `EnableMouseCapture` also asks for motion, an input wake-up for each mouse move). It is
+//! turned off wherever the terminal is restored: the guard's drop (orderly exit, `?`
+//! errors, SIGTERM, SIGHUP, SIGINT and SIGQUIT, which all quit through the main loop) and
+//! the panic hook.
 //! Owns: terminal setup, drawing and restore. The only module that enables raw mode.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::execute;
@@ -59,6 +67,12 @@ impl Term {
 }
 
 impl Term {
+    /// The size of the last frame drawn (what a mouse event's position refers to).
+    #[must_use]
+    pub fn area(&self) -> Option<Rect> {
+        self.known
+    }
+
     /// The terminal reported a new size (SIGWINCH, as crossterm's resize event): the next
     /// frame asks for it.
     pub fn resized(&mut self) {
@@ -111,22 +125,46 @@ pub struct Guard;
 impl Drop for Guard {
     fn drop(&mut self) {
         // Best effort: after SIGHUP the terminal may be gone.
-        let _ = ratatui::try_restore();
+        restore();
     }
 }
 
-/// Enters raw mode and the alternate screen; the panic hook restores before reporting.
-pub fn init() -> io::Result<(Term, Guard)> {
+/// Mouse reporting was turned on (and is to be turned off on restore).
+static MOUSE_ON: AtomicBool = AtomicBool::new(false);
+
+/// Button presses and the wheel, in SGR coordinates (no motion reports).
+const MOUSE_ENABLE: &[u8] = b"\x1b[?1000h\x1b[?1006h";
+/// Turns off what `MOUSE_ENABLE` turned on.
+const MOUSE_DISABLE: &[u8] = b"\x1b[?1006l\x1b[?1000l";
+
+/// Mouse reporting off (when it was on), then raw mode and the alternate screen off.
+fn restore() {
+    if MOUSE_ON.swap(false, Ordering::SeqCst) {
+        let mut out = io::stdout();
+        let _ = out.write_all(MOUSE_DISABLE).and_then(|()| out.flush());
+    }
+    let _ = ratatui::try_restore();
+}
+
+/// Enters raw mode and the alternate screen, with mouse reporting when `mouse`; the panic
+/// hook restores before reporting.
+pub fn init(mouse: bool) -> io::Result<(Term, Guard)> {
     check_capable(std::env::var("TERM").ok().as_deref())?;
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = ratatui::try_restore();
+        restore();
         hook(info);
     }));
     enable_raw_mode()?;
     // From here on the guard restores, whatever fails next.
     let guard = Guard;
     execute!(io::stdout(), EnterAlternateScreen)?;
+    if mouse {
+        MOUSE_ON.store(true, Ordering::SeqCst);
+        let mut out = io::stdout();
+        out.write_all(MOUSE_ENABLE)?;
+        out.flush()?;
+    }
     let terminal = Term {
         backend: CrosstermBackend::new(FrameOut::default()),
         screen: Screen::new(),

@@ -10,6 +10,7 @@
 //! go backwards or jump between the two samples. Each case must end without a panic, and every
 //! error must name its file (`proc/meminfo:12: …`).
 //!
+//! Config files (`config::parse`, `config::set`) get the same mutations.
 //! Deterministic: a fixed seed per case. `PW_FUZZ_CASES` sets the number of sample cases
 //! (default 4,000; CI runs 30,000 through the overflow-checked `checked` profile, see
 //! `.ci/run`). Cases that once failed live in `tests/fuzz_corpus/` and run first.
@@ -486,4 +487,50 @@ fn the_seed_walk_parses_and_gives_rates() {
     // 1 GiB more dirtied over the 2 s to the carried reading.
     assert_eq!(rows[0].pid, 4242);
     assert_eq!(rows[0].dirtied_bytes_per_s, Some(536_870_912.0));
+}
+
+/// A config file with every key, some comments and an unknown table.
+const CONFIG: &str = "# mine\ninterval = 2.5 # s\nunits = \"pages\"\ndisk_sort = \"aqu-sz\"\n\
+process_sort = \"iowait\"\nview = \"cgroups\"\npartitions = true\nfio_dir = \"/var/tmp\"\n\
+color = \"never\"\nmouse = false\n";
+
+#[test]
+fn mutated_config_files_never_panic_and_problems_name_a_line() {
+    use pagewatch::config::{self, Setting};
+    let (all, problems) = config::parse(CONFIG);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(all.interval, Some(2.5));
+    let n = cases() / 4;
+    let mut bad = 0;
+    for seed in 0..n {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut text = CONFIG.to_owned();
+        let mut what = Vec::new();
+        for _ in 0..=rng.below(3) {
+            what.push(mutate(&mut rng, &mut text));
+        }
+        let case = format!("config case {seed}: {what:?}\n{text}");
+        let (_, problems) = catch_unwind(AssertUnwindSafe(|| config::parse(&text)))
+            .unwrap_or_else(|_| panic!("panic in {case}"));
+        let lines = text.lines().count().max(1) + 1;
+        for p in &problems {
+            assert!(p.line >= 1 && p.line <= lines, "{p} in {case}");
+        }
+        bad += usize::from(!problems.is_empty());
+        // Editing never panics either, and its result, when there is one, parses back.
+        let edited = catch_unwind(AssertUnwindSafe(|| {
+            config::set(&text, &[Setting::Interval(3.0), Setting::Partitions(false)])
+        }))
+        .unwrap_or_else(|_| panic!("panic editing {case}"));
+        if let Ok(t) = edited {
+            let (s, _) = config::parse(&t);
+            assert_eq!(
+                (s.interval, s.partitions),
+                (Some(3.0), Some(false)),
+                "{case}"
+            );
+        }
+    }
+    eprintln!("{n} mutated config files: {bad} with problems");
+    assert!(bad > 0 && bad < n as usize, "{bad} of {n}");
 }

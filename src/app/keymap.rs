@@ -1,10 +1,13 @@
 //! Keys → actions, as data. The help overlay and the footer are generated from this table.
 //!
 //! Owns: `Key` (a terminal-free key), `Action` and the key table, with which bindings apply
-//! live and which in replay. Must not touch: app state. The only crossterm use is `key_of`,
-//! which turns a terminal event into a `Key`.
+//! live and which in replay, and `Mouse` (a terminal-free click or wheel turn, placed on the
+//! screen by the runtime through `ui::hit`). Must not touch: app state. The only crossterm
+//! uses are `key_of` and `mouse_of`, which turn terminal events into a `Key` or a `Mouse`.
 
-use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::crossterm::event::{
+    KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
+};
 
 /// A key press, independent of the terminal library.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +57,45 @@ pub fn key_of(ev: &KeyEvent) -> Option<Key> {
         KeyCode::Left => Key::Left,
         KeyCode::Right => Key::Right,
         _ => return None,
+    })
+}
+
+/// A mouse event pagewatch uses, independent of the terminal library.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mouse {
+    /// What the mouse did.
+    pub kind: MouseKind,
+    /// Column, 0 at the left.
+    pub column: u16,
+    /// Row, 0 at the top.
+    pub row: u16,
+}
+
+/// A left click or a turn of the wheel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MouseKind {
+    /// The left button went down: focus the pane or select the row.
+    Click,
+    /// The wheel turned up: the row above.
+    WheelUp,
+    /// The wheel turned down: the row below.
+    WheelDown,
+}
+
+/// The `Mouse` of a terminal mouse event; other buttons, releases, drags and moves give
+/// `None`.
+#[must_use]
+pub fn mouse_of(ev: &MouseEvent) -> Option<Mouse> {
+    let kind = match ev.kind {
+        MouseEventKind::Down(MouseButton::Left) => MouseKind::Click,
+        MouseEventKind::ScrollUp => MouseKind::WheelUp,
+        MouseEventKind::ScrollDown => MouseKind::WheelDown,
+        _ => return None,
+    };
+    Some(Mouse {
+        kind,
+        column: ev.column,
+        row: ev.row,
     })
 }
 
@@ -293,6 +335,44 @@ mod tests {
         release.kind = KeyEventKind::Release;
         assert_eq!(key_of(&release), None);
         assert_eq!(key_of(&k(KeyCode::F(5))), None);
+    }
+
+    #[test]
+    fn terminal_mouse_events_become_mice() {
+        let ev = |kind| MouseEvent {
+            kind,
+            column: 7,
+            row: 3,
+            modifiers: KeyModifiers::NONE,
+        };
+        let m = |kind| {
+            Some(Mouse {
+                kind,
+                column: 7,
+                row: 3,
+            })
+        };
+        assert_eq!(
+            mouse_of(&ev(MouseEventKind::Down(MouseButton::Left))),
+            m(MouseKind::Click)
+        );
+        assert_eq!(
+            mouse_of(&ev(MouseEventKind::ScrollUp)),
+            m(MouseKind::WheelUp)
+        );
+        assert_eq!(
+            mouse_of(&ev(MouseEventKind::ScrollDown)),
+            m(MouseKind::WheelDown)
+        );
+        for other in [
+            MouseEventKind::Down(MouseButton::Right),
+            MouseEventKind::Up(MouseButton::Left),
+            MouseEventKind::Drag(MouseButton::Left),
+            MouseEventKind::Moved,
+            MouseEventKind::ScrollLeft,
+        ] {
+            assert_eq!(mouse_of(&ev(other)), None, "{other:?}");
+        }
     }
 
     #[test]

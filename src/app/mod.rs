@@ -7,6 +7,8 @@ mod experiments;
 pub mod jobs;
 pub mod keymap;
 pub mod msg;
+mod pointer;
+mod prefs;
 pub mod prompt;
 pub mod replay;
 pub mod scan;
@@ -14,8 +16,9 @@ mod state;
 mod who;
 
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
-pub use keymap::{Action, Key};
+pub use keymap::{Action, Key, Mouse, MouseKind};
 pub use msg::{Effect, Msg, SelfCost};
+pub use pointer::{Pointer, Target};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
 pub use state::{Focus, ProcSort, SortKey, UiState, WhoView};
@@ -190,8 +193,20 @@ impl App {
         }
     }
 
-    /// Applies one message; returns what the runtime must do.
+    /// Applies one message; returns what the runtime must do, with `Effect::Save` when the
+    /// message changed a saved setting (`prefs`).
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        let saves = matches!(msg, Msg::Key(_) | Msg::Action(_) | Msg::Pointer(_));
+        if !saves {
+            return self.apply(msg);
+        }
+        let before = prefs::Prefs::of(self);
+        let mut effects = self.apply(msg);
+        effects.extend(prefs::Prefs::of(self).saved_since(&before));
+        effects
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         // Cost figures and ticks during healthy sampling wait for the next sample's frame.
         self.dirty |= !matches!(msg, Msg::SampleTook(_) | Msg::CpuUse(_) | Msg::Tick { .. });
         match msg {
@@ -227,10 +242,13 @@ impl App {
                     .cpu_ms_per_s = Some(ms);
                 return Vec::new();
             }
-            Msg::Resize => {}
+            // A resize is redrawn; a mouse event is placed on the screen by the runtime first
+            // (`ui::hit`) and comes back as `Msg::Pointer`.
+            Msg::Resize | Msg::Mouse(_) => {}
             Msg::Quit => return self.quit(),
             Msg::Action(a) => return self.act(a),
             Msg::Key(k) => return self.key(k),
+            Msg::Pointer(p) => return self.pointer(p),
             Msg::Job(j) => return self.job(&j),
             Msg::Foreign(f) => self.jobs.foreign = f,
             Msg::Dropped { level, took_ms } => {

@@ -3,7 +3,8 @@
 //! Owns: `Msg` and `Effect`. Must not touch: anything that performs them.
 
 use super::jobs::{ForeignFio, JobMsg};
-use super::keymap::{Action, Key};
+use super::keymap::{Action, Key, Mouse};
+use super::pointer::Pointer;
 use crate::event::Event;
 use crate::sample::RawSample;
 
@@ -18,6 +19,11 @@ pub enum Msg {
     Action(Action),
     /// A key press.
     Key(Key),
+    /// A mouse event as the terminal reported it; the runtime places it on the screen and
+    /// sends it on as `Pointer`.
+    Mouse(Mouse),
+    /// A click or wheel turn on what is under the pointer.
+    Pointer(Pointer),
     /// A report about a job pagewatch started.
     Job(JobMsg),
     /// fio processes pagewatch did not start, with their rates.
@@ -99,6 +105,8 @@ pub enum Effect {
     Log(Event),
     /// Look for fio processes pagewatch did not start.
     ScanFio,
+    /// Save these settings, changed in the screen, to the config file (`config_io`).
+    Save(Vec<crate::config::Setting>),
     /// Re-read the rarely read files (zoneinfo, the vm sysctls, /sys/block) with the next
     /// sample: figures derived from them no longer match the kernel's.
     RefreshSlow,

@@ -1,6 +1,7 @@
 //! Key handling and message tests for `App::update`, driven by a captured tree.
 
 use super::*;
+use crate::config::{Setting, Units};
 use crate::sample::names;
 use crate::source::test_samples as samples;
 
@@ -39,17 +40,19 @@ fn pause_ignores_samples_until_resumed() {
 #[test]
 fn interval_steps_and_effects() {
     let mut a = app("live-idle");
+    // Each change is saved to the config file too.
+    let save = |v| Effect::Save(vec![Setting::Interval(v)]);
     assert_eq!(
         a.update(Msg::Action(Action::Slower)),
-        vec![Effect::SetInterval(2.0)]
+        vec![Effect::SetInterval(2.0), save(2.0)]
     );
     assert_eq!(
         a.update(Msg::Action(Action::Faster)),
-        vec![Effect::SetInterval(1.0)]
+        vec![Effect::SetInterval(1.0), save(1.0)]
     );
     assert_eq!(
         a.update(Msg::Action(Action::Faster)),
-        vec![Effect::SetInterval(0.5)]
+        vec![Effect::SetInterval(0.5), save(0.5)]
     );
     a.interval_s = 60.0;
     assert_eq!(a.update(Msg::Action(Action::Slower)), vec![]);
@@ -317,4 +320,115 @@ fn a_job_that_fails_before_starting_shows_no_elapsed_time_and_its_whole_reason()
             );
         }
     }
+}
+
+#[test]
+fn saved_settings_are_saved_when_changed_and_only_then() {
+    let mut a = app("live-idle");
+    let saves = |e: Vec<Effect>| -> Vec<Setting> {
+        e.into_iter()
+            .filter_map(|e| match e {
+                Effect::Save(v) => Some(v),
+                _ => None,
+            })
+            .flatten()
+            .collect()
+    };
+    assert_eq!(
+        saves(a.update(Msg::Key(Key::Char('s')))),
+        vec![Setting::DiskSort(SortKey::AquSz)]
+    );
+    assert_eq!(
+        saves(a.update(Msg::Key(Key::Char('u')))),
+        vec![Setting::Units(Units::Pages)]
+    );
+    assert_eq!(
+        saves(a.update(Msg::Key(Key::Char('p')))),
+        vec![Setting::Partitions(true)]
+    );
+    assert_eq!(
+        saves(a.update(Msg::Key(Key::Char('w')))),
+        vec![Setting::View(Some(WhoView::Processes))]
+    );
+    // With the processes view open, `s` sorts the processes.
+    assert_eq!(
+        saves(a.update(Msg::Key(Key::Char('s')))),
+        vec![Setting::ProcessSort(ProcSort::Read)]
+    );
+    assert_eq!(
+        saves(a.update(Msg::Key(Key::Esc))),
+        vec![Setting::View(None)]
+    );
+    // Focus, help, pause and samples are not settings.
+    for k in [
+        Key::Tab,
+        Key::Char('?'),
+        Key::Esc,
+        Key::Char(' '),
+        Key::Char(' '),
+    ] {
+        assert_eq!(saves(a.update(Msg::Key(k))), vec![], "{k:?}");
+    }
+    for s in samples("live-idle") {
+        assert_eq!(saves(a.update(Msg::Sample(s))), vec![]);
+    }
+    // The file's settings come back.
+    let mut b = app("live-idle");
+    b.use_settings(&crate::config::Settings {
+        units: Some(Units::Pages),
+        disk_sort: Some(SortKey::AquSz),
+        process_sort: Some(ProcSort::Read),
+        view: Some(None),
+        partitions: Some(true),
+        ..Default::default()
+    });
+    a.ui.focus = b.ui.focus;
+    assert_eq!(format!("{:?}", a.ui), format!("{:?}", b.ui));
+}
+
+#[test]
+fn clicks_focus_and_select_and_the_wheel_moves() {
+    let mut a = app("kernel-4.14-diskstats14");
+    let names: Vec<String> = a.sorted_disks().iter().map(|d| d.name.clone()).collect();
+    assert!(names.len() >= 3, "{names:?}");
+    let at = |kind, target| Msg::Pointer(Pointer { kind, target });
+    a.update(at(MouseKind::Click, Target::Pane(Focus::Dirty)));
+    assert_eq!(a.ui.focus, Focus::Dirty);
+    a.update(at(MouseKind::Click, Target::Disk(names[2].clone())));
+    assert_eq!(
+        (a.ui.focus, a.selected_disk().unwrap().name.clone()),
+        (Focus::Disks, names[2].clone())
+    );
+    a.update(at(MouseKind::WheelUp, Target::Pane(Focus::Disks)));
+    assert_eq!(a.selected_disk().unwrap().name, names[1]);
+    a.update(at(MouseKind::WheelDown, Target::Disk(names[0].clone())));
+    assert_eq!(a.selected_disk().unwrap().name, names[2]);
+    // No jobs: the jobs pane does not take the focus.
+    a.update(at(MouseKind::Click, Target::Pane(Focus::Jobs)));
+    assert_eq!(a.ui.focus, Focus::Disks);
+    let id = a.jobs.add(JobKind::Eat, "eat 1G".into(), 0);
+    let id2 = a.jobs.add(JobKind::Eat, "eat 2G".into(), 0);
+    a.update(at(MouseKind::Click, Target::Job(id)));
+    assert_eq!((a.ui.focus, a.jobs.selected), (Focus::Jobs, Some(id)));
+    a.update(at(MouseKind::WheelDown, Target::Job(id)));
+    assert_eq!(a.jobs.selected, Some(id2));
+    // Over the who view the wheel moves its selection; a click picks a row.
+    a.update(Msg::Key(Key::Char('w')));
+    a.update(at(MouseKind::Click, Target::Process(42)));
+    assert_eq!(a.ui.proc_selected, Some(42));
+    a.update(at(MouseKind::Click, Target::Cgroup("/box".into())));
+    assert_eq!(a.ui.cgroup_selected.as_deref(), Some("/box"));
+    // Help open: a click closes it and does nothing else.
+    a.update(Msg::Key(Key::Char('?')));
+    a.update(at(MouseKind::Click, Target::Pane(Focus::Memory)));
+    assert!(!a.ui.help);
+    assert_eq!(a.ui.focus, Focus::Jobs);
+    // An unplaced mouse event does nothing.
+    let before = format!("{:?}", a.ui);
+    a.update(Msg::Mouse(Mouse {
+        kind: MouseKind::Click,
+        column: 1,
+        row: 1,
+    }));
+    assert_eq!(format!("{:?}", a.ui), before);
 }

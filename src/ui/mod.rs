@@ -3,6 +3,7 @@
 //! Owns: the screen. Every pane is a `render(app, area, buf)` in `panes/`.
 
 pub mod canvas;
+pub mod hit;
 pub mod layout;
 pub mod panes;
 mod screen;
@@ -97,7 +98,7 @@ pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
     Some(c)
 }
 
-fn rects(app: &App, area: Rect) -> PaneRects {
+pub(crate) fn rects(app: &App, area: Rect) -> PaneRects {
     let disk_rows = app.model.as_ref().map_or(0, |m| m.disks.len());
     PaneRects::for_area(area, disk_rows, panes::jobs::rows(app))
 }

@@ -12,9 +12,13 @@ pub struct Session(pub String);
 
 impl Session {
     pub fn tmux(&self, args: &[&str]) -> String {
+        // The server (started by the first command) passes this to the pane's shell: each
+        // session's pagewatch saves its settings in a directory of its own, never in the
+        // user's ~/.config, so no test starts with another's sort or view.
         let out = Command::new("tmux")
             .args(["-u", "-L", &self.0])
             .args(args)
+            .env("XDG_CONFIG_HOME", self.config_home())
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -42,6 +46,11 @@ impl Session {
 }
 
 impl Session {
+    /// The XDG config directory of this session's programs (removed with the session).
+    pub fn config_home(&self) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("{}-config", self.0))
+    }
+
     /// A new session `pw`, `w`x`h`, whose pane runs bash and then `cmd`; the pane stays when
     /// the shell exits, so its last screen can still be read.
     pub fn start(name: String, w: u16, h: u16, cmd: &str) -> Self {
@@ -101,5 +110,6 @@ impl Drop for Session {
         let _ = Command::new("tmux")
             .args(["-L", &self.0, "kill-server"])
             .output();
+        let _ = std::fs::remove_dir_all(self.config_home());
     }
 }

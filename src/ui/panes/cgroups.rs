@@ -65,6 +65,21 @@ fn n(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
 
+/// The cgroup (its path) on row `row` of the view drawn at `area` (its border included), as
+/// `ui::hit` asks; `None` off the rows.
+#[must_use]
+pub fn cgroup_at(app: &App, area: Rect, row: u16) -> Option<String> {
+    let cg = app.model.as_ref()?.cgroups.as_ref()?;
+    let inner = ratatui::widgets::Block::bordered().inner(area);
+    // The note, then the column titles, then the rows (as `draw` lays them out).
+    let first = inner.y + 1 + u16::from(cg.note.is_some());
+    let i = row.checked_sub(first)?;
+    if row >= inner.bottom() {
+        return None;
+    }
+    cg.rows.get(usize::from(i)).map(|r| r.path.clone())
+}
+
 /// Draws the cgroups view.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let inner = canvas.block(

@@ -34,15 +34,42 @@ pub fn draw_lines(app: &App, area: Rect, canvas: &mut Canvas) {
 }
 
 fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
+    let lines = owned_lines(app, area, two_lines)
+        .into_iter()
+        .map(|(l, _)| l)
+        .collect();
+    canvas.lines(area, lines);
+}
+
+/// The job on row `row` of the pane drawn at `area` (`large`: with its border, two lines a
+/// job), as `ui::hit` asks.
+#[must_use]
+pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<u32> {
+    let inner = if large {
+        ratatui::widgets::Block::bordered().inner(area)
+    } else {
+        area
+    };
+    let i = row.checked_sub(inner.y)?;
+    if i >= inner.height {
+        return None;
+    }
+    owned_lines(app, inner, large)
+        .get(usize::from(i))
+        .and_then(|(_, id)| *id)
+}
+
+/// The pane's lines in `area`, top to bottom, each with the job it shows (if any).
+fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Option<u32>)> {
     let t = theme(app);
-    let mut lines: Vec<Line> = Vec::new();
+    let mut lines: Vec<(Line, Option<u32>)> = Vec::new();
     if let Some(n) = &app.notice {
-        lines.push(Line::from(Span::styled(n.clone(), t.warn)));
+        lines.push((Line::from(Span::styled(n.clone(), t.warn)), None));
     }
     let selected = app.jobs.selected().map(|j| j.id);
     let focused = app.ui.focus == Focus::Jobs;
     let width = usize::from(area.width);
-    let mut rows: Vec<Vec<Line>> = app
+    let mut rows: Vec<Vec<(Line, Option<u32>)>> = app
         .jobs
         .list
         .iter()
@@ -75,15 +102,15 @@ fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
                         vec![clip(&l, width)]
                     }
                 })
-                .map(|l| Line::from(Span::styled(l, style)))
+                .map(|l| (Line::from(Span::styled(l, style)), Some(j.id)))
                 .collect::<Vec<_>>()
         })
         .collect();
     rows.extend(app.jobs.foreign.iter().map(|f| {
-        vec![Line::from(Span::styled(
-            clip(&foreign_line(f), width),
-            t.text,
-        ))]
+        vec![(
+            Line::from(Span::styled(clip(&foreign_line(f), width), t.text)),
+            None,
+        )]
     }));
     // Newest last; keep the newest jobs that fit under the notice, each from its first line.
     let mut room = usize::from(area.height).saturating_sub(lines.len());
@@ -97,7 +124,7 @@ fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
         kept.push(group);
     }
     lines.extend(kept.into_iter().rev().flatten());
-    canvas.lines(area, lines);
+    lines
 }
 
 fn clip(s: &str, width: usize) -> String {

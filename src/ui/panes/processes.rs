@@ -129,10 +129,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let cols = fitting(&COLUMNS, avail, |c| c.1);
     let mut lines = Vec::with_capacity(usize::from(inner.height));
     lines.push(Line::from(Span::styled(head(app, &cols, width), t.title)));
-    // The note is for a roomy view; at 80x24 the rows matter more.
-    if inner.height > 8
-        && let Some(note) = note(app)
-    {
+    if let Some(note) = shown_note(app, inner) {
         lines.push(Line::from(Span::styled(note, t.dim)));
     }
     let procs = app.sorted_processes();
@@ -170,6 +167,28 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         lines.push(Line::from(Span::styled(empty_text(app), t.dim)));
     }
     canvas.lines(inner, lines);
+}
+
+/// The note line, when the view at `inner` shows one: the note is for a roomy view; at 80x24
+/// the rows matter more.
+fn shown_note(app: &App, inner: Rect) -> Option<String> {
+    if inner.height > 8 { note(app) } else { None }
+}
+
+/// The process on row `row` of the view drawn at `area` (its border included), as `ui::hit`
+/// asks; `None` off the rows or while a kernel stack is shown.
+#[must_use]
+pub fn process_at(app: &App, area: Rect, row: u16) -> Option<u32> {
+    if app.ui.stack.is_some() {
+        return None;
+    }
+    let inner = ratatui::widgets::Block::bordered().inner(area);
+    let first = inner.y + 1 + u16::from(shown_note(app, inner).is_some());
+    let i = row.checked_sub(first)?;
+    if row >= inner.bottom() {
+        return None;
+    }
+    app.sorted_processes().get(usize::from(i)).map(|p| p.pid)
 }
 
 fn head(app: &App, cols: &[&Column], width: usize) -> String {

@@ -1,0 +1,96 @@
+//! Clicks and the wheel, once the runtime has placed them on the screen (`ui::hit` finds
+//! the pane or row under the pointer with the rectangles the screen is drawn with): a click
+//! focuses a pane or selects a disk, job, process or cgroup; the wheel moves the selection
+//! of the table under the pointer, as the arrows do.
+//!
+//! Owns: those transitions. Must not touch: the layout (`ui::hit`), the terminal.
+
+use super::keymap::MouseKind;
+use super::state::Focus;
+use super::{Action, App, Effect};
+
+/// What is under the pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A pane, off its rows (its border, title or an empty row).
+    Pane(Focus),
+    /// A row of the disk table.
+    Disk(String),
+    /// A job's row in the jobs pane.
+    Job(u32),
+    /// The processes or cgroups view, off its rows.
+    Who,
+    /// A row of the processes view.
+    Process(u32),
+    /// A row of the cgroups view (its path).
+    Cgroup(String),
+}
+
+/// A click or wheel turn on a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    /// Click or wheel.
+    pub kind: MouseKind,
+    /// What is under the pointer.
+    pub target: Target,
+}
+
+impl App {
+    /// Applies a click or wheel turn.
+    pub(super) fn pointer(&mut self, p: Pointer) -> Vec<Effect> {
+        if self.prompt.is_some() || self.ui.detail {
+            return Vec::new();
+        }
+        if self.ui.help {
+            if p.kind == MouseKind::Click {
+                self.ui.help = false;
+            }
+            return Vec::new();
+        }
+        match p.kind {
+            MouseKind::Click => self.click(p.target),
+            MouseKind::WheelUp => self.wheel(&p.target, false),
+            MouseKind::WheelDown => self.wheel(&p.target, true),
+        }
+    }
+
+    fn click(&mut self, target: Target) -> Vec<Effect> {
+        match target {
+            Target::Pane(f) => {
+                if f != Focus::Jobs || !self.jobs.list.is_empty() {
+                    self.ui.focus = f;
+                }
+            }
+            Target::Disk(name) => {
+                self.ui.focus = Focus::Disks;
+                self.ui.selected = Some(name);
+            }
+            Target::Job(id) => {
+                self.ui.focus = Focus::Jobs;
+                self.jobs.selected = Some(id);
+            }
+            Target::Who => {}
+            Target::Process(pid) => {
+                self.ui.stack = None;
+                self.ui.proc_selected = Some(pid);
+            }
+            Target::Cgroup(path) => self.ui.cgroup_selected = Some(path),
+        }
+        Vec::new()
+    }
+
+    fn wheel(&mut self, target: &Target, down: bool) -> Vec<Effect> {
+        match target {
+            Target::Pane(Focus::Disks) | Target::Disk(_) => self.move_selection(down),
+            Target::Pane(Focus::Jobs) | Target::Job(_) => {
+                self.ui.focus = Focus::Jobs;
+                self.jobs.move_selection(down);
+            }
+            Target::Who | Target::Process(_) | Target::Cgroup(_) => {
+                return self.act(if down { Action::Down } else { Action::Up });
+            }
+            Target::Pane(_) => {}
+        }
+        Vec::new()
+    }
+}

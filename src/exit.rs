@@ -1,0 +1,122 @@
+//! How pagewatch ends on an error: one line naming what failed (the whole chain of causes,
+//! outermost first), one hint line, and an exit code that tells a usage error (2, as clap
+//! exits for a bad flag) from a failure at run time (1).
+//!
+//! The binary prints this itself rather than returning the error from `main`: `main`'s
+//! default report is anyhow's `Debug` form, which adds a Rust backtrace whenever
+//! `RUST_BACKTRACE` is set. Owns: the wording and the codes. Must not touch: stderr (the
+//! binary writes what this returns).
+
+use std::fmt;
+use std::io::ErrorKind;
+
+/// Exit code of a usage error: a flag or argument that cannot work (clap uses 2 too).
+pub const USAGE: u8 = 2;
+
+/// Exit code of a failure at run time: a file that cannot be read, a terminal that cannot
+/// show the screen, a recording that is damaged.
+pub const FAILURE: u8 = 1;
+
+/// A usage error found after clap parsed the arguments (flags that clash, a bad value clap
+/// cannot check): exits with `USAGE`.
+#[derive(Debug)]
+pub struct Usage(pub String);
+
+impl fmt::Display for Usage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Usage {}
+
+/// The exit code for `err`: `USAGE` when a `Usage` error is anywhere in its chain.
+#[must_use]
+pub fn code(err: &anyhow::Error) -> u8 {
+    if err.chain().any(<dyn std::error::Error>::is::<Usage>) {
+        USAGE
+    } else {
+        FAILURE
+    }
+}
+
+/// What to print for `err`: `pagewatch: error: outer: inner: cause` and a hint line, each
+/// ending in a newline. Never a backtrace.
+#[must_use]
+pub fn message(err: &anyhow::Error) -> String {
+    let mut line = String::from("pagewatch: error: ");
+    let mut first = true;
+    for cause in err.chain() {
+        let text = cause.to_string();
+        // A context that repeats its cause's text adds nothing.
+        if !first && line.ends_with(&text) {
+            continue;
+        }
+        if !first {
+            line.push_str(": ");
+        }
+        line.push_str(text.trim_end());
+        first = false;
+    }
+    // One line: causes that span lines (a parser's report) are joined.
+    let mut out: String = line.lines().collect::<Vec<_>>().join(" ");
+    out.push('\n');
+    out.push_str("hint: ");
+    out.push_str(hint(err));
+    out.push('\n');
+    out
+}
+
+/// A hint for the kind of failure: the io error kind when there is one, else where the
+/// options are described.
+fn hint(err: &anyhow::Error) -> &'static str {
+    if code(err) == USAGE {
+        return "`pagewatch --help` lists the options; `man pagewatch` explains them";
+    }
+    let kind = err
+        .chain()
+        .find_map(|e| e.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind);
+    match kind {
+        Some(ErrorKind::NotFound) => "check the path: it does not exist",
+        Some(ErrorKind::PermissionDenied) => {
+            "this needs more permission: run as the file's owner, or as root"
+        }
+        Some(ErrorKind::AlreadyExists) => "choose a new file name: pagewatch never overwrites",
+        _ => "`pagewatch --help` lists the options; `man pagewatch` explains them",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anyhow::Context;
+
+    #[test]
+    fn one_line_chain_and_a_hint() {
+        let io = std::io::Error::new(
+            ErrorKind::NotFound,
+            "No such file or directory (os error 2)",
+        );
+        let err = Err::<(), _>(io)
+            .context("reading recording /x/y.pwrec")
+            .unwrap_err();
+        let m = message(&err);
+        assert_eq!(
+            m,
+            "pagewatch: error: reading recording /x/y.pwrec: No such file or directory (os error \
+             2)\nhint: check the path: it does not exist\n"
+        );
+        assert_eq!(code(&err), FAILURE);
+    }
+
+    #[test]
+    fn usage_errors_exit_2_wherever_they_are_in_the_chain() {
+        let err = anyhow::Error::new(Usage("--eat needs live /proc".into())).context("starting");
+        assert_eq!(code(&err), USAGE);
+        assert!(message(&err).starts_with("pagewatch: error: starting: --eat needs live /proc\n"));
+        let plain = anyhow::anyhow!("first line\nsecond line");
+        assert_eq!(code(&plain), FAILURE);
+        assert!(message(&plain).starts_with("pagewatch: error: first line second line\n"));
+    }
+}
