@@ -1,5 +1,5 @@
-//! A real Prometheus (Debian's `prometheus`) scrapes `pagewatch serve` every second for about
-//! 24 s while `pagewatch --batch --format json` runs beside it and a writer of this test's own
+//! A real Prometheus (Debian's `prometheus`) scrapes `pagewatch serve` every second for 30 s
+//! (the acceptance) while `pagewatch --batch --format json` runs beside it and a writer of this test's own
 //! file keeps the disk busy; then Prometheus's HTTP API must give the same figures batch mode
 //! printed at the same time, within one sample: the dirty threshold, the seconds in each
 //! dirty state, and the per-device series (bytes written over the window).
@@ -58,7 +58,7 @@ fn raw(prom: SocketAddr, q: &str, key: &str) -> BTreeMap<String, Vec<(f64, f64)>
         .collect()
 }
 
-/// Starts serve, Prometheus scraping it and batch mode beside them, writes for ~24 s, and
+/// Starts serve, Prometheus scraping it and batch mode beside them, writes for ~30 s, and
 /// returns the processes (killed when dropped), Prometheus's address and batch's records.
 fn run_side_by_side(dir: &std::path::Path) -> (Vec<Killed>, SocketAddr, Vec<Value>) {
     let (serve_child, addr) = serve(&["--interval", &INTERVAL.to_string()]);
@@ -110,7 +110,7 @@ fn run_side_by_side(dir: &std::path::Path) -> (Vec<Killed>, SocketAddr, Vec<Valu
     let writer = std::thread::spawn(move || {
         let mut f = file.reopen().unwrap();
         let t = Instant::now();
-        while t.elapsed() < Duration::from_secs(26) {
+        while t.elapsed() < Duration::from_secs(32) {
             f.write_all(&vec![7u8; 1 << 20]).unwrap();
             f.sync_data().unwrap();
             std::thread::sleep(Duration::from_millis(250));
@@ -124,7 +124,7 @@ fn run_side_by_side(dir: &std::path::Path) -> (Vec<Killed>, SocketAddr, Vec<Valu
         );
         std::thread::sleep(Duration::from_millis(200));
     }
-    std::thread::sleep(Duration::from_secs(24));
+    std::thread::sleep(Duration::from_secs(30));
     writer.join().unwrap();
     let records = records.lock().unwrap().clone();
     assert!(records.len() >= 8, "{} batch records", records.len());
