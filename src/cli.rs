@@ -79,6 +79,10 @@ pub struct Args {
     /// Keep fio's test files when pagewatch exits.
     #[arg(long)]
     pub keep_fio_files: bool,
+    /// Scale the playbooks started from the screen (`P`): fio sizes and runtimes, eat sizes
+    /// and waits, as `pagewatch play --scale`.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub play_scale: f64,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,

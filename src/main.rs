@@ -64,6 +64,8 @@ fn main() -> Result<()> {
     let live = args.tree.is_none() && args.proc_root.is_none();
     app.caps = Caps {
         drop_caches: pagewatch::jobs::dropcache::availability().err(),
+        tune: (!rustix::process::geteuid().is_root())
+            .then(|| "tuning kernel settings needs root".to_owned()),
         scan_fio: live,
         experiments: live,
         captured: args.tree.is_some(),
@@ -73,6 +75,10 @@ fn main() -> Result<()> {
         anyhow::bail!("--eat and --fio need live /proc, not --tree or --proc-root");
     }
     app.fio_presets = pagewatch::supervise::preset_views();
+    if !(0.01..=10.0).contains(&args.play_scale) {
+        anyhow::bail!("--play-scale must be between 0.01 and 10");
+    }
+    app.play_scale = args.play_scale;
     if let Some(dir) = &args.fio_dir {
         // Refuse a device, a missing path or a file now, not at the first fio job.
         pagewatch::jobs::fio::FioDir::check(Some(dir))

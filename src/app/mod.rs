@@ -7,6 +7,7 @@ mod experiments;
 pub mod jobs;
 pub mod keymap;
 pub mod msg;
+mod play;
 pub mod prompt;
 pub mod replay;
 pub mod scan;
@@ -15,7 +16,7 @@ mod who;
 
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
 pub use keymap::{Action, Key};
-pub use msg::{Effect, Msg, SelfCost};
+pub use msg::{Effect, Msg, SelfCost, TuneView};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
 pub use state::{Focus, ProcSort, SortKey, UiState, WhoView};
@@ -81,6 +82,14 @@ pub struct App {
     pub fio_presets: Vec<PresetView>,
     /// The recording being replayed.
     pub replay: Option<Replay>,
+    /// The playbook running from the screen (`P`), if any.
+    pub play: Option<crate::play::seq::Sequencer>,
+    /// Playbooks from the picker are scaled by this (`--play-scale`).
+    pub play_scale: f64,
+    /// A picked playbook is being checked or confirmed (one at a time).
+    play_checking: bool,
+    /// The checked playbook and its disk, waiting for the confirmation.
+    play_pending: Option<(crate::play::Playbook, Option<String>)>,
     last_scan_ms: Option<i64>,
     /// Samples since the last `Effect::RefreshSlow`, and whether one is owed (see
     /// `refresh_due`).
@@ -119,6 +128,10 @@ impl App {
             caps: Caps::default(),
             fio_presets: Vec::new(),
             replay: None,
+            play: None,
+            play_scale: 1.0,
+            play_checking: false,
+            play_pending: None,
             last_scan_ms: None,
             refresh: crate::model::refresh::RefreshPolicy::default(),
             gate: crate::model::who::Gate::default(),
@@ -153,6 +166,7 @@ impl App {
         self.dirty = true;
         self.ingest(raw);
         let mut effects = self.scan_due();
+        effects.extend(self.drive_play(None));
         if self.refresh_due() {
             effects.push(Effect::RefreshSlow);
         }
@@ -190,8 +204,18 @@ impl App {
         }
     }
 
-    /// Applies one message; returns what the runtime must do.
+    /// Applies one message; returns what the runtime must do. A running playbook sees the
+    /// job reports too, and goes on.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
+        let seen = self.play.as_ref().and_then(|_| play::seen(&msg));
+        let mut out = self.apply(msg);
+        if self.play.is_some() {
+            out.extend(self.drive_play(seen.as_ref()));
+        }
+        out
+    }
+
+    fn apply(&mut self, msg: Msg) -> Vec<Effect> {
         // Cost figures and ticks during healthy sampling wait for the next sample's frame.
         self.dirty |= !matches!(msg, Msg::SampleTook(_) | Msg::CpuUse(_) | Msg::Tick { .. });
         match msg {
@@ -239,6 +263,9 @@ impl App {
             }
             Msg::Notice(n) => self.notice = Some(n),
             Msg::Stack { pid, text } => self.ui.stack = Some((pid, text)),
+            m @ (Msg::Tuned(_) | Msg::PlayChecked { .. } | Msg::TuneChecked { .. }) => {
+                return self.play_msg(m);
+            }
         }
         Vec::new()
     }
@@ -282,7 +309,7 @@ impl App {
             .filter(|j| j.state.active())
             .map(|j| j.id)
             .collect();
-        let mut out = Vec::new();
+        let mut out = self.quit_play();
         for job in active {
             out.extend(self.log(EventKind::JobStop {
                 job,
@@ -407,7 +434,9 @@ impl App {
             | Action::RunFio
             | Action::StopJob
             | Action::DropCaches
-            | Action::Marker => return self.experiment(a),
+            | Action::Marker
+            | Action::Playbook
+            | Action::Tune => return self.experiment(a),
             Action::StepBack
             | Action::StepForward
             | Action::MinuteBack
@@ -495,6 +524,8 @@ pub struct Caps {
     pub scan_fio: bool,
     /// Whether the experiment keys work (live /proc, not a tree or replay).
     pub experiments: bool,
+    /// Why tuning kernel settings is unavailable (`None`: root, it is available).
+    pub tune: Option<String>,
     /// The feed is a captured tree sequence (`--tree`): its samples carry time since boot, not
     /// the wall clock (no stall is judged), and its errors stay shown.
     pub captured: bool,

@@ -16,7 +16,22 @@ use crate::ui::widgets::frame;
 /// Rows the pane wants (content lines, without borders).
 #[must_use]
 pub fn rows(app: &App) -> usize {
-    2 * app.jobs.list.len() + app.jobs.foreign.len() + usize::from(app.notice.is_some())
+    2 * app.jobs.list.len()
+        + app.jobs.foreign.len()
+        + usize::from(app.notice.is_some())
+        + usize::from(app.play.is_some())
+}
+
+/// The running playbook's line: its name, phase and current step.
+#[must_use]
+pub fn play_line(app: &App) -> Option<String> {
+    let seq = app.play.as_ref()?;
+    let (i, n, what) = seq.step();
+    Some(format!(
+        "playbook {} · phase {} · step {i}/{n}: {what}",
+        seq.book().name,
+        seq.phase().unwrap_or("-")
+    ))
 }
 
 /// Draws the pane with a border (large layout).
@@ -36,6 +51,9 @@ pub fn draw_lines(app: &App, area: Rect, canvas: &mut Canvas) {
 fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
     let t = theme(app);
     let mut lines: Vec<Line> = Vec::new();
+    if let Some(p) = play_line(app) {
+        lines.push(Line::from(Span::styled(p, t.title)));
+    }
     if let Some(n) = &app.notice {
         lines.push(Line::from(Span::styled(n.clone(), t.warn)));
     }
