@@ -75,10 +75,7 @@ fn main() -> Result<()> {
         anyhow::bail!("--eat and --fio need live /proc, not --tree or --proc-root");
     }
     app.fio_presets = pagewatch::supervise::preset_views();
-    if !(0.01..=10.0).contains(&args.play_scale) {
-        anyhow::bail!("--play-scale must be between 0.01 and 10");
-    }
-    app.play_scale = args.play_scale;
+    playbooks(&mut app, &args)?;
     if let Some(dir) = &args.fio_dir {
         // Refuse a device, a missing path or a file now, not at the first fio job.
         pagewatch::jobs::fio::FioDir::check(Some(dir))
@@ -248,6 +245,22 @@ fn export(a: &pagewatch::cli::ExportArgs) -> Result<()> {
             if e.downcast_ref::<std::io::Error>()
                 .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
         other => other?,
+    }
+    Ok(())
+}
+
+/// `--play-scale` and `--playbook`: the screen's playbook picker.
+fn playbooks(app: &mut App, args: &Args) -> Result<()> {
+    if !(0.01..=10.0).contains(&args.play_scale) {
+        anyhow::bail!("--play-scale must be between 0.01 and 10");
+    }
+    app.play_scale = args.play_scale;
+    for f in &args.playbooks {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("--playbook {}", f.display()))?;
+        let book = pagewatch::play::Playbook::parse(&text)
+            .map_err(|e| anyhow::anyhow!("--playbook {}: {e}", f.display()))?;
+        app.playbooks.push(book);
     }
     Ok(())
 }

@@ -86,6 +86,8 @@ pub struct App {
     pub play: Option<crate::play::seq::Sequencer>,
     /// Playbooks from the picker are scaled by this (`--play-scale`).
     pub play_scale: f64,
+    /// Playbook files offered in the picker before the built-ins (`--playbook`).
+    pub playbooks: Vec<crate::play::Playbook>,
     /// A picked playbook is being checked or confirmed (one at a time).
     play_checking: bool,
     /// The checked playbook and its disk, waiting for the confirmation.
@@ -130,6 +132,7 @@ impl App {
             replay: None,
             play: None,
             play_scale: 1.0,
+            playbooks: Vec::new(),
             play_checking: false,
             play_pending: None,
             last_scan_ms: None,

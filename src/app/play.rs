@@ -76,7 +76,9 @@ impl App {
         match builtin::all() {
             Ok(books) => {
                 self.prompt = Some(Prompt::Play {
-                    books: books.into_iter().map(|b| (b.name, b.description)).collect(),
+                    books: (self.playbooks.iter().cloned().chain(books))
+                        .map(|b| (b.name, b.description))
+                        .collect(),
                     selected: 0,
                 });
             }
@@ -104,8 +106,11 @@ impl App {
     pub(super) fn play_submit(&mut self, s: Submit) -> Vec<Effect> {
         match s {
             Submit::Play(name) => {
-                let Some(book) = builtin::text(&name).and_then(|t| Playbook::parse(t).ok()) else {
-                    self.notice = Some(format!("no built-in playbook {name}"));
+                let file = self.playbooks.iter().find(|b| b.name == name).cloned();
+                let Some(book) =
+                    file.or_else(|| builtin::text(&name).and_then(|t| Playbook::parse(t).ok()))
+                else {
+                    self.notice = Some(format!("no playbook {name}"));
                     return Vec::new();
                 };
                 let book = if (self.play_scale - 1.0).abs() > f64::EPSILON {

@@ -144,11 +144,18 @@ fn play_content(p: &Prompt) -> (&'static str, Lines) {
             let mut l: Lines = books
                 .iter()
                 .enumerate()
-                .map(|(i, (name, desc))| {
+                .map(|(i, (name, _))| {
                     let mark = if i == *selected { ">" } else { " " };
-                    (format!("{mark} {name:<21} {desc}"), i == *selected)
+                    (format!("{mark} {name}"), i == *selected)
                 })
                 .collect();
+            // The chosen one's description, cut to one line (`pagewatch play NAME --show`
+            // prints it all).
+            if let Some((_, desc)) = books.get(*selected) {
+                let short: String = desc.chars().take(84).collect();
+                let more = if short.len() < desc.len() { "…" } else { "" };
+                l.push((format!("{short}{more}"), false));
+            }
             l.push((
                 "↑/↓ choose · Enter: check and confirm · Esc: cancel".into(),
                 false,
