@@ -201,15 +201,17 @@ fn replay(a: &pagewatch::cli::ReplayArgs) -> Result<()> {
 
 /// `pagewatch report FILE`.
 fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
+    use std::fmt::Write as _;
     let rec = read_recording(&a.file)?;
     let range =
         pagewatch::report::Range::parse(a.from.as_deref(), a.to.as_deref(), rec.header.started_ms)?;
     let s = pagewatch::report::write(&rec, range, Options::default(), &a.out)?;
-    println!("wrote {}", a.out.join("report.md").display());
+    let mut text = format!("wrote {}\n", a.out.join("report.md").display());
     for f in &s.files {
-        println!("  {}", f.display());
+        let _ = writeln!(text, "  {}", f.display());
     }
-    Ok(())
+    // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
+    pagewatch::batch::print_stdout(&text).context("writing output")
 }
 
 /// `pagewatch export FILE`.

@@ -210,10 +210,12 @@ fn preflight(book: &Playbook, base: &Path) -> Result<()> {
 /// `pagewatch play`: lists, shows or runs a playbook (a built-in's name or a file).
 pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     if a.list {
+        use std::fmt::Write as _;
+        let mut text = String::new();
         for b in super::builtin::all()? {
-            println!("{:<22} {}", b.name, b.description);
+            let _ = writeln!(text, "{:<22} {}", b.name, b.description);
         }
-        return Ok(());
+        return Ok(crate::batch::print_stdout(&text)?);
     }
     let Some(what) = &a.playbook else {
         bail!("name a playbook (pagewatch play --list) or a playbook file");
@@ -228,8 +230,7 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     };
     let book = Playbook::parse(&text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     if a.show {
-        print!("{text}");
-        return Ok(());
+        return Ok(crate::batch::print_stdout(&text)?);
     }
     if !(0.01..=10.0).contains(&a.scale) {
         bail!("--scale must be between 0.01 and 10");
@@ -360,9 +361,9 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
             "error": error,
             "phases": rows,
         });
-        println!("{doc}");
+        crate::batch::print_stdout(&format!("{doc}\n"))?;
     } else {
-        print!("{}", render_text(&rows));
+        crate::batch::print_stdout(&render_text(&rows))?;
     }
     Ok(Outcome {
         phases: rows,
