@@ -99,6 +99,14 @@ pub struct Args {
     /// No clicks or wheel: leave the mouse to the terminal (to select text).
     #[arg(long, global = true)]
     pub no_mouse: bool,
+    /// Scale the playbooks started from the screen (`P`): fio sizes and runtimes, eat sizes
+    /// and waits, as `pagewatch play --scale`.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub play_scale: f64,
+    /// Offer this playbook file in the screen's picker (`P`) besides the built-ins. May be
+    /// repeated.
+    #[arg(long = "playbook", value_name = "FILE")]
+    pub playbooks: Vec<PathBuf>,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,

@@ -57,6 +57,8 @@ fn run(args: &Args) -> Result<()> {
     let live = args.tree.is_none() && args.proc_root.is_none();
     app.caps = Caps {
         drop_caches: pagewatch::jobs::dropcache::availability().err(),
+        tune: (!rustix::process::geteuid().is_root())
+            .then(|| "tuning kernel settings needs root".to_owned()),
         scan_fio: live,
         experiments: live,
         captured: args.tree.is_some(),
@@ -68,6 +70,7 @@ fn run(args: &Args) -> Result<()> {
         ));
     }
     app.fio_presets = pagewatch::supervise::preset_views();
+    playbooks(&mut app, args)?;
     let mut fio_dir = settings.fio_dir.clone();
     if let Some(dir) = &fio_dir {
         // Refuse a device, a missing path or a file now, not at the first fio job: the
@@ -296,15 +299,17 @@ fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
 
 /// `pagewatch report FILE`.
 fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
+    use std::fmt::Write as _;
     let rec = read_recording(&a.file)?;
     let range =
         pagewatch::report::Range::parse(a.from.as_deref(), a.to.as_deref(), rec.header.started_ms)?;
     let s = pagewatch::report::write(&rec, range, Options::default(), &a.out)?;
-    println!("wrote {}", a.out.join("report.md").display());
+    let mut text = format!("wrote {}\n", a.out.join("report.md").display());
     for f in &s.files {
-        println!("  {}", f.display());
+        let _ = writeln!(text, "  {}", f.display());
     }
-    Ok(())
+    // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
+    pagewatch::batch::print_stdout(&text).context("writing output")
 }
 
 /// `pagewatch __gen DIR`: the man pages in DIR/man/man1 (so `MANPATH=DIR/man` finds them),
@@ -357,6 +362,22 @@ fn export(a: &pagewatch::cli::ExportArgs) -> Result<()> {
             if e.downcast_ref::<std::io::Error>()
                 .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
         other => other?,
+    }
+    Ok(())
+}
+
+/// `--play-scale` and `--playbook`: the screen's playbook picker.
+fn playbooks(app: &mut App, args: &Args) -> Result<()> {
+    if !(0.01..=10.0).contains(&args.play_scale) {
+        anyhow::bail!("--play-scale must be between 0.01 and 10");
+    }
+    app.play_scale = args.play_scale;
+    for f in &args.playbooks {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("--playbook {}", f.display()))?;
+        let book = pagewatch::play::Playbook::parse(&text)
+            .map_err(|e| anyhow::anyhow!("--playbook {}: {e}", f.display()))?;
+        app.playbooks.push(book);
     }
     Ok(())
 }

@@ -91,13 +91,11 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
         Duration::from_millis(100)
     };
     spawn_input(tx.clone())?;
+    let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let edges = Edges {
         ctl: ctl_tx,
-        jobs: Supervisor::new(
-            std::env::current_exe().context("finding pagewatch's own binary")?,
-            tx.clone(),
-            opts.fio,
-        ),
+        play: crate::play::screen::PlayEdge::new(exe.clone(), tx.clone(), opts.fio.dir.clone()),
+        jobs: Supervisor::new(exe, tx.clone(), opts.fio),
         tee: opts
             .record
             .map(|p| Tee::start(p, app.host.clone(), app.interval_s, tx.clone())),
@@ -130,7 +128,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
 fn leave(core: &Mutex<Core>) {
     let (term, tee, saver) = {
         let mut c = lock(core);
-        c.edges.jobs.shutdown();
+        c.edges.shutdown();
         (c.term.take(), c.edges.tee.take(), c.edges.saver.take())
     };
     drop(term);
@@ -285,8 +283,24 @@ fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
 struct Edges {
     ctl: Sender<Control>,
     jobs: Supervisor,
+    play: crate::play::screen::PlayEdge,
     tee: Option<Tee>,
     saver: Option<Saver>,
+}
+
+impl Edges {
+    /// Leaving: jobs stopped, settings put back (recorded while the recording is open).
+    fn shutdown(&mut self) {
+        self.jobs.shutdown();
+        for kind in self.play.restore_all() {
+            if let Some(t) = &self.tee {
+                t.event(&crate::event::Event {
+                    wall_ms: SystemClock.wall_ms(),
+                    kind,
+                });
+            }
+        }
+    }
 }
 
 /// Performs effects; true when pagewatch should quit.
@@ -294,7 +308,7 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
     for e in effects {
         match e {
             Effect::Quit => {
-                edges.jobs.shutdown();
+                edges.shutdown();
                 return true;
             }
             Effect::SetInterval(s) => {
@@ -316,7 +330,11 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
                     t.event(&ev);
                 }
             }
-            other => edges.jobs.perform(&other),
+            other => {
+                if !edges.play.perform(&other) {
+                    edges.jobs.perform(&other);
+                }
+            }
         }
     }
     false

@@ -2,7 +2,8 @@
 //! kernel" 3): the kernel files of a sample (meminfo, vmstat, diskstats, stat, zoneinfo, PSI,
 //! the vm sysctls, the /sys/block settings) through `Parser` and `Model::derive` against the
 //! previous sample, the batch text and JSON; and whole recordings, damaged on disk and inside
-//! their zstd stream, through the reader and the same derivation.
+//! their zstd stream, through the reader and the same derivation; and the playbook TOML
+//! parser on mutated built-ins.
 //!
 //! Seeds are the real captured trees and recordings under assets/. Mutations: truncation,
 //! garbage and non-UTF-8 bytes (as the source delivers them, lossily), huge, negative and
@@ -533,4 +534,51 @@ fn mutated_config_files_never_panic_and_problems_name_a_line() {
     }
     eprintln!("{n} mutated config files: {bad} with problems");
     assert!(bad > 0 && bad < n as usize, "{bad} of {n}");
+}
+
+/// Playbooks: the built-ins mutated as the kernel files are (truncation, garbage, huge and
+/// negative numbers, lines dropped, duplicated and swapped) must parse or fail with an error
+/// that names a line of the file (or says the whole file lacks a name or steps), never panic;
+/// what parses must also scale and evaluate its sizes without a panic.
+#[test]
+fn mutated_playbooks_never_panic_and_errors_name_the_line() {
+    use pagewatch::play::{Action, EatSize, Playbook, builtin::BUILTINS};
+    let n = (cases() / 4).max(500);
+    let files: BTreeMap<String, u64> = [("read".to_owned(), u64::MAX)].into();
+    for seed in 0..n {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let (name, text) = BUILTINS[rng.below(BUILTINS.len())];
+        let mut text = text.to_owned();
+        let mut notes = Vec::new();
+        for _ in 0..=rng.below(3) {
+            notes.push(if rng.below(2) == 0 {
+                mutate(&mut rng, &mut text)
+            } else {
+                mutate_lines(&mut rng, &mut text)
+            });
+        }
+        let case = format!("playbook case {seed} ({name}): {}", notes.join("; "));
+        let lines = text.lines().count() + 1;
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let book = Playbook::parse(&text)?;
+            for f in [0.01, 1.0, 10.0] {
+                for s in book.scaled(f).steps {
+                    if let Action::Eat(EatSize::Size(e) | EatSize::Leave(e)) = &s.action {
+                        let _ = e.eval(u64::MAX, &files);
+                    }
+                }
+            }
+            Ok(())
+        }));
+        match outcome.unwrap_or_else(|_| panic!("panic in {case}\n{text}")) {
+            Ok(()) => {}
+            Err(pagewatch::play::BookError { line: Some(l), .. }) => {
+                assert!((1..=lines).contains(&l), "line {l} of {lines} in {case}");
+            }
+            Err(e) => assert!(
+                e.msg.contains("needs a name") || e.msg.contains("no [[step]]"),
+                "an error without a line in {case}: {e}\n{text}"
+            ),
+        }
+    }
 }

@@ -170,3 +170,54 @@ fn too_short_a_recording_is_a_clear_error() {
     let e = report::render_markdown(&rec, Range::ALL, Options::default()).unwrap_err();
     assert!(format!("{e}").contains("at least two"), "{e}");
 }
+
+/// Runs pagewatch with `args` and its stdout a pipe whose reader is already gone (as in
+/// `pagewatch … | head` after head exits): it must not panic.
+fn with_closed_stdout(args: &[&std::ffi::OsStr]) -> std::process::Output {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills two fresh descriptors; the read end is closed at once and the
+    // write end is owned by the `Stdio` handed to the child.
+    #[allow(unsafe_code)]
+    let stdout = unsafe {
+        assert_eq!(libc::pipe(fds.as_mut_ptr()), 0);
+        libc::close(fds[0]);
+        std::process::Stdio::from_raw_fd(fds[1])
+    };
+    std::process::Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args(args)
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn report_and_play_lists_stop_quietly_on_a_closed_pipe() {
+    let rec = common::storm(common::storm_events());
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("storm.pwrec");
+    let mut w = pagewatch::record::Recorder::create(&file, &rec.header).unwrap();
+    for s in &rec.samples {
+        w.write_sample(s).unwrap();
+    }
+    w.finish().unwrap();
+    let out_dir = tmp.path().join("rep");
+    let report = [
+        "report".as_ref(),
+        file.as_os_str(),
+        "--out".as_ref(),
+        out_dir.as_os_str(),
+    ];
+    for args in [
+        &report[..],
+        &["play".as_ref(), "--list".as_ref()][..],
+        &["play".as_ref(), "cache-reread".as_ref(), "--show".as_ref()][..],
+    ] {
+        let o = with_closed_stdout(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
+    }
+    assert!(out_dir.join("report.md").exists());
+}

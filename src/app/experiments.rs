@@ -42,6 +42,8 @@ impl App {
                     input: String::new(),
                 });
             }
+            Action::Playbook => return self.open_picker(),
+            Action::Tune => return self.open_tune(),
             Action::StopJob => {
                 let newest_active = || self.jobs.list.iter().rev().find(|j| j.state.active());
                 let Some(job) = self
@@ -68,10 +70,10 @@ impl App {
         };
         match p.key(k) {
             Outcome::Open => Vec::new(),
-            Outcome::Cancel => {
-                self.prompt = None;
-                Vec::new()
-            }
+            Outcome::Cancel => match self.prompt.take() {
+                Some(p) => self.play_cancelled(&p),
+                None => Vec::new(),
+            },
             Outcome::Submit(s) => {
                 self.prompt = None;
                 self.submit(s)
@@ -88,6 +90,7 @@ impl App {
             }
             Submit::Drop(level) => vec![Effect::DropCaches(level)],
             Submit::Marker(text) => self.log(EventKind::Marker { text }),
+            other => self.play_submit(other),
         }
     }
 

@@ -158,6 +158,10 @@ pub enum Action {
     Cgroups,
     /// Show the selected task's kernel stack (root).
     Stack,
+    /// Pick a built-in playbook and run it.
+    Playbook,
+    /// Change one kernel setting by hand (root; restored on quit).
+    Tune,
 }
 
 /// Where a binding applies.
@@ -216,7 +220,7 @@ const fn replay(key: Key, label: &'static str, action: Action, help: &'static st
 }
 
 /// Every binding, in help order.
-pub const KEYMAP: [Binding; 36] = [
+pub const KEYMAP: [Binding; 38] = [
     key(Key::Char('q'), "q", Action::Quit, "quit"),
     key(Key::Ctrl('c'), "Ctrl-C", Action::Quit, "quit"),
     key(Key::Char('?'), "?", Action::Help, "this help"),
@@ -298,6 +302,8 @@ pub const KEYMAP: [Binding; 36] = [
         "drop caches (root)",
     ),
     live(Key::Char('M'), "M", Action::Marker, "add a marker"),
+    live(Key::Char('P'), "P", Action::Playbook, "run a playbook"),
+    live(Key::Char('T'), "T", Action::Tune, "tune a setting (root)"),
 ];
 
 /// The action bound to `key`, live or in replay.
@@ -389,6 +395,9 @@ mod tests {
         assert_eq!(lookup(Key::Char('m'), false), Some(Action::EatMemory));
         assert_eq!(lookup(Key::Char('m'), true), None);
         assert_eq!(lookup(Key::Char('G'), true), Some(Action::End));
+        assert_eq!(lookup(Key::Char('P'), false), Some(Action::Playbook));
+        assert_eq!(lookup(Key::Char('T'), false), Some(Action::Tune));
+        assert_eq!(lookup(Key::Char('P'), true), None);
     }
 
     #[test]

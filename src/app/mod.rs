@@ -7,6 +7,7 @@ mod experiments;
 pub mod jobs;
 pub mod keymap;
 pub mod msg;
+mod play;
 mod pointer;
 mod prefs;
 pub mod prompt;
@@ -17,7 +18,7 @@ mod who;
 
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
 pub use keymap::{Action, Key, Mouse, MouseKind};
-pub use msg::{Effect, Msg, SelfCost};
+pub use msg::{Effect, Msg, SelfCost, TuneView};
 pub use pointer::{Pointer, Target};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
@@ -84,6 +85,16 @@ pub struct App {
     pub fio_presets: Vec<PresetView>,
     /// The recording being replayed.
     pub replay: Option<Replay>,
+    /// The playbook running from the screen (`P`), if any.
+    pub play: Option<crate::play::seq::Sequencer>,
+    /// Playbooks from the picker are scaled by this (`--play-scale`).
+    pub play_scale: f64,
+    /// Playbook files offered in the picker before the built-ins (`--playbook`).
+    pub playbooks: Vec<crate::play::Playbook>,
+    /// A picked playbook is being checked or confirmed (one at a time).
+    play_checking: bool,
+    /// The checked playbook and its disk, waiting for the confirmation.
+    play_pending: Option<(crate::play::Playbook, Option<String>)>,
     last_scan_ms: Option<i64>,
     /// Samples since the last `Effect::RefreshSlow`, and whether one is owed (see
     /// `refresh_due`).
@@ -122,6 +133,11 @@ impl App {
             caps: Caps::default(),
             fio_presets: Vec::new(),
             replay: None,
+            play: None,
+            play_scale: 1.0,
+            playbooks: Vec::new(),
+            play_checking: false,
+            play_pending: None,
             last_scan_ms: None,
             refresh: crate::model::refresh::RefreshPolicy::default(),
             gate: crate::model::who::Gate::default(),
@@ -156,6 +172,7 @@ impl App {
         self.dirty = true;
         self.ingest(raw);
         let mut effects = self.scan_due();
+        effects.extend(self.drive_play(None));
         if self.refresh_due() {
             effects.push(Effect::RefreshSlow);
         }
@@ -194,16 +211,20 @@ impl App {
     }
 
     /// Applies one message; returns what the runtime must do, with `Effect::Save` when the
-    /// message changed a saved setting (`prefs`).
+    /// message changed a saved setting (`prefs`). A running playbook sees the job reports
+    /// too, and goes on.
     pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
         let saves = matches!(msg, Msg::Key(_) | Msg::Action(_) | Msg::Pointer(_));
-        if !saves {
-            return self.apply(msg);
+        let before = saves.then(|| prefs::Prefs::of(self));
+        let seen = self.play.as_ref().and_then(|_| play::seen(&msg));
+        let mut out = self.apply(msg);
+        if self.play.is_some() {
+            out.extend(self.drive_play(seen.as_ref()));
         }
-        let before = prefs::Prefs::of(self);
-        let mut effects = self.apply(msg);
-        effects.extend(prefs::Prefs::of(self).saved_since(&before));
-        effects
+        if let Some(before) = before {
+            out.extend(prefs::Prefs::of(self).saved_since(&before));
+        }
+        out
     }
 
     fn apply(&mut self, msg: Msg) -> Vec<Effect> {
@@ -257,6 +278,9 @@ impl App {
             }
             Msg::Notice(n) => self.notice = Some(n),
             Msg::Stack { pid, text } => self.ui.stack = Some((pid, text)),
+            m @ (Msg::Tuned(_) | Msg::PlayChecked { .. } | Msg::TuneChecked { .. }) => {
+                return self.play_msg(m);
+            }
         }
         Vec::new()
     }
@@ -300,7 +324,7 @@ impl App {
             .filter(|j| j.state.active())
             .map(|j| j.id)
             .collect();
-        let mut out = Vec::new();
+        let mut out = self.quit_play();
         for job in active {
             out.extend(self.log(EventKind::JobStop {
                 job,
@@ -425,7 +449,9 @@ impl App {
             | Action::RunFio
             | Action::StopJob
             | Action::DropCaches
-            | Action::Marker => return self.experiment(a),
+            | Action::Marker
+            | Action::Playbook
+            | Action::Tune => return self.experiment(a),
             Action::StepBack
             | Action::StepForward
             | Action::MinuteBack
@@ -513,6 +539,8 @@ pub struct Caps {
     pub scan_fio: bool,
     /// Whether the experiment keys work (live /proc, not a tree or replay).
     pub experiments: bool,
+    /// Why tuning kernel settings is unavailable (`None`: root, it is available).
+    pub tune: Option<String>,
     /// The feed is a captured tree sequence (`--tree`): its samples carry time since boot, not
     /// the wall clock (no stall is judged), and its errors stay shown.
     pub captured: bool,

@@ -56,8 +56,40 @@ pub enum Msg {
     CpuUse(f64),
     /// The terminal was resized.
     Resize,
+    /// A setting was written (or put back), or why not (`Effect::Tune`).
+    Tuned(Result<crate::jobs::tune::Change, String>),
+    /// The checks before a playbook from the screen starts (`Effect::CheckPlay`): the
+    /// settings it will change with their current values, or why it cannot run.
+    PlayChecked {
+        /// The playbook.
+        book: crate::play::Playbook,
+        /// The disk under the fio directory, when known.
+        device: Option<String>,
+        /// (setting, value now, value it will get) for each tune step, or the refusal.
+        result: Result<Vec<TuneView>, String>,
+    },
+    /// A setting's current value for the `tune` key's confirmation (`Effect::CheckTune`).
+    TuneChecked {
+        /// The setting.
+        setting: crate::jobs::tune::Setting,
+        /// The checked new value.
+        value: String,
+        /// (resolved name, value now), or why it cannot be tuned.
+        result: Result<(String, String), String>,
+    },
     /// Stop: a signal (SIGTERM, SIGHUP, SIGINT) arrived.
     Quit,
+}
+
+/// A setting a playbook will change: its name, its value now and the value it will get.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TuneView {
+    /// Resolved name (`vm.dirty_bytes`, `vda/queue/scheduler`).
+    pub setting: String,
+    /// Its value now.
+    pub old: String,
+    /// The value the playbook writes (`original` for a restore step).
+    pub new: String,
 }
 
 /// What pagewatch itself costs, shown in the header.
@@ -110,4 +142,24 @@ pub enum Effect {
     /// Re-read the rarely read files (zoneinfo, the vm sysctls, /sys/block) with the next
     /// sample: figures derived from them no longer match the kernel's.
     RefreshSlow,
+    /// Write a setting (`value` `None`: put the original back), through the restore guard;
+    /// report with `Msg::Tuned`.
+    Tune {
+        /// The allowlisted setting.
+        setting: crate::jobs::tune::Setting,
+        /// The checked value.
+        value: Option<String>,
+    },
+    /// Check a playbook can run here (root, fio directory, free space, MemAvailable, one at
+    /// a time) and read the settings it changes; report with `Msg::PlayChecked`.
+    CheckPlay(crate::play::Playbook),
+    /// Read a setting's current value; report with `Msg::TuneChecked`.
+    CheckTune {
+        /// The setting.
+        setting: crate::jobs::tune::Setting,
+        /// The checked new value.
+        value: String,
+    },
+    /// A playbook from the screen ended: release the one-playbook lock.
+    PlayEnded,
 }

@@ -1,5 +1,6 @@
 //! Small modal forms opened by the experiment keys: the eater's size, the fio form, the
-//! drop-caches choice and the marker text.
+//! drop-caches choice, the marker text, the playbook picker and the tune form, with their
+//! confirmations.
 //!
 //! Owns: `Prompt` and how keys edit it. Must not touch: processes or app data; a finished
 //! prompt becomes a `Submit` the app turns into effects.
@@ -64,6 +65,44 @@ pub enum Prompt {
         /// What the user typed.
         input: String,
     },
+    /// `P`: the built-in playbooks, (name, description).
+    Play {
+        /// The playbooks.
+        books: Vec<(String, String)>,
+        /// The one under the cursor.
+        selected: usize,
+    },
+    /// A checked playbook: run it? Shows the settings it changes.
+    PlayConfirm {
+        /// Its name.
+        name: String,
+        /// Its description.
+        description: String,
+        /// The settings it changes, with their values now and to be.
+        changes: Vec<super::TuneView>,
+    },
+    /// `T`: the setting and its new value.
+    Tune {
+        /// The setting as typed.
+        setting: String,
+        /// The value as typed.
+        value: String,
+        /// 0: the setting, 1: the value.
+        field: usize,
+        /// Why the last attempt was refused.
+        error: Option<String>,
+    },
+    /// A setting's old and new value: write it?
+    TuneConfirm {
+        /// The setting.
+        setting: crate::jobs::tune::Setting,
+        /// Its resolved name.
+        name: String,
+        /// Its value now.
+        old: String,
+        /// The checked new value.
+        value: String,
+    },
 }
 
 /// What a key did to the prompt.
@@ -93,6 +132,24 @@ pub enum Submit {
     Drop(u8),
     /// Add a marker.
     Marker(String),
+    /// Check this built-in playbook.
+    Play(String),
+    /// Run the checked playbook.
+    PlayConfirmed,
+    /// Check this setting and value (as typed).
+    Tune {
+        /// The setting.
+        setting: String,
+        /// The value.
+        value: String,
+    },
+    /// Write the checked value.
+    TuneConfirmed {
+        /// The setting.
+        setting: crate::jobs::tune::Setting,
+        /// The value.
+        value: String,
+    },
 }
 
 /// Longest text accepted in a prompt.
@@ -197,6 +254,62 @@ impl Prompt {
                 }
                 edit(input, key);
             }
+            Prompt::Play { .. }
+            | Prompt::PlayConfirm { .. }
+            | Prompt::Tune { .. }
+            | Prompt::TuneConfirm { .. } => return self.play_key(key),
+        }
+        Outcome::Open
+    }
+}
+
+impl Prompt {
+    /// A key in the playbook and tune prompts.
+    fn play_key(&mut self, key: Key) -> Outcome {
+        match self {
+            Prompt::Play { books, selected } => match key {
+                Key::Up => *selected = selected.saturating_sub(1),
+                Key::Down => *selected = (*selected + 1).min(books.len().saturating_sub(1)),
+                Key::Enter => {
+                    return books.get(*selected).map_or(Outcome::Cancel, |(n, _)| {
+                        Outcome::Submit(Submit::Play(n.clone()))
+                    });
+                }
+                _ => {}
+            },
+            Prompt::PlayConfirm { .. } => {
+                return match key {
+                    Key::Char('y' | 'Y') => Outcome::Submit(Submit::PlayConfirmed),
+                    _ => Outcome::Cancel,
+                };
+            }
+            Prompt::Tune {
+                setting,
+                value,
+                field,
+                ..
+            } => match key {
+                Key::Enter if *field == 0 => *field = 1,
+                Key::Enter => {
+                    return Outcome::Submit(Submit::Tune {
+                        setting: setting.trim().to_owned(),
+                        value: value.trim().to_owned(),
+                    });
+                }
+                Key::Up | Key::BackTab => *field = 0,
+                Key::Down | Key::Tab => *field = 1,
+                _ => edit(if *field == 0 { setting } else { value }, key),
+            },
+            Prompt::TuneConfirm { setting, value, .. } => {
+                return match key {
+                    Key::Char('y' | 'Y') => Outcome::Submit(Submit::TuneConfirmed {
+                        setting: setting.clone(),
+                        value: value.clone(),
+                    }),
+                    _ => Outcome::Cancel,
+                };
+            }
+            _ => {}
         }
         Outcome::Open
     }
@@ -221,116 +334,5 @@ fn fio_spec(presets: &[PresetView], preset: usize, fields: &[Field]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn presets() -> Vec<PresetView> {
-        let f = |k: &str, v: &str| Field {
-            key: k.into(),
-            value: v.into(),
-        };
-        vec![
-            PresetView {
-                name: "randread".into(),
-                help: "8k random reads".into(),
-                fields: vec![f("size", "2G"), f("bs", "8k")],
-            },
-            PresetView {
-                name: "randwrite".into(),
-                help: "8k random writes".into(),
-                fields: vec![f("size", "2G")],
-            },
-        ]
-    }
-
-    fn typed(p: &mut Prompt, s: &str) -> Outcome {
-        let mut last = Outcome::Open;
-        for c in s.chars() {
-            last = p.key(Key::Char(c));
-        }
-        last
-    }
-
-    #[test]
-    fn eat_prompt_takes_a_size() {
-        let mut p = Prompt::Eat {
-            input: String::new(),
-            error: None,
-        };
-        assert_eq!(p.key(Key::Enter), Outcome::Open, "empty input stays open");
-        typed(&mut p, "50%x");
-        p.key(Key::Backspace);
-        assert_eq!(
-            p.key(Key::Enter),
-            Outcome::Submit(Submit::Eat {
-                size: "50%".into(),
-                force: false
-            })
-        );
-        assert_eq!(p.key(Key::Esc), Outcome::Cancel);
-    }
-
-    #[test]
-    fn confirm_needs_y() {
-        let mut p = Prompt::EatConfirm {
-            size: "30G".into(),
-            why: String::new(),
-        };
-        assert_eq!(p.clone().key(Key::Char('n')), Outcome::Cancel);
-        assert_eq!(
-            p.key(Key::Char('y')),
-            Outcome::Submit(Submit::Eat {
-                size: "30G".into(),
-                force: true
-            })
-        );
-    }
-
-    #[test]
-    fn fio_form_edits_fields_and_switches_presets() {
-        let mut p = Prompt::fio(presets());
-        assert_eq!(
-            p.clone().key(Key::Enter),
-            Outcome::Submit(Submit::Fio("randread".into()))
-        );
-        p.key(Key::Backspace);
-        typed(&mut p, "64M");
-        assert_eq!(
-            p.clone().key(Key::Enter),
-            Outcome::Submit(Submit::Fio("randread,size=264M".into()))
-        );
-        p.key(Key::Right);
-        p.key(Key::Down);
-        p.key(Key::Backspace);
-        p.key(Key::Backspace);
-        typed(&mut p, "1G");
-        assert_eq!(
-            p.key(Key::Enter),
-            Outcome::Submit(Submit::Fio("randwrite,size=1G".into()))
-        );
-    }
-
-    #[test]
-    fn drop_prompt_offers_1_and_3_only_when_available() {
-        let mut p = Prompt::Drop { unavailable: None };
-        assert_eq!(p.key(Key::Char('2')), Outcome::Open);
-        assert_eq!(p.key(Key::Char('3')), Outcome::Submit(Submit::Drop(3)));
-        let mut p = Prompt::Drop {
-            unavailable: Some("needs root".into()),
-        };
-        assert_eq!(p.key(Key::Char('1')), Outcome::Open);
-        assert_eq!(p.key(Key::Enter), Outcome::Cancel);
-    }
-
-    #[test]
-    fn marker_text() {
-        let mut p = Prompt::Marker {
-            input: String::new(),
-        };
-        typed(&mut p, "eat 50% now");
-        assert_eq!(
-            p.key(Key::Enter),
-            Outcome::Submit(Submit::Marker("eat 50% now".into()))
-        );
-    }
-}
+#[path = "prompt_tests.rs"]
+mod tests;

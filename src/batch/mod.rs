@@ -129,6 +129,17 @@ pub fn failed(summary: std::io::Result<Summary>) -> anyhow::Result<bool> {
     }
 }
 
+/// Prints `text` on stdout; a closed pipe (`pagewatch … | head`) is not an error: the
+/// reader has what it wanted.
+pub fn print_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@ pub mod book;
 pub mod builtin;
 pub mod expr;
 pub mod run;
+pub mod screen;
+pub mod seq;
 pub mod table;
 
 pub use book::{Action, BookError, EatSize, Playbook, Step, Wait};

@@ -11,19 +11,20 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, channel};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::book::{Action, EatSize, Playbook, Wait};
+use super::book::{Action, EatSize, Playbook};
+use super::seq::{Env, Poll, Sequencer};
 use super::table::{PhaseRow, phases, render_text};
-use crate::app::{Effect, JobMsg, Msg};
+use crate::app::{Effect, JobKind, JobMsg, Msg};
 use crate::event::{Event, EventKind};
 use crate::jobs::eat_plan::MIN_MARGIN;
 use crate::jobs::fio::value::size_text;
-use crate::jobs::tune::{Change, Tuner};
+use crate::jobs::tune::{Change, Setting, Tuner};
 use crate::model::Model;
 use crate::record::{Header, Recorder};
 use crate::source::{FsSource, HostInfo, SystemClock};
@@ -209,10 +210,12 @@ fn preflight(book: &Playbook, base: &Path) -> Result<()> {
 /// `pagewatch play`: lists, shows or runs a playbook (a built-in's name or a file).
 pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     if a.list {
+        use std::fmt::Write as _;
+        let mut text = String::new();
         for b in super::builtin::all()? {
-            println!("{:<22} {}", b.name, b.description);
+            let _ = writeln!(text, "{:<22} {}", b.name, b.description);
         }
-        return Ok(());
+        return Ok(crate::batch::print_stdout(&text)?);
     }
     let Some(what) = &a.playbook else {
         bail!("name a playbook (pagewatch play --list) or a playbook file");
@@ -227,8 +230,7 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     };
     let book = Playbook::parse(&text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     if a.show {
-        print!("{text}");
-        return Ok(());
+        return Ok(crate::batch::print_stdout(&text)?);
     }
     if !(0.01..=10.0).contains(&a.scale) {
         bail!("--scale must be between 0.01 and 10");
@@ -262,11 +264,18 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     Ok(())
 }
 
+/// The checks before a playbook runs (the fio directory's rules, root, free space,
+/// MemAvailable) and the one-playbook lock, held until the file is dropped; and the fio base.
+pub fn check(book: &Playbook, fio_dir: Option<&Path>) -> Result<(PathBuf, std::fs::File)> {
+    let base = crate::jobs::fio::FioDir::check(fio_dir)?;
+    preflight(book, &base)?;
+    let lock = lock(&base)?;
+    Ok((base, lock))
+}
+
 /// Runs `book` headless; prints progress on stderr and the table on stdout.
 pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
-    let base = crate::jobs::fio::FioDir::check(opts.fio_dir.as_deref())?;
-    preflight(book, &base)?;
-    let _lock = lock(&base)?;
+    let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
     let device = disk_of(&base);
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -301,30 +310,29 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
         Arc::clone(&done),
     );
     let (tx, rx) = channel();
-    let mut run = Runner {
-        book,
+    let mut run = Headless {
         sup: Supervisor::new(
             exe.clone(),
-            tx,
+            tx.clone(),
             FioSettings {
                 dir: opts.fio_dir.clone(),
                 keep: false,
             },
         ),
         tuner: Tuner::new(Some(exe)),
+        device: device.clone(),
+        tx,
         rx,
         log: Arc::clone(&log),
-        stop,
         next_id: 1,
         running: BTreeMap::new(),
-        labels: BTreeMap::new(),
-        device: device.clone(),
     };
     lock_log(&log).event(EventKind::Marker {
         text: format!("playbook {} starts", book.name),
     });
-    let error = run.steps().err().map(|e| format!("{e:#}"));
-    run.finish();
+    let mut seq = Sequencer::new(book.clone(), device.clone());
+    let error = run.run(&mut seq, &stop).err().map(|e| format!("{e:#}"));
+    run.finish(&mut seq);
     lock_log(&log).event(EventKind::Marker {
         text: format!(
             "playbook {} {}",
@@ -353,9 +361,9 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
             "error": error,
             "phases": rows,
         });
-        println!("{doc}");
+        crate::batch::print_stdout(&format!("{doc}\n"))?;
     } else {
-        print!("{}", render_text(&rows));
+        crate::batch::print_stdout(&render_text(&rows))?;
     }
     Ok(Outcome {
         phases: rows,
@@ -402,209 +410,121 @@ fn spawn_sampler(
     })
 }
 
-struct Runner<'a> {
-    book: &'a Playbook,
+/// The headless `Env` of a `Sequencer`: job effects go to the `Supervisor`, settings to the
+/// `Tuner` (its report comes back on the same channel as the jobs'), events to the log.
+struct Headless {
     sup: Supervisor,
     tuner: Tuner,
+    device: Option<String>,
+    tx: Sender<Msg>,
     rx: Receiver<Msg>,
     log: Arc<Mutex<Log>>,
-    stop: Arc<AtomicBool>,
     next_id: u32,
-    /// Jobs running: id → (is fio, holding/started).
-    running: BTreeMap<u32, bool>,
-    labels: BTreeMap<u32, String>,
-    device: Option<String>,
+    /// Jobs running: id → label.
+    running: BTreeMap<u32, String>,
 }
 
-impl Runner<'_> {
-    fn event(&self, kind: EventKind) {
-        lock_log(&self.log).event(kind);
+impl Env for Headless {
+    fn now_ms(&self) -> i64 {
+        wall_ms()
     }
 
-    fn steps(&mut self) -> Result<()> {
-        let (ids, _) = files(self.book);
-        let (total, _) = meminfo()?;
-        for s in &self.book.steps {
-            if self.stop.load(Ordering::Acquire) {
-                bail!("interrupted");
-            }
-            self.step(&s.action, total, &ids)
-                .with_context(|| format!("step at line {}", s.line))?;
-        }
-        self.wait_jobs()
+    fn mem(&self) -> Option<(u64, u64)> {
+        meminfo().ok()
     }
 
-    fn step(&mut self, a: &Action, total: u64, ids: &BTreeMap<String, u64>) -> Result<()> {
-        match a {
-            Action::Phase(name) => self.event(EventKind::Phase {
-                play: self.book.name.clone(),
-                name: name.clone(),
-                device: self.device.clone(),
-            }),
-            Action::Marker(text) => self.event(EventKind::Marker { text: text.clone() }),
-            Action::Wait(Wait::For(d)) => self.pump_until(Some(Instant::now() + *d), |_| false)?,
-            Action::Wait(Wait::Jobs) => self.wait_jobs()?,
-            Action::DropCaches(level) => {
-                self.sup.perform(&Effect::DropCaches(*level));
-                self.pump_until(None, |m| matches!(m, Msg::Dropped { .. }))?;
-            }
-            Action::Release => {
-                let eaters: Vec<u32> = self
-                    .labels
-                    .iter()
-                    .filter(|(id, l)| l.starts_with("eat") && self.running.contains_key(id))
-                    .map(|(id, _)| *id)
-                    .collect();
-                for id in &eaters {
-                    self.sup.perform(&Effect::StopJob(*id));
-                }
-                for id in eaters {
-                    if self.running.contains_key(&id) {
-                        self.pump_until(
-                            None,
-                            |m| matches!(m, Msg::Job(JobMsg::Ended { id: i, .. }) if *i == id),
-                        )?;
-                    }
-                }
-            }
-            Action::Eat(size) => {
-                let bytes = match size {
-                    EatSize::Size(e) => e.eval(total, ids).map_err(anyhow::Error::msg)?,
-                    EatSize::Leave(e) => {
-                        let leave = e.eval(total, ids).map_err(anyhow::Error::msg)?;
-                        let (_, avail) = meminfo()?;
-                        avail
-                            .checked_sub(leave)
-                            .filter(|b| *b > 0)
-                            .with_context(|| {
-                                format!(
-                                    "MemAvailable {} is already below {}",
-                                    size_text(avail),
-                                    size_text(leave)
-                                )
-                            })?
-                    }
-                };
-                let id = self.start(format!("eat {}", size_text(bytes)));
-                self.sup.perform(&Effect::StartEat {
-                    id,
-                    size: bytes.to_string(),
-                    force: matches!(size, EatSize::Leave(_)),
-                });
-                self.pump_until(
-                    None,
-                    |m| matches!(m, Msg::Job(JobMsg::Eat { id: i, holding: true, .. }) if *i == id),
-                )?;
-            }
-            Action::Fio {
-                spec, background, ..
-            } => {
-                let id = self.start(spec.label());
-                self.sup.perform(&Effect::StartFio {
-                    id,
-                    spec: spec.to_string(),
-                });
-                if !background {
-                    self.pump_until(
-                        None,
-                        |m| matches!(m, Msg::Job(JobMsg::Ended { id: i, .. }) if *i == id),
-                    )?;
-                }
-            }
-            Action::Tune { setting, value } => {
-                let knob = setting
-                    .resolve(self.device.as_deref())
-                    .map_err(anyhow::Error::msg)?;
-                let change = match value {
-                    Some(v) => self.tuner.set(&knob, v)?,
-                    None => match self.tuner.restore(&knob) {
-                        Some(c) => c?,
-                        None => return Ok(()),
-                    },
-                };
-                self.tuned(&change);
-            }
-        }
-        Ok(())
-    }
-
-    fn tuned(&self, c: &Change) {
-        self.event(EventKind::Tune {
-            setting: c.setting.clone(),
-            old: c.old.clone(),
-            new: c.new.clone(),
-            restore: c.restore,
-        });
-    }
-
-    fn start(&mut self, label: String) -> u32 {
+    fn job(&mut self, _kind: JobKind, label: String) -> u32 {
         let id = self.next_id;
         self.next_id += 1;
-        self.running.insert(id, false);
-        self.labels.insert(id, label);
+        self.running.insert(id, label);
         id
     }
 
-    fn wait_jobs(&mut self) -> Result<()> {
-        let fio: Vec<u32> = self
-            .labels
-            .iter()
-            .filter(|(id, l)| l.starts_with("fio") && self.running.contains_key(id))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in fio {
-            if self.running.contains_key(&id) {
-                self.pump_until(
-                    None,
-                    |m| matches!(m, Msg::Job(JobMsg::Ended { id: i, .. }) if *i == id),
-                )?;
+    fn effect(&mut self, e: Effect) {
+        match e {
+            Effect::Tune { setting, value } => {
+                let r = tune(
+                    &mut self.tuner,
+                    &setting,
+                    value.as_deref(),
+                    self.device.as_deref(),
+                );
+                let _ = self.tx.send(Msg::Tuned(r));
             }
+            other => self.sup.perform(&other),
         }
-        Ok(())
     }
 
-    /// Handles job reports until `until` (when given) or until `done` matches one (with no
-    /// deadline, also until no job is left when `done` never can match). A failed job fails
-    /// the step.
-    fn pump_until(&mut self, until: Option<Instant>, done: impl Fn(&Msg) -> bool) -> Result<()> {
+    fn event(&mut self, kind: EventKind) {
+        lock_log(&self.log).event(kind);
+    }
+}
+
+/// Writes (or, with `value` `None`, puts back) a setting; the change or why not.
+pub fn tune(
+    tuner: &mut Tuner,
+    setting: &Setting,
+    value: Option<&str>,
+    device: Option<&str>,
+) -> Result<Change, String> {
+    let knob = setting.resolve(device)?;
+    if let Some(v) = value {
+        return tuner.set(&knob, v).map_err(|e| format!("{e:#}"));
+    }
+    if let Some(c) = tuner.restore(&knob) {
+        return c.map_err(|e| format!("{e:#}"));
+    }
+    // Never changed: nothing to put back.
+    let now = Tuner::current(&knob).map_err(|e| format!("{e:#}"))?;
+    Ok(Change {
+        setting: knob.name,
+        old: now.clone(),
+        new: now,
+        restore: true,
+    })
+}
+
+/// The event of a setting change.
+#[must_use]
+pub fn tune_event(c: &Change) -> EventKind {
+    EventKind::Tune {
+        setting: c.setting.clone(),
+        old: c.old.clone(),
+        new: c.new.clone(),
+        restore: c.restore,
+    }
+}
+
+impl Headless {
+    /// Drives `seq` to its end (or the first failure, or a signal).
+    fn run(&mut self, seq: &mut Sequencer, stop: &AtomicBool) -> Result<()> {
         loop {
-            if self.stop.load(Ordering::Acquire) {
+            if stop.load(Ordering::Acquire) {
                 bail!("interrupted");
             }
-            let wait = until.map_or(Duration::from_millis(200), |u| {
-                u.saturating_duration_since(Instant::now())
-                    .min(Duration::from_millis(200))
-            });
-            if until.is_some_and(|u| Instant::now() >= u) {
-                return Ok(());
+            match seq.poll(self) {
+                Poll::Done => return Ok(()),
+                Poll::Failed(e) => bail!("{e}"),
+                Poll::Running => {}
             }
-            let Ok(m) = self.rx.recv_timeout(wait) else {
-                if until.is_none() && self.running.is_empty() {
-                    return Ok(());
-                }
-                continue;
-            };
-            let hit = done(&m);
-            self.handle(&m)?;
-            if hit {
-                return Ok(());
+            if let Ok(m) = self.rx.recv_timeout(Duration::from_millis(200)) {
+                self.handle(&m);
+                seq.on_msg(&m);
             }
         }
     }
 
-    fn handle(&mut self, m: &Msg) -> Result<()> {
+    /// Job reports and setting changes become events and progress lines.
+    fn handle(&mut self, m: &Msg) {
         match m {
             Msg::Job(JobMsg::Started { id, pid, argv }) => self.event(EventKind::JobStart {
                 job: *id,
-                what: self.labels.get(id).cloned().unwrap_or_default(),
+                what: self.running.get(id).cloned().unwrap_or_default(),
                 argv: argv.clone(),
                 pid: Some(*pid),
             }),
             Msg::Job(JobMsg::Ended {
-                id,
-                how,
-                failed,
-                result,
+                id, how, result, ..
             }) => {
                 self.running.remove(id);
                 if let Some(r) = result {
@@ -617,36 +537,37 @@ impl Runner<'_> {
                     job: *id,
                     how: how.clone(),
                 });
-                if *failed {
-                    bail!("job #{id} {how}");
-                }
             }
             Msg::Job(JobMsg::Note { id, text }) => eprintln!("pagewatch play: #{id} {text}"),
             Msg::Dropped { level, took_ms } => self.event(EventKind::DropCaches {
                 level: *level,
                 took_ms: *took_ms,
             }),
-            Msg::Notice(t) => eprintln!("pagewatch play: {t}"),
+            Msg::Tuned(Ok(c)) => self.event(tune_event(c)),
+            Msg::Tuned(Err(e)) | Msg::Notice(e) => eprintln!("pagewatch play: {e}"),
             _ => {}
         }
-        Ok(())
     }
 
     /// Stops every job and restores every setting, logging both.
-    fn finish(&mut self) {
+    fn finish(&mut self, seq: &mut Sequencer) {
+        seq.finish(self);
         for id in self.running.keys().copied().collect::<Vec<_>>() {
             self.sup.perform(&Effect::StopJob(id));
         }
         let deadline = Instant::now() + Duration::from_secs(15);
         while !self.running.is_empty() && Instant::now() < deadline {
             if let Ok(m) = self.rx.recv_timeout(Duration::from_millis(200)) {
-                let _ = self.handle(&m);
+                self.handle(&m);
             }
+        }
+        while let Ok(m) = self.rx.try_recv() {
+            self.handle(&m);
         }
         self.sup.shutdown();
         for c in self.tuner.restore_all() {
             match c {
-                Ok(c) => self.tuned(&c),
+                Ok(c) => self.event(tune_event(&c)),
                 Err(e) => eprintln!("pagewatch play: restoring failed: {e:#}"),
             }
         }

@@ -80,7 +80,15 @@ fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
     let shown = pts.len().min(usize::from(area.width));
     let oldest = pts[pts.len() - shown].time_ms.max(first.time_ms);
     let line = if app.look.ascii { ':' } else { '┊' };
-    for ev in &app.events {
+    // A playbook's tunings, then its phases, are drawn last, so a job start or a tuning in
+    // the same column does not hide a phase.
+    let rank = |k: &EventKind| match k {
+        EventKind::Phase { .. } => 2,
+        EventKind::Tune { .. } => 1,
+        _ => 0,
+    };
+    let order = (0..3).flat_map(|r| app.events.iter().filter(move |e| rank(&e.kind) == r));
+    for ev in order {
         let Some(letter) = marker_letter(&ev.kind) else {
             continue;
         };

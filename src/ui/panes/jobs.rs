@@ -16,7 +16,22 @@ use crate::ui::widgets::frame;
 /// Rows the pane wants (content lines, without borders).
 #[must_use]
 pub fn rows(app: &App) -> usize {
-    2 * app.jobs.list.len() + app.jobs.foreign.len() + usize::from(app.notice.is_some())
+    2 * app.jobs.list.len()
+        + app.jobs.foreign.len()
+        + usize::from(app.notice.is_some())
+        + usize::from(app.play.is_some())
+}
+
+/// The running playbook's line: its name, phase and current step.
+#[must_use]
+pub fn play_line(app: &App) -> Option<String> {
+    let seq = app.play.as_ref()?;
+    let (i, n, what) = seq.step();
+    Some(format!(
+        "playbook {} · phase {} · step {i}/{n}: {what}",
+        seq.book().name,
+        seq.phase().unwrap_or("-")
+    ))
 }
 
 /// Draws the pane with a border (large layout).
@@ -63,6 +78,9 @@ pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<u32> {
 fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Option<u32>)> {
     let t = theme(app);
     let mut lines: Vec<(Line, Option<u32>)> = Vec::new();
+    if let Some(p) = play_line(app) {
+        lines.push((Line::from(Span::styled(p, t.title)), None));
+    }
     if let Some(n) = &app.notice {
         lines.push((Line::from(Span::styled(n.clone(), t.warn)), None));
     }

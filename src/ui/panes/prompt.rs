@@ -1,4 +1,5 @@
-//! The experiment prompts as an overlay: eater size, fio form, drop caches, marker text.
+//! The experiment prompts as an overlay: eater size, fio form, drop caches, marker text, the
+//! playbook picker and the tune form, with their confirmations.
 //!
 //! Owns: drawing `app.prompt`. Must not touch: app state (read only).
 
@@ -121,6 +122,10 @@ fn content(app: &App, p: &Prompt) -> (&'static str, Lines) {
                 ],
             ),
         },
+        Prompt::Play { .. }
+        | Prompt::PlayConfirm { .. }
+        | Prompt::Tune { .. }
+        | Prompt::TuneConfirm { .. } => play_content(p),
         Prompt::Marker { input } => (
             "Marker",
             vec![
@@ -129,5 +134,88 @@ fn content(app: &App, p: &Prompt) -> (&'static str, Lines) {
                 ("Enter: add · Esc: cancel".into(), false),
             ],
         ),
+    }
+}
+
+/// The playbook and tune prompts.
+fn play_content(p: &Prompt) -> (&'static str, Lines) {
+    match p {
+        Prompt::Play { books, selected } => {
+            let mut l: Lines = books
+                .iter()
+                .enumerate()
+                .map(|(i, (name, _))| {
+                    let mark = if i == *selected { ">" } else { " " };
+                    (format!("{mark} {name}"), i == *selected)
+                })
+                .collect();
+            // The chosen one's description, cut to one line (`pagewatch play NAME --show`
+            // prints it all).
+            if let Some((_, desc)) = books.get(*selected) {
+                let short: String = desc.chars().take(84).collect();
+                let more = if short.len() < desc.len() { "…" } else { "" };
+                l.push((format!("{short}{more}"), false));
+            }
+            l.push((
+                "↑/↓ choose · Enter: check and confirm · Esc: cancel".into(),
+                false,
+            ));
+            ("Run a playbook", l)
+        }
+        Prompt::PlayConfirm {
+            name,
+            description,
+            changes,
+        } => {
+            let mut l = vec![(format!("{name}: {description}"), true)];
+            if changes.is_empty() {
+                l.push(("It changes no kernel setting.".into(), false));
+            }
+            for c in changes {
+                l.push((format!("  {}: {} -> {}", c.setting, c.old, c.new), true));
+            }
+            l.push((
+                "Settings are restored at its end, on q, Ctrl-C or if pagewatch is killed.".into(),
+                false,
+            ));
+            l.push(("y: run it · any other key: cancel".into(), false));
+            ("Run a playbook: confirm", l)
+        }
+        Prompt::Tune {
+            setting,
+            value,
+            field,
+            error,
+        } => {
+            let cur = |i: usize| if *field == i { "_" } else { "" };
+            let mut l = vec![
+                (
+                    "vm.dirty_*, vm.swappiness, vm.vfs_cache_pressure, [DEV:]queue/{scheduler,nr_requests,read_ahead_kb,wbt_lat_usec}"
+                        .into(),
+                    false,
+                ),
+                (format!("setting > {setting}{}", cur(0)), *field == 0),
+                (format!("value   > {value}{}", cur(1)), *field == 1),
+            ];
+            if let Some(e) = error {
+                l.push((e.clone(), true));
+            }
+            l.push(("Enter: next / check · Esc: cancel".into(), false));
+            ("Tune a setting", l)
+        }
+        Prompt::TuneConfirm {
+            name, old, value, ..
+        } => (
+            "Tune a setting: confirm",
+            vec![
+                (format!("{name}: {old} -> {value}"), true),
+                (
+                    "The old value is restored on q, Ctrl-C or if pagewatch is killed.".into(),
+                    false,
+                ),
+                ("y: write it · any other key: cancel".into(), false),
+            ],
+        ),
+        _ => ("", Vec::new()),
     }
 }
