@@ -285,7 +285,21 @@ impl Load {
 
 impl Drop for Load {
     fn drop(&mut self) {
+        // SIGTERM first: fio's main process stops its workers (which setsid() and would
+        // outlive a SIGKILL of the main process), then SIGKILL whatever is left.
+        for c in &self.children {
+            if let Some(pid) = i32::try_from(c.id())
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(15);
         for c in &mut self.children {
+            while Instant::now() < deadline && c.try_wait().ok().flatten().is_none() {
+                std::thread::sleep(Duration::from_millis(50));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
