@@ -94,6 +94,11 @@ pub struct FioSummary {
     pub read: FioDir,
     /// Writes.
     pub write: FioDir,
+    /// fsync/fdatasync calls: `ios`, their rate over the write runtime, and their latency in
+    /// the `clat_*` fields (fio's `sync.lat_ns`). All zero when the job did not sync; absent in
+    /// recordings made before it was kept.
+    #[serde(default)]
+    pub sync: FioDir,
     /// True when fio was killed before its final report: these are the last periodic figures.
     pub partial: bool,
     /// fio's error, when it failed (errno text or its stderr).

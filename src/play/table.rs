@@ -33,6 +33,12 @@ pub struct FioRow {
     pub clat_mean_us: f64,
     /// p99 completion latency, µs.
     pub clat_p99_us: f64,
+    /// fsync calls per second; `None` when the job did not sync.
+    pub fsync_per_s: Option<f64>,
+    /// Mean fsync latency, µs (fio's `sync.lat_ns`).
+    pub fsync_mean_us: Option<f64>,
+    /// p99 fsync latency, µs.
+    pub fsync_p99_us: Option<f64>,
     /// The run was cut short (these are its last periodic figures).
     pub partial: bool,
 }
@@ -89,6 +95,9 @@ fn fio_row(job: u32, r: &FioSummary) -> FioRow {
         bw_bytes_s: d.bw_bytes_s,
         clat_mean_us: d.clat_mean_us,
         clat_p99_us: d.clat_p99_us,
+        fsync_per_s: (r.sync.ios > 0).then_some(r.sync.iops),
+        fsync_mean_us: (r.sync.ios > 0).then_some(r.sync.clat_mean_us),
+        fsync_p99_us: (r.sync.ios > 0).then_some(r.sync.clat_p99_us),
         partial: r.partial,
     }
 }
@@ -251,14 +260,24 @@ pub fn render_text(rows: &[PhaseRow]) -> String {
     }
     let _ = writeln!(
         o,
-        "\n{:<20} {:>4} {:<22} {:>5} {:>10} {:>10} {:>10} {:>10}",
-        "phase", "job", "fio", "dir", "IOPS", "MB/s", "mean ms", "p99 ms"
+        "\n{:<20} {:>4} {:<22} {:>5} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10}",
+        "phase",
+        "job",
+        "fio",
+        "dir",
+        "IOPS",
+        "MB/s",
+        "mean ms",
+        "p99 ms",
+        "fsync/s",
+        "fsync mean",
+        "fsync p99"
     );
     for r in rows {
         for f in &r.fio {
             let _ = writeln!(
                 o,
-                "{:<20} {:>4} {:<22} {:>5} {:>10.0} {:>10.1} {:>10.3} {:>10.3}{}",
+                "{:<20} {:>4} {:<22} {:>5} {:>10.0} {:>10.1} {:>10.3} {:>10.3} {:>8} {:>10} {:>10}{}",
                 r.name,
                 format!("#{}", f.job),
                 f.name,
@@ -267,6 +286,9 @@ pub fn render_text(rows: &[PhaseRow]) -> String {
                 f.bw_bytes_s / 1e6,
                 f.clat_mean_us / 1000.0,
                 f.clat_p99_us / 1000.0,
+                opt(f.fsync_per_s, 0),
+                opt(f.fsync_mean_us.map(|u| u / 1000.0), 3),
+                opt(f.fsync_p99_us.map(|u| u / 1000.0), 3),
                 if f.partial { " (partial)" } else { "" }
             );
         }

@@ -89,6 +89,13 @@ fn cuts_models_and_events_into_phases() {
                 result: FioSummary {
                     name: "randwrite".into(),
                     write,
+                    sync: FioDir {
+                        ios: 100,
+                        iops: 50.0,
+                        clat_mean_us: 1500.0,
+                        clat_p99_us: 250_000.0,
+                        ..FioDir::default()
+                    },
                     ..FioSummary::default()
                 },
             },
@@ -140,12 +147,17 @@ fn cuts_models_and_events_into_phases() {
     assert!((dev.util_pct.unwrap() - 100.0 / 3.0).abs() < 1e-9);
     assert_eq!(d.fio.len(), 1);
     assert_eq!((d.fio[0].dir, d.fio[0].iops), ("write", 50.0));
+    assert_eq!(
+        (d.fio[0].clat_p99_us, d.fio[0].fsync_p99_us),
+        (900.0, Some(250_000.0)),
+        "the write's p99 and the fsync's p99 are kept apart"
+    );
     assert!(t.fio.is_empty());
     assert_eq!(t.tuned, ["vm.dirty_bytes 0 -> 15728640"]);
     assert_eq!(t.mem_available_min_kb, Some(700));
     let text = render_text(&rows);
     assert!(
-        text.contains("randwrite") && text.contains("vda await"),
+        text.contains("randwrite") && text.contains("vda await") && text.contains("250.000"),
         "{text}"
     );
 }

@@ -257,6 +257,7 @@ pub fn storm_events() -> Vec<Event> {
                         clat_mean_us: 14.9,
                         clat_p99_us: 8_848.0,
                     },
+                    sync: FioDir::default(),
                     partial: false,
                     error: None,
                 },

@@ -167,6 +167,7 @@ pub fn summary(name: &str, last: &FioStatus, partial: bool) -> FioSummary {
             .unwrap_or(0),
         read: dir_summary(last.jobs.iter().map(|j| &j.read)),
         write: dir_summary(last.jobs.iter().map(|j| &j.write)),
+        sync: sync_summary(&last.jobs),
         partial,
         error,
     }
@@ -204,6 +205,18 @@ fn dir_summary<'a>(dirs: impl Iterator<Item = &'a DirCounters> + Clone) -> FioDi
     out.clat_p99_us = percentile(&merged, 99.0)
         .or(p99_max)
         .map_or(0.0, |ns| ns as f64 / 1000.0);
+    out
+}
+
+/// The fsync calls of all jobs: their count, their rate over each job's write runtime, and
+/// their latency (mean and p99 of `sync.lat_ns`, merged the same way as completions).
+fn sync_summary(jobs: &[super::status::JobStatus]) -> FioDir {
+    let mut out = dir_summary(jobs.iter().map(|j| &j.sync));
+    out.iops = jobs
+        .iter()
+        .filter(|j| j.write.runtime_ms > 0)
+        .map(|j| j.sync.total_ios as f64 / (j.write.runtime_ms as f64 / 1000.0))
+        .sum();
     out
 }
 

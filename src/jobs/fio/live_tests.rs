@@ -227,3 +227,29 @@ fn bins_delta_refuses_counts_that_went_down() {
 fn bins_delta_ok(p: &[(u64, u64)], c: &[(u64, u64)]) -> Option<Vec<(u64, u64)>> {
     super::super::status::bins_delta(p, c)
 }
+
+/// fio 3.33 json+, randwrite 16k with `fsync=1` for 1 s (`tests/fixtures/fio/fsync-16k-3.33.jsonplus`).
+/// By hand: `sync.total_ios` 9,932 over a write runtime of 1,001 ms; `sync.lat_ns` mean
+/// 91,382.344744 ns, p99 214,016 ns (fio's own percentile, and the first bin where the running
+/// count reaches 99% of 9,932).
+#[test]
+fn fsync_latency_is_the_sync_calls_not_the_writes() {
+    let text = include_str!("../../../tests/fixtures/fio/fsync-16k-3.33.jsonplus");
+    let doc = FioStatus::parse(text).unwrap();
+    let sync = &doc.jobs[0].sync;
+    assert_eq!((sync.total_ios, sync.clat_n), (9932, 9932));
+    assert_eq!(sync.p99_ns, Some(214_016));
+    assert_eq!(percentile(&sync.bins, 99.0), Some(214_016));
+    let s = summary("fsync", &doc, false);
+    assert_eq!(s.sync.ios, 9932);
+    assert!(close(s.sync.clat_mean_us, 91.382_344_744));
+    assert!(close(s.sync.clat_p99_us, 214.016));
+    assert!(close(s.sync.iops, 9932.0 / 1.001));
+    assert!(
+        s.write.clat_p99_us < s.sync.clat_p99_us,
+        "a buffered write completes long before its fsync"
+    );
+    // A job that never syncs has an all-zero sync.
+    let (docs, _) = statuses(FIXTURE);
+    assert_eq!(summary("r", &docs[3], false).sync, crate::event::FioDir::default());
+}

@@ -3,7 +3,7 @@
 //! Parsed through `serde_json::Value` so duplicate keys ("job options" repeats an option) and
 //! missing optional fields never fail a snapshot. Field paths are fio 3.x's (`stat.c`
 //! `show_thread_status_json`): `jobs[i].read|write.{io_bytes,total_ios,runtime,clat_ns{mean,N,
-//! percentile,bins}}`. Owns: that reduction. Must not touch: framing, deltas, processes.
+//! percentile,bins}}`, and `jobs[i].sync.{total_ios,lat_ns{…}}` for fsync/fdatasync calls. Owns: that reduction. Must not touch: framing, deltas, processes.
 
 use serde_json::Value;
 
@@ -31,6 +31,8 @@ pub struct JobStatus {
     pub read: DirCounters,
     /// Writes.
     pub write: DirCounters,
+    /// fsync/fdatasync calls (`sync`: `total_ios` and `lat_ns`; no bytes, no runtime).
+    pub sync: DirCounters,
 }
 
 /// Cumulative counters of one direction of one job.
@@ -88,13 +90,27 @@ fn job(v: &Value) -> JobStatus {
         elapsed_s: u64_at(v, "elapsed"),
         read: v.get("read").map(dir).unwrap_or_default(),
         write: v.get("write").map(dir).unwrap_or_default(),
+        sync: v.get("sync").map(sync).unwrap_or_default(),
     }
 }
 
 fn dir(v: &Value) -> DirCounters {
-    let clat = v.get("clat_ns").or_else(|| v.get("clat"));
     // fio < 3.0 printed `clat` in µs.
-    let scale = if v.get("clat_ns").is_some() { 1 } else { 1000 };
+    match v.get("clat_ns") {
+        Some(clat) => latency(v, Some(clat), 1),
+        None => latency(v, v.get("clat"), 1000),
+    }
+}
+
+/// `sync`: fio prints the fsync latency as `lat_ns` (there is no completion stage).
+fn sync(v: &Value) -> DirCounters {
+    match v.get("lat_ns") {
+        Some(lat) => latency(v, Some(lat), 1),
+        None => latency(v, v.get("lat"), 1000),
+    }
+}
+
+fn latency(v: &Value, clat: Option<&Value>, scale: u64) -> DirCounters {
     let clat_f = |k: &str| clat.and_then(|c| c.get(k));
     let mut bins: Vec<(u64, u64)> = clat_f("bins")
         .and_then(Value::as_object)
