@@ -57,11 +57,16 @@ pub mod names {
         "watermark_scale_factor",
         "swappiness",
     ];
-    /// The `writeback:balance_dirty_pages` events read from pagewatch's own tracefs instance
-    /// (`instances/pagewatch-<pid>/trace_pipe`, the pid left out of the name) since the last
-    /// sample, as the kernel printed them; at most `source::TRACE_READ_CAP` bytes a sample.
-    /// Present only while the tracepoint is armed (spec §7).
+    /// The `writeback:balance_dirty_pages` events as the kernel printed them to `trace_pipe`
+    /// (recordings made before the binary read; replay still reads them, spec §7).
     pub const TRACE_EVENTS: &str = "sys/kernel/tracing/instances/pagewatch/trace_pipe";
+    /// Pseudo-file: the throttled writers since the last sample, one line per task, reduced
+    /// from the events of pagewatch's tracefs instance (`parse::trace_writers` has the
+    /// format). Present only while the tracepoint is armed (spec §7).
+    pub const TRACE_WRITERS: &str = "sys/kernel/tracing/instances/pagewatch/writers";
+    /// tracefs's `events/header_page`: the layout of a ring-buffer page (read by the source
+    /// to decode `trace_pipe_raw`; not carried in samples).
+    pub const TRACE_HEADER_PAGE: &str = "sys/kernel/tracing/events/header_page";
     /// The event's `format` file (field names differ between kernels, spec §7); read once per
     /// arming and carried while armed.
     pub const TRACE_FORMAT: &str = "sys/kernel/tracing/events/writeback/balance_dirty_pages/format";

@@ -91,8 +91,20 @@ fn with_trace(mut s: RawSample) -> RawSample {
         names::TRACE_FORMAT.into(),
         read("balance_dirty_pages.format"),
     );
-    s.files
-        .insert(names::TRACE_EVENTS.into(), read("trace_pipe.txt"));
+    // Recordings made before the binary read carry the kernel's text; live samples carry the
+    // writers reduced from it (both are fuzzed: the text in odd seconds).
+    let text = read("trace_pipe.txt");
+    if s.mono_ns / 1_000_000_000 % 2 == 1 {
+        s.files.insert(names::TRACE_EVENTS.into(), text);
+    } else {
+        let ev = pagewatch::parse::trace::parse_events(&text).unwrap();
+        s.files.insert(
+            names::TRACE_WRITERS.into(),
+            pagewatch::parse::trace_writers::render(&pagewatch::parse::trace_writers::reduce(
+                &ev.events, ev.lost,
+            )),
+        );
+    }
     s.files.insert(
         names::TRACE_STATUS.into(),
         "state armed\npid 16900\ntasks 16900 16901\nbytes 5540\ncapped 0\n".into(),
@@ -580,5 +592,52 @@ fn mutated_playbooks_never_panic_and_errors_name_the_line() {
                 "an error without a line in {case}: {e}\n{text}"
             ),
         }
+    }
+}
+
+/// Ring-buffer pages as `trace_pipe_raw` hands them over (`tests/fixtures/trace/raw-6.18-*`),
+/// with bytes flipped, words set to extreme values, and pages cut short: decoding must end
+/// without a panic, and whatever it decodes must reduce and round-trip through the writers
+/// pseudo-file.
+#[test]
+fn mutated_ring_buffer_pages_never_panic() {
+    use pagewatch::parse::trace::parse_format;
+    use pagewatch::parse::trace_raw::{RawEvents, RecordLayout, decode_page, parse_header_page};
+    use pagewatch::parse::trace_writers::{parse, reduce, render};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let layout = parse_header_page(&read("raw-6.18-3s/header_page")).unwrap();
+    let record = RecordLayout::new(&parse_format(&read("raw-6.18-3s/format")).unwrap()).unwrap();
+    let mut pages: Vec<Vec<u8>> = Vec::new();
+    for f in [
+        "raw-6.18-3s/cpu0.raw",
+        "raw-6.18-3s/cpu1.raw",
+        "raw-6.18-lost/cpu0.raw",
+    ] {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        pages.extend(bytes.chunks(layout.page_size).map(<[u8]>::to_vec));
+    }
+    for seed in 0..cases() {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut page = pages[rng.below(pages.len())].clone();
+        for _ in 0..=rng.below(6) {
+            let at = rng.below(page.len().saturating_sub(4));
+            match rng.below(4) {
+                0 => page[at] ^= 1 << rng.below(8),
+                1 => page[at..at + 4].copy_from_slice(&u32::MAX.to_ne_bytes()),
+                2 => page[at..at + 4].copy_from_slice(&(rng.next() as u32).to_ne_bytes()),
+                _ => page.truncate(at),
+            }
+            if page.len() < 8 {
+                break;
+            }
+        }
+        let mut out = RawEvents::default();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let _ = decode_page(&page, &layout, &record, 0, &mut out);
+            let w = reduce(&out.events, out.lost);
+            assert_eq!(parse(&render(&w)).unwrap().rows.len(), w.rows.len());
+        }));
+        assert!(outcome.is_ok(), "panic in ring-buffer case {seed}");
     }
 }

@@ -75,8 +75,8 @@ impl Tracer {
         Tracer {
             state: t.status.state,
             why: t.status.why.clone(),
-            events: t.events.events.len(),
-            lost: t.events.lost,
+            events: usize::try_from(t.writers.events).unwrap_or(usize::MAX),
+            lost: t.writers.lost,
             capped: t.status.capped,
             error: t.error.clone(),
         }
@@ -89,29 +89,19 @@ impl Tracer {
 /// `dt_s` `None` (first sample): no rate. Sorted by `by_pause`.
 #[must_use]
 pub fn from_trace(t: &Trace, dt_s: Option<f64>) -> Vec<Throttled> {
-    let mut rows: Vec<(Throttled, i64)> = Vec::new();
-    for e in &t.events.events {
-        let i = rows
-            .iter()
-            .position(|(r, _)| r.pid == e.pid)
-            .unwrap_or_else(|| {
-                rows.push((row(t, e.pid), 0));
-                rows.len() - 1
-            });
-        let (r, sum) = &mut rows[i];
-        *sum = sum.saturating_add(e.pause.max(0));
-        r.comm.clone_from(&e.comm);
-        r.bdi = Some(e.bdi.clone());
-        r.cgroup_ino = e.cgroup_ino;
-        r.task_ratelimit_kbps = Some(e.task_ratelimit);
-        r.limit_pages = Some(e.limit);
-        r.setpoint_pages = Some(e.setpoint);
-    }
-    let mut out: Vec<Throttled> = rows
-        .into_iter()
-        .map(|(mut r, sum)| {
-            r.pause_ms_per_s = dt_s.filter(|d| *d > 0.0).map(|d| sum as f64 / d);
-            r
+    let mut out: Vec<Throttled> = t
+        .writers
+        .rows
+        .iter()
+        .map(|w| Throttled {
+            comm: w.comm.clone(),
+            bdi: Some(w.bdi.clone()),
+            cgroup_ino: w.cgroup_ino,
+            task_ratelimit_kbps: Some(w.task_ratelimit),
+            limit_pages: Some(w.limit),
+            setpoint_pages: Some(w.setpoint),
+            pause_ms_per_s: dt_s.filter(|d| *d > 0.0).map(|d| w.pause_ms as f64 / d),
+            ..row(t, w.pid)
         })
         .collect();
     out.sort_by(by_pause);
@@ -161,12 +151,12 @@ pub fn rows(
 /// (inode 1); a memcg domain's limit is its own.
 #[must_use]
 pub fn kernel_limit(t: &Trace) -> Option<(u64, u64)> {
-    t.events
-        .events
+    t.writers
+        .rows
         .iter()
-        .rev()
-        .find(|e| e.cgroup_ino.is_none_or(|i| i == ROOT_CGROUP_INO))
-        .map(|e| (e.limit, e.setpoint))
+        .filter(|w| w.cgroup_ino.is_none_or(|i| i == ROOT_CGROUP_INO))
+        .max_by_key(|w| w.last_ns)
+        .map(|w| (w.limit, w.setpoint))
 }
 
 /// Names each row's cgroup from the tracepoint's `cgroup_ino` and the cgroup tree's inodes

@@ -1,5 +1,6 @@
 use super::*;
-use crate::parse::trace::{BdpEvent, Events, TraceStatus};
+use crate::parse::trace::{BdpEvent, TraceStatus};
+use crate::parse::trace_writers::reduce;
 
 fn ev(pid: u32, pause: i64, rate: u64, limit: u64, ino: Option<u64>) -> BdpEvent {
     BdpEvent {
@@ -16,7 +17,7 @@ fn ev(pid: u32, pause: i64, rate: u64, limit: u64, ino: Option<u64>) -> BdpEvent
     }
 }
 
-fn trace(events: Vec<BdpEvent>, state: TraceState) -> Trace {
+fn trace(events: &[BdpEvent], state: TraceState) -> Trace {
     Trace {
         status: TraceStatus {
             state,
@@ -27,11 +28,7 @@ fn trace(events: Vec<BdpEvent>, state: TraceState) -> Trace {
             capped: false,
         },
         format: None,
-        events: Events {
-            events,
-            lost: 3,
-            cut: false,
-        },
+        writers: reduce(events, 3),
         error: None,
     }
 }
@@ -39,7 +36,7 @@ fn trace(events: Vec<BdpEvent>, state: TraceState) -> Trace {
 #[test]
 fn per_task_sums_over_the_interval() {
     let t = trace(
-        vec![
+        &[
             ev(10, 200, 0, 16384, Some(1)),
             ev(11, 0, 900, 16384, Some(1)),
             ev(10, 40, 300, 16384, Some(1)),
@@ -92,12 +89,12 @@ fn wchan_rows_stand_in_when_not_armed() {
         source: ThrottleSource::Wchan,
         is_self: false,
     };
-    let armed = trace(vec![ev(10, 200, 0, 16384, None)], TraceState::Armed);
+    let armed = trace(&[ev(10, 200, 0, 16384, None)], TraceState::Armed);
     let tp = from_trace(&armed, Some(1.0));
     let w = vec![wchan(5, None), wchan(6, Some(30.0))];
     let on = rows(Some(&Tracer::derive(&armed)), tp.clone(), w.clone());
     assert_eq!(on, tp, "armed: the tracepoint's rows only");
-    let off = trace(Vec::new(), TraceState::NotRoot);
+    let off = trace(&[], TraceState::NotRoot);
     let got = rows(Some(&Tracer::derive(&off)), Vec::new(), w.clone());
     assert_eq!(
         got.iter().map(|r| r.pid).collect::<Vec<_>>(),
@@ -110,7 +107,7 @@ fn wchan_rows_stand_in_when_not_armed() {
 #[test]
 fn the_kernel_limit_is_the_last_global_event() {
     let t = trace(
-        vec![
+        &[
             ev(10, 0, 0, 16384, Some(1)),
             ev(10, 0, 0, 16000, None),
             ev(11, 0, 0, 900, Some(4242)),
@@ -122,5 +119,5 @@ fn the_kernel_limit_is_the_last_global_event() {
         Some((16000, 15900)),
         "a memcg domain's event is skipped"
     );
-    assert_eq!(kernel_limit(&trace(Vec::new(), TraceState::Armed)), None);
+    assert_eq!(kernel_limit(&trace(&[], TraceState::Armed)), None);
 }

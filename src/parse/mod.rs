@@ -19,6 +19,8 @@ pub mod queue;
 pub mod stat;
 pub mod sysctl;
 pub mod trace;
+pub mod trace_raw;
+pub mod trace_writers;
 pub mod vmstat;
 pub mod zoneinfo;
 

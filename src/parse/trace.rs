@@ -41,6 +41,8 @@ pub struct TraceFormat {
     pub id: Option<u32>,
     /// The event's own fields, in record order (the `common_*` header left out).
     pub fields: Vec<FormatField>,
+    /// The common header's fields (`common_type`, `common_pid`, …).
+    pub common: Vec<FormatField>,
 }
 
 impl TraceFormat {
@@ -68,7 +70,9 @@ pub fn parse_format(text: &str) -> Result<TraceFormat> {
             fmt.id = Some(id);
         } else if t.starts_with("field:") {
             let f = parse_field(t).ok_or_else(|| bad(file, n, "malformed field line"))?;
-            if !f.name.starts_with("common_") {
+            if f.name.starts_with("common_") {
+                fmt.common.push(f);
+            } else {
                 fmt.fields.push(f);
             }
         }
@@ -77,6 +81,16 @@ pub fn parse_format(text: &str) -> Result<TraceFormat> {
         return Err(Error::parse(file, 0, "no fields"));
     }
     Ok(fmt)
+}
+
+/// Every well-formed `field:` line of a tracefs layout file (`format`, `header_page`), in order.
+#[must_use]
+pub fn parse_fields(text: &str) -> Vec<FormatField> {
+    text.lines()
+        .map(str::trim)
+        .filter(|t| t.starts_with("field:"))
+        .filter_map(parse_field)
+        .collect()
 }
 
 fn bad(file: &str, line: usize, msg: &str) -> Error {
@@ -370,8 +384,8 @@ pub struct Trace {
     pub status: TraceStatus,
     /// The event's fields, when the format was carried and parsed.
     pub format: Option<TraceFormat>,
-    /// The events read this sample (empty when none or unreadable).
-    pub events: Events,
+    /// The writers of this sample, one row per task (empty when none or unreadable).
+    pub writers: super::trace_writers::Writers,
     /// Why the events or the format could not be parsed (`file:line: problem`); the rest of
     /// the sample stands.
     pub error: Option<String>,
@@ -394,22 +408,26 @@ pub fn parse(sample: &crate::sample::RawSample) -> Result<Option<Trace>> {
         }
         None => None,
     };
-    let events = match sample.file(names::TRACE_EVENTS).map(parse_events) {
-        Some(Ok(ev)) => ev,
-        Some(Err(e)) => {
-            error.get_or_insert_with(|| e.to_string());
-            Events::default()
-        }
-        None => Events::default(),
+    // Live samples carry the writers; recordings made before the binary read, the text.
+    let writers = match sample.file(names::TRACE_WRITERS) {
+        Some(text) => super::trace_writers::parse(text),
+        None => sample.file(names::TRACE_EVENTS).map_or_else(
+            || Ok(super::trace_writers::Writers::default()),
+            |text| parse_events(text).map(|ev| super::trace_writers::reduce(&ev.events, ev.lost)),
+        ),
     };
+    let writers = writers.unwrap_or_else(|e| {
+        error.get_or_insert_with(|| e.to_string());
+        super::trace_writers::Writers::default()
+    });
     Ok(Some(Trace {
         status,
         format,
-        events,
+        writers,
         error,
     }))
 }
 
 #[cfg(test)]
 #[path = "trace_tests.rs"]
-mod tests;
+pub(crate) mod tests;

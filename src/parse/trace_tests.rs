@@ -207,6 +207,6 @@ fn a_sample_without_status_has_no_trace_and_bad_events_keep_the_sample() {
         "  fio-1 [000] ..... 1.0: balance_dirty_pages: bdi 8:0: limit=q\n".into(),
     );
     let t = parse(&raw).unwrap().unwrap();
-    assert!(t.format.is_some() && t.events.events.is_empty());
+    assert!(t.format.is_some() && t.writers.rows.is_empty());
     assert!(t.error.unwrap().contains("trace_pipe:1"));
 }

@@ -50,6 +50,17 @@ fn phase(t: i64, name: &str) -> Event {
     )
 }
 
+/// The fsync calls of the writer (fio's `sync`): 100 of them, p99 250 ms.
+fn fsyncs() -> FioDir {
+    FioDir {
+        ios: 100,
+        iops: 50.0,
+        clat_mean_us: 1500.0,
+        clat_p99_us: 250_000.0,
+        ..FioDir::default()
+    }
+}
+
 #[test]
 fn cuts_models_and_events_into_phases() {
     let write = FioDir {
@@ -89,13 +100,7 @@ fn cuts_models_and_events_into_phases() {
                 result: FioSummary {
                     name: "randwrite".into(),
                     write,
-                    sync: FioDir {
-                        ios: 100,
-                        iops: 50.0,
-                        clat_mean_us: 1500.0,
-                        clat_p99_us: 250_000.0,
-                        ..FioDir::default()
-                    },
+                    sync: fsyncs(),
                     ..FioSummary::default()
                 },
             },

@@ -3,19 +3,22 @@
 //!
 //! Owns: finding tracefs (mountinfo; never mounted here), the private instance
 //! `instances/pagewatch-<pid>` (mkdir, a small buffer, only that one event enabled), the
-//! bounded non-blocking read of its `trace_pipe` each sample, the status pseudo-file, the
-//! cleanup guard that removes the instance if pagewatch is SIGKILLed (`jobs::trace_guard`),
-//! and removing stale instances of dead pagewatch processes. Must not touch: anything in
-//! tracefs outside `instances/pagewatch-*` (the top-level buffer and its events stay as they
-//! are), parsing the events (`parse::trace`).
+//! bounded non-blocking read of its per-CPU `trace_pipe_raw` each sample, reduced to one
+//! line per writer (`parse::trace_writers`), the status pseudo-file, the cleanup guard that
+//! removes the instance if pagewatch is SIGKILLed (`jobs::trace_guard`), and removing stale
+//! instances of dead pagewatch processes. Must not touch: anything in tracefs outside
+//! `instances/pagewatch-*` (the top-level buffer and its events stay as they are), decoding
+//! the pages (`parse::trace_raw`).
 //!
-//! Why text: `trace_pipe` gives whole formatted lines and consumes them, so a sample carries
-//! exactly the events since the last one, as text, like every other file (recordings and
-//! replay use the same parser). The read is non-blocking and capped at `TRACE_READ_CAP`; what
-//! is left waits for the next sample, and if the ring wraps first the kernel prints
-//! `[LOST N EVENTS]`, which the parser counts.
+//! Why binary: `trace_pipe` makes the kernel printf every event (16 fields), which was most
+//! of pagewatch's cost under throttling; `trace_pipe_raw` hands over ring-buffer pages as
+//! they are. Each read returns one page and consumes it; the reads are non-blocking and
+//! capped at `TRACE_READ_CAP` a sample; what is left waits for the next sample, and if the
+//! ring wraps first the page says how many events were lost. The events are reduced here, at
+//! the edge, to one line per task (pure code in `parse::trace_writers`), so that samples and
+//! recordings carry a few hundred bytes instead of ~15 KB a second.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::ErrorKind;
 use std::os::unix::fs::OpenOptionsExt;
@@ -23,9 +26,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin};
 
 use super::SLOW_REFRESH_TICKS;
+use crate::parse::trace_raw::{PageLayout, RawEvents, RecordLayout, decode_page};
+use crate::parse::trace_writers;
 use crate::sample::names;
 
-/// The most read from the pipe per sample (about 900 events).
+/// The most read from the per-CPU buffers per sample (64 pages, about 1,700 events).
 pub const TRACE_READ_CAP: usize = 256 * 1024;
 
 /// The instance's ring buffer, KiB per CPU (about 430 events each).
@@ -57,7 +62,12 @@ pub struct Tracer {
 
 struct Armed {
     dir: PathBuf,
-    pipe: File,
+    /// `per_cpu/cpuN/trace_pipe_raw`, opened non-blocking, with N.
+    cpus: Vec<(u32, File)>,
+    page: PageLayout,
+    record: RecordLayout,
+    /// Command names of the writers seen in the last samples (`/proc/PID/comm`).
+    comms: HashMap<u32, String>,
     format: String,
     /// pagewatch's thread ids (`status`'s `tasks`), re-listed on the slow refresh.
     tasks: String,
@@ -153,36 +163,52 @@ impl Tracer {
             if a.ticks == 0 {
                 put(names::TRACE_FORMAT, &a.format);
             }
-            put(names::TRACE_EVENTS, &self.events);
+            put(names::TRACE_WRITERS, &self.events);
         }
     }
 
-    /// Reads what the pipe holds, up to the cap: (bytes, capped, error).
+    /// Reads the pages the per-CPU buffers hold, up to the cap, and reduces their events to
+    /// the writers pseudo-file: (bytes, capped, error).
     fn read_events(&mut self, buf: &mut Vec<u8>) -> (usize, bool, Option<String>) {
-        let Some(a) = &self.armed else {
+        let proc_root = self.proc_root.clone();
+        let Some(a) = &mut self.armed else {
             return (0, false, None);
         };
-        if buf.len() < TRACE_READ_CAP {
-            buf.resize(TRACE_READ_CAP, 0);
+        let page = a.page.page_size;
+        if buf.len() < page {
+            buf.resize(page, 0);
         }
-        let mut n = 0;
-        let mut err = None;
-        while n < TRACE_READ_CAP {
-            let want = (TRACE_READ_CAP - n).min(64 * 1024);
-            match rustix::io::read(&a.pipe, &mut buf[n..n + want]) {
-                Ok(0) | Err(rustix::io::Errno::AGAIN) => break,
-                Ok(k) => n += k,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => {
-                    err = Some(format!("reading trace_pipe: {e}"));
-                    break;
+        let mut raw = RawEvents::default();
+        let (mut n, mut err) = (0, None);
+        'cpus: for (cpu, file) in &a.cpus {
+            while n < TRACE_READ_CAP {
+                match rustix::io::read(file, &mut buf[..page]) {
+                    Ok(0) | Err(rustix::io::Errno::AGAIN) => break,
+                    Ok(k) => {
+                        n += k;
+                        if let Err(e) = decode_page(&buf[..k], &a.page, &a.record, *cpu, &mut raw) {
+                            err.get_or_insert(format!("decoding trace_pipe_raw: {e}"));
+                        }
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => {
+                        err = Some(format!("reading cpu{cpu}/trace_pipe_raw: {e}"));
+                        break 'cpus;
+                    }
                 }
             }
         }
-        match std::str::from_utf8(&buf[..n]) {
-            Ok(t) => self.events.push_str(t),
-            Err(_) => self.events.push_str(&String::from_utf8_lossy(&buf[..n])),
+        let mut writers = trace_writers::reduce(&raw.events, raw.lost);
+        a.comms
+            .retain(|pid, _| writers.rows.iter().any(|r| r.pid == *pid));
+        for r in &mut writers.rows {
+            r.comm = a
+                .comms
+                .entry(r.pid)
+                .or_insert_with(|| comm(&proc_root, r.pid))
+                .clone();
         }
+        self.events = trace_writers::render(&writers);
         (n, n >= TRACE_READ_CAP, err)
     }
 
@@ -228,30 +254,57 @@ impl Tracer {
                 return Err(err("starting its cleanup guard", &format!("{e:#}")));
             }
         };
-        let setup = || -> std::io::Result<(String, File)> {
+        let setup = || -> std::io::Result<Armed> {
+            let invalid =
+                |e: crate::Error| std::io::Error::new(ErrorKind::InvalidData, e.to_string());
             std::fs::write(dir.join("buffer_size_kb"), format!("{BUFFER_KB}\n"))?;
             let format = std::fs::read_to_string(dir.join(EVENT_DIR).join("format"))?;
+            let record = crate::parse::trace::parse_format(&format)
+                .and_then(|f| RecordLayout::new(&f))
+                .map_err(invalid)?;
+            let page = crate::parse::trace_raw::parse_header_page(&read_in_one(
+                &tracefs.join("events/header_page"),
+            )?)
+            .map_err(invalid)?;
             // Only the events that sleep: ~1 in 5 under steady throttling here, and the
             // kernel's text formatting of each event read is most of the cost. An old kernel
             // that refuses the filter gets every event (the model ignores pause ≤ 0 anyway).
             let _ = std::fs::write(dir.join(EVENT_DIR).join("filter"), FILTER);
+            let mut cpus = Vec::new();
+            for e in std::fs::read_dir(dir.join("per_cpu"))? {
+                let e = e?;
+                let Some(cpu) = e
+                    .file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_prefix("cpu")?.parse::<u32>().ok())
+                else {
+                    continue;
+                };
+                let file = std::fs::OpenOptions::new()
+                    .read(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(e.path().join("trace_pipe_raw"))?;
+                cpus.push((cpu, file));
+            }
+            cpus.sort_by_key(|c| c.0);
             std::fs::write(dir.join(EVENT_DIR).join("enable"), "1\n")?;
-            let pipe = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NONBLOCK)
-                .open(dir.join("trace_pipe"))?;
-            Ok((format, pipe))
+            Ok(Armed {
+                dir: dir.clone(),
+                cpus,
+                page,
+                record,
+                comms: HashMap::new(),
+                format,
+                tasks: String::new(),
+                ticks: 0,
+                guard: None,
+            })
         };
         match setup() {
-            Ok((format, pipe)) => {
-                self.armed = Some(Armed {
-                    dir,
-                    pipe,
-                    format,
-                    tasks: self.own_tasks(),
-                    ticks: 0,
-                    guard: Some(guard),
-                });
+            Ok(mut armed) => {
+                armed.tasks = self.own_tasks();
+                armed.guard = Some(guard);
+                self.armed = Some(armed);
                 Ok(())
             }
             Err(e) => {
@@ -267,14 +320,32 @@ impl Tracer {
     fn disarm(&mut self) {
         let Some(a) = self.armed.take() else { return };
         let Armed {
-            dir, pipe, guard, ..
+            dir, cpus, guard, ..
         } = a;
-        drop(pipe);
+        drop(cpus);
         let _ = remove_instance(&dir);
         if let Some(g) = guard {
             release(g);
         }
     }
+}
+
+/// A small tracefs file read with one large read: `events/header_page` regenerates its text
+/// on every read and answers a second, small read with end-of-file (6.18 gives 32 bytes to
+/// `read_to_string`'s first probe and then nothing).
+fn read_in_one(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = File::open(path)?.read(&mut buf)?;
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+}
+
+/// A task's command name, `/proc/PID/comm`; empty when it is gone.
+fn comm(proc_root: &Path, pid: u32) -> String {
+    std::fs::read_to_string(proc_root.join(pid.to_string()).join("comm"))
+        .map(|c| c.trim_end().to_owned())
+        .unwrap_or_default()
 }
 
 /// Closes the guard's pipe (it finds the instance gone and exits) and reaps it.
