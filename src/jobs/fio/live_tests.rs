@@ -251,5 +251,8 @@ fn fsync_latency_is_the_sync_calls_not_the_writes() {
     );
     // A job that never syncs has an all-zero sync.
     let (docs, _) = statuses(FIXTURE);
-    assert_eq!(summary("r", &docs[3], false).sync, crate::event::FioDir::default());
+    assert_eq!(
+        summary("r", &docs[3], false).sync,
+        crate::event::FioDir::default()
+    );
 }
