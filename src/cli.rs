@@ -107,6 +107,10 @@ pub struct Args {
     /// repeated.
     #[arg(long = "playbook", value_name = "FILE")]
     pub playbooks: Vec<PathBuf>,
+    /// Refused with a pointer: playbooks run headless with `pagewatch play NAME|FILE` (or
+    /// `pagewatch record --play`), or from the screen's picker (`P`).
+    #[arg(long, value_name = "NAME|FILE", hide = true)]
+    pub play: Option<String>,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
@@ -216,6 +220,24 @@ pub struct RecordArgs {
     /// Also serve the figures at http://ADDR/metrics while recording (see `pagewatch serve`).
     #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
     pub listen: Option<SocketAddr>,
+    /// Run this playbook (a built-in's name or a file) while recording, as `pagewatch play
+    /// NAME --record FILE` does; the recording ends with the playbook, and its phase table is
+    /// printed.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub play: Option<String>,
+    /// With --play: the directory fio's test files are created in.
+    #[arg(long, value_name = "DIR", requires = "play")]
+    pub fio_dir: Option<PathBuf>,
+    /// With --play: multiply fio file sizes and runtimes, absolute eat sizes and waits (0.01
+    /// to 10).
+    #[arg(long, value_name = "F", requires = "play")]
+    pub scale: Option<f64>,
+    /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
+    #[arg(long = "fio", value_name = "SPEC", hide = true)]
+    pub fio: Vec<String>,
+    /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
+    #[arg(long = "eat", value_name = "SIZE", hide = true)]
+    pub eat: Vec<String>,
 }
 
 /// `pagewatch serve`.

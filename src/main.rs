@@ -40,6 +40,11 @@ fn run(args: &Args) -> Result<()> {
     }
     if args.batch {
         refuse_batch_jobs(args)?;
+    } else if let Some(p) = &args.play {
+        return Err(usage(&format!(
+            "the screen starts playbooks from its picker (press P; --playbook FILE adds a \
+             file to it), so it refuses --play {p}; run it headless with `pagewatch play {p}`"
+        )));
     }
     let (source, host) = source(args)?;
     if args.batch {
@@ -227,24 +232,49 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     Ok(())
 }
 
-/// Batch mode only prints figures: it refuses jobs rather than ignoring them, before any
-/// sample is read or any process started.
+/// Batch mode only prints figures: it refuses jobs, playbooks, a recording and a listener
+/// rather than ignoring them, before any sample is read or any process started.
 fn refuse_batch_jobs(args: &Args) -> Result<()> {
+    if let Some(p) = &args.play {
+        return Err(usage(&format!(
+            "--batch does not run playbooks, so it refuses --play {p}; run it headless with \
+             `pagewatch play {p} --format json` (add `--record FILE` to record it)"
+        )));
+    }
     let mut asked: Vec<String> = Vec::new();
     asked.extend(args.eat.iter().map(|e| format!("--eat {e}")));
     asked.extend(args.fio.iter().map(|f| format!("--fio {f}")));
     if let Some(d) = &args.fio_dir {
         asked.push(format!("--fio-dir {}", d.display()));
     }
-    if asked.is_empty() {
-        return Ok(());
+    if args.keep_fio_files {
+        asked.push("--keep-fio-files".to_owned());
     }
-    anyhow::bail!(
-        "--batch only prints figures and starts no jobs, so it refuses {}; run an experiment \
-         headless with `pagewatch play NAME|FILE [--record FILE]` (`pagewatch play --list`), \
-         or drop --batch to start jobs in the screen",
-        asked.join(" ")
-    )
+    asked.extend((args.playbooks.iter()).map(|p| format!("--playbook {}", p.display())));
+    if (args.play_scale - 1.0).abs() > f64::EPSILON {
+        asked.push(format!("--play-scale {}", args.play_scale));
+    }
+    if !asked.is_empty() {
+        return Err(usage(&format!(
+            "--batch only prints figures and starts no jobs, so it refuses {}; run an \
+             experiment headless with `pagewatch play NAME|FILE [--record FILE]` (`pagewatch \
+             play --list`), or drop --batch to start jobs in the screen",
+            asked.join(" ")
+        )));
+    }
+    if let Some(r) = &args.record {
+        return Err(usage(&format!(
+            "--batch does not record, so it refuses --record {}; use `pagewatch record {0}`",
+            r.display()
+        )));
+    }
+    if let Some(l) = args.listen {
+        return Err(usage(&format!(
+            "--batch serves no figures, so it refuses --listen {l}; use `pagewatch serve \
+             --listen {l}`"
+        )));
+    }
+    Ok(())
 }
 
 /// Reads a recording, printing what was skipped.
@@ -260,6 +290,12 @@ fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording
 /// `pagewatch replay FILE`: the same screen over the recorded samples.
 fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     let rec = read_recording(&a.file)?;
+    if let Some(p) = &args.play {
+        return Err(usage(&format!(
+            "the screen starts playbooks from its picker (press P; --playbook FILE adds a \
+             file to it), so it refuses --play {p}; run it headless with `pagewatch play {p}`"
+        )));
+    }
     let (config, file) = saved_settings(args);
     let settings = pagewatch::config::with_flags(file.settings, args);
     let mut app = App::new(

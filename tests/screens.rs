@@ -131,3 +131,96 @@ fn first_tick_shows_no_rates() {
     app.update(Msg::Sample(src.next_sample().unwrap().unwrap()));
     assert_screens("first_tick", &app, &[(80, 24)]);
 }
+
+/// Three phases of a flood-vs-fsync-like run, two fio jobs each.
+fn phase_rows() -> Vec<pagewatch::play::table::PhaseRow> {
+    use pagewatch::play::table::{DeviceRow, FioRow, PhaseRow};
+    let fio = |job: u32, name: &str, iops: f64, fsync: Option<f64>| FioRow {
+        job,
+        name: name.into(),
+        dir: "write",
+        iops,
+        bw_bytes_s: iops * 16384.0,
+        clat_mean_us: 12.0,
+        clat_p99_us: 40.0,
+        fsync_per_s: fsync,
+        fsync_mean_us: fsync.map(|f| 1e6 / f),
+        fsync_p99_us: fsync.map(|f| 3e6 / f),
+        partial: false,
+    };
+    let row = |name: &str, start: i64, jobs: Vec<FioRow>, tuned: Vec<String>| PhaseRow {
+        name: name.into(),
+        start_ms: start,
+        duration_s: 30.0,
+        fio: jobs,
+        mem_available_min_kb: Some(20_000_000),
+        throttled_s: 12.0,
+        over_thresh_s: 3.0,
+        direct_reclaim_s: 0.0,
+        device: Some(DeviceRow {
+            name: "vda".into(),
+            await_ms: Some(4.5),
+            aqu_sz: Some(7.25),
+            util_pct: Some(93.0),
+        }),
+        tuned,
+    };
+    vec![
+        row(
+            "default",
+            0,
+            vec![
+                fio(1, "seqwrite", 50_000.0, None),
+                fio(2, "randwrite-fsync", 1.0, Some(1.0)),
+            ],
+            Vec::new(),
+        ),
+        row(
+            "dirty_bytes 15M",
+            30_000,
+            vec![
+                fio(3, "seqwrite", 40_000.0, None),
+                fio(4, "randwrite-fsync", 400.0, Some(400.0)),
+            ],
+            vec!["vm.dirty_bytes 0 -> 15728640".into()],
+        ),
+        row(
+            "restored",
+            60_000,
+            vec![
+                fio(5, "seqwrite", 50_000.0, None),
+                fio(6, "randwrite-fsync", 2.0, Some(2.0)),
+            ],
+            vec!["vm.dirty_bytes 15728640 -> 0".into()],
+        ),
+    ]
+}
+
+fn with_phase_table(top: usize, left: usize) -> App {
+    let mut app = app_after("live-idle", Look::default(), &[]);
+    let rows = phase_rows();
+    let text = pagewatch::play::table::render_text(&rows);
+    app.phase_table = Some(pagewatch::app::PhaseTable {
+        title: "playbook flood-vs-fsync ends".into(),
+        lines: text.lines().map(str::to_owned).collect(),
+        rows,
+        top,
+        left,
+    });
+    app
+}
+
+#[test]
+fn phase_table_overlay() {
+    assert_screens(
+        "phase_table",
+        &with_phase_table(0, 0),
+        &[(80, 24), (160, 48)],
+    );
+    // Scrolled past the end: the last page stays full, the hint says there is more left.
+    assert_screens(
+        "phase_table_scrolled",
+        &with_phase_table(100, 60),
+        &[(80, 24)],
+    );
+}

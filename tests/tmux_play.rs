@@ -4,7 +4,8 @@
 //! it tunes `vm.dirty_bytes`, and `q` in the middle puts the setting back.
 //! Root only (it tunes a sysctl); skips with a message otherwise, or when tmux or fio is
 //! missing (`.ci/run` installs both). The test's own guard restores the thresholds too, in
-//! case it fails.
+//! case it fails. A second test lets a two-second playbook end: its phase table opens over
+//! the screen at 80x24 and Esc closes it (tmux only, no root).
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
@@ -41,6 +42,15 @@ impl Drop for Restore {
         let _ = std::fs::write(format!("/proc/sys/vm/{file}"), v);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// One playbook at a time per machine: the tests here take turns.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn ready() -> bool {
@@ -98,6 +108,7 @@ fn picker_runs_a_playbook_and_q_restores_its_setting() {
     if !ready() {
         return;
     }
+    let _s = serial();
     let dir = std::path::PathBuf::from(format!("/var/tmp/pw-tmux-play-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let guard = Restore {
@@ -174,4 +185,65 @@ fn picker_runs_a_playbook_and_q_restores_its_setting() {
         "the thresholds were not restored"
     );
     drop(guard);
+}
+
+const SHORT: &str = r#"
+name = "two-waits"
+description = "two one-second phases"
+[[step]]
+phase = "first"
+[[step]]
+wait = "1s"
+[[step]]
+phase = "second"
+[[step]]
+wait = "1s"
+"#;
+
+#[test]
+fn a_finished_playbook_shows_its_phase_table_until_esc() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipping: tmux is not installed (bash .ci/run installs it)");
+        return;
+    }
+    let _s = serial();
+    let dir = tempfile::Builder::new()
+        .prefix("pw-tmux-phases")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let book = dir.path().join("book.toml");
+    std::fs::write(&book, SHORT).unwrap();
+    let cmd = format!(
+        "{} -i 0.5 --no-config --playbook {} --fio-dir {}; echo \"exit=$?\"",
+        env!("CARGO_BIN_EXE_pagewatch"),
+        book.display(),
+        dir.path().display()
+    );
+    let s = Session::start(
+        format!("pagewatch-phases-{}", std::process::id()),
+        80,
+        24,
+        &cmd,
+    );
+    s.wait_for("Available", 20);
+    s.keys(&["P"]);
+    s.wait_for("> two-waits", 10);
+    s.keys(&["Enter"]);
+    s.wait_for("Run a playbook: confirm", 30);
+    s.keys(&["y"]);
+    let screen = s.wait_for("Phase table: playbook two-waits ends", 30);
+    for row in ["first ", "second "] {
+        assert!(
+            screen.lines().any(|l| l.contains(&format!("│{row}"))),
+            "no {row:?} row:\n{screen}"
+        );
+    }
+    assert!(screen.contains("Esc or Enter: close"), "{screen}");
+    // It stays until closed.
+    std::thread::sleep(Duration::from_millis(1200));
+    assert!(s.screen().contains("Phase table"), "{}", s.screen());
+    s.keys(&["Escape"]);
+    s.wait_for_not("Phase table", 10);
+    s.keys(&["q"]);
+    s.wait_for("exit=0", 20);
 }

@@ -7,6 +7,7 @@ mod experiments;
 pub mod jobs;
 pub mod keymap;
 pub mod msg;
+mod phases;
 mod play;
 mod pointer;
 mod prefs;
@@ -19,6 +20,7 @@ mod who;
 pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
 pub use keymap::{Action, Key, Mouse, MouseKind};
 pub use msg::{Effect, Msg, SelfCost, TuneView};
+pub use phases::PhaseTable;
 pub use pointer::{Pointer, Target};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
@@ -95,6 +97,12 @@ pub struct App {
     play_checking: bool,
     /// The checked playbook and its disk, waiting for the confirmation.
     play_pending: Option<(crate::play::Playbook, Option<String>)>,
+    /// The phase table of the playbook that ended last, shown over the screen until closed.
+    pub phase_table: Option<PhaseTable>,
+    /// The running playbook's models (slimmed), for its phase table.
+    play_models: Vec<Model>,
+    /// The running playbook's events, from its start marker on (`None`: none runs).
+    play_events: Option<Vec<Event>>,
     last_scan_ms: Option<i64>,
     /// Samples since the last `Effect::RefreshSlow`, and whether one is owed (see
     /// `refresh_due`).
@@ -138,6 +146,9 @@ impl App {
             playbooks: Vec::new(),
             play_checking: false,
             play_pending: None,
+            phase_table: None,
+            play_models: Vec::new(),
+            play_events: None,
             last_scan_ms: None,
             refresh: crate::model::refresh::RefreshPolicy::default(),
             gate: crate::model::who::Gate::default(),
@@ -290,6 +301,9 @@ impl App {
         if self.prompt.is_some() {
             return self.prompt_key(k);
         }
+        if self.phase_table.is_some() {
+            return self.phases_key(k);
+        }
         match keymap::lookup(k, self.replay.is_some()) {
             Some(a) => self.act(a),
             None => Vec::new(),
@@ -345,6 +359,9 @@ impl App {
             self.events.remove(0);
         }
         self.events.push(ev.clone());
+        if let Some(v) = &mut self.play_events {
+            v.push(ev.clone());
+        }
         vec![Effect::Log(ev)]
     }
 
@@ -366,6 +383,7 @@ impl App {
         let mut model = Model::derive(self.cur.as_ref(), &snap, self.options());
         self.procs.fill(&mut model);
         self.history.push(&model);
+        self.phases_keep(&mut model);
         self.sample_ms = snap.wall_ms;
         self.now_ms = if self.replay.is_some() {
             snap.wall_ms

@@ -128,6 +128,7 @@ impl App {
                 };
                 self.play_checking = false;
                 self.notice = Some(format!("playbook {} starts", book.name));
+                self.phases_start();
                 let mut out = self.log(EventKind::Marker {
                     text: format!("playbook {} starts", book.name),
                 });
@@ -248,14 +249,17 @@ impl App {
         seq.finish(&mut env);
         let mut out = env.out;
         self.notice = Some(text.clone());
-        out.extend(self.log(EventKind::Marker { text }));
+        out.extend(self.log(EventKind::Marker { text: text.clone() }));
         out.push(Effect::PlayEnded);
+        self.phases_end(&seq, text);
         out
     }
 
     /// Leaving with a playbook running: a marker says so (the runtime stops the jobs and
     /// puts the settings back).
     pub(super) fn quit_play(&mut self) -> Vec<Effect> {
+        self.play_models.clear();
+        self.play_events = None;
         match self.play.take() {
             Some(seq) => self.log(EventKind::Marker {
                 text: format!("playbook {} stopped: pagewatch quit", seq.book().name),

@@ -38,6 +38,10 @@ pub struct Pointer {
 impl App {
     /// Applies a click or wheel turn.
     pub(super) fn pointer(&mut self, p: Pointer) -> Vec<Effect> {
+        if self.phase_table.is_some() && self.prompt.is_none() {
+            self.phases_pointer(p.kind);
+            return Vec::new();
+        }
         if self.prompt.is_some() || self.ui.detail {
             return Vec::new();
         }

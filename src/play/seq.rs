@@ -109,6 +109,12 @@ impl Sequencer {
         &self.book
     }
 
+    /// The disk under the fio directory, whose figures the phase table shows.
+    #[must_use]
+    pub fn device(&self) -> Option<&str> {
+        self.device.as_deref()
+    }
+
     /// The current phase's name.
     #[must_use]
     pub fn phase(&self) -> Option<&str> {

@@ -50,19 +50,9 @@ fn phase(t: i64, name: &str) -> Event {
     )
 }
 
-/// The fsync calls of the writer (fio's `sync`): 100 of them, p99 250 ms.
-fn fsyncs() -> FioDir {
-    FioDir {
-        ios: 100,
-        iops: 50.0,
-        clat_mean_us: 1500.0,
-        clat_p99_us: 250_000.0,
-        ..FioDir::default()
-    }
-}
-
-#[test]
-fn cuts_models_and_events_into_phases() {
+/// Phase "default" at 1 s, with fio job 1 (a synced randwrite) started in it; phase "tuned"
+/// at 5 s with `vm.dirty_bytes` set; job 1's result arrives after the second phase began.
+fn default_then_tuned() -> Vec<Event> {
     let write = FioDir {
         ios: 100,
         iops: 50.0,
@@ -71,7 +61,7 @@ fn cuts_models_and_events_into_phases() {
         clat_p99_us: 900.0,
         ..FioDir::default()
     };
-    let events = vec![
+    vec![
         phase(1000, "default"),
         ev(
             1500,
@@ -100,12 +90,23 @@ fn cuts_models_and_events_into_phases() {
                 result: FioSummary {
                     name: "randwrite".into(),
                     write,
-                    sync: fsyncs(),
+                    sync: FioDir {
+                        ios: 100,
+                        iops: 50.0,
+                        clat_mean_us: 1500.0,
+                        clat_p99_us: 250_000.0,
+                        ..FioDir::default()
+                    },
                     ..FioSummary::default()
                 },
             },
         ),
-    ];
+    ]
+}
+
+#[test]
+fn cuts_models_and_events_into_phases() {
+    let events = default_then_tuned();
     let models = vec![
         model(1000, 1.0, 999, State::BelowBackground, 0.0, [0.0; 6]),
         // default: 2 s throttled (one of them over thresh), 1 s of direct reclaim.

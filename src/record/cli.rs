@@ -21,6 +21,10 @@ use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 /// how much.
 pub fn record(args: &RecordArgs) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    refuse_jobs(args)?;
+    if let Some(book) = &args.play {
+        return record_play(args, book);
+    }
     let limit = args.duration.as_deref().map(parse_duration).transpose()?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [SIGINT, SIGTERM, SIGHUP] {
@@ -100,6 +104,56 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+fn usage(msg: String) -> anyhow::Error {
+    anyhow::Error::new(crate::exit::Usage(msg))
+}
+
+/// `record` starts no jobs of its own: `--fio` and `--eat` are refused (a playbook runs
+/// them, `--play`), before anything is read or started.
+fn refuse_jobs(args: &RecordArgs) -> Result<()> {
+    let asked: Vec<String> = (args.fio.iter().map(|f| format!("--fio {f}")))
+        .chain(args.eat.iter().map(|e| format!("--eat {e}")))
+        .collect();
+    if asked.is_empty() {
+        return Ok(());
+    }
+    Err(usage(format!(
+        "record starts no jobs, so it refuses {}; write them as steps of a playbook and run \
+         `pagewatch record --play FILE {}` (`pagewatch play cache-reread --show` prints one to \
+         start from)",
+        asked.join(" "),
+        args.file.display()
+    )))
+}
+
+/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`play::run::main`).
+/// The recording ends with the playbook, so `--duration` is refused; so is `--listen`
+/// (the headless playbook runner serves nothing).
+fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
+    if let Some(d) = &args.duration {
+        return Err(usage(format!(
+            "--duration {d} with --play: the recording ends with the playbook; drop \
+             --duration (--scale shortens the playbook)"
+        )));
+    }
+    if let Some(addr) = args.listen {
+        return Err(usage(format!(
+            "--listen {addr} with --play: a playbook run serves no figures; run `pagewatch \
+             serve` beside it"
+        )));
+    }
+    crate::play::run::main(&crate::cli::PlayArgs {
+        playbook: Some(book.to_owned()),
+        list: false,
+        show: false,
+        record: Some(args.file.clone()),
+        format: crate::cli::Format::Text,
+        fio_dir: args.fio_dir.clone(),
+        scale: args.scale.unwrap_or(1.0),
+        interval: args.interval,
+    })
 }
 
 fn lost(rec: &Recorder) -> String {

@@ -73,11 +73,13 @@ fn render_glyphs(app: &App, area: Rect, buf: &mut Buffer) {
     if app.ui.help {
         panes::help::render(app, area, buf);
     }
+    panes::phases::render(app, area, buf);
     panes::prompt::render(app, area, buf);
 }
 
 /// The screen as a canvas, when it is the main view with nothing over it; `None` for the
-/// views painted straight onto a buffer (too small, device detail, help, a prompt).
+/// views painted straight onto a buffer (too small, device detail, help, a prompt, a phase
+/// table).
 #[must_use]
 pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
     if area.width < MIN.0
@@ -85,6 +87,7 @@ pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
         || app.ui.detail
         || app.ui.help
         || app.prompt.is_some()
+        || app.phase_table.is_some()
     {
         return None;
     }

@@ -12,6 +12,7 @@ pub mod header;
 pub mod help;
 pub mod jobs;
 pub mod memory;
+pub mod phases;
 pub mod processes;
 pub mod prompt;
 pub mod reclaim;
