@@ -82,6 +82,45 @@ fn stat_ticks(pid: u32) -> u64 {
     f.get(10).copied().unwrap_or(0) + f.get(11).copied().unwrap_or(0)
 }
 
+/// A fixed piece of work (4 passes over 4 MiB, 50 reads of /proc/meminfo) and the thread CPU
+/// time it took, µs. Run once a second beside the measured program, it shows how much this
+/// machine inflates CPU time in the window (a VM whose host is busy emulating IO charges the
+/// guest's threads for time they did not run).
+fn reference_work(mem: &mut [u64]) -> u64 {
+    use rustix::time::{ClockId, clock_gettime};
+    let now = || {
+        let t = clock_gettime(ClockId::ThreadCPUTime);
+        t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+    };
+    let a = now();
+    let mut acc = 0u64;
+    for r in 0..4u64 {
+        for (j, x) in mem.iter_mut().enumerate() {
+            *x = x.wrapping_mul(31).wrapping_add(j as u64 ^ r);
+            acc = acc.wrapping_add(*x);
+        }
+    }
+    for _ in 0..50 {
+        acc = acc
+            .wrapping_add(std::fs::read_to_string("/proc/meminfo").map_or(0, |s| s.len()) as u64);
+    }
+    std::hint::black_box(acc);
+    (now() - a) / 1000
+}
+
+/// Runs `reference_work` once a second until `stop`; the µs of each run.
+fn reference_thread(stop: Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<Vec<u64>> {
+    std::thread::spawn(move || {
+        let mut mem = vec![1u64; 1 << 19];
+        let mut runs = Vec::new();
+        while !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_secs(1));
+            runs.push(reference_work(&mut mem));
+        }
+        runs
+    })
+}
+
 /// `VmRSS` and `VmHWM` of `pid`, kB.
 fn rss_kb(pid: u32) -> (u64, u64) {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
@@ -104,6 +143,10 @@ struct Result_ {
     threads: Vec<(String, f64)>,
     /// CPU ms/s from `/proc/<pid>/stat` (10 ms ticks; counts exited threads too).
     stat_ms_per_s: f64,
+    /// The reference work's runs in the window, µs each.
+    reference_us: Vec<u64>,
+    /// A pagewatch tracefs instance of this process existed at the end of the window.
+    traced: bool,
 }
 
 fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duration) -> Result_ {
@@ -151,7 +194,10 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     let (b0, c0, t0) = (bytes.load(Ordering::Relaxed), cpu_ns(pid), Instant::now());
     let th0 = cpu_ns_by_thread(pid);
     let k0 = stat_ticks(pid);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reference = reference_thread(Arc::clone(&stop));
     std::thread::sleep(window);
+    stop.store(true, Ordering::Relaxed);
     let (b1, c1, secs) = (
         bytes.load(Ordering::Relaxed),
         cpu_ns(pid),
@@ -159,6 +205,10 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     );
     let th1 = cpu_ns_by_thread(pid);
     let k1 = stat_ticks(pid);
+    // pagewatch's tracefs instance, if it has the tracepoint armed at the end of the window.
+    let traced = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .any(|t| std::path::Path::new(&format!("{t}/instances/pagewatch-{pid}")).exists());
     let (rss, hwm) = rss_kb(pid);
     let threads = th1
         .iter()
@@ -173,6 +223,8 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
     );
     let _ = child.wait();
     drop(master);
+    let mut reference_us = reference.join().unwrap_or_default();
+    reference_us.sort_unstable();
     Result_ {
         cpu_ms_per_s: (c1 - c0) as f64 / 1e6 / secs,
         rss_kb: rss,
@@ -180,6 +232,8 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
         bytes_per_s: (b1 - b0) as f64 / secs,
         threads,
         stat_ms_per_s: (k1 - k0) as f64 * 1000.0 / tick_hz() / secs,
+        reference_us,
+        traced,
     }
 }
 
@@ -195,9 +249,14 @@ enum Scenario {
     Idle,
     /// 1,000 sleeping processes and the processes view open (`--view processes`): 3 ms/s.
     Procs1000,
-    /// `vm.dirty_bytes` at 64M and two buffered fio writers, so writers are throttled and the
-    /// tracepoint is armed (root): 2 ms/s.
+    /// `vm.dirty_bytes` at 64M and two buffered fio writers on ext4 over a loop device backed
+    /// by `/dev/shm`, so writers are throttled and the tracepoint is armed (root): 2 ms/s. In
+    /// memory, because on this VM the host's emulation of heavy disk IO inflates every guest
+    /// thread's CPU time (the reference work below reads up to 16x its idle cost under
+    /// `ThrottleDisk`, not at all under this one).
     Throttle,
+    /// The same writers on the VM's disk (`std::env::temp_dir()`), as before.
+    ThrottleDisk,
 }
 
 impl Scenario {
@@ -205,6 +264,7 @@ impl Scenario {
         match std::env::var("PW_BENCH_SCENARIO").as_deref() {
             Ok("procs1000") => Self::Procs1000,
             Ok("throttle") => Self::Throttle,
+            Ok("throttle-disk") => Self::ThrottleDisk,
             _ => Self::Idle,
         }
     }
@@ -213,14 +273,14 @@ impl Scenario {
         match self {
             Self::Idle => 0.5,
             Self::Procs1000 => 3.0,
-            Self::Throttle => 2.0,
+            Self::Throttle | Self::ThrottleDisk => 2.0,
         }
     }
 
     fn pagewatch_args(self) -> Vec<String> {
         match self {
             Self::Procs1000 => vec!["--view".into(), "processes".into()],
-            Self::Idle | Self::Throttle => Vec::new(),
+            Self::Idle | Self::Throttle | Self::ThrottleDisk => Vec::new(),
         }
     }
 }
@@ -230,6 +290,33 @@ struct Load {
     children: Vec<std::process::Child>,
     dirty: Option<(String, String)>,
     dir: Option<std::path::PathBuf>,
+    /// The loop device, its mount point and its backing file in /dev/shm (`Throttle`).
+    looped: Option<(String, std::path::PathBuf, std::path::PathBuf)>,
+}
+
+/// Runs a setup command; panics with its output when it fails.
+fn run(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd).args(args).output().expect(cmd);
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A 3 GiB ext4 on a loop device over a file in /dev/shm, mounted on a fresh directory:
+/// (device, mount point, backing file).
+fn memory_disk() -> (String, std::path::PathBuf, std::path::PathBuf) {
+    let id = std::process::id();
+    let img = std::path::PathBuf::from(format!("/dev/shm/pw-bench-{id}.img"));
+    let mnt = std::env::temp_dir().join(format!("pw-bench-mnt-{id}"));
+    File::create(&img).unwrap().set_len(3 << 30).unwrap();
+    run("mkfs.ext4", &["-q", "-F", img.to_str().unwrap()]);
+    let dev = run("losetup", &["-f", "--show", img.to_str().unwrap()]);
+    std::fs::create_dir(&mnt).unwrap();
+    run("mount", &[&dev, mnt.to_str().unwrap()]);
+    (dev, mnt, img)
 }
 
 impl Load {
@@ -238,6 +325,7 @@ impl Load {
             children: Vec::new(),
             dirty: None,
             dir: None,
+            looped: None,
         };
         match s {
             Scenario::Idle => {}
@@ -252,11 +340,18 @@ impl Load {
                     );
                 }
             }
-            Scenario::Throttle => {
+            Scenario::Throttle | Scenario::ThrottleDisk => {
                 let vm = |k: &str| std::fs::read_to_string(format!("/proc/sys/vm/{k}")).unwrap();
                 load.dirty = Some((vm("dirty_bytes"), vm("dirty_ratio")));
                 std::fs::write("/proc/sys/vm/dirty_bytes", "67108864").expect("root");
-                let dir = std::env::temp_dir().join(format!("pw-bench-{}", std::process::id()));
+                let (dir, size) = if s == Scenario::Throttle {
+                    let (dev, mnt, img) = memory_disk();
+                    load.looped = Some((dev, mnt.clone(), img));
+                    (mnt.join("fio"), "1G")
+                } else {
+                    let d = std::env::temp_dir().join(format!("pw-bench-{}", std::process::id()));
+                    (d, "4G")
+                };
                 std::fs::create_dir(&dir).unwrap();
                 for i in 0..2 {
                     load.children.push(
@@ -265,7 +360,7 @@ impl Load {
                                 &format!("--name=w{i}"),
                                 "--rw=write",
                                 "--bs=1M",
-                                "--size=4G",
+                                &format!("--size={size}"),
                                 "--time_based",
                                 "--runtime=600",
                                 "--ioengine=psync",
@@ -314,6 +409,12 @@ impl Drop for Load {
         if let Some(d) = &self.dir {
             let _ = std::fs::remove_dir_all(d);
         }
+        if let Some((dev, mnt, img)) = &self.looped {
+            let _ = Command::new("umount").arg(mnt).status();
+            let _ = Command::new("losetup").args(["-d", dev]).status();
+            let _ = std::fs::remove_dir(mnt);
+            let _ = std::fs::remove_file(img);
+        }
     }
 }
 
@@ -340,6 +441,21 @@ fn report(label: &str, cmd: &[String], r: &Result_, secs: u64, budget: f64) {
         "  cross-check from /proc/<pid>/stat (10 ms ticks, counts exited threads): {:.2} ms/s",
         r.stat_ms_per_s
     );
+    if r.traced {
+        println!(
+            "  the tracepoint was armed at the end of the window (its tracefs instance existed)"
+        );
+    }
+    let q = |f: f64| {
+        r.reference_us
+            .get(((r.reference_us.len() as f64 - 1.0) * f) as usize)
+    };
+    if let (Some(min), Some(med), Some(max)) = (q(0.0), q(0.5), q(1.0)) {
+        println!(
+            "  reference work beside it (fixed, once a second): min {min} / median {med} / max {max} µs a run; \
+             a max far above the min means this machine inflated CPU time in the window"
+        );
+    }
 }
 
 fn main() {

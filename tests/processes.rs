@@ -112,9 +112,9 @@ fn a_buffered_dd_leads_the_processes_by_dirtied_bytes() {
     let _l = lock();
     let dir = scratch();
     let dd = Dd::paced(dir.path());
-    let records = batch(&["--interval", "1", "--count", "6"]);
-    // Six records, a walk every 2 s once dirtying is seen: a process's first walk has no rate,
-    // its second has. The first record in which dd has a rate (within two walks of the first
+    let records = batch(&["--interval", "1", "--count", "12"]);
+    // Twelve records, a walk every 5 s once dirtying is seen (batch shows no processes pane,
+    // so the walk only attributes): a process's first walk has no rate, its second has. The first record in which dd has a rate (within two walks of the first
     // that shows it) must have dd first by dirtied bytes.
     let has_dd_rate = |rows: &&Vec<serde_json::Value>| {
         rows.iter()
@@ -275,7 +275,10 @@ fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
     let _limit = (bytes == 0 || bytes > 64 << 20).then(|| DirtyLimit::set_bytes(16 << 20));
     let dd = Dd::start(dir.path());
     let mut walker = Walker::new("/proc");
-    let scope = ProcScope::default();
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
     let mut seen = Vec::new();
     // A sampled state: poll up to 100 walks, 100 ms apart (the walker is given walk times).
     for i in 0..100u64 {
@@ -314,7 +317,10 @@ fn walk_cost() {
         .map(|_| Command::new("sleep").arg("600").spawn().unwrap())
         .collect();
     let mut walker = Walker::new("/proc");
-    let scope = ProcScope::default();
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
     let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope);
     let walks = 50u64;
     let mut bytes = 0;

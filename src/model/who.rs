@@ -59,6 +59,7 @@ impl Gate {
         let trace = throttling_near(m);
         let procs = linger(&mut self.procs_quiet_s, walk, dt).then(|| ProcScope {
             cgroup: view.scope.clone(),
+            fast: view.processes,
         });
         let next = Wants {
             procs,

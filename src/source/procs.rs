@@ -1,4 +1,4 @@
-//! The process walk (spec §11): every `WALK_PERIOD_NS`, while `Wants::procs` asks for it, read
+//! The process walk (spec §11): every `WALK_PERIOD_NS` (the pane shown) or `SLOW_WALK_PERIOD_NS`, while `Wants::procs` asks for it, read
 //! each process's `stat` and `io` and write the active ones into the sample as the
 //! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
 //!
@@ -69,8 +69,12 @@ use super::fs::{is_procfs, read_optional};
 use super::procs_visit::{Seen, Visit};
 use crate::sample::ProcScope;
 
-/// The walk period: samples in between carry no walk.
+/// The walk period while the processes pane is shown (`ProcScope::fast`): samples in between
+/// carry no walk.
 pub const WALK_PERIOD_NS: u64 = 2_000_000_000;
+/// The walk period otherwise (spec §11: every 2–5 s). Under sustained throttling the walk was
+/// two thirds of what the "who" data added to a recording at 2 s.
+pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
 /// A sample this much short of the period still walks (ticks jitter around 1 s).
 const WALK_SLACK_NS: u64 = 300_000_000;
 /// How many walks an io file that could not be opened for lack of permission is left alone.
@@ -128,12 +132,18 @@ impl Walker {
     /// Walks when the period has passed since the last walk; the pseudo-file's text, or
     /// `None` when this sample carries no walk.
     pub fn maybe_walk(&mut self, mono_ns: u64, scope: &ProcScope) -> Option<&str> {
-        if self.scope.as_ref() != Some(scope) {
+        // A new cgroup scope starts afresh; a new pace keeps what was seen.
+        if self.scope.as_ref().map(|s| &s.cgroup) != Some(&scope.cgroup) {
             self.reset();
-            self.scope = Some(scope.clone());
         }
+        self.scope = Some(scope.clone());
+        let period = if scope.fast {
+            WALK_PERIOD_NS
+        } else {
+            SLOW_WALK_PERIOD_NS
+        };
         if let Some(last) = self.last_ns
-            && mono_ns < last + WALK_PERIOD_NS - WALK_SLACK_NS
+            && mono_ns < last + period - WALK_SLACK_NS
         {
             return None;
         }

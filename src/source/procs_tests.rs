@@ -76,7 +76,10 @@ fn no_walk_unless_wanted_and_one_every_period() {
         "nothing wanted"
     );
     src.want(&Wants {
-        procs: Some(ProcScope::default()),
+        procs: Some(ProcScope {
+            fast: true,
+            ..ProcScope::default()
+        }),
         ..Wants::default()
     });
     let first = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
@@ -100,7 +103,10 @@ fn no_walk_unless_wanted_and_one_every_period() {
     now.store(104 * S, Ordering::SeqCst);
     assert_eq!(src.read().unwrap().file(names::PROCS), None, "turned off");
     src.want(&Wants {
-        procs: Some(ProcScope::default()),
+        procs: Some(ProcScope {
+            fast: true,
+            ..ProcScope::default()
+        }),
         ..Wants::default()
     });
     let again = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
@@ -116,7 +122,10 @@ fn only_active_processes_are_written_with_their_previous_reading() {
     tree.set(42, 'S', 500, 0); // idle, then writes from walk 3
     tree.set(43, 'S', 600, 0); // idle throughout
     let mut w = Walker::new(tree.proc());
-    let scope = ProcScope::default();
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
     let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
     assert!(
         records(&walk_at(&mut w, 0)).is_empty(),
@@ -148,7 +157,10 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
     let tree = Tree::new();
     tree.set(42, 'S', 500, 0);
     let mut w = Walker::new(tree.proc());
-    let scope = ProcScope::default();
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
     let mut t = crate::model::procs::Tracker::default();
     for (s, bytes) in [(0, 0), (2, 0), (4, 4096), (6, 4096)] {
         tree.set(42, 'S', 500, bytes);
@@ -169,7 +181,10 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
 #[test]
 fn a_live_walk_parses_and_finds_this_process() {
     let mut w = Walker::new("/proc");
-    let scope = ProcScope::default();
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
     let base = 1_000 * S;
     let first = parse(w.maybe_walk(base, &scope).unwrap()).unwrap();
     assert_eq!(first.clk_tck, rustix::param::clock_ticks_per_second());

@@ -69,10 +69,12 @@ struct Armed {
     /// Command names of the writers seen in the last samples (`/proc/PID/comm`).
     comms: HashMap<u32, String>,
     format: String,
+    /// The format went into a sample since arming.
+    format_sent: bool,
     /// pagewatch's thread ids (`status`'s `tasks`), re-listed on the slow refresh.
     tasks: String,
-    /// Samples since arming, modulo `SLOW_REFRESH_TICKS`: the format (unchanging) is carried
-    /// on the first sample and then on each slow refresh, and the task list re-read.
+    /// Samples since arming, modulo `SLOW_REFRESH_TICKS`: the task list is re-read on each
+    /// slow refresh.
     ticks: u32,
     guard: Option<(Child, ChildStdin)>,
 }
@@ -159,8 +161,11 @@ impl Tracer {
         if let Some(s) = &self.status {
             put(names::TRACE_STATUS, s);
         }
-        if let Some(a) = &self.armed {
-            if a.ticks == 0 {
+        if let Some(a) = &mut self.armed {
+            // The format once per arming: a record of the kernel's fields (1.6 KB; nothing
+            // derives from it since the source decodes the records itself).
+            if !a.format_sent {
+                a.format_sent = true;
                 put(names::TRACE_FORMAT, &a.format);
             }
             put(names::TRACE_WRITERS, &self.events);
@@ -295,6 +300,7 @@ impl Tracer {
                 record,
                 comms: HashMap::new(),
                 format,
+                format_sent: false,
                 tasks: String::new(),
                 ticks: 0,
                 guard: None,
