@@ -283,9 +283,56 @@ fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
         !wb_stats || throttled_while_global_free > 0,
         "{suite}: /box never over its freerun while the global domain was under its own"
     );
+    tracepoint_in_the_box(suite, &samples, wb_stats);
     if wb_stats {
         let last = last_box_thresh(&samples);
         wb_stats_after(suite, &s["wb_stats"], ino, last);
+    }
+}
+
+/// The tracepoint on this kernel (tracefs mounted by boot.sh, root): pagewatch armed it while
+/// /box was flushing, read its binary per-CPU buffers with this kernel's `header_page` and
+/// `format`, and on 6.12, where /box is asserted paced above, lists the dd in /box paused by
+/// `balance_dirty_pages()`, its cgroup named from the event's `cgroup_ino`.
+fn tracepoint_in_the_box(suite: &str, samples: &[Value], paced: bool) {
+    let armed = samples
+        .iter()
+        .filter(|v| v["tracer"]["state"] == "armed")
+        .count();
+    let errors: Vec<&Value> = samples
+        .iter()
+        .map(|v| &v["tracer"]["error"])
+        .filter(|e| !e.is_null())
+        .collect();
+    assert!(errors.is_empty(), "{suite}: tracer errors {errors:?}");
+    let rows: Vec<&Value> = samples
+        .iter()
+        .filter_map(|v| v["throttled"].as_array())
+        .flatten()
+        .filter(|r| r["source"] == "tracepoint")
+        .collect();
+    println!(
+        "{suite}: tracepoint armed in {armed} of {} samples; rows {:?}",
+        samples.len(),
+        rows.iter()
+            .map(|r| (
+                &r["comm"],
+                &r["cgroup"],
+                &r["bdi"],
+                &r["pause_ms_per_s"],
+                &r["limit_pages"]
+            ))
+            .collect::<Vec<_>>()
+    );
+    assert!(armed > 0, "{suite}: the tracepoint was never armed");
+    if paced {
+        assert!(
+            rows.iter().any(|r| r["comm"] == "dd"
+                && r["cgroup"] == "/box"
+                && r["pause_ms_per_s"].as_f64().is_some_and(|p| p > 0.0)
+                && r["limit_pages"].as_u64().is_some_and(|l| l > 0)),
+            "{suite}: no paused dd in /box from the tracepoint"
+        );
     }
 }
 

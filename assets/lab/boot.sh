@@ -2,7 +2,7 @@
 # The kernel lab: boots a Debian cloud kernel (SUITE: bullseye 5.10, bookworm 6.1, trixie 6.12)
 # under qemu (TCG) with a busybox initramfs holding pagewatch, iostat and their libraries, an
 # ext4 disk image of its own on virtio (/dev/vda, mounted on /mnt), runs SCRIPT as root inside
-# with cgroup2 and debugfs mounted, and prints what SCRIPT printed, between two marker lines
+# with cgroup2, debugfs and tracefs mounted, and prints what SCRIPT printed, between two marker lines
 # the caller looks for. Never touches a real block device; the disk image is a file in a
 # temporary directory, removed at the end. Environment: PAGEWATCH_BIN (the binary to copy in),
 # PAGEWATCH_LAB_CACHE (where kernels are cached), LAB_MEM (MiB, default 1024), LAB_TIMEOUT
@@ -53,6 +53,7 @@ mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev
 mount -t tmpfs tmp /tmp
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 mkdir -p /sys/fs/cgroup && mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 for m in /mods/*.ko; do insmod "$m" 2>/dev/null; done
 for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vda ] && break; sleep 0.2; done
