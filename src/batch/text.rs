@@ -29,7 +29,9 @@ pub fn render_text(m: &Model, legend: bool) -> String {
     let ps = m.page_size;
     if legend {
         s.push_str("time     avail    dirty+wb  bg-thresh freerun  thresh   state\n");
-        s.push_str("         cpu us/sy/wa/st    psi some% cpu/mem/io  D   scan/s k/d  stall/s\n");
+        s.push_str(
+            "         cpu us/sy/wa/st    psi some% cpu/mem/io  iowait  scan/s k/d  stall/s\n",
+        );
     }
     let kb = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| bytes(v as f64 * 1024.0));
     let pg = |v: Option<u64>| v.map_or_else(|| "-".to_owned(), |v| pages(v, ps));
@@ -65,7 +67,7 @@ pub fn render_text(m: &Model, legend: bool) -> String {
     let r = &m.reclaim;
     let _ = writeln!(
         s,
-        "         {:<14} psi {}/{}/{:<10} D {:<3} scan {}/{} stall {}",
+        "         {:<14} psi {}/{}/{:<10} iowait {:<3} scan {}/{} stall {}",
         cpu,
         psi(m.pressure.cpu),
         psi(m.pressure.memory),
