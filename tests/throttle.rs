@@ -282,16 +282,25 @@ fn two_throttled_writers_are_listed_and_the_instance_is_removed() {
     );
     assert_eq!(top_level_enable(), before, "nor after");
     for w in &workers {
+        // A record taken before the tracepoint armed may list the worker from the process
+        // walk's wchan (the gate can open the walk a sample before the tracepoint); once armed,
+        // every row is the tracepoint's.
+        for v in &all {
+            for r in v["throttled"].as_array().unwrap() {
+                assert_eq!(
+                    r["source"] == "tracepoint",
+                    armed(v),
+                    "a row's source follows the tracer's state: {v}"
+                );
+            }
+        }
         let rows: Vec<&serde_json::Value> = all
             .iter()
             .flat_map(|v| v["throttled"].as_array().unwrap())
-            .filter(|r| r["pid"] == *w)
+            .filter(|r| r["pid"] == *w && r["source"] == "tracepoint")
             .collect();
         assert!(!rows.is_empty(), "worker {w} listed: {all:?}");
-        assert!(
-            rows.iter()
-                .all(|r| r["source"] == "tracepoint" && r["comm"] == "fio")
-        );
+        assert!(rows.iter().all(|r| r["comm"] == "fio"), "{rows:?}");
         let most = rows
             .iter()
             .filter_map(|r| r["pause_ms_per_s"].as_f64())
@@ -303,6 +312,41 @@ fn two_throttled_writers_are_listed_and_the_instance_is_removed() {
         assert!(most > 0.0, "worker {w} paused");
         assert!(rows.iter().all(|r| r["is_self"] == false));
     }
+    kernel_limit_against_ours(&all);
+}
+
+/// The kernel's own figures in the events against ours (spec §7, §1.10): the tracepoint's
+/// `setpoint` is `(limit + freerun) / 2` with the kernel's freerun `(thresh + bg_thresh) / 2`,
+/// so `2·setpoint − limit` is the kernel's freerun (or one less, the division's rounding) and
+/// must equal the derived one; and the hard limit is never below the threshold. With
+/// `vm.dirty_bytes` fixed, both thresholds are fixed over the run, so each record's event and
+/// its derived figures agree exactly.
+fn kernel_limit_against_ours(all: &[serde_json::Value]) {
+    let mut checked = 0;
+    for v in all {
+        let d = &v["dirty"];
+        let (Some(limit), Some(setpoint)) = (
+            d["kernel_limit_pages"].as_u64(),
+            d["kernel_setpoint_pages"].as_u64(),
+        ) else {
+            continue;
+        };
+        let (freerun, thresh) = (
+            d["freerun_pages"].as_u64().unwrap(),
+            d["thresh_pages"].as_u64().unwrap(),
+        );
+        let kernel_freerun = (2 * setpoint)
+            .checked_sub(limit)
+            .unwrap_or_else(|| panic!("setpoint {setpoint} under half the limit {limit}"));
+        assert!(
+            kernel_freerun == freerun || kernel_freerun + 1 == freerun,
+            "kernel freerun {kernel_freerun} (2·{setpoint} − {limit}) vs derived {freerun}"
+        );
+        assert!(limit >= thresh, "hard limit {limit} under thresh {thresh}");
+        checked += 1;
+    }
+    println!("kernel limit and setpoint checked against ours in {checked} records");
+    assert!(checked > 0, "no record had the kernel's limit");
 }
 
 #[test]
