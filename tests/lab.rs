@@ -61,13 +61,25 @@ fn boot(suite: &str) -> Result<BTreeMap<String, String>, String> {
             String::from_utf8_lossy(&fetch.stderr).trim()
         ));
     }
-    let out = Command::new(lab_dir().join("boot.sh"))
-        .arg(suite)
-        .arg(lab_dir().join("checks.sh"))
-        .env("PAGEWATCH_BIN", EXE)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    // A guest kernel that panics while booting, before the script starts (seen once: an int3
+    // oops in sched_clock_cpu under qemu at 2.3 s), is the emulator's flake, not a finding:
+    // boot once more.
+    let mut attempt = 0;
+    let (out, text) = loop {
+        attempt += 1;
+        let out = Command::new(lab_dir().join("boot.sh"))
+            .arg(suite)
+            .arg(lab_dir().join("checks.sh"))
+            .env("PAGEWATCH_BIN", EXE)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+        let panicked_booting = !text.contains("==PW-LAB-BEGIN==") && text.contains("Kernel panic");
+        if !panicked_booting || attempt == 2 {
+            break (out, text);
+        }
+        println!("{suite}: the guest kernel panicked while booting; booting it again");
+    };
     let Some((inner, _)) = text
         .split_once("==PW-LAB-BEGIN==\n")
         .and_then(|(_, rest)| rest.split_once("==PW-LAB-END=="))
@@ -172,7 +184,87 @@ fn check_kernel(suite: &str, version: &str) {
 
     iostat_matches(suite, &s);
     replay_matches(suite, &s);
+    tracepoint_global(suite, &s);
     memcg_domain(suite, &s, version == "6.12.");
+}
+
+/// Two buffered writers under vm.dirty_bytes 16M in the root group (checks.sh, `== trace`):
+/// pagewatch arms the tracepoint, decodes this kernel's binary ring-buffer pages with its own
+/// `header_page` and `format`, lists both dd writers paused, and the kernel's own figures in
+/// the events agree with ours (spec §7): `2·setpoint − limit` is the kernel's freerun
+/// `(thresh + bg_thresh) / 2` (or one less, its rounding), equal to the derived freerun, and
+/// the limit is not under the derived threshold (the bytes mode fixes both thresholds).
+fn tracepoint_global(suite: &str, s: &BTreeMap<String, String>) {
+    let samples: Vec<Value> = s["trace"]
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(samples.len() >= 6, "{suite}: trace samples: {}", s["trace"]);
+    let mut dd = std::collections::BTreeSet::new();
+    let (mut checked, mut together) = (0, 0);
+    for v in &samples {
+        assert!(
+            v["tracer"]["error"].is_null(),
+            "{suite}: tracer error {}",
+            v["tracer"]
+        );
+        let mut here = 0;
+        for r in v["throttled"].as_array().unwrap() {
+            if r["source"] == "tracepoint"
+                && r["comm"] == "dd"
+                && r["pause_ms_per_s"].as_f64().is_some_and(|p| p > 0.0)
+            {
+                assert_eq!(r["cgroup"], "/", "{suite}: {r}");
+                dd.insert(u(r, "/pid"));
+                here += 1;
+            }
+        }
+        together = together.max(here);
+        let d = &v["dirty"];
+        let (Some(limit), Some(setpoint)) = (
+            d["kernel_limit_pages"].as_u64(),
+            d["kernel_setpoint_pages"].as_u64(),
+        ) else {
+            continue;
+        };
+        let (freerun, thresh) = (u(d, "/freerun_pages"), u(d, "/thresh_pages"));
+        assert_eq!(thresh, 4096, "{suite}: 16M in pages");
+        let kernel_freerun = (2 * setpoint).checked_sub(limit).unwrap();
+        println!(
+            "{suite} trace: limit {limit} setpoint {setpoint} → kernel freerun {kernel_freerun}; \
+             derived freerun {freerun} thresh {thresh} state {}",
+            d["state"]
+        );
+        assert!(
+            kernel_freerun == freerun || kernel_freerun + 1 == freerun,
+            "{suite}: kernel freerun {kernel_freerun} vs derived {freerun}"
+        );
+        assert!(
+            limit >= thresh,
+            "{suite}: limit {limit} under thresh {thresh}"
+        );
+        checked += 1;
+    }
+    // Each writer loops over dd runs, so the pids change; both writers show in one sample.
+    let states: Vec<(&Value, &Value, &Value)> = samples
+        .iter()
+        .map(|v| {
+            (
+                &v["dirty"]["state"],
+                &v["tracer"]["state"],
+                &v["dirty"]["dirtied_per_s"],
+            )
+        })
+        .collect();
+    println!(
+        "{suite} trace: paused dd pids {dd:?} (at most {together} in one sample), {checked} \
+         samples with the kernel's limit; (dirty state, tracer, dirtied/s) {states:?}"
+    );
+    assert!(
+        together >= 2,
+        "{suite}: both dd writers paused, from the tracepoint"
+    );
+    assert!(checked > 0, "{suite}: no sample had the kernel's limit");
 }
 
 fn u(v: &Value, key: &str) -> u64 {
@@ -324,8 +416,8 @@ fn tracepoint_in_the_box(suite: &str, samples: &[Value], paced: bool) {
             ))
             .collect::<Vec<_>>()
     );
-    assert!(armed > 0, "{suite}: the tracepoint was never armed");
     if paced {
+        assert!(armed > 0, "{suite}: the tracepoint was never armed");
         assert!(
             rows.iter().any(|r| r["comm"] == "dd"
                 && r["cgroup"] == "/box"

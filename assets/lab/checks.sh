@@ -61,4 +61,22 @@ pagewatch --batch --format json --count 8 --interval 0.5 | grep '^{'
 echo "== wb_stats"
 cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
 touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
+# The throttle tracepoint (spec §7, tracefs mounted by boot.sh), after the memcg writer has
+# stopped: two buffered writers in the root group under vm.dirty_bytes 16M, sampled 16 times
+# (8 s: the count crosses the small thresholds in bursts, and the gate arms on a sampled state);
+# pagewatch arms the tracepoint and reads this kernel's binary buffers.
+echo 16777216 > $vm/dirty_bytes
+rm -f /tmp/stop-trace
+for i in 1 2; do
+  sh -c "while [ ! -e /tmp/stop-trace ]; do
+    dd if=/dev/zero of=/mnt/t$i bs=1M count=200 conv=notrunc 2>/dev/null
+  done" &
+done
+sleep 1
+echo "== trace"
+pagewatch --batch --format json --count 16 --interval 0.5 | grep '^{'
+touch /tmp/stop-trace
+for j in $(jobs -p); do wait $j 2>/dev/null; done
+rm -f /mnt/t1 /mnt/t2
+echo 20 > $vm/dirty_ratio
 echo "== end"
