@@ -63,23 +63,48 @@ fn run(w: u16, h: u16) {
     s.wait_for("iowait", 10);
     s.keys(&["w"]);
     s.wait_for("Processes by IO", 5);
-    // The walk runs every 2 s once dirtying is fast; dd leads by dirtied bytes.
+    // The walk runs every 2 s while the pane is shown; a process's first walk has no rate
+    // (`-`), its second has. Once dd has its rate, it leads by dirtied bytes.
     let pid = dd.child.id().to_string();
-    let screen = s.wait_for(&format!("{pid} dd"), 15);
-    let rows: Vec<&str> = screen
-        .lines()
-        .skip_while(|l| !l.contains("DIRTIED/s"))
-        .skip(1)
-        .filter(|l| {
-            l.trim_start_matches('│')
-                .trim_start()
-                .starts_with(char::is_numeric)
-        })
-        .collect();
+    s.wait_for(&format!("{pid} dd"), 15);
+    let rows_of = |screen: &str| -> Vec<String> {
+        screen
+            .lines()
+            .skip_while(|l| !l.contains("DIRTIED/s"))
+            .skip(1)
+            .filter(|l| {
+                l.trim_start_matches('│')
+                    .trim_start()
+                    .starts_with(char::is_numeric)
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    let dd_row = |rows: &[String]| {
+        rows.iter()
+            .find(|r| r.contains(&format!("{pid} dd")))
+            .cloned()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let screen = loop {
+        let screen = s.screen();
+        // `│  PID dd  DIRTIED/s …`: the third word after the border.
+        let rated = dd_row(&rows_of(&screen)).is_some_and(|r| {
+            r.trim_start_matches('│')
+                .split_whitespace()
+                .nth(2)
+                .is_some_and(|rate| rate != "-")
+        });
+        if rated || std::time::Instant::now() > deadline {
+            break screen;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    let rows = rows_of(&screen);
     assert!(
         rows.first()
             .is_some_and(|r| r.contains(&format!("{pid} dd"))),
-        "dd is not first by dirtied bytes:\n{screen}"
+        "dd is not first by dirtied bytes once it has a rate:\n{screen}"
     );
     s.keys(&["s"]);
     s.wait_for("sort read/s", 5);

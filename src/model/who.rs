@@ -97,10 +97,13 @@ fn busy(m: &Model) -> bool {
 }
 
 /// Some dirty domain (global, a memcg's, a capped device's) flushes in the background or
-/// worse: writers can be throttled soon.
+/// worse: writers can be throttled soon. Or a writer was seen in `balance_dirty_pages()` (the
+/// walk's wchan, or the tracepoint itself while armed): with small thresholds the count
+/// crosses them in bursts, and a sampled state can read "below background" for several
+/// samples in a row while writers are being paced.
 fn throttling_near(m: &Model) -> bool {
     let near = |s: Option<State>| s.is_some_and(|s| s != State::BelowBackground);
-    near(m.dirty.state) || m.domains.iter().any(|d| near(d.state))
+    near(m.dirty.state) || m.domains.iter().any(|d| near(d.state)) || !m.throttled.is_empty()
 }
 
 #[cfg(test)]
@@ -138,6 +141,30 @@ mod tests {
         let w = g.update(&m, &view).unwrap();
         assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/box"));
         assert!(!w.trace);
+    }
+
+    #[test]
+    fn a_writer_seen_in_balance_dirty_pages_arms_the_tracepoint() {
+        let mut m = model("live-idle", 1);
+        m.dirty.state = Some(State::BelowBackground);
+        m.domains.clear();
+        let mut g = Gate::default();
+        assert!(!g.update(&m, &View::default()).is_some_and(|w| w.trace));
+        m.throttled = vec![super::super::throttled::Throttled {
+            pid: 42,
+            comm: "dd".into(),
+            cgroup: None,
+            cgroup_ino: None,
+            bdi: None,
+            pause_ms_per_s: None,
+            task_ratelimit_kbps: None,
+            limit_pages: None,
+            setpoint_pages: None,
+            source: super::super::throttled::ThrottleSource::Wchan,
+            is_self: false,
+        }];
+        let w = g.update(&m, &View::default()).unwrap();
+        assert!(w.trace, "a task in balance_dirty_pages is reason enough");
     }
 
     #[test]

@@ -170,6 +170,7 @@ fn lost(rec: &Recorder) -> String {
 struct WhoGate {
     parser: crate::parse::Parser,
     prev: Option<crate::parse::Snapshot>,
+    procs: crate::model::procs::Tracker,
     gate: crate::model::who::Gate,
 }
 
@@ -180,6 +181,7 @@ impl WhoGate {
         Self {
             parser,
             prev,
+            procs: crate::model::procs::Tracker::default(),
             gate: crate::model::who::Gate::default(),
         }
     }
@@ -187,11 +189,14 @@ impl WhoGate {
     /// The wants after sample `s`, when they changed.
     fn update(&mut self, s: &crate::sample::RawSample) -> Option<crate::sample::Wants> {
         let snap = self.parser.parse(s).ok()?;
-        let model = crate::model::Model::derive(
+        self.procs.update(&snap);
+        let mut model = crate::model::Model::derive(
             self.prev.as_ref(),
             &snap,
             crate::model::Options::default(),
         );
+        // The walk's wchan rows too, as the screen and batch see them.
+        self.procs.fill(&mut model);
         self.prev = Some(snap);
         self.gate
             .update(&model, &crate::model::who::View::default())
