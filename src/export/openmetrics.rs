@@ -168,17 +168,9 @@ mod tests {
             .map(|r| crate::parse::Snapshot::parse(r).unwrap())
             .collect();
         let row = |pid, cg: &str, ms| Throttled {
-            pid,
-            comm: "dd".into(),
             cgroup: Some(cg.into()),
-            cgroup_ino: None,
-            bdi: None,
             pause_ms_per_s: Some(ms),
-            task_ratelimit_kbps: None,
-            limit_pages: None,
-            setpoint_pages: None,
-            source: ThrottleSource::Tracepoint,
-            is_self: false,
+            ..Throttled::new(pid, "dd", ThrottleSource::Tracepoint)
         };
         let mut models: Vec<Model> = (1..3)
             .map(|i| {

@@ -174,17 +174,9 @@ mod tests {
     fn paused_seconds_by_cgroup_and_forgotten_series() {
         let base = model();
         let row = |cg: &str, ms| Throttled {
-            pid: 1,
-            comm: "dd".into(),
             cgroup: Some(cg.into()),
-            cgroup_ino: None,
-            bdi: None,
             pause_ms_per_s: Some(ms),
-            task_ratelimit_kbps: None,
-            limit_pages: None,
-            setpoint_pages: None,
-            source: ThrottleSource::Tracepoint,
-            is_self: false,
+            ..Throttled::new(1, "dd", ThrottleSource::Tracepoint)
         };
         let mut c = Counters::default();
         let mut m = at(&base, 10_000, 2.0, State::WritersThrottled);

@@ -175,17 +175,9 @@ pub fn throttled_by_wchan(rows: &[ProcRow]) -> Vec<Throttled> {
     rows.iter()
         .filter(|r| r.wchan.as_deref() == Some("balance_dirty_pages"))
         .map(|r| Throttled {
-            pid: r.pid,
-            comm: r.comm.clone(),
             cgroup: r.cgroup.clone(),
-            cgroup_ino: None,
-            bdi: None,
             pause_ms_per_s: r.iowait_ms_per_s,
-            task_ratelimit_kbps: None,
-            limit_pages: None,
-            setpoint_pages: None,
-            source: ThrottleSource::Wchan,
-            is_self: false,
+            ..Throttled::new(r.pid, r.comm.clone(), ThrottleSource::Wchan)
         })
         .collect()
 }

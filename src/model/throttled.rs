@@ -49,6 +49,26 @@ pub struct Throttled {
     pub is_self: bool,
 }
 
+impl Throttled {
+    /// A row that says only who and from where; every figure unknown, not pagewatch.
+    #[must_use]
+    pub fn new(pid: u32, comm: impl Into<String>, source: ThrottleSource) -> Self {
+        Self {
+            pid,
+            comm: comm.into(),
+            cgroup: None,
+            cgroup_ino: None,
+            bdi: None,
+            pause_ms_per_s: None,
+            task_ratelimit_kbps: None,
+            limit_pages: None,
+            setpoint_pages: None,
+            source,
+            is_self: false,
+        }
+    }
+}
+
 /// Whether the tracepoint is armed, and what its last read held: the model's view of the
 /// source's status pseudo-file (spec §7).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -94,34 +114,18 @@ pub fn from_trace(t: &Trace, dt_s: Option<f64>) -> Vec<Throttled> {
         .rows
         .iter()
         .map(|w| Throttled {
-            comm: w.comm.clone(),
             bdi: Some(w.bdi.clone()),
             cgroup_ino: w.cgroup_ino,
             task_ratelimit_kbps: Some(w.task_ratelimit),
             limit_pages: Some(w.limit),
             setpoint_pages: Some(w.setpoint),
             pause_ms_per_s: dt_s.filter(|d| *d > 0.0).map(|d| w.pause_ms as f64 / d),
-            ..row(t, w.pid)
+            is_self: t.status.pid == Some(w.pid) || t.status.tasks.contains(&w.pid),
+            ..Throttled::new(w.pid, w.comm.clone(), ThrottleSource::Tracepoint)
         })
         .collect();
     out.sort_by(by_pause);
     out
-}
-
-fn row(t: &Trace, pid: u32) -> Throttled {
-    Throttled {
-        pid,
-        comm: String::new(),
-        cgroup: None,
-        cgroup_ino: None,
-        bdi: None,
-        pause_ms_per_s: None,
-        task_ratelimit_kbps: None,
-        limit_pages: None,
-        setpoint_pages: None,
-        source: ThrottleSource::Tracepoint,
-        is_self: t.status.pid == Some(pid) || t.status.tasks.contains(&pid),
-    }
 }
 
 /// Most paused first (rows without a figure last), then by task id.

@@ -77,17 +77,8 @@ fn per_task_sums_over_the_interval() {
 #[test]
 fn wchan_rows_stand_in_when_not_armed() {
     let wchan = |pid, ms| Throttled {
-        pid,
-        comm: "dd".into(),
-        cgroup: None,
-        cgroup_ino: None,
-        bdi: None,
         pause_ms_per_s: ms,
-        task_ratelimit_kbps: None,
-        limit_pages: None,
-        setpoint_pages: None,
-        source: ThrottleSource::Wchan,
-        is_self: false,
+        ..Throttled::new(pid, "dd", ThrottleSource::Wchan)
     };
     let armed = trace(&[ev(10, 200, 0, 16384, None)], TraceState::Armed);
     let tp = from_trace(&armed, Some(1.0));

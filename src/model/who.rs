@@ -150,19 +150,11 @@ mod tests {
         m.domains.clear();
         let mut g = Gate::default();
         assert!(!g.update(&m, &View::default()).is_some_and(|w| w.trace));
-        m.throttled = vec![super::super::throttled::Throttled {
-            pid: 42,
-            comm: "dd".into(),
-            cgroup: None,
-            cgroup_ino: None,
-            bdi: None,
-            pause_ms_per_s: None,
-            task_ratelimit_kbps: None,
-            limit_pages: None,
-            setpoint_pages: None,
-            source: super::super::throttled::ThrottleSource::Wchan,
-            is_self: false,
-        }];
+        m.throttled = vec![super::super::throttled::Throttled::new(
+            42,
+            "dd",
+            super::super::throttled::ThrottleSource::Wchan,
+        )];
         let w = g.update(&m, &View::default()).unwrap();
         assert!(w.trace, "a task in balance_dirty_pages is reason enough");
     }

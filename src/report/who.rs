@@ -198,17 +198,9 @@ mod tests {
 
     fn writer(pid: u32, ms: Option<f64>, source: ThrottleSource) -> Throttled {
         Throttled {
-            pid,
-            comm: format!("w{pid}"),
             cgroup: Some("/box".into()),
-            cgroup_ino: None,
-            bdi: None,
             pause_ms_per_s: ms,
-            task_ratelimit_kbps: None,
-            limit_pages: None,
-            setpoint_pages: None,
-            source,
-            is_self: false,
+            ..Throttled::new(pid, format!("w{pid}"), source)
         }
     }
 
