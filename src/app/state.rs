@@ -64,6 +64,12 @@ pub enum SortKey {
     Name,
 }
 
+/// The item after `cur` in `order`, wrapping (the first when `cur` is not in it).
+fn next_in<T: Copy + PartialEq>(order: &[T], cur: T) -> T {
+    let i = order.iter().position(|k| *k == cur).map_or(0, |i| i + 1);
+    order[i % order.len()]
+}
+
 impl SortKey {
     const ORDER: [SortKey; 6] = [
         SortKey::Util,
@@ -77,8 +83,7 @@ impl SortKey {
     /// The next sort column, wrapping.
     #[must_use]
     pub fn next(self) -> Self {
-        let i = Self::ORDER.iter().position(|k| *k == self).unwrap_or(0);
-        Self::ORDER[(i + 1) % Self::ORDER.len()]
+        next_in(&Self::ORDER, self)
     }
 
     /// The column title this key sorts on.
@@ -182,8 +187,7 @@ impl ProcSort {
     /// The next sort column, wrapping.
     #[must_use]
     pub fn next(self) -> Self {
-        let i = Self::ORDER.iter().position(|k| *k == self).unwrap_or(0);
-        Self::ORDER[(i + 1) % Self::ORDER.len()]
+        next_in(&Self::ORDER, self)
     }
 
     /// The column's name, as the footer shows it.
