@@ -136,7 +136,9 @@ impl Walker {
         if self.scope.as_ref().map(|s| &s.cgroup) != Some(&scope.cgroup) {
             self.reset();
         }
-        self.scope = Some(scope.clone());
+        if self.scope.as_ref() != Some(scope) {
+            self.scope = Some(scope.clone());
+        }
         let period = if scope.fast {
             WALK_PERIOD_NS
         } else {

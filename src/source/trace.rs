@@ -53,9 +53,9 @@ pub struct Tracer {
     proc_root: PathBuf,
     guard_exe: PathBuf,
     armed: Option<Armed>,
-    /// Texts for the sample: status (once the tracepoint was first wanted), events, format.
+    /// Texts for the sample: status (once the tracepoint was first wanted), the writers pseudo-file, format.
     status: Option<String>,
-    events: String,
+    writers: String,
     /// Samples left before the next attempt to arm.
     wait: u32,
 }
@@ -89,7 +89,7 @@ impl Tracer {
             guard_exe,
             armed: None,
             status: None,
-            events: String::new(),
+            writers: String::new(),
             wait: 0,
         }
     }
@@ -103,7 +103,7 @@ impl Tracer {
         files: &mut BTreeMap<String, String>,
         fresh: &mut Vec<&str>,
     ) {
-        self.events.clear();
+        self.writers.clear();
         if !want {
             if self.armed.is_some() || self.status.is_some() {
                 self.disarm();
@@ -168,14 +168,14 @@ impl Tracer {
                 a.format_sent = true;
                 put(names::TRACE_FORMAT, &a.format);
             }
-            put(names::TRACE_WRITERS, &self.events);
+            put(names::TRACE_WRITERS, &self.writers);
         }
     }
 
     /// Reads the pages the per-CPU buffers hold, up to the cap, and reduces their events to
     /// the writers pseudo-file: (bytes, capped, error).
     fn read_events(&mut self, buf: &mut Vec<u8>) -> (usize, bool, Option<String>) {
-        let proc_root = self.proc_root.clone();
+        let proc_root = &self.proc_root;
         let Some(a) = &mut self.armed else {
             return (0, false, None);
         };
@@ -210,10 +210,10 @@ impl Tracer {
             r.comm = a
                 .comms
                 .entry(r.pid)
-                .or_insert_with(|| comm(&proc_root, r.pid))
+                .or_insert_with(|| comm(proc_root, r.pid))
                 .clone();
         }
-        self.events = trace_writers::render(&writers);
+        self.writers = trace_writers::render(&writers);
         (n, n >= TRACE_READ_CAP, err)
     }
 
