@@ -53,7 +53,8 @@ pub struct Tracer {
     proc_root: PathBuf,
     guard_exe: PathBuf,
     armed: Option<Armed>,
-    /// Texts for the sample: status (once the tracepoint was first wanted), the writers pseudo-file, format.
+    /// Texts for the sample: status (once the tracepoint was first wanted), the writers
+    /// pseudo-file, format.
     status: Option<String>,
     writers: String,
     /// Samples left before the next attempt to arm.
