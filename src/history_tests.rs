@@ -55,6 +55,7 @@ fn model(disks: &[(&str, f64, f64)]) -> Model {
                 r_await: Some(await_ms),
                 ..Columns::default()
             },
+            saturation: crate::model::saturation::Saturation::default(),
         })
         .collect();
     m

@@ -26,6 +26,7 @@ pub mod jobs;
 pub mod metrics;
 pub mod model;
 pub mod parse;
+pub mod pipeline;
 pub mod play;
 pub mod record;
 pub mod report;

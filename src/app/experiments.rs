@@ -204,11 +204,10 @@ impl App {
             return;
         }
         let i = i.min(r.samples.len() - 1);
-        self.history = crate::history::History::new(self.history.capacity());
-        let first = i.saturating_sub(self.history.capacity());
-        // The sample before the window seeds the first point's rates.
-        self.prev = None;
-        self.cur = first.checked_sub(1).map(|k| r.samples[k].0.clone());
+        // The pipeline steps again from up to `REDERIVE` samples before `i`, so the chart
+        // history and each disk's calm baseline are those a straight replay would have.
+        self.pipeline.reset();
+        let first = i.saturating_sub(REDERIVE);
         for (snap, up) in &r.samples[first..=i] {
             self.ingest_snapshot(snap.clone(), *up);
         }
@@ -254,6 +253,10 @@ impl App {
         self.goto(target);
     }
 }
+
+/// Samples a replay jump steps again before its target: an hour at 1 Hz. A disk's calm
+/// baseline older than that is not carried across a jump.
+const REDERIVE: usize = 3600;
 
 /// `fio randread size=64M` for the spec `randread,size=64M`.
 fn fio_label(spec: &str) -> String {

@@ -29,7 +29,8 @@ pub use state::{Focus, ProcSort, SortKey, UiState, WhoView};
 use crate::event::{Event, EventKind};
 use crate::history::History;
 use crate::model::{Disk, Model, Options};
-use crate::parse::{Parser, Snapshot};
+use crate::parse::Snapshot;
+use crate::pipeline::Pipeline;
 use crate::source::HostInfo;
 
 /// Most events kept for chart markers and the jobs pane.
@@ -58,8 +59,6 @@ pub struct App {
     pub interval_s: f64,
     /// Derived figures of the latest sample.
     pub model: Option<Model>,
-    /// Chart history.
-    pub history: History,
     /// Focus, sort, selection, overlays.
     pub ui: UiState,
     /// The last sampling or parsing error, until a good sample arrives.
@@ -104,17 +103,12 @@ pub struct App {
     /// The running playbook's events, from its start marker on (`None`: none runs).
     play_events: Option<Vec<Event>>,
     last_scan_ms: Option<i64>,
-    /// Samples since the last `Effect::RefreshSlow`, and whether one is owed (see
-    /// `refresh_due`).
-    refresh: crate::model::refresh::RefreshPolicy,
-    /// Decides which "who" data the source collects (`model::who::Gate`).
-    gate: crate::model::who::Gate,
-    /// Follows the process walks, which come every few samples (`model::procs::Tracker`).
-    procs: crate::model::procs::Tracker,
-    /// Parses incoming samples, skipping files that repeat (same result as `Snapshot::parse`).
-    parser: Parser,
-    prev: Option<Snapshot>,
-    cur: Option<Snapshot>,
+    /// The one pipeline from samples to judged models (parser, previous snapshot, process
+    /// walks, who gate, refresh policy, disk baselines, chart history).
+    pipeline: Pipeline,
+    /// The last step's refresh and wants, for the runtime (`sample`).
+    step_refresh: bool,
+    step_wants: Option<crate::sample::Wants>,
     dirty: bool,
 }
 
@@ -127,7 +121,6 @@ impl App {
             look,
             interval_s,
             model: None,
-            history: History::new(600),
             ui: UiState::default(),
             error: None,
             now_ms: 0,
@@ -150,12 +143,9 @@ impl App {
             play_models: Vec::new(),
             play_events: None,
             last_scan_ms: None,
-            refresh: crate::model::refresh::RefreshPolicy::default(),
-            gate: crate::model::who::Gate::default(),
-            procs: crate::model::procs::Tracker::default(),
-            parser: Parser::new(),
-            prev: None,
-            cur: None,
+            pipeline: Pipeline::new(Options::default(), crate::pipeline::HISTORY),
+            step_refresh: false,
+            step_wants: None,
             dirty: true,
         }
     }
@@ -184,22 +174,20 @@ impl App {
         self.ingest(raw);
         let mut effects = self.scan_due();
         effects.extend(self.drive_play(None));
-        if self.refresh_due() {
+        if std::mem::take(&mut self.step_refresh) {
             effects.push(Effect::RefreshSlow);
         }
-        if let Some(w) = self.gate_due() {
+        let wants = self.step_wants.take();
+        if let Some(w) = wants.filter(|_| !self.caps.captured && self.replay.is_none()) {
             effects.push(Effect::Want(w));
         }
         effects
     }
 
-    /// The "who" data to collect from the next sample on, when it changed (`Gate`).
-    fn gate_due(&mut self) -> Option<crate::sample::Wants> {
-        if self.caps.captured || self.replay.is_some() {
-            return None;
-        }
-        let view = self.who_view();
-        self.gate.update(self.model.as_ref()?, &view)
+    /// The chart history (kept by the pipeline).
+    #[must_use]
+    pub fn history(&self) -> &History {
+        self.pipeline.history()
     }
 
     /// What the screen shows that decides the "who" data collected.
@@ -208,16 +196,6 @@ impl App {
             processes: self.ui.who == Some(state::WhoView::Processes),
             cgroups: self.ui.who == Some(state::WhoView::Cgroups),
             scope: self.ui.scope.clone(),
-        }
-    }
-
-    /// Whether to ask the source to re-read its slow files now (`RefreshPolicy`).
-    fn refresh_due(&mut self) -> bool {
-        if let (Some(model), Some(cur)) = (&self.model, &self.cur) {
-            self.refresh.due(self.prev.as_ref(), cur, model)
-        } else {
-            self.refresh.skip();
-            false
         }
     }
 
@@ -366,39 +344,44 @@ impl App {
     }
 
     fn ingest(&mut self, raw: &crate::sample::RawSample) {
-        let snap = match self.parser.parse(raw) {
-            Ok(s) => s,
-            Err(e) => {
-                self.error = Some(e.to_string());
-                return;
-            }
-        };
-        let uptime = uptime_s(raw);
-        self.ingest_snapshot(snap, uptime);
+        self.pipeline.set_options(self.options());
+        let view = self.who_view();
+        match self.pipeline.push(raw, &view) {
+            Ok(step) => self.show(step, uptime_s(raw)),
+            Err(e) => self.error = Some(e.to_string()),
+        }
     }
 
-    /// Derives and shows one parsed sample.
+    /// Steps and shows one parsed sample (a replay's).
     fn ingest_snapshot(&mut self, snap: Snapshot, uptime_s: Option<f64>) {
-        self.procs.update(&snap);
-        let mut model = Model::derive(self.cur.as_ref(), &snap, self.options());
-        self.procs.fill(&mut model);
-        self.history.push(&model);
+        self.pipeline.set_options(self.options());
+        let view = self.who_view();
+        let step = self.pipeline.push_snapshot(snap, &view);
+        self.show(step, uptime_s);
+    }
+
+    /// Shows one step's model.
+    fn show(&mut self, step: crate::pipeline::Step, uptime_s: Option<f64>) {
+        let mut model = step.model;
+        self.step_refresh |= step.refresh;
+        if step.wants.is_some() {
+            self.step_wants = step.wants;
+        }
         self.phases_keep(&mut model);
-        self.sample_ms = snap.wall_ms;
+        self.sample_ms = model.time_ms;
         self.now_ms = if self.replay.is_some() {
-            snap.wall_ms
+            model.time_ms
         } else {
-            self.now_ms.max(snap.wall_ms)
+            self.now_ms.max(model.time_ms)
         };
         self.uptime_s = uptime_s;
-        self.model = Some(model);
         // Live, a good sample clears the last error; a captured tree is read in a blink, so
         // an error in one of its roots stays on screen.
-        if !self.caps.captured || snap.zones_error.is_some() {
+        if !self.caps.captured || model.zoneinfo_error.is_some() {
             // A zoneinfo that does not parse leaves out only what needs it: say so.
-            self.error.clone_from(&snap.zones_error);
+            self.error.clone_from(&model.zoneinfo_error);
         }
-        self.prev = self.cur.replace(snap);
+        self.model = Some(model);
     }
 
     fn options(&self) -> Options {
@@ -479,9 +462,8 @@ impl App {
             Action::Partitions => {
                 ui.partitions = !ui.partitions;
                 // Re-derive now from the snapshots we hold, so the table changes at once.
-                if let Some(cur) = &self.cur {
-                    let mut model = Model::derive(self.prev.as_ref(), cur, self.options());
-                    self.procs.fill(&mut model);
+                self.pipeline.set_options(self.options());
+                if let Some(model) = self.pipeline.rederive() {
                     self.model = Some(model);
                 }
             }

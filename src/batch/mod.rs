@@ -1,5 +1,6 @@
 //! Headless batch mode: sample, derive and print one record per interval.
 //!
+//! Each sample goes through the one `Pipeline`, as on the screen.
 //! Owns: the batch loop and its two formats. Must not touch: the clock or files directly;
 //! samples come from a `Source` and pacing from the caller's `wait` closure.
 
@@ -8,11 +9,9 @@ mod text;
 use std::io::Write;
 
 use crate::cli::Format;
-use crate::model::procs::Tracker;
-use crate::model::refresh::RefreshPolicy;
-use crate::model::who::{Gate, View};
-use crate::model::{Model, Options};
-use crate::parse::{Parser, Snapshot};
+use crate::model::Options;
+use crate::model::who::View;
+use crate::pipeline::Pipeline;
 use crate::source::Source;
 
 pub use text::{TextTable, render_text};
@@ -44,13 +43,9 @@ pub fn run(
     err: &mut dyn Write,
     wait: &mut dyn FnMut(),
 ) -> std::io::Result<Summary> {
-    let mut prev: Option<Snapshot> = None;
-    let mut parser = Parser::new();
+    let mut pipeline = Pipeline::new(opts, 2);
     let mut summary = Summary::default();
     let mut table = TextTable::default();
-    let mut refresh = RefreshPolicy::default();
-    let mut gate = Gate::default();
-    let mut procs = Tracker::default();
     let mut warned: Option<String> = None;
     let mut reads = 0u64;
     let mut in_a_row = 0u64;
@@ -59,12 +54,12 @@ pub fn run(
             wait();
         }
         reads += 1;
-        let snap = match source.next_sample() {
+        let step = match source.next_sample() {
             Ok(None) => break,
-            Ok(Some(raw)) => parser.parse(&raw),
+            Ok(Some(raw)) => pipeline.push(&raw, &View::default()),
             Err(e) => Err(e),
         };
-        let snap = match snap {
+        let step = match step {
             Ok(s) => s,
             Err(e) => {
                 summary.errors += 1;
@@ -81,7 +76,7 @@ pub fn run(
             }
         };
         in_a_row = 0;
-        if let Some(e) = &snap.zones_error
+        if let Some(e) = &step.model.zoneinfo_error
             && warned.as_ref() != Some(e)
         {
             writeln!(
@@ -91,28 +86,26 @@ pub fn run(
             )?;
             warned = Some(e.clone());
         }
-        procs.update(&snap);
-        if let Some(p) = &prev {
-            let mut model = Model::derive(Some(p), &snap, opts);
-            procs.fill(&mut model);
-            // As the screen does: a sysctl write or a new disk is seen on the next record.
-            if refresh.due(Some(p), &snap, &model) {
-                source.refresh_soon();
-            }
-            if let Some(w) = gate.update(&model, &View::default()) {
-                source.want(&w);
-            }
-            match format {
-                Format::Json => {
-                    serde_json::to_writer(&mut *out, &model)?;
-                    writeln!(out)?;
-                }
-                Format::Text => out.write_all(table.render(&model).as_bytes())?,
-            }
-            out.flush()?;
-            summary.printed += 1;
+        // As the screen does: a sysctl write or a new disk is seen on the next record.
+        if step.refresh {
+            source.refresh_soon();
         }
-        prev = Some(snap);
+        if let Some(w) = &step.wants {
+            source.want(w);
+        }
+        if step.first {
+            continue;
+        }
+        let model = &step.model;
+        match format {
+            Format::Json => {
+                serde_json::to_writer(&mut *out, model)?;
+                writeln!(out)?;
+            }
+            Format::Text => out.write_all(table.render(model).as_bytes())?,
+        }
+        out.flush()?;
+        summary.printed += 1;
     }
     Ok(summary)
 }

@@ -1,11 +1,18 @@
 //! The batch text format: a compact vmstat/iostat-like table that fits 80 columns.
 //!
+//! Under the two figure lines come the verdict's lines, only when they say something: each
+//! container or capped device whose dirty domain is past background or paced writers, the
+//! throttled writers, the saturated disks and direct reclaim.
 //! Owns: turning a `Model` into lines of text. Must not touch: I/O.
 
 use std::fmt::Write;
 
 use crate::fmt::{bytes, clock_utc, opt, pages, rate};
 use crate::model::Model;
+use crate::model::dirty::State;
+use crate::model::domains::Kind;
+use crate::model::throttled::ThrottleSource;
+use crate::model::verdict::ReclaimState;
 
 /// Renders successive records, repeating the column legend every 20 records like vmstat.
 #[derive(Debug, Default)]
@@ -45,7 +52,7 @@ pub fn render_text(m: &Model, legend: bool) -> String {
         pg(d.bg_thresh_pages.or(d.derived_bg_thresh_pages)),
         pg(d.freerun_pages),
         pg(d.thresh_pages.or(d.derived_thresh_pages)),
-        d.state.map_or("-", |st| st.label()),
+        global_state(m),
     );
     let cpu = m.cpu.map_or_else(
         || "-".to_owned(),
@@ -78,6 +85,7 @@ pub fn render_text(m: &Model, legend: bool) -> String {
         rate(r.pgscan_direct_s),
         rate(r.allocstall_s),
     );
+    verdict_lines(&mut s, m);
     if !m.disks.is_empty() {
         let _ = writeln!(
             s,
@@ -104,4 +112,80 @@ pub fn render_text(m: &Model, legend: bool) -> String {
         );
     }
     s
+}
+
+/// The global domain's state over the interval, with the tracepoint's pause when writers were
+/// paced while the sampled count read lower.
+fn global_state(m: &Model) -> String {
+    let d = &m.dirty;
+    let Some(st) = d.state else {
+        return "-".to_owned();
+    };
+    match m.domains.first().filter(|g| g.kind == Kind::Global) {
+        Some(g) if d.sampled_state != d.state => {
+            let how = g
+                .throttled_by_tracepoint_ms_per_s
+                .filter(|p| *p > 0.0)
+                .map_or_else(|| "wchan".to_owned(), |p| format!("paused {p:.0} ms/s"));
+            format!("{} ({how})", st.label())
+        }
+        _ => st.label().to_owned(),
+    }
+}
+
+/// The verdict's lines: non-global domains past background or pacing writers, the throttled
+/// writers (most paused first, three at most), saturated disks, direct reclaim.
+fn verdict_lines(s: &mut String, m: &Model) {
+    let ps = m.page_size;
+    for dom in m.domains.iter().filter(|d| d.kind != Kind::Global) {
+        let past = dom.state.is_some_and(|st| st >= State::BackgroundFlushing);
+        if !past && dom.throttled_writers == 0 {
+            continue;
+        }
+        let pause = dom
+            .throttled_by_tracepoint_ms_per_s
+            .filter(|p| *p > 0.0)
+            .map(|p| format!(", paused {p:.0} ms/s"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {}, {} writer(s){pause}",
+            dom.summary(ps),
+            dom.throttled_writers
+        );
+    }
+    let writers: Vec<_> = m.throttled.iter().filter(|r| !r.is_self).collect();
+    if !writers.is_empty() {
+        let mut parts: Vec<String> = writers
+            .iter()
+            .take(3)
+            .map(|r| {
+                let how = match (r.source, r.pause_ms_per_s) {
+                    (ThrottleSource::Tracepoint, Some(p)) => format!("{p:.0} ms/s"),
+                    (ThrottleSource::Tracepoint, None) => "paused".to_owned(),
+                    (ThrottleSource::Wchan, _) => "in balance_dirty_pages".to_owned(),
+                };
+                let dom = r.domain.as_deref().unwrap_or("/");
+                format!("{}[{}] {dom} {how}", r.comm, r.pid)
+            })
+            .collect();
+        if writers.len() > 3 {
+            parts.push(format!("+{} more", writers.len() - 3));
+        }
+        let _ = writeln!(s, "  throttled: {}", parts.join(", "));
+    }
+    if let Some(v) = &m.verdict {
+        if let Some(why) = &v.saturation_why {
+            let more = v.saturated.len().saturating_sub(1);
+            let more = if more > 0 {
+                format!(" (+{more} more)")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(s, "  saturated: {why}{more}");
+        }
+        if v.reclaim.state == ReclaimState::Direct {
+            let _ = writeln!(s, "  reclaim: {}", v.reclaim.why);
+        }
+    }
 }

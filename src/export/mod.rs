@@ -1,6 +1,6 @@
 //! `pagewatch export`: a recording's derived figures as CSV, JSON lines or OpenMetrics.
 //!
-//! Records are derived exactly as batch mode derives them (`model::series`): one per sample
+//! Records are derived exactly as batch mode derives them (`pipeline::derive_all`): one per sample
 //! after the first, unparsable samples skipped. Owns: the three output formats.
 //! Must not touch: the recording format, the terminal, files (the caller opens `out`).
 
@@ -12,7 +12,8 @@ use std::io::Write;
 use anyhow::Context;
 
 use crate::cli::ExportFormat;
-use crate::model::{Options, series};
+use crate::model::Options;
+use crate::pipeline;
 use crate::record::Recording;
 
 pub use csv::columns as csv_columns;
@@ -28,7 +29,7 @@ pub fn write(
     opts: Options,
     out: &mut dyn Write,
 ) -> anyhow::Result<()> {
-    let s = series::derive(&rec.samples, opts);
+    let s = pipeline::derive_all(&rec.samples, opts);
     if s.models.is_empty() {
         anyhow::bail!(
             "the recording has no records to export ({} sample(s), {} unparsable)",

@@ -2,34 +2,29 @@
 //! with the live counters and each device's saturation against its own baseline.
 //!
 //! `Live` takes each raw sample (the same `RawSample` the screen, batch mode or a recording
-//! gets), parses and derives it with its own `Parser` and `History` (the baseline the screen
-//! and reports judge a device by, over the screen's 600-sample window), updates the
-//! `Counters`, and returns a finished `Page`. The edge publishes each page whole, so a
+//! gets), steps it through its own `Pipeline` (so a device is judged against the same calm
+//! baseline the screen and reports use), updates the `Counters`, and returns a finished
+//! `Page`. The edge publishes each page whole, so a
 //! scrape never sees a half-updated sample.
 //! Owns: `Live`, `Page`. Must not touch: I/O, the clock (the edge hands in how long the read
 //! took), the text formats.
 
 use std::sync::Arc;
 
-use crate::history::History;
 use crate::metrics::counters::Counters;
-use crate::model::refresh::RefreshPolicy;
-use crate::model::saturation::saturation;
+use crate::model::who::View;
 use crate::model::{Model, Options};
-use crate::parse::{Parser, Snapshot};
-use crate::sample::RawSample;
-
-/// The screen's history window (`App::new`), so the baseline is the one the screen shows.
-const BASELINE_TICKS: usize = 600;
+use crate::pipeline::Pipeline;
+use crate::sample::{RawSample, Wants};
 
 /// One device's saturation at the page's sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DiskState {
     /// Kernel name.
     pub name: String,
-    /// 0 fine, 1 warn, 2 crit (`model::saturation`).
+    /// 0 fine, 1 warn, 2 saturated (`model::saturation`, judged by the pipeline).
     pub level: u8,
-    /// The device's baseline await (median of its recent busy samples), ms.
+    /// The device's calm baseline await, ms.
     pub baseline_await_ms: Option<f64>,
 }
 
@@ -55,12 +50,9 @@ pub struct Page {
 
 /// Turns raw samples into pages.
 pub struct Live {
-    parser: Parser,
-    prev: Option<Snapshot>,
-    history: History,
-    opts: Options,
-    refresh: RefreshPolicy,
+    pipeline: Pipeline,
     refresh_due: bool,
+    wants: Option<Wants>,
     last: Page,
 }
 
@@ -69,12 +61,9 @@ impl Live {
     #[must_use]
     pub fn new(host: &str, opts: Options) -> Self {
         Self {
-            parser: Parser::new(),
-            prev: None,
-            history: History::new(BASELINE_TICKS),
-            opts,
-            refresh: RefreshPolicy::default(),
+            pipeline: Pipeline::new(opts, 2),
             refresh_due: false,
+            wants: None,
             last: Page {
                 host: if host.is_empty() { "unknown" } else { host }.to_owned(),
                 ..Page::default()
@@ -87,29 +76,24 @@ impl Live {
     /// from the last good sample, as batch mode does.
     pub fn sample(&mut self, raw: &RawSample, read_s: f64) -> Page {
         self.last.read_s = Some(read_s);
-        let Ok(snap) = self.parser.parse(raw) else {
+        let Ok(step) = self.pipeline.push(raw, &View::default()) else {
             return self.error();
         };
         self.last.samples += 1;
-        if let Some(p) = &self.prev {
-            let m = Model::derive(Some(p), &snap, self.opts);
-            // As batch mode does: a sysctl write or a new disk is seen on the next record.
-            self.refresh_due |= self.refresh.due(Some(p), &snap, &m);
-            self.history.push(&m);
+        // As batch mode does: a sysctl write or a new disk is seen on the next record.
+        self.refresh_due |= step.refresh;
+        if step.wants.is_some() {
+            self.wants = step.wants;
+        }
+        if !step.first {
+            let m = step.model;
             let disks: Vec<DiskState> = m
                 .disks
                 .iter()
-                .map(|d| {
-                    let base = self
-                        .history
-                        .disks
-                        .get(&d.name)
-                        .and_then(|h| h.baseline_await_ms);
-                    DiskState {
-                        name: d.name.clone(),
-                        level: saturation(d, base),
-                        baseline_await_ms: base,
-                    }
+                .map(|d| DiskState {
+                    name: d.name.clone(),
+                    level: d.saturation.saturation_level,
+                    baseline_await_ms: d.saturation.baseline_await_ms,
                 })
                 .collect();
             let levels: Vec<(&str, u8)> =
@@ -118,8 +102,12 @@ impl Live {
             self.last.disks = disks;
             self.last.model = Some(Arc::new(m));
         }
-        self.prev = Some(snap);
         self.last.clone()
+    }
+
+    /// The "who" data the pipeline wants collected, when it changed since the last call.
+    pub fn take_wants(&mut self) -> Option<Wants> {
+        self.wants.take()
     }
 
     /// The page as it stands (before any sample: only the host).
@@ -160,12 +148,8 @@ mod tests {
         assert_eq!((p.samples, p.errors, p.host.as_str()), (1, 0, "unknown"));
         let p = live.sample(&s[1], 0.002);
         let m = p.model.as_deref().unwrap();
-        let want = Model::derive(
-            Some(&Snapshot::parse(&s[0]).unwrap()),
-            &Snapshot::parse(&s[1]).unwrap(),
-            Options::default(),
-        );
-        assert_eq!(*m, want, "the same record batch mode prints");
+        let want = &crate::pipeline::derive_all(&s[..2], Options::default()).models[0];
+        assert_eq!(m, want, "the same record batch mode prints");
         assert_eq!(p.disks.len(), m.disks.len());
         assert_eq!(p.read_s, Some(0.002));
         let mut bad = s[2].clone();
@@ -176,11 +160,8 @@ mod tests {
         assert_eq!(e.model, p.model, "figures kept");
         // The next good sample's rates run from the last good one (s[1]).
         let p = live.sample(&s[2], 0.001);
-        let want = Model::derive(
-            Some(&Snapshot::parse(&s[1]).unwrap()),
-            &Snapshot::parse(&s[2]).unwrap(),
-            Options::default(),
-        );
-        assert_eq!(p.model.as_deref(), Some(&want));
+        let fed = [s[0].clone(), s[1].clone(), bad, s[2].clone()];
+        let want = crate::pipeline::derive_all(&fed, Options::default());
+        assert_eq!(p.model.as_deref(), want.models.last());
     }
 }

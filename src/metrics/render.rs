@@ -180,7 +180,7 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
     o.gauges(
         "pagewatch_disk_saturation",
         "",
-        "0 fine, 1 saturated, 2 badly saturated: %util on a rotational disk, else await against the device's own baseline with a queue (as the screen colours it).",
+        "0 fine, 1 warning, 2 saturated (the verdict, as the screen colours it): %util on a rotational disk, else a queue with await against the device's calm baseline, or a deep queue without one.",
         &s,
     );
     let s: Vec<(String, f64)> = page
@@ -260,7 +260,7 @@ fn counters(o: &mut Out, page: &Page, base: &str) {
     o.counters(
         "pagewatch_disk_saturated_seconds",
         "seconds",
-        "Seconds the device was saturated against its own baseline (pagewatch_disk_saturation >= 1).",
+        "Seconds the device was saturated, as the verdict judged it (pagewatch_disk_saturation = 2).",
         &s,
     );
     let s: Vec<(String, f64)> = c

@@ -20,8 +20,8 @@ pub enum Mode {
     Bytes,
 }
 
-/// Where dirty memory stands (spec §1.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// Where dirty memory stands (spec §1.4). Ordered from calm to severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// nr_dirty ≤ background threshold: the flusher is idle.
@@ -161,8 +161,11 @@ pub struct Dirty {
     pub thresh_mode: Option<Mode>,
     /// `vm.dirty_background_ratio` vs `vm.dirty_background_bytes`.
     pub bg_thresh_mode: Option<Mode>,
-    /// Where the dirty count stands.
+    /// Where the global domain stands over the interval: the sampled count's state, raised
+    /// to "writers throttled" when writers were paced in it (`verdict::fold_dirty`).
     pub state: Option<State>,
+    /// Where the sampled count stood at the read, before the interval's evidence.
+    pub sampled_state: Option<State>,
     /// The kernel's hard limit of the global domain, max(thresh, dirty_limit), from the
     /// tracepoint's last global event of the interval (spec §1.10, §7); `None` when not armed
     /// or no writer was throttled.
@@ -202,6 +205,10 @@ impl Dirty {
         };
         let pv = prev.map(|p| &p.vmstat);
         let kernel_hard = s.trace.as_ref().and_then(super::throttled::kernel_limit);
+        let sampled = nr_dirty
+            .zip(both)
+            .zip(effective)
+            .map(|((d, b), l)| state(d, b, l, kernel_hard.map(|k| k.0)));
         Dirty {
             thresh_pages: kernel.map(|l| l.thresh),
             bg_thresh_pages: kernel.map(|l| l.bg_thresh),
@@ -225,10 +232,8 @@ impl Dirty {
                 .dirty_background_ratio
                 .or(s.sysctl.dirty_background_bytes)
                 .map(|_| mode(s.sysctl.dirty_background_bytes)),
-            state: nr_dirty
-                .zip(both)
-                .zip(effective)
-                .map(|((d, b), l)| state(d, b, l, kernel_hard.map(|k| k.0))),
+            state: sampled,
+            sampled_state: sampled,
             kernel_limit_pages: kernel_hard.map(|k| k.0),
             kernel_setpoint_pages: kernel_hard.map(|k| k.1),
             page_size: s.page_size,
@@ -369,6 +374,7 @@ mod tests {
                 thresh_mode: None,
                 bg_thresh_mode: None,
                 state: None,
+                sampled_state: None,
                 kernel_limit_pages: None,
                 kernel_setpoint_pages: None,
                 page_size: 4096,

@@ -98,6 +98,9 @@ pub struct Disk {
     /// iostat -x columns; all `None` on a device's first tick or after a counter reset.
     #[serde(flatten)]
     pub cols: Columns,
+    /// Whether it is saturated, and why (`saturation::Judge`, filled by the pipeline).
+    #[serde(flatten)]
+    pub saturation: super::saturation::Saturation,
 }
 
 /// One direction's counters: ios, merges, sectors, milliseconds.
@@ -299,6 +302,7 @@ pub fn derive(
             in_flight: c.in_flight,
             queue,
             cols,
+            saturation: super::saturation::Saturation::default(),
         });
     }
     out

@@ -52,8 +52,16 @@ pub struct Domain {
     /// memcg: how much the group may still grow, the least over it and its ancestors below
     /// the root of min(max, high) − current; `None` when no level has a limit.
     pub headroom_pages: Option<u64>,
-    /// Where the dirty count stands against this domain's thresholds.
+    /// Where this domain stands over the interval: the sampled count's state, raised to
+    /// "writers throttled" when writers were paced in it (`verdict::fold_dirty`).
     pub state: Option<State>,
+    /// Where the sampled count stood against the thresholds at the read.
+    pub sampled_state: Option<State>,
+    /// The tracepoint's pauses of the writers this domain paced, ms per second summed;
+    /// `None` while the tracepoint is not armed.
+    pub throttled_by_tracepoint_ms_per_s: Option<f64>,
+    /// Writers this domain paced over the interval (tracepoint or wchan, pagewatch aside).
+    pub throttled_writers: usize,
     /// The kernel's own threshold: global `nr_dirty_threshold`; memcg `WbDirtyThresh` of the
     /// cgroup's wb from debugfs `wb_stats` (kB → pages; the largest over devices); else null.
     pub kernel_thresh_pages: Option<u64>,
@@ -105,6 +113,20 @@ pub fn most_constrained(domains: &[Domain]) -> Option<&Domain> {
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, d)| d)
+}
+
+/// The domain in the most severe state over the interval (`verdict::fold_dirty`), the one
+/// nearest its throttle point among equals.
+#[must_use]
+pub fn most_severe<'a>(domains: impl IntoIterator<Item = &'a Domain>) -> Option<&'a Domain> {
+    let ratio = |d: &Domain| match (d.dirty_writeback(), d.freerun_pages) {
+        (Some(x), Some(f)) if f > 0 => x as f64 / f as f64,
+        _ => 0.0,
+    };
+    domains
+        .into_iter()
+        .filter(|d| d.state.is_some())
+        .max_by(|a, b| a.state.cmp(&b.state).then(ratio(a).total_cmp(&ratio(b))))
 }
 
 /// `mem_cgroup_wb_stats()`'s headroom (spec §1.8): over the group and each ancestor below
@@ -223,6 +245,9 @@ fn global(d: &Dirty) -> Domain {
         writeback_pages: d.nr_writeback,
         headroom_pages: None,
         state: d.state,
+        sampled_state: d.state,
+        throttled_by_tracepoint_ms_per_s: None,
+        throttled_writers: 0,
         kernel_thresh_pages: d.thresh_pages,
     }
 }
@@ -283,6 +308,9 @@ fn memcg(
         writeback_pages: Some(writeback),
         headroom_pages: headroom,
         state: l.map(|l| dirty::state(dirty, m_dirty, l, None)),
+        sampled_state: None,
+        throttled_by_tracepoint_ms_per_s: None,
+        throttled_writers: 0,
         kernel_thresh_pages: kernel_thresh(&s.wb_stats, g.ino, page),
     })
 }
@@ -343,6 +371,9 @@ fn bdi(s: &Snapshot, d: &Dirty, b: &BdiLimits) -> Option<Domain> {
         state: l
             .zip(dirty.zip(writeback))
             .map(|(l, (d, w))| dirty::state(d, d.saturating_add(w), l, None)),
+        sampled_state: None,
+        throttled_by_tracepoint_ms_per_s: None,
+        throttled_writers: 0,
         kernel_thresh_pages: None,
     })
 }

@@ -16,8 +16,8 @@ pub mod rate;
 pub mod reclaim;
 pub mod refresh;
 pub mod saturation;
-pub mod series;
 pub mod throttled;
+pub mod verdict;
 pub mod who;
 pub mod zones;
 
@@ -102,6 +102,9 @@ pub struct Model {
     /// Why a cgroup, BDI or wb_stats file could not be parsed, when one could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub domains_error: Option<String>,
+    /// The headline answers with their evidence (`verdict`); `None` until the pipeline
+    /// judged this model (`Model::derive` alone does not).
+    pub verdict: Option<verdict::Verdict>,
 }
 
 impl Model {
@@ -167,6 +170,7 @@ impl Model {
             domains,
             cgroups,
             domains_error: cur.domains_error.clone(),
+            verdict: None,
         }
     }
 }

@@ -1,35 +1,182 @@
-//! Whether a disk is saturated, judged the way the disk table colours it (moved here from
-//! `ui/panes/disks.rs` so reports can use the same rule).
+//! Whether a disk is saturated, judged once per step by the pipeline (`Judge`) and read by
+//! every output: the disk table's colour, batch text and JSON, the report, the metrics.
 //!
-//! Rotational disks: %util ≥ 70 warns, ≥ 90 is critical. Devices that serve requests in
-//! parallel reach 100 %util early, so they are judged by await against their own baseline
-//! (the median await of recent ticks with I/O, kept by `History`) with a queue: await ≥ 2×
-//! baseline and aqu-sz ≥ 1 warns, ≥ 3× is critical. Parallel (`parallel`): non-rotational
-//! (NVMe, SSD), more than one hardware queue, or a virtual or stacked device by its name
-//! (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`, `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`)
-//! whatever its rotational flag says: virtio-blk and many cloud volumes report 1. Anything
-//! else whose flag is unknown is treated as rotational.
-//! Owns: that predicate. Must not touch: I/O, history keeping, drawing.
+//! Rotational single-queue disks: %util ≥ 70 warns, ≥ 90 is critical and saturated. Devices
+//! that serve requests in parallel reach 100 %util early, so they are judged by their queue
+//! and by await against their own **calm baseline**: the await of samples whose queue was
+//! short (aqu-sz < 1), a slowly rising, quickly falling low mark that is frozen while the
+//! queue is long. So a flood that lasts minutes does not become its own baseline, as a
+//! median over the recent window did. With a queue (aqu-sz ≥ 1), await ≥ 2× baseline warns and
+//! ≥ 3× is critical; a queue `DEEP_QUEUE` deep is critical on its own when no baseline is
+//! known yet (pagewatch started during the flood). Once saturated, a device stays so while
+//! the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker.
+//! Parallel (`parallel`): non-rotational (NVMe, SSD), more than one hardware queue, or a
+//! virtual or stacked device by its name (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`,
+//! `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`) whatever its rotational flag says: virtio-blk and
+//! many cloud volumes report 1. Anything else whose flag is unknown is treated as rotational.
+//! Owns: that rule, `Saturation` (a disk's answer) and `Judge` (the baselines it keeps).
+//! Must not touch: I/O, history keeping for the charts, drawing.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
 
 use super::disk::{Columns, Disk};
 
-/// Saturation severity of a device: 0 fine, 1 warn, 2 crit.
-#[must_use]
-pub fn saturation(d: &Disk, baseline_await_ms: Option<f64>) -> u8 {
-    let c: &Columns = &d.cols;
-    if !parallel(d) {
-        let u = c.util_pct.unwrap_or(0.0);
-        return if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
+/// A queue this deep (aqu-sz, averaged over the interval) is saturation on its own when the
+/// device has no calm baseline yet.
+pub const DEEP_QUEUE: f64 = 32.0;
+/// Samples a saturated device stays flagged after its evidence falls below the warning.
+pub const HOLD: u32 = 3;
+/// How fast the baseline follows a calm await above it (a fraction of the gap per sample),
+/// and below it.
+const RISE: f64 = 0.02;
+const FALL: f64 = 0.5;
+/// Awaits below this are taken as this, so a device that idles at microseconds is not called
+/// saturated at a fraction of a millisecond.
+const BASELINE_FLOOR_MS: f64 = 0.05;
+
+/// One device's saturation answer at a step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Saturation {
+    /// Saturated (critical, or held after it).
+    pub saturated: bool,
+    /// Why, in one line: `queue 144 deep, await 3.0 ms vs 0.4 ms calm baseline`.
+    pub saturation_why: Option<String>,
+    /// The calm baseline await it was judged against, ms.
+    pub baseline_await_ms: Option<f64>,
+    /// 0 fine, 1 warn, 2 critical (the table's colour).
+    pub saturation_level: u8,
+}
+
+/// A device's memory between steps.
+#[derive(Debug, Clone, Default)]
+struct Track {
+    baseline_ms: Option<f64>,
+    saturated: bool,
+    /// Samples since the evidence last held, while saturated.
+    quiet: u32,
+}
+
+/// Keeps each device's calm baseline and saturation across steps.
+#[derive(Debug, Clone, Default)]
+pub struct Judge {
+    tracks: BTreeMap<String, Track>,
+}
+
+/// The await over reads, writes and discards, weighted by their IOs, and those IOs.
+fn weighted(c: &Columns) -> Option<(f64, f64)> {
+    let dirs = [(c.r_s, c.r_await), (c.w_s, c.w_await), (c.d_s, c.d_await)];
+    let ops: f64 = dirs.iter().filter_map(|(n, _)| *n).sum();
+    if c.r_s.is_none() && c.w_s.is_none() {
+        return None;
     }
-    let (r, w) = (c.r_s.unwrap_or(0.0), c.w_s.unwrap_or(0.0));
-    if r + w <= 0.0 || c.aqu_sz.unwrap_or(0.0) < 1.0 {
-        return 0;
+    let sum: f64 = dirs
+        .iter()
+        .map(|(n, a)| n.unwrap_or(0.0) * a.unwrap_or(0.0))
+        .sum();
+    Some((if ops > 0.0 { sum / ops } else { 0.0 }, ops))
+}
+
+impl Judge {
+    /// Judges every disk of a step (in place) and moves the baselines on. A device with no
+    /// figures this step (first tick, counters reset) keeps its track unchanged.
+    pub fn judge(&mut self, disks: &mut [Disk]) {
+        for d in disks.iter_mut() {
+            let t = match self.tracks.get_mut(&d.name) {
+                Some(t) => t,
+                None => self.tracks.entry(d.name.clone()).or_default(),
+            };
+            d.saturation = judge_one(t, d);
+        }
+        // Forget devices that went away, so a long run's map stays bounded.
+        if self.tracks.len() > disks.len() {
+            self.tracks
+                .retain(|name, _| disks.iter().any(|d| &d.name == name));
+        }
     }
-    let await_ms = (r * c.r_await.unwrap_or(0.0) + w * c.w_await.unwrap_or(0.0)) / (r + w);
-    match baseline_await_ms {
-        Some(b) if b > 0.0 && await_ms >= 3.0 * b => 2,
-        Some(b) if b > 0.0 && await_ms >= 2.0 * b => 1,
-        _ => 0,
+}
+
+fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
+    let Some((await_ms, ops)) = weighted(&d.cols) else {
+        return Saturation {
+            saturated: t.saturated,
+            baseline_await_ms: t.baseline_ms,
+            ..Saturation::default()
+        };
+    };
+    let aqu = d.cols.aqu_sz.unwrap_or(0.0);
+    let (level, why) = if parallel(d) {
+        parallel_level(aqu, await_ms, ops, t.baseline_ms)
+    } else {
+        let u = d.cols.util_pct.unwrap_or(0.0);
+        let level = if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
+        let why = format!("{u:.0} %util on a single-queue rotational disk, queue {aqu:.1}");
+        (level, (level > 0).then_some(why))
+    };
+    if level >= 2 {
+        t.saturated = true;
+        t.quiet = 0;
+    } else if t.saturated {
+        if level == 1 {
+            t.quiet = 0;
+        } else {
+            t.quiet += 1;
+            if t.quiet > HOLD {
+                t.saturated = false;
+            }
+        }
+    }
+    // The calm baseline moves only on calm samples: I/O with a short queue, not saturated.
+    if ops > 0.0 && aqu < 1.0 && !t.saturated {
+        let a = await_ms.max(BASELINE_FLOOR_MS);
+        t.baseline_ms = Some(match t.baseline_ms {
+            None => a,
+            Some(b) if a < b => b + (a - b) * FALL,
+            Some(b) => b + (a - b) * RISE,
+        });
+    }
+    let why = why.map(|w| {
+        if t.saturated && level < 2 {
+            format!("{w} (held: saturated {} sample(s) ago)", t.quiet.max(1))
+        } else {
+            w
+        }
+    });
+    Saturation {
+        saturated: t.saturated,
+        saturation_why: why.filter(|_| level > 0 || t.saturated),
+        baseline_await_ms: t.baseline_ms,
+        saturation_level: if t.saturated { 2 } else { level },
+    }
+}
+
+/// A parallel device's level and evidence: a queue with await against the calm baseline, or
+/// a deep queue without one.
+fn parallel_level(aqu: f64, await_ms: f64, ops: f64, base: Option<f64>) -> (u8, Option<String>) {
+    if ops <= 0.0 || aqu < 1.0 {
+        return (0, None);
+    }
+    match base {
+        Some(b) => {
+            let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
+            let level = if ratio >= 3.0 {
+                2
+            } else {
+                u8::from(ratio >= 2.0)
+            };
+            let why = format!(
+                "queue {aqu:.1} deep, await {await_ms:.2} ms vs {b:.2} ms calm baseline ({ratio:.1}x)"
+            );
+            (level, (level > 0).then_some(why))
+        }
+        None if aqu >= DEEP_QUEUE => (
+            2,
+            Some(format!(
+                "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms, no calm baseline yet"
+            )),
+        ),
+        None => (0, None),
     }
 }
 
@@ -46,63 +193,5 @@ pub fn parallel(d: &Disk) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::parse::QueueSettings;
-
-    fn disk(rotational: bool, util: f64, aqu: f64, await_ms: f64) -> Disk {
-        Disk {
-            name: "x".into(),
-            dm_name: None,
-            partition: false,
-            in_flight: 0,
-            queue: Some(QueueSettings {
-                rotational: Some(rotational),
-                ..QueueSettings::default()
-            }),
-            cols: Columns {
-                r_s: Some(100.0),
-                w_s: Some(0.0),
-                r_await: Some(await_ms),
-                w_await: Some(0.0),
-                aqu_sz: Some(aqu),
-                util_pct: Some(util),
-                ..Columns::default()
-            },
-        }
-    }
-
-    #[test]
-    fn virtual_and_multi_queue_disks_are_parallel_whatever_rotational_says() {
-        // virtio-blk reporting rotational=1 at 100 %util with baseline latency: fine.
-        let mut vda = disk(true, 100.0, 0.8, 0.1);
-        vda.name = "vda".into();
-        assert_eq!(saturation(&vda, Some(0.1)), 0);
-        vda.cols.aqu_sz = Some(8.0);
-        vda.cols.r_await = Some(0.4);
-        assert_eq!(saturation(&vda, Some(0.1)), 2);
-        // A SCSI cloud volume with 4 hardware queues.
-        let mut sdb = disk(true, 100.0, 0.8, 0.1);
-        sdb.name = "sdb".into();
-        sdb.queue.as_mut().unwrap().hw_queues = Some(4);
-        assert!(parallel(&sdb));
-        assert_eq!(saturation(&sdb, Some(0.1)), 0);
-        // A real spinning sda with one queue: by %util.
-        let mut sda = disk(true, 95.0, 0.5, 1.0);
-        sda.name = "sda".into();
-        sda.queue.as_mut().unwrap().hw_queues = Some(1);
-        assert!(!parallel(&sda));
-        assert_eq!(saturation(&sda, None), 2);
-    }
-
-    #[test]
-    fn rotational_by_util_parallel_by_await_baseline() {
-        assert_eq!(saturation(&disk(true, 95.0, 0.5, 1.0), None), 2);
-        assert_eq!(saturation(&disk(true, 75.0, 0.5, 1.0), None), 1);
-        // An NVMe at 100 % util with a short queue and baseline latency is not saturated.
-        assert_eq!(saturation(&disk(false, 100.0, 0.8, 0.1), Some(0.1)), 0);
-        assert_eq!(saturation(&disk(false, 100.0, 4.0, 0.25), Some(0.1)), 1);
-        assert_eq!(saturation(&disk(false, 100.0, 8.0, 0.4), Some(0.1)), 2);
-        assert_eq!(saturation(&disk(false, 100.0, 8.0, 0.4), None), 0);
-    }
-}
+#[path = "saturation_tests.rs"]
+mod tests;

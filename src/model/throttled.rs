@@ -39,8 +39,14 @@ pub struct Throttled {
     pub pause_ms_per_s: Option<f64>,
     /// The rate the kernel allows the task, KiB/s (tracepoint `task_ratelimit`), last seen.
     pub task_ratelimit_kbps: Option<u64>,
-    /// The kernel's hard limit of the throttling domain, pages (tracepoint `limit`).
+    /// The hard limit of the domain that paced it, pages: the tracepoint's `limit`; for a
+    /// writer paced by its memcg on a kernel that reports the global limit there, the
+    /// memcg's threshold (`verdict::fold_dirty`, spec §1.8, §1.10).
     pub limit_pages: Option<u64>,
+    /// The tracepoint's own `limit` when `limit_pages` is not it.
+    pub kernel_limit_pages: Option<u64>,
+    /// The path of the dirty domain that paced it (`/`, `/box`, or a device's `maj:min`).
+    pub domain: Option<String>,
     /// The kernel's setpoint, pages (tracepoint `setpoint`).
     pub setpoint_pages: Option<u64>,
     /// Where the row comes from.
@@ -62,6 +68,8 @@ impl Throttled {
             pause_ms_per_s: None,
             task_ratelimit_kbps: None,
             limit_pages: None,
+            kernel_limit_pages: None,
+            domain: None,
             setpoint_pages: None,
             source,
             is_self: false,
@@ -136,7 +144,9 @@ pub fn by_pause(a: &Throttled, b: &Throttled) -> std::cmp::Ordering {
 }
 
 /// The list the model shows: the tracepoint's rows while it is armed (exact: every sleep in
-/// balance_dirty_pages() has its event), else the wchan rows of the last process walk.
+/// balance_dirty_pages() has its event), plus the wchan rows of tasks it did not report (a
+/// task already asleep when the tracepoint was armed, or whose events are not read yet);
+/// else the wchan rows of the last process walk.
 #[must_use]
 pub fn rows(
     tracer: Option<&Tracer>,
@@ -144,7 +154,14 @@ pub fn rows(
     wchan: Vec<Throttled>,
 ) -> Vec<Throttled> {
     let armed = tracer.is_some_and(|t| t.state == TraceState::Armed);
-    let mut out = if armed { tracepoint } else { wchan };
+    let mut out = if armed {
+        let mut out = tracepoint;
+        let seen: Vec<u32> = out.iter().map(|r| r.pid).collect();
+        out.extend(wchan.into_iter().filter(|w| !seen.contains(&w.pid)));
+        out
+    } else {
+        wchan
+    };
     out.sort_by(by_pause);
     out
 }

@@ -75,7 +75,7 @@ fn per_task_sums_over_the_interval() {
 }
 
 #[test]
-fn wchan_rows_stand_in_when_not_armed() {
+fn wchan_rows_stand_in_when_not_armed_and_fill_in_when_armed() {
     let wchan = |pid, ms| Throttled {
         pause_ms_per_s: ms,
         ..Throttled::new(pid, "dd", ThrottleSource::Wchan)
@@ -83,8 +83,18 @@ fn wchan_rows_stand_in_when_not_armed() {
     let armed = trace(&[ev(10, 200, 0, 16384, None)], TraceState::Armed);
     let tp = from_trace(&armed, Some(1.0));
     let w = vec![wchan(5, None), wchan(6, Some(30.0))];
+    // Armed: the tracepoint's rows, plus the walk's rows of tasks it did not report (a task
+    // asleep before the tracepoint was armed, or whose events are not read yet).
     let on = rows(Some(&Tracer::derive(&armed)), tp.clone(), w.clone());
-    assert_eq!(on, tp, "armed: the tracepoint's rows only");
+    assert_eq!(on[0], tp[0]);
+    assert_eq!(on.iter().map(|r| r.pid).collect::<Vec<_>>(), [10, 6, 5]);
+    // A task the tracepoint reported is not listed twice.
+    let on = rows(
+        Some(&Tracer::derive(&armed)),
+        tp.clone(),
+        vec![wchan(10, None)],
+    );
+    assert_eq!(on, tp, "the tracepoint's row, not the walk's");
     let off = trace(&[], TraceState::NotRoot);
     let got = rows(Some(&Tracer::derive(&off)), Vec::new(), w.clone());
     assert_eq!(

@@ -384,8 +384,11 @@ fn spawn_sampler(
     done: Arc<AtomicBool>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut parser = crate::parse::Parser::new();
-        let mut prev = parser.parse(&first).ok();
+        // The one pipeline, as `record` and the screen step: a playbook's recording carries
+        // the same process walk, tracepoint and cgroup data, and the same verdicts.
+        let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
+        let view = crate::model::who::View::default();
+        let _ = pipeline.push(&first, &view);
         let mut ticker = crate::source::Ticker::new(interval);
         loop {
             let last = done.load(Ordering::Acquire);
@@ -393,15 +396,19 @@ fn spawn_sampler(
                 ticker.wait();
             }
             if let Ok(raw) = source.read()
-                && let Ok(snap) = parser.parse(&raw)
+                && let Ok(step) = pipeline.push(&raw, &view)
             {
-                let m = Model::derive(prev.as_ref(), &snap, crate::model::Options::default());
-                prev = Some(snap);
+                if let Some(w) = &step.wants {
+                    crate::source::Source::want(&mut source, w);
+                }
+                if step.refresh {
+                    source.refresh_soon();
+                }
                 let mut l = lock_log(&log);
                 if let Some(r) = &mut l.rec {
                     let _ = r.write_sample(&raw);
                 }
-                l.models.push(m);
+                l.models.push(step.model);
             }
             if last {
                 return;

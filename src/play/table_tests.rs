@@ -31,6 +31,7 @@ fn model(t: i64, dt: f64, avail: u64, state: State, direct: f64, io: [f64; 6]) -
             util_pct: Some(io[5]),
             ..Columns::default()
         },
+        saturation: crate::model::saturation::Saturation::default(),
     }];
     m
 }

@@ -62,7 +62,11 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     if let Some(f) = &mut metrics {
         f.sample(&first, 0.0);
     }
-    let mut who = WhoGate::new(&first);
+    // The one pipeline decides the "who" data a recording carries and when the slow files
+    // are re-read, as it does for the screen and batch mode.
+    let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
+    let view = crate::model::who::View::default();
+    let _ = pipeline.push(&first, &view);
     let mut failures = 0u64;
     while ticker.wait_unless(&stop, limit) {
         let t0 = Instant::now();
@@ -74,8 +78,13 @@ pub fn record(args: &RecordArgs) -> Result<()> {
                 if let Some(f) = &mut metrics {
                     f.sample(&s, read_s);
                 }
-                if let Some(w) = who.update(&s) {
-                    source.want(&w);
+                if let Ok(step) = pipeline.push(&s, &view) {
+                    if let Some(w) = &step.wants {
+                        source.want(w);
+                    }
+                    if step.refresh {
+                        source.refresh_soon();
+                    }
                 }
             }
             Err(e) => {
@@ -162,45 +171,6 @@ fn lost(rec: &Recorder) -> String {
         rec.path().display(),
         rec.samples()
     )
-}
-
-/// The "who" gate of a recording: the same decision the screen and batch make
-/// (`model::who::Gate`), so a recording carries the processes, the tracepoint's events and
-/// the cgroups while something happens, and nothing extra while the machine is idle.
-struct WhoGate {
-    parser: crate::parse::Parser,
-    prev: Option<crate::parse::Snapshot>,
-    procs: crate::model::procs::Tracker,
-    gate: crate::model::who::Gate,
-}
-
-impl WhoGate {
-    fn new(first: &crate::sample::RawSample) -> Self {
-        let mut parser = crate::parse::Parser::new();
-        let prev = parser.parse(first).ok();
-        Self {
-            parser,
-            prev,
-            procs: crate::model::procs::Tracker::default(),
-            gate: crate::model::who::Gate::default(),
-        }
-    }
-
-    /// The wants after sample `s`, when they changed.
-    fn update(&mut self, s: &crate::sample::RawSample) -> Option<crate::sample::Wants> {
-        let snap = self.parser.parse(s).ok()?;
-        self.procs.update(&snap);
-        let mut model = crate::model::Model::derive(
-            self.prev.as_ref(),
-            &snap,
-            crate::model::Options::default(),
-        );
-        // The walk's wchan rows too, as the screen and batch see them.
-        self.procs.fill(&mut model);
-        self.prev = Some(snap);
-        self.gate
-            .update(&model, &crate::model::who::View::default())
-    }
 }
 
 /// Prints a recording's derived figures as `pagewatch --batch` would have printed them live.

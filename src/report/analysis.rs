@@ -11,15 +11,10 @@ use super::series::{DISK, SYSTEM, dirty_pct_of_thresh};
 use super::stats::Stats;
 use super::summary::{ReportSummary, summarise};
 use crate::event::Event;
-use crate::history::History;
 use crate::model::dirty::State;
-use crate::model::saturation::saturation;
-use crate::model::{Disk, Model, Options, series};
+use crate::model::{Disk, Model, Options};
+use crate::pipeline;
 use crate::record::Recording;
-
-/// The screen's history window (`App::new`), so the await baseline a disk is judged against
-/// is the one the screen would have shown at that moment.
-const BASELINE_TICKS: usize = 600;
 
 /// One row of the figures table.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +36,8 @@ pub struct DiskReport {
     pub name: String,
     /// Figures.
     pub rows: Vec<Row>,
-    /// Saturated periods; `peak` is the worst r/w-weighted await, ms.
+    /// Saturated periods (the pipeline's verdict per record); `peak` is the worst
+    /// r/w-weighted await, ms.
     pub saturated: Vec<Period>,
     /// Chart file name.
     pub chart: String,
@@ -104,7 +100,7 @@ fn flag(m: &Model, on: bool, peak: f64, severe: bool) -> Flag {
 
 /// Derives every record and analyses those in `range`.
 pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<Analysis> {
-    let all = series::derive(&rec.samples, opts);
+    let all = pipeline::derive_all(&rec.samples, opts);
     if all.models.is_empty() {
         bail!(
             "the recording has {} usable sample(s) of {}; a report needs at least two",
@@ -112,18 +108,13 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
             rec.samples.len()
         );
     }
-    // Saturation per record and disk, with the baseline the screen had at that record.
-    let mut history = History::new(BASELINE_TICKS);
-    let mut models = Vec::new();
-    let mut sat: Vec<Vec<u8>> = Vec::new();
-    for m in all.models {
-        history.push(&m);
-        if range.contains(m.time_ms) {
-            let base = |d: &Disk| history.disks.get(&d.name).and_then(|h| h.baseline_await_ms);
-            sat.push(m.disks.iter().map(|d| saturation(d, base(d))).collect());
-            models.push(m);
-        }
-    }
+    // Each record comes judged by the pipeline: saturation against the calm baseline the
+    // screen had at that record, the dirty states with the interval's throttled writers.
+    let models: Vec<Model> = all
+        .models
+        .into_iter()
+        .filter(|m| range.contains(m.time_ms))
+        .collect();
     if models.is_empty() {
         bail!(
             "no records between {} and {} (the recording's records run from {} to {})",
@@ -179,7 +170,7 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         let stall = m.reclaim.allocstall_s.unwrap_or(0.0);
         flag(m, scan > 0.0 || stall > 0.0, scan, false)
     }));
-    let (disks, idle_disks) = disk_reports(&models, &sat);
+    let (disks, idle_disks) = disk_reports(&models);
     let summary = summarise(&models, &throttled, &direct, &disks, all.failures.len());
     Ok(Analysis {
         range,
@@ -195,9 +186,8 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
     })
 }
 
-/// Busy disks' reports and idle disks' names. `sat[i][j]` is the saturation of
-/// `models[i].disks[j]`.
-fn disk_reports(models: &[Model], sat: &[Vec<u8>]) -> (Vec<DiskReport>, Vec<String>) {
+/// Busy disks' reports and idle disks' names.
+fn disk_reports(models: &[Model]) -> (Vec<DiskReport>, Vec<String>) {
     let mut names: Vec<&str> = models
         .iter()
         .flat_map(|m| m.disks.iter().map(|d| d.name.as_str()))
@@ -227,11 +217,11 @@ fn disk_reports(models: &[Model], sat: &[Vec<u8>]) -> (Vec<DiskReport>, Vec<Stri
                 stats: Stats::of(recs.iter().map(|d| get(d))),
             })
             .collect();
-        let saturated = periods::merge(models.iter().zip(sat).map(|(m, s)| {
-            let j = m.disks.iter().position(|d| d.name == name);
-            let level = j.map_or(0, |j| s[j]);
-            let peak = j.and_then(|j| weighted_await(&m.disks[j])).unwrap_or(0.0);
-            flag(m, level > 0, peak, level > 1)
+        let saturated = periods::merge(models.iter().map(|m| {
+            let d = m.disks.iter().find(|d| d.name == name);
+            let on = d.is_some_and(|d| d.saturation.saturated);
+            let peak = d.and_then(weighted_await).unwrap_or(0.0);
+            flag(m, on, peak, on)
         }));
         disks.push(DiskReport {
             name: name.to_owned(),

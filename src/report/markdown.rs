@@ -112,7 +112,8 @@ fn headline(o: &mut String, a: &Analysis, started: i64) {
     }
     let _ = writeln!(
         o,
-        "- Writers throttled: **{}** in {} period(s). Direct reclaim: **{}** in {} period(s).",
+        "- Writers throttled (any dirty domain, by its counts or by writers paused in it): \
+         **{}** in {} period(s). Direct reclaim: **{}** in {} period(s).",
         secs(s.throttled_s),
         a.throttled.len(),
         secs(s.direct_reclaim_s),
@@ -121,10 +122,11 @@ fn headline(o: &mut String, a: &Analysis, started: i64) {
     if let Some(w) = &s.worst_await {
         let _ = writeln!(
             o,
-            "- Worst disk latency: **{} {} {:.2} ms** at {}.",
+            "- Worst disk latency under load: **{} {} {:.2} ms** at {:.0} IOs/s, at {}.",
             cell(&w.disk),
             w.column,
             w.at.value,
+            w.ops_per_s,
             at(w.at.time_ms, started)
         );
     }

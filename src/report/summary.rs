@@ -23,8 +23,10 @@ pub struct At {
 pub struct WorstAwait {
     /// Device name.
     pub disk: String,
-    /// `r_await` or `w_await`.
+    /// `r_await`, `w_await` or `d_await`.
     pub column: &'static str,
+    /// That direction's IOs per second at that record.
+    pub ops_per_s: f64,
     /// Milliseconds, and when.
     pub at: At,
 }
@@ -44,7 +46,7 @@ pub struct ReportSummary {
     pub throttled_s: f64,
     /// Seconds with direct reclaim.
     pub direct_reclaim_s: f64,
-    /// Highest r_await or w_await of any disk.
+    /// Highest await of any disk and direction carrying real load (`verdict::worst_latency`).
     pub worst_await: Option<WorstAwait>,
     /// Seconds each saturated disk was saturated (disks never saturated are left out).
     pub saturated_s: Vec<(String, f64)>,
@@ -78,22 +80,23 @@ pub(crate) fn summarise(
     disks: &[DiskReport],
     skipped: usize,
 ) -> ReportSummary {
+    // The worst latency of the records, each weighted by IOPS as the verdict weighs it: a
+    // direction with a handful of IOs in a record is not the headline.
     let mut worst: Option<WorstAwait> = None;
     for m in models {
-        for d in &m.disks {
-            for (column, v) in [("r_await", d.cols.r_await), ("w_await", d.cols.w_await)] {
-                let Some(v) = v else { continue };
-                if worst.as_ref().is_none_or(|w| v > w.at.value) {
-                    worst = Some(WorstAwait {
-                        disk: d.name.clone(),
-                        column,
-                        at: At {
-                            value: v,
-                            time_ms: m.time_ms,
-                        },
-                    });
-                }
-            }
+        let Some(l) = crate::model::verdict::worst_latency(&m.disks) else {
+            continue;
+        };
+        if worst.as_ref().is_none_or(|w| l.await_ms > w.at.value) {
+            worst = Some(WorstAwait {
+                disk: l.device,
+                column: l.column,
+                ops_per_s: l.ops_per_s,
+                at: At {
+                    value: l.await_ms,
+                    time_ms: m.time_ms,
+                },
+            });
         }
     }
     ReportSummary {

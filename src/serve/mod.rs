@@ -20,7 +20,7 @@ pub use http::Latest;
 
 use crate::cli::ServeArgs;
 use crate::metrics::live::Live;
-use crate::model::who::{Gate, View};
+
 use crate::model::{Model, Options};
 use crate::sample::{RawSample, Wants};
 use crate::source::{FsSource, HostInfo, Source, SystemClock};
@@ -72,6 +72,11 @@ impl Feeder {
         self.live.take_refresh()
     }
 
+    /// The "who" data to collect, when it changed (`Live::take_wants`).
+    pub fn take_wants(&mut self) -> Option<crate::sample::Wants> {
+        self.live.take_wants()
+    }
+
     /// Publishes the page after a sample that failed.
     pub fn error(&mut self) {
         self.latest.publish(self.live.error());
@@ -104,7 +109,6 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         })
         .context("starting the signal thread")?;
     let interval = Duration::from_secs_f64(args.interval);
-    let mut gate = Gate::default();
     let mut next = Instant::now();
     loop {
         let t0 = Instant::now();
@@ -112,13 +116,11 @@ pub fn run(args: &ServeArgs) -> Result<()> {
         let read_s = t0.elapsed().as_secs_f64();
         match res {
             Ok(Some(raw)) => {
-                let fresh = feeder.sample(&raw, read_s);
+                feeder.sample(&raw, read_s);
                 source.recycle(raw);
                 // The tracepoint and the cgroup walk as batch mode decides them; never the
                 // process walk, which only per-process series would need.
-                if let Some(m) = fresh
-                    && let Some(w) = gate.update(&m, &View::default())
-                {
+                if let Some(w) = feeder.take_wants() {
                     source.want(&Wants { procs: None, ..w });
                 }
             }

@@ -72,7 +72,7 @@ pub fn marker_letter(kind: &EventKind) -> Option<char> {
 /// Marks events on a chart: a letter in the top row and a dotted line down the column of the
 /// sample the event happened before, where the chart is empty.
 fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
-    let pts = &app.history.points;
+    let pts = &app.history().points;
     let (Some(first), true) = (pts.front(), area.width > 0 && area.height > 0) else {
         return;
     };
@@ -115,7 +115,7 @@ fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
 }
 
 fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
-    let h = &app.history.points;
+    let h = &app.history().points;
     let total = h.back().map_or(0, |p| p.mem_total_kb);
     let now = h.back().and_then(|p| p.mem_available_kb);
     let title = format!(
@@ -133,7 +133,7 @@ fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Opt
 }
 
 fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
-    let h = &app.history.points;
+    let h = &app.history().points;
     let ps = app.model.as_ref().map_or(4096, |m| m.page_size);
     let last = h.back().copied().unwrap_or_default();
     let thresh = last.thresh.unwrap_or(0);
@@ -169,7 +169,7 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Opti
 }
 
 fn reclaim_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
-    let h = &app.history.points;
+    let h = &app.history().points;
     let last = h.back().copied().unwrap_or_default();
     let title = format!(
         "scan/s kswapd {} (top) direct {} (bottom)",
@@ -209,7 +209,7 @@ fn draw_disk_charts(
     name: Option<&str>,
     values: &mut Vec<Option<f64>>,
 ) {
-    let hist = name.and_then(|n| app.history.disks.get(n));
+    let hist = name.and_then(|n| app.history().disks.get(n));
     // The inside of the chart's block (`canvas.block` gives the same once the title is known).
     let inner = Block::bordered().inner(area);
     let pts = hist.map(|h| shown(&h.points, inner)).unwrap_or_default();

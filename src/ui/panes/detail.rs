@@ -12,7 +12,7 @@ use crate::app::App;
 use crate::fmt::{Dash, opt};
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{block, kv};
+use crate::ui::widgets::{block, kv, level};
 
 /// Draws the detail view of the selected device.
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
@@ -51,13 +51,18 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             Span::raw(format!("{:>12}", opt(v, 2))),
         ]));
     }
-    let baseline = app
-        .history
-        .disks
-        .get(&d.name)
-        .and_then(|h| h.baseline_await_ms);
-    let baseline = Dash(baseline.map(|b| format!("{b:.2} ms")));
-    lines.push(Line::from(Vec::from(kv(app, "await baseline", baseline))));
+    let sat = &d.saturation;
+    let baseline = Dash(sat.baseline_await_ms.map(|b| format!("{b:.2} ms")));
+    lines.push(Line::from(Vec::from(kv(app, "calm baseline", baseline))));
+    let verdict = match &sat.saturation_why {
+        Some(why) if sat.saturated => format!("saturated: {why}"),
+        Some(why) => format!("warning: {why}"),
+        None => "not saturated".to_owned(),
+    };
+    lines.push(Line::from(Span::styled(
+        verdict,
+        level(app, sat.saturation_level),
+    )));
     if crate::model::saturation::parallel(d) {
         lines.push(Line::from(Span::styled(
             "Serves requests in parallel: %util reaches 100% long before the device is \

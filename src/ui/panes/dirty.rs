@@ -103,6 +103,20 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     canvas.lines(inner, lines(app, m, inner.width, inner.height));
 }
 
+/// The state over the interval can be above the sampled count's: what raised it.
+fn raised_by(m: &Model) -> String {
+    match m.domains.first() {
+        Some(g) if m.dirty.state != m.dirty.sampled_state => g
+            .throttled_by_tracepoint_ms_per_s
+            .filter(|p| *p > 0.0)
+            .map_or_else(
+                || " (writer in balance_dirty_pages)".to_owned(),
+                |p| format!(" (paused {p:.0} ms/s)"),
+            ),
+        _ => String::new(),
+    }
+}
+
 fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     let t = theme(app);
     let d = &m.dirty;
@@ -117,19 +131,24 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     let state = d.state.map_or(Span::styled("-", t.dim), |s| {
         Span::styled(s.label(), level(app, state_level(s)))
     });
+    let raised = raised_by(m);
     let (kind, mode_t, mode_b) = mode_parts(&m.sysctl, d.thresh_mode, d.bg_thresh_mode);
     let mut out = Vec::with_capacity(10);
     out.push(Line::from(vec![
         state,
+        Span::styled(raised, t.dim),
         Span::styled(format!("   {kind} {mode_t}/{mode_b}"), t.dim),
         Span::styled(if app.ui.pages { "  (pages)" } else { "" }, t.dim),
     ]));
     // A container's (or a capped device's) domain nearer its throttle point than the global
     // one: the global line can say "below background" while its writers are throttled (§1.8).
-    if let Some(dom) = crate::model::domains::most_constrained(&m.domains).filter(|d| {
-        d.kind != crate::model::domains::Kind::Global
-            && d.state.is_some_and(|s| s != State::BelowBackground)
-    }) {
+    if let Some(dom) = crate::model::domains::most_severe(
+        m.domains
+            .iter()
+            .filter(|d| d.kind != crate::model::domains::Kind::Global),
+    )
+    .filter(|d| d.state.is_some_and(|s| s != State::BelowBackground))
+    {
         let style = dom
             .state
             .map_or(t.text, |s| level(app, state_level(s).max(1)));

@@ -11,7 +11,6 @@ use ratatui::text::{Line, Span};
 use crate::app::{App, Focus, SortKey};
 use crate::fmt::{Bytes, Fit};
 use crate::model::Disk;
-use crate::model::saturation::saturation;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::{fitting, frame, level, pad_to, push_right};
@@ -80,12 +79,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             push_right(&mut row, c.1 - 1, Fit((c.3)(d), c.2, c.1 - 1));
             row.push(' ');
         }
-        let baseline = app
-            .history
-            .disks
-            .get(&d.name)
-            .and_then(|h| h.baseline_await_ms);
-        let sat = saturation(d, baseline);
+        let sat = d.saturation.saturation_level;
         let mut style = if sat > 0 { level(app, sat) } else { t.text };
         if selected == Some(d.name.as_str()) && app.ui.focus == Focus::Disks {
             style = style.patch(t.selected);

@@ -1,0 +1,130 @@
+use super::*;
+use crate::parse::QueueSettings;
+
+fn disk(name: &str, rotational: bool, util: f64, aqu: f64, await_ms: f64, ops: f64) -> Disk {
+    Disk {
+        name: name.into(),
+        dm_name: None,
+        partition: false,
+        in_flight: 0,
+        queue: Some(QueueSettings {
+            rotational: Some(rotational),
+            ..QueueSettings::default()
+        }),
+        cols: Columns {
+            r_s: Some(0.0),
+            w_s: Some(ops),
+            r_await: Some(0.0),
+            w_await: Some(await_ms),
+            aqu_sz: Some(aqu),
+            util_pct: Some(util),
+            ..Columns::default()
+        },
+        saturation: Saturation::default(),
+    }
+}
+
+/// Judges `n` samples of the same figures; returns the last answer.
+fn run(j: &mut Judge, d: &Disk, n: usize) -> Saturation {
+    let mut v = vec![d.clone()];
+    for _ in 0..n {
+        j.judge(&mut v);
+    }
+    v[0].saturation.clone()
+}
+
+#[test]
+fn virtual_and_multi_queue_disks_are_parallel_whatever_rotational_says() {
+    let mut vda = disk("vda", true, 100.0, 0.8, 0.1, 100.0);
+    assert!(parallel(&vda));
+    let mut sdb = disk("sdb", true, 100.0, 0.8, 0.1, 100.0);
+    sdb.queue.as_mut().unwrap().hw_queues = Some(4);
+    assert!(parallel(&sdb));
+    let mut sda = disk("sda", true, 95.0, 0.5, 1.0, 100.0);
+    sda.queue.as_mut().unwrap().hw_queues = Some(1);
+    assert!(!parallel(&sda));
+    // A real spinning disk is judged by %util: 95 % is saturated at once.
+    let s = run(&mut Judge::default(), &sda, 1);
+    assert!(s.saturated && s.saturation_level == 2, "{s:?}");
+    assert!(s.saturation_why.unwrap().contains("95 %util"));
+    // virtio-blk at 100 %util with a short queue: fine.
+    let mut j = Judge::default();
+    assert!(!run(&mut j, &vda, 5).saturated);
+    vda.cols.aqu_sz = Some(0.5);
+    assert_eq!(run(&mut j, &vda, 1).saturation_level, 0);
+}
+
+#[test]
+fn a_long_flood_stays_saturated_against_the_calm_baseline() {
+    let mut j = Judge::default();
+    // A calm minute: 50 writes/s at 0.4 ms, queue 0.02.
+    let calm = disk("vda", true, 2.0, 0.02, 0.4, 50.0);
+    let s = run(&mut j, &calm, 60);
+    assert!((s.baseline_await_ms.unwrap() - 0.4).abs() < 1e-9);
+    assert!(!s.saturated);
+    // Two minutes of a flood: queue 144, await 3 ms (7.5× the baseline), every sample
+    // saturated, and the baseline frozen at 0.4 ms (a median of the window would have become
+    // the flood's 3 ms after a minute).
+    let flood = disk("vda", true, 98.0, 144.0, 3.0, 30_000.0);
+    let mut v = vec![flood];
+    for i in 0..120 {
+        j.judge(&mut v);
+        let s = &v[0].saturation;
+        assert!(s.saturated, "sample {i}: {s:?}");
+        assert_eq!(s.baseline_await_ms, Some(0.4));
+    }
+    assert_eq!(
+        v[0].saturation.saturation_why.as_deref(),
+        Some("queue 144.0 deep, await 3.00 ms vs 0.40 ms calm baseline (7.5x)")
+    );
+    // A dip to 2.2× (a warning) keeps it saturated; then HOLD quiet samples, then free.
+    let dip = disk("vda", true, 90.0, 20.0, 0.88, 20_000.0);
+    assert!(run(&mut j, &dip, 5).saturated);
+    let idle = disk("vda", true, 0.0, 0.0, 0.0, 0.0);
+    for _ in 0..HOLD {
+        assert!(run(&mut j, &idle, 1).saturated, "held");
+    }
+    let s = run(&mut j, &idle, 1);
+    assert!(!s.saturated && s.saturation_level == 0, "{s:?}");
+}
+
+#[test]
+fn idle_and_steady_light_load_are_never_flagged() {
+    let mut j = Judge::default();
+    let idle = disk("nvme0n1", false, 0.0, 0.0, 0.0, 0.0);
+    assert_eq!(run(&mut j, &idle, 30).saturation_level, 0);
+    // Light load: queue under 1 whatever the await.
+    let light = disk("nvme0n1", false, 40.0, 0.6, 5.0, 120.0);
+    let mut v = vec![light];
+    for _ in 0..300 {
+        j.judge(&mut v);
+        assert_eq!(v[0].saturation.saturation_level, 0);
+    }
+}
+
+#[test]
+fn without_a_baseline_only_a_deep_queue_is_saturation() {
+    let mut j = Judge::default();
+    let q10 = disk("vdb", true, 100.0, 10.0, 2.0, 5000.0);
+    assert_eq!(run(&mut j, &q10, 3).saturation_level, 0);
+    let q144 = disk("vdb", true, 100.0, 144.0, 3.0, 30_000.0);
+    let s = run(&mut j, &q144, 1);
+    assert!(s.saturated);
+    assert!(
+        s.saturation_why
+            .unwrap()
+            .contains("queue 144 deep (≥ 32), await 3.00 ms, no calm baseline yet")
+    );
+}
+
+#[test]
+fn the_baseline_falls_fast_and_rises_slowly() {
+    let mut j = Judge::default();
+    run(&mut j, &disk("vda", true, 1.0, 0.1, 1.0, 10.0), 1);
+    // 0.2 ms: halfway down at once.
+    let s = run(&mut j, &disk("vda", true, 1.0, 0.1, 0.2, 10.0), 1);
+    assert!((s.baseline_await_ms.unwrap() - 0.6).abs() < 1e-9);
+    // 10.6 ms calm: 2 % of the gap.
+    let s = run(&mut j, &disk("vda", true, 1.0, 0.1, 10.6, 10.0), 1);
+    assert!((s.baseline_await_ms.unwrap() - 0.8).abs() < 1e-9);
+}

@@ -1,0 +1,426 @@
+//! The verdict: the answers a user reads first, computed once per step from everything the
+//! interval showed, and used by every output (screen, batch text and JSON, report, metrics).
+//!
+//! - **Dirty state per domain.** The sampled counters are one instant; the tracepoint and the
+//!   walk's wchan see the whole interval. A writer paused in `balance_dirty_pages()` means its
+//!   domain was above freerun during the interval (the tracepoint fires only there, spec §7),
+//!   so that domain's state is at least "writers throttled" whatever the snapshot read. Each
+//!   tracepoint row is put in the domain that paced it: the kernel's freerun of that domain
+//!   is `2·setpoint − limit` on every kernel (before the 6.14-stable fix `limit` is the
+//!   global one and `setpoint` mixes it with the throttling domain's freerun; after it both
+//!   are the throttling domain's, spec §7), so the row goes to the candidate domain (global,
+//!   its memcg, its capped device) whose freerun is nearest that figure.
+//! - **Disk saturation** against the device's own calm baseline (`saturation::Judge`).
+//! - **Worst latency** weighted by IOPS: a direction with a handful of IOs is not a headline.
+//! - **Reclaim**: direct reclaim and allocstall in the interval beat a watermark snapshot.
+//!
+//! Owns: `Verdict`, `fold_dirty`, `worst_latency`, the reclaim answer and the headline.
+//! Must not touch: I/O, the clock, formatting beyond the evidence strings.
+
+use serde::Serialize;
+
+use super::Model;
+use super::dirty::State;
+use super::domains::{Domain, Kind};
+use super::throttled::{ROOT_CGROUP_INO, ThrottleSource, Throttled};
+use crate::fmt::pages;
+
+/// How an answer was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sure {
+    /// From the kernel's own events over the whole interval (the tracepoint).
+    Exact,
+    /// From counters sampled at the read (or their rates over the interval).
+    Sampled,
+    /// From a task seen in a kernel function at one instant (wchan).
+    Approximate,
+}
+
+/// The dirty-page answer: the most severe domain after folding in the interval's evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirtyVerdict {
+    /// The state of `domain`; `None` when no domain had thresholds.
+    pub state: Option<State>,
+    /// The domain it is about, as on screen (`global`, `cgroup /box`, `bdi 0:52`).
+    pub domain: String,
+    /// How it was reached.
+    pub sure: Sure,
+    /// Throttled writers over the interval, all domains.
+    pub writers: usize,
+    /// Their pause, ms per second, summed (tracepoint rows only; `None` without any).
+    pub pause_ms_per_s: Option<f64>,
+    /// The evidence in one line.
+    pub why: String,
+}
+
+/// The worst latency of the interval, weighted by IOPS.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Latency {
+    /// Device name.
+    pub device: String,
+    /// `r_await`, `w_await` or `d_await`.
+    pub column: &'static str,
+    /// Milliseconds.
+    pub await_ms: f64,
+    /// That direction's IOs per second.
+    pub ops_per_s: f64,
+}
+
+/// Who reclaims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimState {
+    /// Nobody: free memory above the watermarks and no scanning.
+    None,
+    /// kswapd scans in the background (or free is below the low watermark).
+    Kswapd,
+    /// Allocating tasks reclaim themselves and stall.
+    Direct,
+}
+
+/// The reclaim answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReclaimVerdict {
+    /// Who reclaims.
+    pub state: ReclaimState,
+    /// How it was reached.
+    pub sure: Sure,
+    /// The evidence in one line.
+    pub why: String,
+}
+
+/// The headline answers of one step, with their evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Dirty pages and throttling.
+    pub dirty: DirtyVerdict,
+    /// Saturated devices, most queued first.
+    pub saturated: Vec<String>,
+    /// Why the first of them is saturated.
+    pub saturation_why: Option<String>,
+    /// The worst latency, weighted by IOPS; `None` without I/O.
+    pub worst_latency: Option<Latency>,
+    /// Reclaim.
+    pub reclaim: ReclaimVerdict,
+    /// Everything above in one line, worst first.
+    pub headline: String,
+}
+
+/// A direction counts for the worst latency from this many IOs per second...
+const MIN_OPS_PER_S: f64 = 5.0;
+/// ...and this share of its device's IOs.
+const MIN_OPS_SHARE: f64 = 0.1;
+
+/// Folds the interval's throttled writers into the dirty domains: assigns each row the
+/// domain that paced it (`Throttled::domain`; a memcg-paced row's `limit_pages` becomes that
+/// domain's threshold when the kernel reported the global limit), sums the tracepoint's
+/// pauses per domain, and raises a domain with throttled writers to at least
+/// `WritersThrottled`. The global domain's state is copied to `Dirty::state`.
+pub fn fold_dirty(m: &mut Model) {
+    let armed = m
+        .tracer
+        .as_ref()
+        .is_some_and(|t| t.state == crate::parse::trace::TraceState::Armed);
+    let global_freerun = m.domains.first().and_then(|d| d.freerun_pages);
+    for d in &mut m.domains {
+        d.sampled_state = d.state;
+        d.throttled_by_tracepoint_ms_per_s = armed.then_some(0.0);
+        d.throttled_writers = 0;
+    }
+    for row in &mut m.throttled {
+        let Some(i) = pacing_domain(row, &m.domains) else {
+            continue;
+        };
+        let dom = &mut m.domains[i];
+        row.domain = Some(dom.path.clone());
+        if dom.kind == Kind::Memcg
+            && row.source == ThrottleSource::Tracepoint
+            && row
+                .limit_pages
+                .zip(global_freerun)
+                .is_some_and(|(l, f)| l > f)
+        {
+            // The kernel's `limit` is the global domain's (before the 6.14-stable fix): the
+            // memcg's own hard limit is max(m_thresh, its dirty_limit), not exported; its
+            // threshold is the figure we have (spec §1.8, §1.10).
+            row.kernel_limit_pages = row.limit_pages;
+            row.limit_pages = dom.thresh_pages;
+        }
+        let paused = match row.source {
+            ThrottleSource::Tracepoint => row.pause_ms_per_s.is_some_and(|p| p > 0.0),
+            ThrottleSource::Wchan => true,
+        };
+        if row.source == ThrottleSource::Tracepoint {
+            let sum = dom.throttled_by_tracepoint_ms_per_s.get_or_insert(0.0);
+            *sum += row.pause_ms_per_s.unwrap_or(0.0);
+        }
+        if paused && !row.is_self {
+            dom.throttled_writers += 1;
+            dom.state = Some(
+                dom.state
+                    .map_or(State::WritersThrottled, |s| s.max(State::WritersThrottled)),
+            );
+        }
+    }
+    if let Some(g) = m.domains.first().filter(|d| d.kind == Kind::Global) {
+        m.dirty.sampled_state = m.dirty.state;
+        m.dirty.state = g.state;
+    }
+}
+
+/// The index of the domain that paced `row`: for a tracepoint row, the candidate whose
+/// freerun is nearest the kernel's (`2·setpoint − limit`); for a wchan row, its memcg's
+/// domain when that domain is at least flushing, else the global one.
+fn pacing_domain(row: &Throttled, domains: &[Domain]) -> Option<usize> {
+    let global = domains.iter().position(|d| d.kind == Kind::Global);
+    let memcg = domains.iter().position(|d| {
+        d.kind == Kind::Memcg
+            && match row.source {
+                ThrottleSource::Tracepoint => {
+                    row.cgroup_ino.is_some_and(|i| i != ROOT_CGROUP_INO)
+                        && d.cgroup_ino == row.cgroup_ino
+                }
+                ThrottleSource::Wchan => row.cgroup.as_deref() == Some(d.path.as_str()),
+            }
+    });
+    let bdi = domains
+        .iter()
+        .position(|d| d.kind == Kind::Bdi && row.bdi.as_deref() == Some(d.path.as_str()));
+    let candidates = [global, memcg, bdi];
+    match row.source {
+        ThrottleSource::Tracepoint => {
+            let Some(kernel_freerun) = row
+                .setpoint_pages
+                .zip(row.limit_pages)
+                .map(|(s, l)| (2 * s).saturating_sub(l))
+            else {
+                return global;
+            };
+            candidates
+                .into_iter()
+                .flatten()
+                .filter_map(|i| Some((i, domains[i].freerun_pages?)))
+                .min_by_key(|(_, f)| f.abs_diff(kernel_freerun))
+                .map(|(i, _)| i)
+                .or(global)
+        }
+        ThrottleSource::Wchan => memcg
+            .filter(|&i| {
+                domains[i]
+                    .state
+                    .is_some_and(|s| s >= State::BackgroundFlushing)
+            })
+            .or(global),
+    }
+}
+
+/// The dirty answer from the folded domains: the most severe state (the most constrained
+/// domain breaks ties), with its evidence.
+fn dirty_verdict(m: &Model) -> DirtyVerdict {
+    let ps = m.page_size;
+    let worst = super::domains::most_severe(&m.domains);
+    let writers: Vec<&Throttled> = m.throttled.iter().filter(|r| !r.is_self).collect();
+    let tp_pause: f64 = writers
+        .iter()
+        .filter(|r| r.source == ThrottleSource::Tracepoint)
+        .filter_map(|r| r.pause_ms_per_s)
+        .sum();
+    let any_tp = writers
+        .iter()
+        .any(|r| r.source == ThrottleSource::Tracepoint);
+    let Some(d) = worst else {
+        return DirtyVerdict {
+            state: None,
+            domain: "global".into(),
+            sure: Sure::Sampled,
+            writers: writers.len(),
+            pause_ms_per_s: any_tp.then_some(tp_pause),
+            why: "no dirty thresholds in this sample".into(),
+        };
+    };
+    let counts = match d.dirty_writeback().zip(d.freerun_pages) {
+        Some((x, f)) => {
+            let cmp = if x > f { '>' } else { '≤' };
+            format!(
+                "sampled d+wb {} {cmp} freerun {}",
+                pages(x, ps),
+                pages(f, ps)
+            )
+        }
+        None => "sampled counts unknown".into(),
+    };
+    let here: Vec<&&Throttled> = writers
+        .iter()
+        .filter(|r| r.domain.as_deref() == Some(d.path.as_str()))
+        .collect();
+    let (sure, why) = if here.iter().any(|r| r.source == ThrottleSource::Tracepoint) {
+        let p: f64 = here.iter().filter_map(|r| r.pause_ms_per_s).sum();
+        (
+            Sure::Exact,
+            format!(
+                "{} writer{} paused {p:.0} ms/s in balance_dirty_pages (tracepoint); {counts}",
+                here.len(),
+                plural(here.len())
+            ),
+        )
+    } else if !here.is_empty() {
+        (
+            Sure::Approximate,
+            format!(
+                "{} writer{} seen in balance_dirty_pages (wchan); {counts}",
+                here.len(),
+                plural(here.len())
+            ),
+        )
+    } else {
+        (Sure::Sampled, counts)
+    };
+    DirtyVerdict {
+        state: d.state,
+        domain: d.label(),
+        sure,
+        writers: writers.len(),
+        pause_ms_per_s: any_tp.then_some(tp_pause),
+        why,
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// The direction with the highest await among those carrying real load: at least
+/// `MIN_OPS_PER_S` IOs a second and `MIN_OPS_SHARE` of their device's IOs.
+#[must_use]
+pub fn worst_latency(disks: &[super::Disk]) -> Option<Latency> {
+    let mut worst: Option<Latency> = None;
+    for d in disks {
+        let c = &d.cols;
+        let dirs = [
+            ("r_await", c.r_s, c.r_await),
+            ("w_await", c.w_s, c.w_await),
+            ("d_await", c.d_s, c.d_await),
+        ];
+        let total: f64 = dirs.iter().filter_map(|(_, n, _)| *n).sum();
+        for (column, n, a) in dirs {
+            let (Some(n), Some(a)) = (n, a) else { continue };
+            if n < MIN_OPS_PER_S || n < MIN_OPS_SHARE * total {
+                continue;
+            }
+            if worst.as_ref().is_none_or(|w| a > w.await_ms) {
+                worst = Some(Latency {
+                    device: d.name.clone(),
+                    column,
+                    await_ms: a,
+                    ops_per_s: n,
+                });
+            }
+        }
+    }
+    worst
+}
+
+/// Who reclaims: direct reclaim or allocstall in the interval first, then kswapd's scan, then
+/// the watermark snapshot.
+fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
+    let r = &m.reclaim;
+    let v = |x: Option<f64>| x.unwrap_or(0.0);
+    if v(r.pgscan_direct_s) > 0.0 || v(r.allocstall_s) > 0.0 {
+        return ReclaimVerdict {
+            state: ReclaimState::Direct,
+            sure: Sure::Sampled,
+            why: format!(
+                "direct reclaim: {:.0} allocstall/s, scanning {:.0} pages/s",
+                v(r.allocstall_s),
+                v(r.pgscan_direct_s)
+            ),
+        };
+    }
+    if v(r.pgscan_kswapd_s) > 0.0 {
+        return ReclaimVerdict {
+            state: ReclaimState::Kswapd,
+            sure: Sure::Sampled,
+            why: format!("kswapd scanning {:.0} pages/s", v(r.pgscan_kswapd_s)),
+        };
+    }
+    match &r.watermarks {
+        Some(w) if w.free_pages < w.min_pages => ReclaimVerdict {
+            state: ReclaimState::Direct,
+            sure: Sure::Sampled,
+            why: "free memory below the min watermark at the read".into(),
+        },
+        Some(w) if w.free_pages < w.low_pages => ReclaimVerdict {
+            state: ReclaimState::Kswapd,
+            sure: Sure::Sampled,
+            why: "free memory below the low watermark at the read: kswapd is woken".into(),
+        },
+        _ => ReclaimVerdict {
+            state: ReclaimState::None,
+            sure: Sure::Sampled,
+            why: "no reclaim scanning in the interval".into(),
+        },
+    }
+}
+
+/// Computes the verdict of a model whose domains are folded (`fold_dirty`) and whose disks
+/// are judged (`saturation::Judge`).
+#[must_use]
+pub fn derive(m: &Model) -> Verdict {
+    let dirty = dirty_verdict(m);
+    let mut sat: Vec<&super::Disk> = m.disks.iter().filter(|d| d.saturation.saturated).collect();
+    sat.sort_by(|a, b| {
+        b.cols
+            .aqu_sz
+            .unwrap_or(0.0)
+            .total_cmp(&a.cols.aqu_sz.unwrap_or(0.0))
+    });
+    let saturation_why = sat.first().and_then(|d| {
+        d.saturation
+            .saturation_why
+            .as_ref()
+            .map(|w| format!("{}: {w}", d.name))
+    });
+    let saturated: Vec<String> = sat.iter().map(|d| d.name.clone()).collect();
+    let worst_latency = worst_latency(&m.disks);
+    let reclaim = reclaim_verdict(m);
+    let headline = headline(&dirty, saturation_why.as_deref(), &reclaim);
+    Verdict {
+        dirty,
+        saturated,
+        saturation_why,
+        worst_latency,
+        reclaim,
+        headline,
+    }
+}
+
+fn headline(d: &DirtyVerdict, sat: Option<&str>, r: &ReclaimVerdict) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = d.state.filter(|s| *s >= State::WritersThrottled) {
+        let pause = d
+            .pause_ms_per_s
+            .filter(|p| *p > 0.0)
+            .map(|p| format!(", paused {p:.0} ms/s"))
+            .unwrap_or_default();
+        parts.push(format!("{} {}{pause}", d.domain, s.label()));
+    }
+    if let Some(s) = sat {
+        parts.push(format!("saturated {s}"));
+    }
+    if r.state == ReclaimState::Direct {
+        parts.push(r.why.clone());
+    }
+    if parts.is_empty() {
+        let dirty = d.state.map_or("dirty pages unknown".to_owned(), |s| {
+            format!("{} {}", d.domain, s.label())
+        });
+        format!("{dirty}; no disk saturated; no direct reclaim")
+    } else {
+        parts.join("; ")
+    }
+}
+
+#[cfg(test)]
+#[path = "verdict_tests.rs"]
+mod tests;

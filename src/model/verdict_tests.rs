@@ -1,0 +1,214 @@
+use super::*;
+use crate::model::Disk;
+use crate::model::disk::Columns;
+use crate::model::domains::Domain;
+use crate::model::throttled::Tracer;
+use crate::parse::trace::TraceState;
+
+/// The idle tree's second record, with a global domain (thresh 16384, bg 8192, freerun
+/// 12288) and a memcg domain `/box` (inode 42: thresh 4000, bg 2000, freerun 3000), both
+/// sampled below background, the tracepoint armed with no rows yet.
+fn model() -> Model {
+    let s = crate::source::test_samples("live-idle");
+    let a = crate::parse::Snapshot::parse(&s[0]).unwrap();
+    let b = crate::parse::Snapshot::parse(&s[1]).unwrap();
+    let mut m = Model::derive(Some(&a), &b, crate::model::Options::default());
+    let dom = |kind, path: &str, ino, thresh: u64, dirty| Domain {
+        kind,
+        path: path.into(),
+        cgroup_ino: ino,
+        avail_pages: None,
+        thresh_pages: Some(thresh),
+        bg_thresh_pages: Some(thresh / 2),
+        freerun_pages: Some(u64::midpoint(thresh, thresh / 2)),
+        dirty_pages: Some(dirty),
+        writeback_pages: Some(0),
+        headroom_pages: None,
+        state: Some(State::BelowBackground),
+        sampled_state: Some(State::BelowBackground),
+        throttled_by_tracepoint_ms_per_s: None,
+        throttled_writers: 0,
+        kernel_thresh_pages: None,
+    };
+    m.domains = vec![
+        dom(Kind::Global, "/", None, 16384, 1000),
+        dom(Kind::Memcg, "/box", Some(42), 4000, 500),
+    ];
+    m.dirty.state = Some(State::BelowBackground);
+    m.tracer = Some(Tracer {
+        state: TraceState::Armed,
+        why: None,
+        events: 0,
+        lost: 0,
+        capped: false,
+        error: None,
+    });
+    m.throttled.clear();
+    m
+}
+
+/// A tracepoint row: the kernel's `limit` and `setpoint` give its domain's freerun as
+/// 2·setpoint − limit (spec §7).
+fn tp(pid: u32, ino: u64, limit: u64, freerun: u64, pause: f64) -> Throttled {
+    Throttled {
+        cgroup_ino: Some(ino),
+        limit_pages: Some(limit),
+        setpoint_pages: Some(u64::midpoint(limit, freerun)),
+        pause_ms_per_s: Some(pause),
+        ..Throttled::new(pid, "dd", ThrottleSource::Tracepoint)
+    }
+}
+
+#[test]
+fn paused_writers_raise_the_domain_that_paced_them() {
+    let mut m = model();
+    // /box's writer on a kernel that reports the global limit (16384) with /box's freerun
+    // (3000): setpoint (16384 + 3000) / 2 = 9692, and 2·9692 − 16384 = 3000 → /box.
+    // A root-group writer: setpoint (16384 + 12288) / 2 = 14336 → 12288 → global.
+    m.throttled = vec![tp(7, 42, 16384, 3000, 848.0), tp(8, 1, 16384, 12288, 200.0)];
+    fold_dirty(&mut m);
+    let (g, b) = (&m.domains[0], &m.domains[1]);
+    assert_eq!(g.state, Some(State::WritersThrottled));
+    assert_eq!(g.sampled_state, Some(State::BelowBackground));
+    assert_eq!(b.state, Some(State::WritersThrottled));
+    assert_eq!(g.throttled_by_tracepoint_ms_per_s, Some(200.0));
+    assert_eq!(b.throttled_by_tracepoint_ms_per_s, Some(848.0));
+    assert_eq!((g.throttled_writers, b.throttled_writers), (1, 1));
+    assert_eq!(m.dirty.state, Some(State::WritersThrottled));
+    assert_eq!(m.dirty.sampled_state, Some(State::BelowBackground));
+    // The /box row carries /box's limit, the kernel's own figure beside it.
+    let r = &m.throttled[0];
+    assert_eq!(r.domain.as_deref(), Some("/box"));
+    assert_eq!(
+        (r.limit_pages, r.kernel_limit_pages),
+        (Some(4000), Some(16384))
+    );
+    let r = &m.throttled[1];
+    assert_eq!(r.domain.as_deref(), Some("/"));
+    assert_eq!((r.limit_pages, r.kernel_limit_pages), (Some(16384), None));
+    let v = derive(&m);
+    assert_eq!(v.dirty.state, Some(State::WritersThrottled));
+    assert_eq!(v.dirty.sure, Sure::Exact);
+    assert_eq!(v.dirty.pause_ms_per_s, Some(1048.0));
+    assert!(v.headline.contains("writers throttled"), "{}", v.headline);
+}
+
+#[test]
+fn a_container_writer_paced_by_the_global_domain_counts_there() {
+    let mut m = model();
+    // In /box (inode 42) but the kernel's freerun is the global one (after the fix, limit
+    // and setpoint are the throttling domain's: still 2·setpoint − limit = freerun).
+    m.throttled = vec![tp(7, 42, 16500, 12288, 100.0)];
+    fold_dirty(&mut m);
+    assert_eq!(m.domains[0].state, Some(State::WritersThrottled));
+    assert_eq!(m.domains[1].state, Some(State::BelowBackground));
+    assert_eq!(m.throttled[0].domain.as_deref(), Some("/"));
+    assert_eq!(m.throttled[0].limit_pages, Some(16500));
+}
+
+#[test]
+fn pagewatch_itself_and_unarmed_tracers_raise_nothing() {
+    let mut m = model();
+    let mut me = tp(9, 1, 16384, 12288, 50.0);
+    me.is_self = true;
+    m.throttled = vec![me];
+    fold_dirty(&mut m);
+    assert_eq!(m.dirty.state, Some(State::BelowBackground));
+    assert_eq!(m.domains[0].throttled_by_tracepoint_ms_per_s, Some(50.0));
+    assert_eq!(derive(&m).dirty.writers, 0);
+    // Not armed: no tracepoint figure at all, and no raise without rows.
+    let mut m = model();
+    m.tracer = None;
+    fold_dirty(&mut m);
+    assert_eq!(m.domains[0].throttled_by_tracepoint_ms_per_s, None);
+    assert_eq!(m.dirty.state, Some(State::BelowBackground));
+    let v = derive(&m);
+    assert_eq!(v.dirty.sure, Sure::Sampled);
+    assert!(v.dirty.why.contains("sampled d+wb"), "{}", v.dirty.why);
+}
+
+#[test]
+fn a_wchan_writer_is_throttled_too_in_its_container_only_when_that_domain_is_busy() {
+    let mut m = model();
+    let w = Throttled {
+        cgroup: Some("/box".into()),
+        ..Throttled::new(5, "dd", ThrottleSource::Wchan)
+    };
+    m.throttled = vec![w.clone()];
+    fold_dirty(&mut m);
+    assert_eq!(m.throttled[0].domain.as_deref(), Some("/"), "/box is calm");
+    assert_eq!(m.dirty.state, Some(State::WritersThrottled));
+    assert_eq!(derive(&m).dirty.sure, Sure::Approximate);
+    let mut m = model();
+    m.domains[1].state = Some(State::BackgroundFlushing);
+    m.throttled = vec![w];
+    fold_dirty(&mut m);
+    assert_eq!(m.throttled[0].domain.as_deref(), Some("/box"));
+    assert_eq!(m.domains[1].state, Some(State::WritersThrottled));
+    assert_eq!(m.dirty.state, Some(State::BelowBackground));
+    let v = derive(&m);
+    assert_eq!(v.dirty.domain, "cgroup /box");
+}
+
+fn disk(name: &str, r: (f64, f64), w: (f64, f64)) -> Disk {
+    Disk {
+        name: name.into(),
+        dm_name: None,
+        partition: false,
+        in_flight: 0,
+        queue: None,
+        cols: Columns {
+            r_s: Some(r.0),
+            r_await: Some(r.1),
+            w_s: Some(w.0),
+            w_await: Some(w.1),
+            ..Columns::default()
+        },
+        saturation: crate::model::saturation::Saturation::default(),
+    }
+}
+
+#[test]
+fn the_worst_latency_is_weighted_by_iops() {
+    // 2 reads/s at 4 ms during 30k writes/s at 3 ms: the writes are the headline.
+    let l = worst_latency(&[disk("vda", (2.0, 4.0), (30_000.0, 3.0))]).unwrap();
+    assert_eq!(
+        (l.device.as_str(), l.column, l.await_ms),
+        ("vda", "w_await", 3.0)
+    );
+    // A second device with real reads at 5 ms wins.
+    let l = worst_latency(&[
+        disk("vda", (2.0, 40.0), (30_000.0, 3.0)),
+        disk("sdb", (100.0, 5.0), (0.0, 0.0)),
+    ])
+    .unwrap();
+    assert_eq!((l.device.as_str(), l.column), ("sdb", "r_await"));
+    // 10 % of a device's IOs but under 5/s: left out; nothing left.
+    assert!(worst_latency(&[disk("vdb", (3.0, 9.0), (1.0, 1.0))]).is_none());
+}
+
+#[test]
+fn direct_reclaim_beats_a_calm_watermark_snapshot() {
+    let mut m = model();
+    m.reclaim.watermarks = Some(crate::model::zones::Watermarks {
+        free_pages: 10_000,
+        min_pages: 100,
+        low_pages: 200,
+        high_pages: 300,
+        zone: None,
+    });
+    m.reclaim.pgscan_direct_s = Some(0.0);
+    m.reclaim.pgscan_kswapd_s = Some(0.0);
+    m.reclaim.allocstall_s = Some(12.0);
+    let v = derive(&m);
+    assert_eq!(v.reclaim.state, ReclaimState::Direct);
+    assert!(
+        v.reclaim.why.contains("12 allocstall/s"),
+        "{}",
+        v.reclaim.why
+    );
+    m.reclaim.allocstall_s = Some(0.0);
+    assert_eq!(derive(&m).reclaim.state, ReclaimState::None);
+    m.reclaim.pgscan_kswapd_s = Some(500.0);
+    assert_eq!(derive(&m).reclaim.state, ReclaimState::Kswapd);
+}

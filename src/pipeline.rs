@@ -1,0 +1,178 @@
+//! The one pipeline from raw samples to judged models, driven by every mode: the screen,
+//! batch, `record`, `play`, `serve`, replay, the report and export. Modes differ only in what
+//! they do with each step's output, so they cannot drift apart.
+//!
+//! A step parses the sample (`Parser`, which skips files that repeat), follows the process
+//! walks (`procs::Tracker`), derives the `Model` against the last good snapshot, judges each
+//! disk against its own calm baseline (`saturation::Judge`), folds the interval's throttled
+//! writers into the dirty domains and computes the verdict (`verdict`), keeps the chart
+//! history, and says whether to re-read the slow files (`RefreshPolicy`) and which "who" data
+//! to collect next (`who::Gate`).
+//!
+//! Owns: `Pipeline`, `Step`. Must not touch: I/O, the clock, threads, output formats: the
+//! caller hands the source the refresh and the wants.
+
+use crate::history::History;
+use crate::model::procs::Tracker;
+use crate::model::refresh::RefreshPolicy;
+use crate::model::saturation::Judge;
+use crate::model::who::{Gate, View};
+use crate::model::{Model, Options, verdict};
+use crate::parse::{Parser, Snapshot};
+use crate::sample::{RawSample, Wants};
+
+/// The chart history a pipeline keeps unless told otherwise: ten minutes at 1 Hz, what the
+/// screen shows.
+pub const HISTORY: usize = 600;
+
+/// What one step gives.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The judged model of the sample.
+    pub model: Model,
+    /// The first good sample: nothing to take rates against (batch and reports skip it).
+    pub first: bool,
+    /// Ask the source to re-read its slow files with the next sample.
+    pub refresh: bool,
+    /// The "who" data to collect from the next sample on, when it changed.
+    pub wants: Option<Wants>,
+}
+
+/// The state that turns samples into judged models, kept in one place.
+#[derive(Debug)]
+pub struct Pipeline {
+    parser: Parser,
+    prev: Option<Snapshot>,
+    cur: Option<Snapshot>,
+    procs: Tracker,
+    refresh: RefreshPolicy,
+    gate: Gate,
+    judge: Judge,
+    history: History,
+    opts: Options,
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        Self::new(Options::default(), HISTORY)
+    }
+}
+
+impl Pipeline {
+    /// A pipeline deriving with `opts` and keeping `history` ticks for the charts.
+    #[must_use]
+    pub fn new(opts: Options, history: usize) -> Self {
+        Self {
+            parser: Parser::new(),
+            prev: None,
+            cur: None,
+            procs: Tracker::default(),
+            refresh: RefreshPolicy::default(),
+            gate: Gate::default(),
+            judge: Judge::default(),
+            history: History::new(history),
+            opts,
+        }
+    }
+
+    /// Parses and steps one raw sample. A sample that does not parse is an error and changes
+    /// nothing but the refresh count: the next rate is taken from the last good snapshot.
+    pub fn push(&mut self, raw: &RawSample, view: &View) -> crate::Result<Step> {
+        match self.parser.parse(raw) {
+            Ok(snap) => Ok(self.push_snapshot(snap, view)),
+            Err(e) => {
+                self.refresh.skip();
+                Err(e)
+            }
+        }
+    }
+
+    /// Steps one parsed snapshot.
+    pub fn push_snapshot(&mut self, snap: Snapshot, view: &View) -> Step {
+        self.procs.update(&snap);
+        let mut model = self.derive(self.cur.as_ref(), &snap);
+        self.judge.judge(&mut model.disks);
+        model.verdict = Some(verdict::derive(&model));
+        self.history.push(&model);
+        let refresh = self.refresh.due(self.cur.as_ref(), &snap, &model);
+        let wants = self.gate.update(&model, view);
+        let first = self.cur.is_none();
+        self.prev = self.cur.replace(snap);
+        Step {
+            model,
+            first,
+            refresh,
+            wants,
+        }
+    }
+
+    /// The model of the last sample derived again (after an option changed), judged with
+    /// the baselines as they stand, which it does not move.
+    #[must_use]
+    pub fn rederive(&self) -> Option<Model> {
+        let cur = self.cur.as_ref()?;
+        let mut model = self.derive(self.prev.as_ref(), cur);
+        self.judge.clone().judge(&mut model.disks);
+        model.verdict = Some(verdict::derive(&model));
+        Some(model)
+    }
+
+    fn derive(&self, prev: Option<&Snapshot>, cur: &Snapshot) -> Model {
+        let mut model = Model::derive(prev, cur, self.opts);
+        self.procs.fill(&mut model);
+        verdict::fold_dirty(&mut model);
+        model
+    }
+
+    /// Changes the derivation options from the next step on.
+    pub fn set_options(&mut self, opts: Options) {
+        self.opts = opts;
+    }
+
+    /// The chart history.
+    #[must_use]
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// The "who" data in force.
+    #[must_use]
+    pub fn wants(&self) -> &Wants {
+        self.gate.wants()
+    }
+
+    /// Forgets every sample (a replay jumps): the next one is a first one.
+    pub fn reset(&mut self) {
+        *self = Self::new(self.opts, self.history.capacity());
+    }
+}
+
+/// A whole sequence of raw samples stepped as batch mode steps them: a sample that fails to
+/// parse is skipped (and counted) while the last good snapshot stays the base for the next
+/// rate, and the first good sample only seeds the rates, so it gives no record.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    /// One record per sample after the first good one, in sample order.
+    pub models: Vec<Model>,
+    /// Samples that failed to parse, with the reason, as `(index in the input, message)`.
+    pub failures: Vec<(usize, String)>,
+}
+
+/// Steps every sample of `samples`, as `pagewatch --batch` would have printed them.
+#[must_use]
+pub fn derive_all(samples: &[RawSample], opts: Options) -> Series {
+    let mut out = Series::default();
+    let mut p = Pipeline::new(opts, 2);
+    for (i, raw) in samples.iter().enumerate() {
+        match p.push(raw, &View::default()) {
+            Ok(step) if !step.first => out.models.push(step.model),
+            Ok(_) => {}
+            Err(e) => out.failures.push((i, e.to_string())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "pipeline_tests.rs"]
+mod tests;
