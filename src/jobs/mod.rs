@@ -13,6 +13,7 @@ pub mod eater;
 pub mod fio;
 pub mod foreign;
 pub mod guard;
+pub mod lockfile;
 pub mod pid_io;
 pub mod size;
 pub mod trace_guard;

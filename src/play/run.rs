@@ -94,33 +94,17 @@ pub fn disk_of(path: &Path) -> Option<String> {
     Some(real.file_name()?.to_string_lossy().into_owned())
 }
 
-/// Takes the one-playbook-at-a-time lock (`/run/pagewatch-play.lock`, else in the fio base
-/// directory); held until the returned file is dropped.
+/// Takes the one-playbook-at-a-time lock, `pagewatch-play.lock` in this user's state
+/// directory (`/run` for root; `jobs::lockfile`); held until the returned file is dropped.
 fn lock(base: &Path) -> Result<std::fs::File> {
-    use std::io::Write;
-    let dir = if Path::new("/run").is_dir() && rustix::process::geteuid().is_root() {
-        PathBuf::from("/run")
-    } else {
-        base.to_path_buf()
-    };
+    let dir = crate::jobs::lockfile::state_dir(|| Ok(base.to_path_buf()))?;
     let path = dir.join("pagewatch-play.lock");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-        let who = std::fs::read_to_string(&path).unwrap_or_default();
-        bail!(
-            "another playbook is running ({} holds {}): one at a time",
-            who.trim(),
+    crate::jobs::lockfile::take(&path, |who| {
+        format!(
+            "another playbook is running ({who} holds {}): one at a time",
             path.display()
-        );
-    }
-    f.set_len(0)?;
-    let _ = write!(f, "pid {}", std::process::id());
-    Ok(f)
+        )
+    })
 }
 
 fn meminfo() -> Result<(u64, u64)> {
