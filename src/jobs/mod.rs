@@ -18,3 +18,4 @@ pub mod pid_io;
 pub mod size;
 pub mod trace_guard;
 pub mod tune;
+pub mod tuner;

@@ -2,11 +2,12 @@
 //! once per interval (into a recording with `--record`), then prints the phase table.
 //!
 //! Owns: the headless run: the checks before anything starts (root, the fio directory's
-//! rules, free space, MemAvailable, one playbook at a time through a lock file), the sampler
-//! thread, carrying out the steps through the `Supervisor` (eaters, fio, cache drops) and the
-//! `Tuner`, turning job reports into events, and the end (jobs stopped, settings restored, on
-//! success, failure, Ctrl-C or SIGTERM; the restore guard covers SIGKILL). It is an edge like
-//! `supervise.rs`. Must not touch: the terminal beyond stderr progress lines and the table.
+//! rules, free space, MemAvailable, one playbook at a time through a lock file, and the
+//! `Tuner`'s lock for a playbook that tunes), the sampler thread, carrying out the steps
+//! through the `Supervisor` (eaters, fio, cache drops) and the `Tuner`, turning job reports
+//! into events, and the end (jobs stopped, settings restored, on success, failure, Ctrl-C or
+//! SIGTERM; the restore guard covers SIGKILL). It is an edge like `supervise.rs`. Must not
+//! touch: the terminal beyond stderr progress lines and the table.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -262,6 +263,10 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
     let device = disk_of(&base);
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
+    let mut tuner = Tuner::new(Some(exe.clone()));
+    if book.tunes() {
+        tuner.claim()?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGINT,
@@ -303,7 +308,7 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
                 keep: false,
             },
         ),
-        tuner: Tuner::new(Some(exe)),
+        tuner,
         device: device.clone(),
         tx,
         rx,
