@@ -14,7 +14,8 @@
 //! to remove the fio test files left in its private directory (`fio/dir.rs`), and
 //! `pagewatch __guard --tracefs-instance DIR` the one that removes its tracefs instance
 //! (`trace_guard.rs`), and `pagewatch __guard --restore` the one that puts tuned kernel
-//! settings back (`tune.rs`).
+//! settings back (`tuner.rs`). Every guard names itself `pagewatch-guard` (`NAME`), so
+//! `killall pagewatch` does not take the guards down with pagewatch.
 //! Owns: that protocol. Must not touch: the program's output (inherited as is).
 
 use std::process::Command;
@@ -32,8 +33,13 @@ use signal_hook::iterator::Signals;
 /// The environment variable carrying pagewatch's pid to the guard.
 pub const PARENT_ENV: &str = "PAGEWATCH_PARENT_PID";
 
+/// The guards' process name (`/proc/PID/comm`): not `pagewatch`, so `killall pagewatch`
+/// leaves them to do their work (as the eater is `pagewatch-eat`).
+pub const NAME: &str = "pagewatch-guard";
+
 /// Runs the guard; exits the process with the program's status.
 pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
+    let _ = std::fs::write("/proc/self/comm", NAME);
     if let Some(dir) = &args.clean_dir {
         return crate::jobs::fio::dir::run_cleanup_guard(dir);
     }
@@ -41,7 +47,7 @@ pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
         return crate::jobs::trace_guard::run(dir);
     }
     if args.restore {
-        return crate::jobs::tune::run_restore_guard();
+        return crate::jobs::tuner::run_restore_guard();
     }
     let (program, rest) = args
         .argv

@@ -1,23 +1,22 @@
-//! Kernel settings pagewatch may change for an experiment, and putting them back.
+//! Kernel settings pagewatch may change for an experiment.
 //!
 //! Owns: the allowlist (`vm.dirty_*`, `vm.swappiness`, `vm.vfs_cache_pressure`, and a block
-//! device's `queue/scheduler`, `nr_requests`, `read_ahead_kb`, `wbt_lat_usec`), reading and
-//! writing those files (root only), remembering each original value, and the restore guard:
-//! `pagewatch __guard --restore` holds the originals pagewatch sends it on a pipe and writes
-//! them back when the pipe closes with any still held (pagewatch was SIGKILLed), so a setting
-//! never outlives the experiment. Must not touch: any other file under /proc/sys or /sys.
+//! device's `queue/scheduler`, `nr_requests`, `read_ahead_kb`, `wbt_lat_usec`), parsing and
+//! checking names and values, reading and writing those files (root only), and which files
+//! are one setting (`slot`). Changing them and putting them back (the `Tuner`, its lock and
+//! its restore guard) is `tuner.rs`. Must not touch: any other file under /proc/sys or /sys.
 //!
 //! `vm.dirty_bytes` and `vm.dirty_ratio` are one setting in two forms: writing one zeroes the
-//! other (`mm/page-writeback.c`, `dirty_bytes_handler`), and the same holds for the background
-//! pair. So the original kept for either is the form that was in force (the non-zero one),
-//! and restoring writes that form back.
+//! other (`mm/page-writeback.c`, `dirty_bytes_handler`; kernel-formulas.md §1.2),
+//! and the same holds for the background pair. So the original kept for either is the form
+//! that was in force (the non-zero one) before the first change to either, and restoring
+//! writes that form back.
 
-use std::io::Write;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+
+pub use super::tuner::{Change, Tuner};
 
 /// The vm sysctls that may be tuned.
 pub const SYSCTLS: &[&str] = &[
@@ -155,12 +154,12 @@ pub fn shown(text: &str) -> String {
     }
 }
 
-fn read(path: &Path) -> Result<String> {
+pub(super) fn read(path: &Path) -> Result<String> {
     let t = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(shown(&t))
 }
 
-fn write(path: &Path, value: &str) -> Result<()> {
+pub(super) fn write(path: &Path, value: &str) -> Result<()> {
     std::fs::write(path, value).with_context(|| format!("writing {value} to {}", path.display()))
 }
 
@@ -179,9 +178,28 @@ fn pair(path: &Path) -> Option<(PathBuf, PathBuf)> {
     ))
 }
 
+/// The one setting `path` is part of, as a key: for a dirty threshold, its bytes file
+/// (both forms are one setting); else `path` itself.
+#[must_use]
+pub fn slot(path: &Path) -> PathBuf {
+    pair(path).map_or_else(|| path.to_path_buf(), |(bytes, _)| bytes)
+}
+
+/// The name a playbook gives the setting in `path`: `vm.dirty_ratio`, `vda/queue/scheduler`.
+#[must_use]
+pub fn name_of(path: &Path) -> String {
+    if let Ok(vm) = path.strip_prefix("/proc/sys/vm") {
+        return format!("vm.{}", vm.display());
+    }
+    path.strip_prefix("/sys/block")
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
 /// The (file, value) that puts `path`'s setting back as it is now: for a dirty threshold,
 /// whichever form is in force.
-fn original(path: &Path) -> Result<(PathBuf, String)> {
+pub(super) fn original(path: &Path) -> Result<(PathBuf, String)> {
     if let Some((bytes, ratio)) = pair(path) {
         let b = read(&bytes)?;
         return Ok(if b == "0" {
@@ -191,165 +209,6 @@ fn original(path: &Path) -> Result<(PathBuf, String)> {
         });
     }
     Ok((path.to_path_buf(), read(path)?))
-}
-
-/// One change: the setting, its value before and after.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    /// The knob's name.
-    pub setting: String,
-    /// Before.
-    pub old: String,
-    /// After.
-    pub new: String,
-    /// True when this restored the original.
-    pub restore: bool,
-}
-
-/// Changes settings and puts them back: at `restore_all`, on drop, and through the guard
-/// process when pagewatch is killed.
-pub struct Tuner {
-    exe: Option<PathBuf>,
-    /// (knob, restore file, original value), in the order first changed.
-    held: Vec<(Knob, PathBuf, String)>,
-    guard: Option<(Child, ChildStdin)>,
-}
-
-impl Tuner {
-    /// A tuner whose restore guard is `exe __guard --restore` (none when `exe` is `None`,
-    /// for tests of the in-process path only).
-    #[must_use]
-    pub fn new(exe: Option<PathBuf>) -> Tuner {
-        Tuner {
-            exe,
-            held: Vec::new(),
-            guard: None,
-        }
-    }
-
-    /// The knob's current value.
-    pub fn current(knob: &Knob) -> Result<String> {
-        read(&knob.path)
-    }
-
-    /// Writes `value` (already checked by `Setting::value`) to `knob`; the first change of a
-    /// knob remembers its original, with the guard before anything is written.
-    pub fn set(&mut self, knob: &Knob, value: &str) -> Result<Change> {
-        if !rustix::process::geteuid().is_root() {
-            bail!("tuning {} needs root", knob.name);
-        }
-        if !allowed_path(&knob.path) {
-            bail!("{} is not on the tuning allowlist", knob.path.display());
-        }
-        let old = read(&knob.path)?;
-        if !self.held.iter().any(|(k, ..)| k.path == knob.path) {
-            let (file, orig) = original(&knob.path)?;
-            self.tell_guard(&format!("hold\t{}\t{orig}\n", file.display()))?;
-            self.held.push((knob.clone(), file, orig));
-        }
-        write(&knob.path, value)?;
-        Ok(Change {
-            setting: knob.name.clone(),
-            old,
-            new: read(&knob.path)?,
-            restore: false,
-        })
-    }
-
-    /// Puts one knob back; `None` when it was never changed.
-    pub fn restore(&mut self, knob: &Knob) -> Option<Result<Change>> {
-        let i = self.held.iter().position(|(k, ..)| k.path == knob.path)?;
-        let (k, file, orig) = self.held.remove(i);
-        Some(self.put_back(&k, &file, &orig))
-    }
-
-    /// Puts every changed knob back, newest first.
-    pub fn restore_all(&mut self) -> Vec<Result<Change>> {
-        let mut out = Vec::new();
-        while let Some((k, file, orig)) = self.held.pop() {
-            out.push(self.put_back(&k, &file, &orig));
-        }
-        out
-    }
-
-    /// The knobs changed and not yet restored.
-    #[must_use]
-    pub fn changed(&self) -> Vec<String> {
-        self.held.iter().map(|(k, ..)| k.name.clone()).collect()
-    }
-
-    fn put_back(&mut self, knob: &Knob, file: &Path, orig: &str) -> Result<Change> {
-        let old = read(&knob.path)?;
-        write(file, orig)?;
-        let _ = self.tell_guard(&format!("drop\t{}\n", file.display()));
-        Ok(Change {
-            setting: knob.name.clone(),
-            old,
-            new: read(&knob.path)?,
-            restore: true,
-        })
-    }
-
-    fn tell_guard(&mut self, line: &str) -> Result<()> {
-        let Some(exe) = &self.exe else {
-            return Ok(());
-        };
-        if self.guard.is_none() {
-            let mut child = Command::new(exe)
-                .args(["__guard", "--restore"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .process_group(0)
-                .spawn()
-                .context("starting the restore guard")?;
-            let stdin = child.stdin.take().context("restore guard without a pipe")?;
-            self.guard = Some((child, stdin));
-        }
-        let (_, stdin) = self.guard.as_mut().context("restore guard")?;
-        stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| stdin.flush())
-            .context("telling the restore guard")
-    }
-}
-
-impl Drop for Tuner {
-    fn drop(&mut self) {
-        let _ = self.restore_all();
-        if let Some((mut child, stdin)) = self.guard.take() {
-            drop(stdin);
-            let _ = child.wait();
-        }
-    }
-}
-
-/// `pagewatch __guard --restore`: reads `hold\tPATH\tVALUE` and `drop\tPATH` lines until the
-/// pipe closes, then writes back every value still held, newest first. Only allowlisted
-/// paths are accepted. Terminal signals do not stop it before that.
-pub fn run_restore_guard() -> Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
-    use std::io::BufRead;
-    for sig in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
-        signal_hook::flag::register(sig, std::sync::Arc::default())?;
-    }
-    let mut held: Vec<(PathBuf, String)> = Vec::new();
-    for line in std::io::stdin().lock().lines() {
-        let Ok(line) = line else { break };
-        let mut f = line.split('\t');
-        match (f.next(), f.next(), f.next()) {
-            (Some("hold"), Some(p), Some(v)) if allowed_path(Path::new(p)) => {
-                held.retain(|(q, _)| q != Path::new(p));
-                held.push((PathBuf::from(p), v.to_owned()));
-            }
-            (Some("drop"), Some(p), None) => held.retain(|(q, _)| q != Path::new(p)),
-            _ => {}
-        }
-    }
-    while let Some((p, v)) = held.pop() {
-        let _ = write(&p, &v);
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -429,5 +288,20 @@ mod tests {
         assert_eq!(b, Path::new("/proc/sys/vm/dirty_bytes"));
         assert_eq!(r, Path::new("/proc/sys/vm/dirty_ratio"));
         assert!(pair(Path::new("/proc/sys/vm/swappiness")).is_none());
+        assert_eq!(
+            slot(Path::new("/proc/sys/vm/dirty_ratio")),
+            slot(Path::new("/proc/sys/vm/dirty_bytes"))
+        );
+        assert_ne!(
+            slot(Path::new("/proc/sys/vm/dirty_ratio")),
+            slot(Path::new("/proc/sys/vm/dirty_background_ratio"))
+        );
+        let sched = Path::new("/sys/block/vda/queue/scheduler");
+        assert_eq!(slot(sched), sched);
+        assert_eq!(name_of(sched), "vda/queue/scheduler");
+        assert_eq!(
+            name_of(Path::new("/proc/sys/vm/dirty_ratio")),
+            "vm.dirty_ratio"
+        );
     }
 }

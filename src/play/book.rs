@@ -211,6 +211,14 @@ impl Playbook {
         out
     }
 
+    /// True when a step tunes a setting (the run takes the tuning lock).
+    #[must_use]
+    pub fn tunes(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| matches!(s.action, Action::Tune { .. }))
+    }
+
     /// True when running it needs root (a tune or a cache drop).
     #[must_use]
     pub fn needs_root(&self) -> bool {

@@ -2,11 +2,12 @@
 //! once per interval (into a recording with `--record`), then prints the phase table.
 //!
 //! Owns: the headless run: the checks before anything starts (root, the fio directory's
-//! rules, free space, MemAvailable, one playbook at a time through a lock file), the sampler
-//! thread, carrying out the steps through the `Supervisor` (eaters, fio, cache drops) and the
-//! `Tuner`, turning job reports into events, and the end (jobs stopped, settings restored, on
-//! success, failure, Ctrl-C or SIGTERM; the restore guard covers SIGKILL). It is an edge like
-//! `supervise.rs`. Must not touch: the terminal beyond stderr progress lines and the table.
+//! rules, free space, MemAvailable, one playbook at a time through a lock file, and the
+//! `Tuner`'s lock for a playbook that tunes), the sampler thread, carrying out the steps
+//! through the `Supervisor` (eaters, fio, cache drops) and the `Tuner`, turning job reports
+//! into events, and the end (jobs stopped, settings restored, on success, failure, Ctrl-C or
+//! SIGTERM; the restore guard covers SIGKILL). It is an edge like `supervise.rs`. Must not
+//! touch: the terminal beyond stderr progress lines and the table.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -94,33 +95,17 @@ pub fn disk_of(path: &Path) -> Option<String> {
     Some(real.file_name()?.to_string_lossy().into_owned())
 }
 
-/// Takes the one-playbook-at-a-time lock (`/run/pagewatch-play.lock`, else in the fio base
-/// directory); held until the returned file is dropped.
+/// Takes the one-playbook-at-a-time lock, `pagewatch-play.lock` in this user's state
+/// directory (`/run` for root; `jobs::lockfile`); held until the returned file is dropped.
 fn lock(base: &Path) -> Result<std::fs::File> {
-    use std::io::Write;
-    let dir = if Path::new("/run").is_dir() && rustix::process::geteuid().is_root() {
-        PathBuf::from("/run")
-    } else {
-        base.to_path_buf()
-    };
+    let dir = crate::jobs::lockfile::state_dir(|| Ok(base.to_path_buf()))?;
     let path = dir.join("pagewatch-play.lock");
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    if rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err() {
-        let who = std::fs::read_to_string(&path).unwrap_or_default();
-        bail!(
-            "another playbook is running ({} holds {}): one at a time",
-            who.trim(),
+    crate::jobs::lockfile::take(&path, |who| {
+        format!(
+            "another playbook is running ({who} holds {}): one at a time",
             path.display()
-        );
-    }
-    f.set_len(0)?;
-    let _ = write!(f, "pid {}", std::process::id());
-    Ok(f)
+        )
+    })
 }
 
 fn meminfo() -> Result<(u64, u64)> {
@@ -278,6 +263,10 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
     let device = disk_of(&base);
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
+    let mut tuner = Tuner::new(Some(exe.clone()));
+    if book.tunes() {
+        tuner.claim()?;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGINT,
@@ -319,7 +308,7 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
                 keep: false,
             },
         ),
-        tuner: Tuner::new(Some(exe)),
+        tuner,
         device: device.clone(),
         tx,
         rx,

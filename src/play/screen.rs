@@ -1,8 +1,10 @@
 //! The screen's edge for playbooks and tuning: it checks a playbook picked in the screen
-//! (the same checks as `pagewatch play`, and the one-playbook lock), reads and writes the
-//! allowlisted settings through a `Tuner` (whose restore guard outlives a SIGKILL), and
-//! reports back as messages. The steps themselves run in the app (`app::play`), through the
-//! same `Sequencer` as the headless run; their jobs go to the screen's `Supervisor`.
+//! (the same checks as `pagewatch play`, the one-playbook lock, and the tuning lock for a
+//! playbook that tunes), reads and writes the allowlisted settings through a `Tuner` (which
+//! holds the tuning lock while a setting is changed, and whose restore guard outlives a
+//! SIGKILL), and reports back as messages. The steps themselves run in the app
+//! (`app::play`), through the same `Sequencer` as the headless run; their jobs go to the
+//! screen's `Supervisor`.
 //!
 //! Owns: the screen's `Tuner` and the lock while a playbook runs. Must not touch: app state
 //! (it only sends `Msg`s), the terminal.
@@ -61,6 +63,9 @@ impl PlayEdge {
                     .map_err(|e| format!("{e:#}"))
                     .and_then(|(_, lock)| {
                         let views = views(book, device.as_deref())?;
+                        if book.tunes() {
+                            self.tuner.claim().map_err(|e| format!("{e:#}"))?;
+                        }
                         self.lock = Some(lock);
                         Ok(views)
                     });
@@ -88,6 +93,7 @@ impl PlayEdge {
             }
             Effect::PlayEnded => {
                 self.lock = None;
+                self.tuner.unpin();
                 return true;
             }
             _ => return false,
