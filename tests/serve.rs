@@ -217,3 +217,28 @@ fn hostile_clients_neither_stop_sampling_nor_grow_memory() {
     assert!(rss1 < rss0 + 4096, "RSS {rss0} -> {rss1} kB");
     assert!(rss2 < rss1 + 512, "RSS grew again: {rss1} -> {rss2} kB");
 }
+
+/// Issue 22: `record OUT --listen P` on a busy port failed after creating OUT, so the
+/// retry failed with "already exists". The port is bound before OUT is created.
+#[test]
+fn record_on_a_busy_port_leaves_no_file_behind() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.pwrec");
+    let run = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .arg("record")
+        .arg(&out)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--duration", "1s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        !out.exists(),
+        "a failed listen left {} behind",
+        out.display()
+    );
+}
+
