@@ -2,13 +2,14 @@
 //! (`runtime`) or `pagewatch record`.
 //!
 //! Whoever samples hands each raw sample to a `Feeder`, which derives the page
-//! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`http`) only ever clone
-//! the latest page. Sampling goes on at its own pace whatever the scrapers do.
+//! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`conns`, `http`) only
+//! ever clone the latest page. Sampling goes on at its own pace whatever the scrapers do.
 //! Owns: the serve loop, its signals and messages (the non-loopback warning on stderr and in
 //! the screen's notice). Must not touch: what a page says (`metrics`), the HTTP details
-//! (`http`).
+//! (`http`), the connection limits (`conns`).
 
 pub mod addr;
+pub mod conns;
 pub mod http;
 
 use std::net::SocketAddr;
@@ -41,7 +42,7 @@ impl Feeder {
         let live = Live::new(host, opts);
         let latest = Latest::default();
         latest.publish(live.current());
-        let bound = http::start(addr, latest.clone())?;
+        let bound = conns::start(addr, latest.clone())?;
         eprintln!("pagewatch: serving http://{bound}/metrics");
         if let Some(w) = addr::warning(&bound) {
             eprintln!("pagewatch: {w}");
