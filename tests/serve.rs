@@ -288,3 +288,41 @@ fn record_on_a_busy_port_leaves_no_file_behind() {
         out.display()
     );
 }
+
+/// Issue 22: `serve --listen 80` as non-root said "run as the file's owner". Run as
+/// `nobody` (through runuser, when this runs as root and the unprivileged ports start at
+/// 1024), the hint must name what a low port needs.
+#[test]
+fn a_low_port_as_non_root_gets_the_port_hint() {
+    let start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+        .ok()
+        .and_then(|s| s.trim().parse::<u16>().ok());
+    if !rustix::process::geteuid().is_root() || !have_runuser() || start.is_none_or(|s| s <= 80) {
+        println!("skipped: needs root, runuser and ip_unprivileged_port_start above 80");
+        return;
+    }
+    let run = Command::new("runuser")
+        .args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_pagewatch")])
+        .args(["serve", "--listen", "127.0.0.1:80"])
+        .env_remove("HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.contains("listening on 127.0.0.1:80"), "{err}");
+    assert!(
+        err.contains("hint: ") && err.contains("CAP_NET_BIND_SERVICE") && err.contains("1023"),
+        "{err}"
+    );
+    assert!(!err.contains("file's owner"), "{err}");
+}
+
+fn have_runuser() -> bool {
+    Command::new("runuser")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

@@ -46,8 +46,7 @@ const STACK: usize = 128 * 1024;
 /// Binds `addr` and serves `latest` from a thread of its own; returns the bound address
 /// (the port the system chose, for port 0).
 pub fn start(addr: SocketAddr, latest: Latest) -> Result<SocketAddr> {
-    let listener =
-        TcpListener::bind(addr).with_context(|| format!("listening on {addr} for /metrics"))?;
+    let listener = TcpListener::bind(addr).map_err(|e| bind_error(addr, e))?;
     let bound = listener.local_addr().context("reading the bound address")?;
     listener
         .set_nonblocking(true)
@@ -58,6 +57,34 @@ pub fn start(addr: SocketAddr, latest: Latest) -> Result<SocketAddr> {
         .spawn(move || Table::new(latest).run(&listener))
         .context("starting the http thread")?;
     Ok(bound)
+}
+
+/// The error for a failed bind, with the hint that fits (not the file-permission one).
+#[must_use]
+pub fn bind_error(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
+    let what = format!("listening on {addr} for /metrics");
+    let hint = match e.kind() {
+        ErrorKind::PermissionDenied if (1..1024).contains(&addr.port()) => {
+            "binding a port below 1024 needs root or CAP_NET_BIND_SERVICE: pick a port above \
+             1023 (the default is 7463)"
+        }
+        ErrorKind::PermissionDenied => {
+            "binding was denied: ports below net.ipv4.ip_unprivileged_port_start need root or \
+             CAP_NET_BIND_SERVICE, and a security policy (SELinux, AppArmor) may forbid it"
+        }
+        ErrorKind::AddrInUse => {
+            "another program listens there: pick another port (0: any free one)"
+        }
+        ErrorKind::AddrNotAvailable => {
+            "that address is not this host's: use 127.0.0.1, 0.0.0.0 or one `ip addr` lists"
+        }
+        _ => return anyhow::Error::new(e).context(what),
+    };
+    anyhow::Error::new(crate::exit::Hinted {
+        what,
+        hint,
+        source: e,
+    })
 }
 
 /// Who a per-peer cap counts: an IPv4 address (IPv4-mapped ones too), or an IPv6 /64,
@@ -408,5 +435,26 @@ mod tests {
             peer_key(ip("2001:db8::ffff:2"))
         );
         assert_ne!(peer_key(ip("2001:db8::1")), peer_key(ip("2001:db8:0:1::1")));
+    }
+
+    /// Issue 22: a port below 1024 as non-root said "run as the file's owner".
+    #[test]
+    fn a_low_port_gets_the_port_hint_not_the_file_one() {
+        let denied = || std::io::Error::from(ErrorKind::PermissionDenied);
+        let m = crate::exit::message(&bind_error("127.0.0.1:80".parse().unwrap(), denied()));
+        assert!(
+            m.starts_with("pagewatch: error: listening on 127.0.0.1:80 for /metrics: ")
+                && m.contains("hint: binding a port below 1024 needs root or CAP_NET_BIND_SERVICE")
+                && !m.contains("file's owner"),
+            "{m}"
+        );
+        let m = crate::exit::message(&bind_error("127.0.0.1:8080".parse().unwrap(), denied()));
+        assert!(
+            m.contains("ip_unprivileged_port_start") && !m.contains("file's owner"),
+            "{m}"
+        );
+        let used = std::io::Error::from(ErrorKind::AddrInUse);
+        let m = crate::exit::message(&bind_error("127.0.0.1:7463".parse().unwrap(), used));
+        assert!(m.contains("hint: another program listens there"), "{m}");
     }
 }
