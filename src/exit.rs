@@ -30,6 +30,30 @@ impl fmt::Display for Usage {
 
 impl std::error::Error for Usage {}
 
+/// A failure that knows its hint, where the io error kind alone would give the wrong one
+/// (binding a port below 1024 is `PermissionDenied`, but no file's owner can help).
+#[derive(Debug)]
+pub struct Hinted {
+    /// What was being done (`listening on 127.0.0.1:80 for /metrics`).
+    pub what: String,
+    /// The hint line, in place of the one for `source`'s kind.
+    pub hint: &'static str,
+    /// Why it failed.
+    pub source: std::io::Error,
+}
+
+impl fmt::Display for Hinted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.what)
+    }
+}
+
+impl std::error::Error for Hinted {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
 /// The exit code for `err`: `USAGE` when a `Usage` error is anywhere in its chain.
 #[must_use]
 pub fn code(err: &anyhow::Error) -> u8 {
@@ -72,6 +96,9 @@ pub fn message(err: &anyhow::Error) -> String {
 fn hint(err: &anyhow::Error) -> &'static str {
     if code(err) == USAGE {
         return "`pagewatch --help` lists the options; `man pagewatch` explains them";
+    }
+    if let Some(h) = err.chain().find_map(|e| e.downcast_ref::<Hinted>()) {
+        return h.hint;
     }
     let kind = err
         .chain()

@@ -78,7 +78,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
                 partitions: app.ui.partitions,
             };
             let f = crate::serve::Feeder::start(addr, &app.host.hostname, opts)?;
-            app.notice = Some(format!("serving http://{}/metrics", f.addr));
+            app.notice = Some(f.notice(app.notice.take()));
             Some(f)
         }
         None => None,

@@ -11,11 +11,14 @@
 //! go backwards or jump between the two samples. Each case must end without a panic, and every
 //! error must name its file (`proc/meminfo:12: …`).
 //!
-//! Config files (`config::parse`, `config::set`) get the same mutations.
+//! Config files (`config::parse`, `config::set`) get the same mutations, and the metrics
+//! endpoint's request heads their own (`fuzz_http`).
 //! Deterministic: a fixed seed per case. `PW_FUZZ_CASES` sets the number of sample cases
 //! (default 4,000; CI runs 30,000 through the overflow-checked `checked` profile, see
 //! `.ci/run`). Cases that once failed live in `tests/fuzz_corpus/` and run first.
 #![allow(clippy::unwrap_used)]
+
+mod fuzz_http;
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};

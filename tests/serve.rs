@@ -217,3 +217,112 @@ fn hostile_clients_neither_stop_sampling_nor_grow_memory() {
     assert!(rss1 < rss0 + 4096, "RSS {rss0} -> {rss1} kB");
     assert!(rss2 < rss1 + 512, "RSS grew again: {rss1} -> {rss2} kB");
 }
+
+/// Issue 22, must-fix 5: threads that `connect(); recv()` in a loop (never sending a byte)
+/// used to hold every connection slot for the 2 s read timeout, so about 1 scrape in 40 got
+/// through. Idle connections are now evicted for new ones, and a scraper that sends its
+/// request at once must get through while the attack runs.
+#[test]
+fn idle_connectors_in_a_loop_do_not_starve_scrapes() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let (_child, addr) = serve(&["--interval", "1"]);
+    first_record(addr);
+    let stop = Arc::new(AtomicBool::new(false));
+    let connects = Arc::new(AtomicUsize::new(0));
+    let attackers: Vec<_> = (0..40)
+        .map(|_| {
+            let (stop, connects) = (Arc::clone(&stop), Arc::clone(&connects));
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+                    else {
+                        continue;
+                    };
+                    connects.fetch_add(1, Ordering::Relaxed);
+                    // Longer than the server's own read timeout: the server decides when
+                    // this connection ends, as in the attack.
+                    let _ = s.set_read_timeout(Some(Duration::from_secs(3)));
+                    let _ = s.read(&mut [0u8; 64]);
+                }
+            })
+        })
+        .collect();
+    // Let the attack take every slot first.
+    std::thread::sleep(Duration::from_millis(500));
+    let codes: Vec<u16> = (0..20)
+        .map(|_| serve_util::scrape_within(addr, Duration::from_secs(1)))
+        .collect();
+    stop.store(true, Ordering::Relaxed);
+    for t in attackers {
+        t.join().unwrap();
+    }
+    let ok = codes.iter().filter(|c| **c == 200).count();
+    println!(
+        "scrapes ok {ok} of 20 against 40 idle connectors ({} connects): {codes:?}",
+        connects.load(Ordering::Relaxed)
+    );
+    assert!(ok >= 18, "{ok} of 20 scrapes got through: {codes:?}");
+}
+
+/// Issue 22: `record OUT --listen P` on a busy port failed after creating OUT, so the
+/// retry failed with "already exists". The port is bound before OUT is created.
+#[test]
+fn record_on_a_busy_port_leaves_no_file_behind() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.pwrec");
+    let run = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .arg("record")
+        .arg(&out)
+        .args(["--listen", &format!("127.0.0.1:{port}"), "--duration", "1s"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(err.contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        !out.exists(),
+        "a failed listen left {} behind",
+        out.display()
+    );
+}
+
+/// Issue 22: `serve --listen 80` as non-root said "run as the file's owner". Run as
+/// `nobody` (through runuser, when this runs as root and the unprivileged ports start at
+/// 1024), the hint must name what a low port needs.
+#[test]
+fn a_low_port_as_non_root_gets_the_port_hint() {
+    let start = std::fs::read_to_string("/proc/sys/net/ipv4/ip_unprivileged_port_start")
+        .ok()
+        .and_then(|s| s.trim().parse::<u16>().ok());
+    if !rustix::process::geteuid().is_root() || !have_runuser() || start.is_none_or(|s| s <= 80) {
+        println!("skipped: needs root, runuser and ip_unprivileged_port_start above 80");
+        return;
+    }
+    let run = Command::new("runuser")
+        .args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_pagewatch")])
+        .args(["serve", "--listen", "127.0.0.1:80"])
+        .env_remove("HOME")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(err.contains("listening on 127.0.0.1:80"), "{err}");
+    assert!(
+        err.contains("hint: ") && err.contains("CAP_NET_BIND_SERVICE") && err.contains("1023"),
+        "{err}"
+    );
+    assert!(!err.contains("file's owner"), "{err}");
+}
+
+fn have_runuser() -> bool {
+    Command::new("runuser")
+        .arg("--help")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

@@ -43,11 +43,12 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         provenance,
         first.wall_ms,
     );
-    let mut rec = Recorder::create(&args.file, &header)?;
+    // The port first: a port in use must fail before the file exists (issue 22).
     let mut metrics = args
         .listen
         .map(|addr| crate::serve::Feeder::start(addr, &header.host.hostname, Options::default()))
         .transpose()?;
+    let mut rec = Recorder::create(&args.file, &header)?;
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,

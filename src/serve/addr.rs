@@ -46,10 +46,23 @@ pub fn parse(text: Option<&str>) -> Result<SocketAddr, String> {
     })
 }
 
-/// Whether only this host can reach `addr`.
+/// Whether only this host can reach `addr`. An IPv4-mapped loopback (`[::ffff:127.0.0.1]`)
+/// is loopback: a socket bound there takes IPv4 connections to 127.0.0.1 only.
 #[must_use]
 pub fn is_loopback(addr: &SocketAddr) -> bool {
-    addr.ip().is_loopback()
+    addr.ip().to_canonical().is_loopback()
+}
+
+/// The warning for an endpoint other hosts can reach (`None` on loopback): on stderr, and
+/// first in the screen's notice, which the jobs pane cuts at its width.
+#[must_use]
+pub fn warning(bound: &SocketAddr) -> Option<String> {
+    (!is_loopback(bound)).then(|| {
+        format!(
+            "warning: {bound} is not loopback: any host that can reach it can read the \
+             metrics (no authentication, no TLS)"
+        )
+    })
 }
 
 #[cfg(test)]
@@ -69,6 +82,16 @@ mod tests {
         assert!(is_loopback(&parse(Some("[::1]:1")).unwrap()));
         assert!(is_loopback(&parse(None).unwrap()));
         assert!(!is_loopback(&parse(Some("0.0.0.0:1")).unwrap()));
+    }
+
+    #[test]
+    fn an_ipv4_mapped_loopback_is_loopback() {
+        let p = |t| parse(Some(t)).unwrap();
+        assert!(is_loopback(&p("[::ffff:127.0.0.1]:7463")));
+        assert!(is_loopback(&p("[::ffff:127.1.2.3]:7463")));
+        assert!(!is_loopback(&p("[::ffff:192.0.2.7]:7463")));
+        assert!(!is_loopback(&p("[::ffff:0.0.0.0]:7463")));
+        assert!(!is_loopback(&p("[::]:7463")));
     }
 
     #[test]

@@ -1,44 +1,30 @@
 //! The HTTP side of the metrics endpoint: `GET /metrics` (the latest page, negotiated) and
 //! `GET /` (a short HTML page linking to it), one request per connection.
 //!
-//! Bad clients must not hurt the monitor, so every resource a client can hold is capped:
-//! at most `MAX_CONNECTIONS` at once (more are answered 503 and closed at once, without
-//! reading), each on its own short-lived thread with a small stack; the request head must
-//! arrive whole within `HEAD_DEADLINE` (slowloris) and fit in `MAX_HEAD` bytes (a longer one,
-//! like a 1 MB request line, gets 431 and the connection is closed: nothing beyond
-//! `MAX_HEAD` is read or kept); each read and write times out. A scrape only clones the
+//! A request head arrives in pieces into a `HeadReader`, which keeps at most `MAX_HEAD`
+//! bytes: a longer head, like a 1 MB request line, is answered 431 and nothing beyond
+//! `MAX_HEAD` is read or kept. `parse_head` decides a head from bytes alone (no socket), so
+//! the fuzz tests throw garbage at exactly what a client reaches. A scrape only clones the
 //! `Arc` of the latest page under a lock held for that clone, and renders it outside: it never
-//! waits for a sample and a sample never waits for it.
+//! waits for a sample and a sample never waits for it. Which connections are held, and for
+//! how long, is `conns`'s.
 //!
 //! httparse (hyper's parser) reads the request; pagewatch parses no HTTP itself. It is used
 //! in place of an HTTP server crate because tiny_http 0.12, the usual synchronous one, has
-//! none of these limits: it starts a thread for every connection without a cap, sets no
+//! none of the limits: it starts a thread for every connection without a cap, sets no
 //! timeouts, and buffers a request line of any length (`ClientConnection::read_next_line`).
-//! Owns: the listener, its threads and the limits. Must not touch: what a page says
-//! (`metrics`), sampling.
+//! Owns: the request head, the routes and the response bytes. Must not touch: what a page
+//! says (`metrics`), sampling, the connection limits (`conns`).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result};
 
 use crate::metrics::live::Page;
 use crate::metrics::negotiate::negotiate;
 use crate::metrics::render::render;
 
-/// Connections served at once; more are refused with 503.
-pub const MAX_CONNECTIONS: usize = 16;
 /// The request line and headers together, bytes.
 pub const MAX_HEAD: usize = 8 * 1024;
-/// The whole request head must arrive within this.
-pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
-/// One read or write.
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
-/// A connection thread's stack: the head buffer and httparse's header array live on it.
-const STACK: usize = 128 * 1024;
 
 /// The latest page, swapped whole by the sampler and cloned (an `Arc`) by each scrape.
 #[derive(Debug, Clone, Default)]
@@ -71,72 +57,21 @@ impl Latest {
     }
 }
 
-/// Binds `addr` and serves `latest` from a thread of its own; returns the bound address
-/// (the port the system chose, for port 0).
-pub fn start(addr: SocketAddr, latest: Latest) -> Result<SocketAddr> {
-    let listener =
-        TcpListener::bind(addr).with_context(|| format!("listening on {addr} for /metrics"))?;
-    let bound = listener.local_addr().context("reading the bound address")?;
-    let active = Arc::new(AtomicUsize::new(0));
-    std::thread::Builder::new()
-        .name("http".into())
-        .stack_size(STACK)
-        .spawn(move || accept_loop(&listener, &latest, &active))
-        .context("starting the http thread")?;
-    Ok(bound)
-}
-
-fn accept_loop(listener: &TcpListener, latest: &Latest, active: &Arc<AtomicUsize>) {
-    loop {
-        let Ok((stream, _)) = listener.accept() else {
-            // Out of file descriptors or similar: back off instead of spinning.
-            std::thread::sleep(Duration::from_millis(100));
-            continue;
-        };
-        let _ = stream.set_write_timeout(Some(IO_TIMEOUT));
-        if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-            active.fetch_sub(1, Ordering::AcqRel);
-            let mut s = stream;
-            let _ = respond(
-                &mut s,
-                &Reply::text(503, "busy: too many connections\n"),
-                false,
-            );
-            continue;
-        }
-        let slot = Slot(Arc::clone(active));
-        let latest = latest.clone();
-        let spawned = std::thread::Builder::new()
-            .name("http-conn".into())
-            .stack_size(STACK)
-            .spawn(move || {
-                let _slot = slot;
-                let mut s = stream;
-                serve_one(&mut s, &latest);
-            });
-        // A thread that could not start dropped its slot with the closure.
-        drop(spawned);
-    }
-}
-
-/// One of the `MAX_CONNECTIONS` slots, given back when the connection ends.
-struct Slot(Arc<AtomicUsize>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
 /// A response.
-struct Reply {
-    status: u16,
-    content_type: &'static str,
-    body: String,
+#[derive(Debug)]
+pub struct Reply {
+    /// The status code.
+    pub status: u16,
+    /// The Content-Type.
+    pub content_type: &'static str,
+    /// The body (sent unless the request was HEAD).
+    pub body: String,
 }
 
 impl Reply {
-    fn text(status: u16, body: &str) -> Self {
+    /// A plain-text reply.
+    #[must_use]
+    pub fn text(status: u16, body: &str) -> Self {
         Reply {
             status,
             content_type: "text/plain; charset=utf-8",
@@ -145,68 +80,77 @@ impl Reply {
     }
 }
 
-/// What the request asked, once its head is in.
-enum Head {
+/// What a request head asked, once decided.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Head {
+    /// GET or HEAD of `path` (without its query).
     Get {
+        /// The path, like `/metrics`.
         path: String,
+        /// The Accept header, when there is one in UTF-8.
         accept: Option<String>,
+        /// HEAD: the reply goes without its body.
         head_only: bool,
     },
-    Reply(Reply),
+    /// A head answered with an error status: 400, 405 or 431.
+    Refused {
+        /// The status.
+        status: u16,
+        /// The body, one line.
+        why: &'static str,
+    },
 }
 
-/// Reads one request head within the limits and answers it.
-fn serve_one(s: &mut TcpStream, latest: &Latest) {
-    let _ = s.set_read_timeout(Some(IO_TIMEOUT));
-    let _ = s.set_nodelay(true);
-    let (reply, head_only) = match read_head(s) {
-        None => return, // closed, timed out or failed: nothing to answer
-        Some(Head::Reply(r)) => (r, false),
-        Some(Head::Get {
-            path,
-            accept,
-            head_only,
-        }) => (route(&path, accept.as_deref(), latest), head_only),
-    };
-    let _ = respond(s, &reply, head_only);
+/// A request head arriving in pieces; never holds more than `MAX_HEAD` bytes.
+#[derive(Debug, Default)]
+pub struct HeadReader {
+    buf: Vec<u8>,
 }
 
-fn read_head(s: &mut TcpStream) -> Option<Head> {
-    let start = Instant::now();
-    let mut buf = [0u8; MAX_HEAD];
-    let mut len = 0;
-    loop {
-        if start.elapsed() > HEAD_DEADLINE {
-            return Some(Head::Reply(Reply::text(408, "request head too slow\n")));
+impl HeadReader {
+    /// How many more bytes it takes: read no more than this from the client.
+    #[must_use]
+    pub fn room(&self) -> usize {
+        MAX_HEAD - self.buf.len()
+    }
+
+    /// Bytes held so far.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing came yet.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Takes `bytes` (those beyond `room()` are dropped) and decides the head once it can:
+    /// `None` while more is needed.
+    pub fn push(&mut self, bytes: &[u8]) -> Option<Head> {
+        let take = bytes.len().min(self.room());
+        self.buf.extend_from_slice(&bytes[..take]);
+        parse_head(&self.buf)
+    }
+}
+
+/// Decides a request head from the bytes received so far: `None` while it is incomplete and
+/// shorter than `MAX_HEAD`; a head of `MAX_HEAD` bytes or more that is still incomplete is
+/// refused (431).
+#[must_use]
+pub fn parse_head(buf: &[u8]) -> Option<Head> {
+    let refused = |status, why| Some(Head::Refused { status, why });
+    let mut headers = [httparse::EMPTY_HEADER; 32];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(buf) {
+        Ok(httparse::Status::Complete(_)) => Some(head_of(&req)),
+        Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => {
+            refused(431, "request head too large\n")
         }
-        let n = match s.read(&mut buf[len..]) {
-            Ok(0) => return None,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Some(Head::Reply(Reply::text(408, "request head too slow\n")));
-            }
-            Err(_) => return None,
-        };
-        len += n;
-        let mut headers = [httparse::EMPTY_HEADER; 32];
-        let mut req = httparse::Request::new(&mut headers);
-        match req.parse(&buf[..len]) {
-            Ok(httparse::Status::Complete(_)) => return Some(head_of(&req)),
-            Ok(httparse::Status::Partial) if len == MAX_HEAD => {
-                return Some(Head::Reply(Reply::text(431, "request head too large\n")));
-            }
-            Ok(httparse::Status::Partial) => {}
-            Err(httparse::Error::TooManyHeaders) => {
-                return Some(Head::Reply(Reply::text(431, "too many headers\n")));
-            }
-            Err(_) => return Some(Head::Reply(Reply::text(400, "bad request\n"))),
-        }
+        Ok(httparse::Status::Partial) => None,
+        Err(httparse::Error::TooManyHeaders) => refused(431, "too many headers\n"),
+        Err(_) => refused(400, "bad request\n"),
     }
 }
 
@@ -214,7 +158,12 @@ fn head_of(req: &httparse::Request<'_, '_>) -> Head {
     let head_only = match req.method {
         Some("GET") => false,
         Some("HEAD") => true,
-        _ => return Head::Reply(Reply::text(405, "only GET and HEAD\n")),
+        _ => {
+            return Head::Refused {
+                status: 405,
+                why: "only GET and HEAD\n",
+            };
+        }
     };
     let accept = req
         .headers
@@ -233,6 +182,20 @@ fn head_of(req: &httparse::Request<'_, '_>) -> Head {
 const INDEX: &str = "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>pagewatch</title></head>\n\
 <body><h1>pagewatch</h1>\n<p>Why buffered IO is slow: memory, dirty-page thresholds, reclaim and disks, \
 as Prometheus metrics.</p>\n<p><a href=\"/metrics\">/metrics</a></p>\n</body></html>\n";
+
+/// The reply to `head` (the page rendered here, when it asks for it), and whether it goes
+/// without its body (HEAD).
+#[must_use]
+pub fn reply(head: &Head, latest: &Latest) -> (Reply, bool) {
+    match head {
+        Head::Refused { status, why } => (Reply::text(*status, why), false),
+        Head::Get {
+            path,
+            accept,
+            head_only,
+        } => (route(path, accept.as_deref(), latest), *head_only),
+    }
+}
 
 fn route(path: &str, accept: Option<&str>, latest: &Latest) -> Reply {
     match path {
@@ -273,24 +236,74 @@ fn reason(status: u16) -> &'static str {
     }
 }
 
-fn respond(s: &mut TcpStream, r: &Reply, head_only: bool) -> std::io::Result<()> {
+/// The response head for `r`.
+#[must_use]
+pub fn response_head(r: &Reply) -> String {
     let allow = if r.status == 405 {
         "Allow: GET, HEAD\r\n"
     } else {
         ""
     };
-    let head = format!(
+    format!(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n\
          {allow}Connection: close\r\n\r\n",
         r.status,
         reason(r.status),
         r.content_type,
         r.body.len()
-    );
-    s.write_all(head.as_bytes())?;
+    )
+}
+
+/// Writes `r` (its head alone when `head_only`) and ends the sending side.
+pub fn respond(s: &mut std::net::TcpStream, r: &Reply, head_only: bool) -> std::io::Result<()> {
+    s.write_all(response_head(r).as_bytes())?;
     if !head_only {
         s.write_all(r.body.as_bytes())?;
     }
     s.flush()?;
     s.shutdown(std::net::Shutdown::Write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_head_in_pieces_is_decided_when_whole() {
+        let mut r = HeadReader::default();
+        assert_eq!(r.push(b"GET /metrics?x=1 HT"), None);
+        assert_eq!(r.push(b"TP/1.1\r\nAccept: text/plain\r\n"), None);
+        assert_eq!(
+            r.push(b"\r\n"),
+            Some(Head::Get {
+                path: "/metrics".into(),
+                accept: Some("text/plain".into()),
+                head_only: false,
+            })
+        );
+    }
+
+    #[test]
+    fn bad_heads_are_refused_with_their_status() {
+        let status = |b: &[u8]| match parse_head(b) {
+            Some(Head::Refused { status, .. }) => status,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(status(b"POST / HTTP/1.1\r\n\r\n"), 405);
+        assert_eq!(status(b"\x16\x03\x01garbage\r\n\r\n"), 400);
+        let many = "X-Many: y\r\n".repeat(40);
+        assert_eq!(
+            status(format!("GET / HTTP/1.1\r\n{many}\r\n").as_bytes()),
+            431
+        );
+    }
+
+    #[test]
+    fn nothing_beyond_max_head_is_kept() {
+        let mut r = HeadReader::default();
+        assert_eq!(r.push(b"GET /"), None);
+        let got = r.push(&vec![b'a'; 3 * MAX_HEAD]);
+        assert!(matches!(got, Some(Head::Refused { status: 431, .. })));
+        assert_eq!((r.len(), r.room()), (MAX_HEAD, 0));
+    }
 }

@@ -2,12 +2,14 @@
 //! (`runtime`) or `pagewatch record`.
 //!
 //! Whoever samples hands each raw sample to a `Feeder`, which derives the page
-//! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`http`) only ever clone
-//! the latest page. Sampling goes on at its own pace whatever the scrapers do.
-//! Owns: the serve loop, its signals and messages. Must not touch: what a page says
-//! (`metrics`), the HTTP details (`http`).
+//! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`conns`, `http`) only
+//! ever clone the latest page. Sampling goes on at its own pace whatever the scrapers do.
+//! Owns: the serve loop, its signals and messages (the non-loopback warning on stderr and in
+//! the screen's notice). Must not touch: what a page says (`metrics`), the HTTP details
+//! (`http`), the connection limits (`conns`).
 
 pub mod addr;
+pub mod conns;
 pub mod http;
 
 use std::net::SocketAddr;
@@ -40,19 +42,23 @@ impl Feeder {
         let live = Live::new(host, opts);
         let latest = Latest::default();
         latest.publish(live.current());
-        let bound = http::start(addr, latest.clone())?;
+        let bound = conns::start(addr, latest.clone())?;
         eprintln!("pagewatch: serving http://{bound}/metrics");
-        if !addr::is_loopback(&bound) {
-            eprintln!(
-                "pagewatch: warning: {bound} is not loopback: any host that can reach it can \
-                 read the metrics (no authentication, no TLS)"
-            );
+        if let Some(w) = addr::warning(&bound) {
+            eprintln!("pagewatch: {w}");
         }
         Ok(Self {
             live,
             latest,
             addr: bound,
         })
+    }
+
+    /// The screen's notice once the endpoint is up, after the notice `earlier` (a config
+    /// file's problems): see `screen_notice`.
+    #[must_use]
+    pub fn notice(&self, earlier: Option<String>) -> String {
+        screen_notice(&self.addr, earlier)
     }
 
     /// Publishes the page after `raw`, read in `read_s` s; returns its record when the
@@ -81,6 +87,22 @@ impl Feeder {
     pub fn error(&mut self) {
         self.latest.publish(self.live.error());
     }
+}
+
+/// The screen's notice for an endpoint bound at `bound`, with the notice `earlier` that it
+/// joins: problems first, since the jobs pane cuts a notice at its width. The warning for an
+/// address other hosts reach, then `earlier`, then where it serves.
+#[must_use]
+pub fn screen_notice(bound: &SocketAddr, earlier: Option<String>) -> String {
+    [
+        addr::warning(bound),
+        earlier,
+        Some(format!("serving http://{bound}/metrics")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join("; ")
 }
 
 /// `pagewatch serve`: samples live /proc and /sys every interval and serves the latest
@@ -142,5 +164,35 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 22: the warning for an address other hosts reach was on stderr only, before the
+    /// screen took the terminal; the screen's notice now leads with it.
+    #[test]
+    fn the_screen_notice_leads_with_the_non_loopback_warning() {
+        let n = screen_notice(&"0.0.0.0:7463".parse().unwrap(), None);
+        assert!(
+            n.starts_with("warning: 0.0.0.0:7463 is not loopback") && n.contains("no TLS"),
+            "{n}"
+        );
+        assert!(n.ends_with("serving http://0.0.0.0:7463/metrics"), "{n}");
+        for quiet in ["127.0.0.1:7463", "[::1]:7463", "[::ffff:127.0.0.1]:7463"] {
+            let a: SocketAddr = quiet.parse().unwrap();
+            assert_eq!(
+                screen_notice(&a, None),
+                format!("serving http://{a}/metrics")
+            );
+        }
+        let n = screen_notice(&"[::]:80".parse().unwrap(), Some("config x".into()));
+        assert!(
+            n.starts_with("warning: [::]:80 is not loopback")
+                && n.ends_with("; config x; serving http://[::]:80/metrics"),
+            "{n}"
+        );
     }
 }

@@ -122,3 +122,31 @@ pub fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// GET /metrics with `timeout` for the connect and for each read: the status, 0 when no
+/// whole response came in time.
+pub fn scrape_within(addr: SocketAddr, timeout: Duration) -> u16 {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, timeout) else {
+        return 0;
+    };
+    let _ = s.set_read_timeout(Some(timeout));
+    let _ = s.set_write_timeout(Some(timeout));
+    if write!(s, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").is_err() {
+        return 0;
+    }
+    let mut raw = Vec::new();
+    if s.read_to_end(&mut raw).is_err() {
+        return 0;
+    }
+    let text = String::from_utf8_lossy(&raw);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    // A 200 counts only when its whole body came.
+    if status == 200 && !text.contains("pagewatch_samples_total") {
+        return 0;
+    }
+    status
+}
