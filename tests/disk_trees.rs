@@ -503,3 +503,28 @@ fn the_installed_iostat_agrees_on_the_fixture() {
     }
     println!("compared {compared} figures with the installed iostat");
 }
+
+/// The screen says a diskstats line was skipped (in the disk table's title) while it is, and
+/// still shows the other devices.
+#[test]
+fn the_disk_table_says_a_line_was_skipped() {
+    use pagewatch::app::{App, Look, Msg};
+    use pagewatch::source::HostInfo;
+    let mut src = TreeSource::open(&fixture_tree("disks-appear-reset")).expect("open tree");
+    let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+    let screen = |app: &App| {
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(160, 48))
+            .expect("test terminal");
+        t.draw(|f| pagewatch::ui::draw(f, app)).expect("draw");
+        t.backend().to_string()
+    };
+    let first = src.next_sample().expect("read root").expect("root 000");
+    app.update(Msg::Sample(first));
+    let s = screen(&app);
+    assert!(s.contains("Disks (a diskstats line skipped)"), "{s}");
+    assert!(s.contains("cciss/c0d0") && s.contains("sds"), "{s}");
+    while let Some(raw) = src.next_sample().expect("read root") {
+        app.update(Msg::Sample(raw));
+    }
+    assert!(!screen(&app).contains("skipped"));
+}
