@@ -30,7 +30,8 @@ pub mod names {
     pub const PSI_MEMORY: &str = "proc/pressure/memory";
     /// `/proc/pressure/io` (optional).
     pub const PSI_IO: &str = "proc/pressure/io";
-    /// Pseudo-file: one line per entry of `/sys/block` (whole disks), tab-separated:
+    /// Pseudo-file: one line per entry of `/sys/block` (whole disks, named as in diskstats:
+    /// sysfs's `cciss!c0d0` is `cciss/c0d0`), tab-separated:
     /// `name, rotational, scheduler, nr_requests, write_cache, dm/name`, each the trimmed
     /// text of `/sys/block/<name>/queue/<file>` (or `dm/name`), empty when unreadable.
     /// These change rarely, so the source re-reads them only when the device set changes

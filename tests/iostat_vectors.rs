@@ -2,7 +2,10 @@
 //! (`assets/trees/sysstat-root1`, a since-boot report compared column by column at iostat's
 //! 2-decimal rounding), a live since-boot comparison with the installed `iostat -x -d -p ALL`,
 //! and synthetic two-sample cases through `Model::derive`: a wrapped 32-bit ms field, a device
-//! that vanishes while another appears, and a jittered 1.37 s interval.
+//! that vanishes while another appears, a jittered 1.37 s interval, and the four cases where
+//! iostat printed a figure and pagewatch did not (issue 22): a device that appeared, one that
+//! was re-inserted (both counted from 0), a 17-field line, a line too short to read. sysstat's
+//! multi-root vectors are replayed in `iostat_vectors_replay.rs`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,7 +29,7 @@ fn sysstat_root1_since_boot() {
     let read = |p: &str| {
         std::fs::read_to_string(root.join(p)).unwrap_or_else(|e| panic!("{ROOT1}/{p}: {e}"))
     };
-    let disks = diskstats::parse(&read("000/proc/diskstats")).unwrap();
+    let disks = diskstats::parse(&read("000/proc/diskstats")).disks;
     let itv_cs = uptime_cs(&read("000/proc/uptime"));
     assert_eq!(itv_cs, 719_255, "spec §5.2: uptime 7192.55 → itv 719 255");
     let report = first_report(&read("expected.iostat-x-p-ALL"));
@@ -274,17 +277,18 @@ fn synthetic_hotplug_vanish_and_appear() {
     let m = derive(&prev, &cur, 2_000_000_000);
     let names: Vec<&str> = m.disks.iter().map(|d| d.name.as_str()).collect();
     assert_eq!(names, ["sdc", "sda"], "vanished sdb must be absent");
-    assert_eq!(
-        disk(&m, "sdc").unwrap().cols,
-        Columns::default(),
-        "a new device has no figures yet"
-    );
+    // A new device is counted from 0 (its counters started inside the interval): 50 reads
+    // in 2 s.
+    assert_eq!(disk(&m, "sdc").unwrap().cols.r_s, Some(25.0));
     assert_eq!(disk(&m, "sda").unwrap().cols.r_s, Some(50.0));
 
-    // A device re-inserted under the same name with a new minor and smaller counters.
-    let reinserted = line(64, "sda", 3, 1, 0, 0, 1, 1);
-    let m = derive(&cur, &reinserted, 1_000_000_000);
-    assert_eq!(disk(&m, "sda").unwrap().cols, Columns::default());
+    // A device re-inserted under the same name with a new minor: another device, created
+    // after the last read, so counted from 0 whatever its counters (3 reads in 1 s).
+    for reads in [3, 5000] {
+        let reinserted = line(64, "sda", reads, 1, 0, 0, 1, 1);
+        let m = derive(&cur, &reinserted, 1_000_000_000);
+        assert_eq!(disk(&m, "sda").unwrap().cols.r_s, Some(reads as f64));
+    }
     // Every device gone.
     let m = derive(&cur, "", 1_000_000_000);
     assert!(m.disks.is_empty());
@@ -321,4 +325,111 @@ fn synthetic_jittered_interval_divides_by_exact_elapsed() {
     assert_eq!(c.w_await, Some(411.0 / 137.0));
     assert_eq!(c.rareq_sz, Some(4.0));
     assert_eq!(c.wareq_sz, Some(8.0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// the four cases where iostat printed a figure and pagewatch did not
+
+/// A hot-plugged disk (or a new loop or dm device) appears between two reads: its counters
+/// started at 0 inside the interval, so iostat counts it from 0, and so must we.
+#[test]
+fn synthetic_new_device_counts_from_zero() {
+    let prev = line(0, "sda", 1000, 100, 500, 100, 2000, 3000);
+    let cur = [
+        line(0, "sda", 1100, 200, 600, 200, 2500, 3500),
+        line(32, "sdc", 50, 10, 5, 1, 20, 30),
+    ]
+    .concat();
+    let m = derive(&prev, &cur, 2_000_000_000);
+    let c = disk(&m, "sdc").expect("the new disk is listed").cols;
+    // 50 reads of 8 sectors, 10 ms in all, over 2 s: r/s 25, rkB/s 50·8/2/2 = 100,
+    // r_await 0.2, rrqm/s 10/2 = 5; 5 writes of 16 sectors: w/s 2.5, wkB/s 20;
+    // d/s 5/2 and f/s 3/2 (the line's own discard and flush counts, from 0);
+    // aqu-sz 30/2000; %util 20/2000 = 1 %.
+    assert_eq!(
+        (c.r_s, c.rkB_s, c.r_await),
+        (Some(25.0), Some(100.0), Some(0.2))
+    );
+    assert_eq!(
+        (c.rrqm_s, c.w_s, c.wkB_s),
+        (Some(5.0), Some(2.5), Some(20.0))
+    );
+    assert_eq!((c.d_s, c.f_s), (Some(2.5), Some(1.5)));
+    assert_eq!((c.aqu_sz, c.util_pct), (Some(0.015), Some(1.0)));
+    assert_eq!(disk(&m, "sda").unwrap().cols.r_s, Some(50.0));
+}
+
+/// A device removed and re-added under the same name: its I/O count and every sector count
+/// went back. iostat (`write_stats()`) takes it as re-inserted and counts from 0; a count
+/// that went back while the others went on (a 32-bit counter wrapped on an old kernel) is
+/// not a re-insertion and still gives no figure for what went back.
+#[test]
+fn synthetic_reinserted_device_counts_from_zero() {
+    let prev = line(0, "sda", 1000, 100, 500, 100, 2000, 3000);
+    // Same name and number, every counter small again (the discards and flushes too).
+    let cur = line(0, "sda", 40, 20, 10, 30, 50, 60).replace(" 5 1 40 7 3 2\n", " 0 0 0 0 0 0\n");
+    let m = derive(&prev, &cur, 2_000_000_000);
+    let c = disk(&m, "sda").unwrap().cols;
+    // From 0: r/s 40/2 = 20, rkB/s 40·8/2/2 = 80, r_await 20/40 = 0.5; w/s 5,
+    // w_await 3; aqu-sz 60/2000 = 0.03; %util 50/2000 = 2.5 %.
+    assert_eq!(
+        (c.r_s, c.rkB_s, c.r_await),
+        (Some(20.0), Some(80.0), Some(0.5))
+    );
+    assert_eq!((c.w_s, c.w_await), (Some(5.0), Some(3.0)));
+    assert_eq!((c.aqu_sz, c.util_pct), (Some(0.03), Some(2.5)));
+    assert_eq!((c.d_s, c.f_s), (Some(0.0), Some(0.0)));
+
+    // The I/O count went back but sectors written went on (a 32-bit read count wrapped):
+    // not a re-insertion by iostat's rule, and not counted from 0 (that would report every
+    // I/O since boot as this interval's). No figures, as before.
+    let max = u64::from(u32::MAX);
+    let prev = line(0, "sda", max - 10, 100, 500, 100, 2000, 3000);
+    let cur = line(0, "sda", 5, 200, 600, 200, 2500, 3500);
+    let m = derive(&prev, &cur, 1_000_000_000);
+    assert_eq!(disk(&m, "sda").unwrap().cols, Columns::default());
+}
+
+/// One odd line must not cost every device its figures. A 17-field line (11 classic
+/// counters and 3 of the 4 discard fields) is read for its 11 classic counters, as iostat
+/// does; a line of fewer than 14 fields is skipped and named, and the other devices stand.
+#[test]
+fn synthetic_odd_lines_spare_the_other_devices() {
+    let odd = "  65      32 sds 300 300 5000 100 700 800 8000 3000 0 700 7000 0 0 0\n  \
+               65      48 sdt 1 2 3 4 5 6 7 8 9 10\n";
+    let prev = [
+        line(0, "sda", 1000, 100, 500, 100, 2000, 3000),
+        odd.to_owned(),
+    ]
+    .concat();
+    let odd2 = "  65      32 sds 400 400 6000 800 800 800 8200 4000 0 800 8100 0 0 0\n  \
+                65      48 sdt 1 2 3 4 5 6 7 8 9 10\n";
+    let cur = [
+        line(0, "sda", 1100, 200, 600, 200, 2500, 3500),
+        odd2.to_owned(),
+    ]
+    .concat();
+    let m = derive(&prev, &cur, 1_000_000_000);
+    assert_eq!(disk(&m, "sda").unwrap().cols.r_s, Some(100.0));
+    let c = disk(&m, "sds").expect("the 17-field line is read").cols;
+    // Δ reads 100, merges 100, sectors 1000, ms 700; writes 100, sectors 200, ms 1000;
+    // ticks 100; weighted 1100: r/s 100, rkB/s 500, %rrqm 50, r_await 7, rareq-sz 5;
+    // w/s 100, wkB/s 100, w_await 10; aqu-sz 1.1; %util 10. No discard or flush figures.
+    assert_eq!(
+        (c.r_s, c.rkB_s, c.rrqm_pct),
+        (Some(100.0), Some(500.0), Some(50.0))
+    );
+    assert_eq!((c.r_await, c.rareq_sz), (Some(7.0), Some(5.0)));
+    assert_eq!(
+        (c.w_s, c.wkB_s, c.w_await),
+        (Some(100.0), Some(100.0), Some(10.0))
+    );
+    assert_eq!((c.aqu_sz, c.util_pct), (Some(1.1), Some(10.0)));
+    assert_eq!((c.d_s, c.f_s), (None, None));
+    assert!(disk(&m, "sdt").is_none(), "a 13-field line is skipped");
+    let skipped = m.diskstats_skipped.as_deref().unwrap_or_default();
+    assert!(
+        skipped.contains("proc/diskstats:3:") && skipped.contains("sdt"),
+        "{skipped:?}"
+    );
 }

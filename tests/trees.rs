@@ -752,9 +752,13 @@ fn parse_dir(dir: &Path) -> Result<Result<Model, String>, String> {
             .ok_or("no sample")?;
         let snap = Snapshot::parse(&raw).map_err(|e| e.to_string())?;
         let model = Model::derive(None, &snap, Options::default());
-        // A bad zoneinfo leaves the sample standing and carries its error (shown as a
-        // warning); here it counts as the error the damage must produce.
-        match &model.zoneinfo_error {
+        // A bad zoneinfo, or a bad diskstats line, leaves the sample standing and carries its
+        // error (shown as a warning); here it counts as the error the damage must produce.
+        match model
+            .zoneinfo_error
+            .as_ref()
+            .or(model.diskstats_skipped.as_ref())
+        {
             Some(e) => {
                 assert!(model.memory.MemAvailable.is_some(), "the rest stands");
                 Err(e.clone())

@@ -1,16 +1,24 @@
 //! Per-device `iostat -x` columns (spec §5.2), computed exactly as sysstat does, over the exact
 //! elapsed time between two diskstats reads.
 //!
-//! Differences from iostat, on purpose: a device whose cumulative counters went backwards
-//! (reset, re-inserted, a 32-bit field wrapped) gets no figures for that tick instead of
-//! iostat's zeros; rates use the monotonic clock rather than /proc/uptime's centiseconds.
+//! As iostat (`write_stats()`, spec §5.2): a device that appeared since the last read, or
+//! was re-inserted (its I/O count and every sector count went back), is counted from 0: its
+//! counters started at 0 inside the interval. So is a device whose number changed under the
+//! same name (another device, created since the last read; iostat would difference the two).
+//! Differences from iostat, on purpose: a device whose I/O count went back without that
+//! pattern (a 32-bit count wrapped on an old kernel), or whose line was skipped last time,
+//! gets no figures for that tick instead of iostat's garbage; a direction whose counters went
+//! back nulls only its own columns; a counter group the previous line lacked (flushes after an
+//! 18-field line) has no figure rather than the whole since-boot count; rates use the
+//! monotonic clock rather than /proc/uptime's centiseconds.
 //! Like iostat, devices with no I/O since boot are left out, and partitions only on request.
 //! Owns: disk derivation. Must not touch: I/O.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use serde::Serialize;
 
+use crate::parse::diskstats::Skipped;
 use crate::parse::{DiskCounters, QueueSettings, Snapshot};
 
 /// The iostat -x columns. Keys follow iostat's names with `/` and `-` as `_` and `%x` as
@@ -185,11 +193,31 @@ fn flushes(d: &DiskCounters) -> Option<Dir> {
     })
 }
 
-/// The iostat -x columns between two reads of one device, `dt_s` seconds apart. A direction
-/// whose counters went backwards has no figures, the rest stand; `None` when the device's
-/// total I/O count went backwards (reset or re-inserted).
+/// Whether `c` is `p`'s device removed and re-inserted, by iostat's rule (`write_stats()`):
+/// its I/O count went back, and each sector count went back or was 0. A 32-bit count that
+/// wrapped on an old kernel leaves the other sector counts going on, so it is not taken for one.
+#[must_use]
+pub fn reinserted(p: &DiskCounters, c: &DiskCounters) -> bool {
+    let back = |p: u64, c: u64| p == 0 || c < p;
+    c.total_ios() < p.total_ios()
+        && back(p.sectors_read, c.sectors_read)
+        && back(p.sectors_written, c.sectors_written)
+        && back(
+            p.sectors_discarded.unwrap_or(0),
+            c.sectors_discarded.unwrap_or(0),
+        )
+}
+
+/// The iostat -x columns between two reads of one device, `dt_s` seconds apart. A device
+/// re-inserted since `p` (`reinserted`) is counted from 0, as iostat does. A direction whose
+/// counters went backwards has no figures, the rest stand; `None` when the device's total I/O
+/// count went backwards otherwise (a wrapped 32-bit count: counting from 0 would report every
+/// I/O since boot as this interval's).
 #[must_use]
 pub fn columns(p: &DiskCounters, c: &DiskCounters, dt_s: f64) -> Option<Columns> {
+    if reinserted(p, c) {
+        return columns(&c.zeroed(), c, dt_s);
+    }
     let r = dir_figures(reads(p), reads(c), dt_s);
     let w = dir_figures(writes(p), writes(c), dt_s);
     let d = discards(p)
@@ -199,7 +227,6 @@ pub fn columns(p: &DiskCounters, c: &DiskCounters, dt_s: f64) -> Option<Columns>
         .zip(flushes(c))
         .and_then(|(p, c)| dir_figures(p, c, dt_s));
     if c.total_ios() < p.total_ios() {
-        // iostat's re-insertion heuristic: the device's I/O count went back.
         return None;
     }
     let ticks = ms_delta(p.io_ticks_ms, c.io_ticks_ms).map(|t| t as f64);
@@ -238,11 +265,17 @@ fn util_pct(ticks_ms: f64, dt_s: f64) -> Option<f64> {
     Some(ticks_ms / (dt_s * 1000.0) * 100.0).filter(|u| *u <= 200.0)
 }
 
-/// Whether `name` is a whole disk: listed under /sys/block, or, when /sys was not read,
-/// not named like a partition (`sda1`, `nvme0n1p2`, `mmcblk0p1`).
-fn is_whole(name: &str, whole: Option<&BTreeMap<String, QueueSettings>>) -> bool {
+/// Whether `name` is a whole disk. With the /sys/block listing (`whole`, names as in
+/// diskstats): listed; or, for a name the listing does not know (a disk hot-plugged since it
+/// was read), not a partition of another device of this diskstats (`all`) by the kernel's
+/// naming (`parents`). Without it: not named like a partition (`sda1`, `nvme0n1p2`).
+fn is_whole(
+    name: &str,
+    whole: Option<&BTreeMap<String, QueueSettings>>,
+    all: &HashSet<&str>,
+) -> bool {
     if let Some(block) = whole {
-        return block.contains_key(name);
+        return block.contains_key(name) || !parents(name).any(|p| all.contains(p));
     }
     let digits = name.trim_end_matches(|c: char| c.is_ascii_digit());
     if digits.len() == name.len() {
@@ -262,6 +295,58 @@ fn is_whole(name: &str, whole: Option<&BTreeMap<String, QueueSettings>>) -> bool
     }
 }
 
+/// The disks `name` would be a partition of by the kernel's naming (`disk_name()`): the
+/// disk's name, then `p` if that ends in a digit, then the number (`sda1` of `sda`,
+/// `nvme0n1p2` of `nvme0n1`, `md1p1` of `md1`; `md10` is no partition of `md1`).
+fn parents(name: &str) -> impl Iterator<Item = &str> {
+    let stem = name.trim_end_matches(|c: char| c.is_ascii_digit());
+    let numbered = stem.len() < name.len();
+    let ends_in_digit = |s: &str| s.ends_with(|c: char| c.is_ascii_digit());
+    let plain = (numbered && !stem.is_empty() && !ends_in_digit(stem)).then_some(stem);
+    let with_p = stem
+        .strip_suffix('p')
+        .filter(|d| numbered && ends_in_digit(d));
+    plain.into_iter().chain(with_p)
+}
+
+/// The skipped diskstats lines as one note: the first line's error, and how many more.
+#[must_use]
+pub fn skipped_note(skipped: &[Skipped]) -> Option<String> {
+    let first = skipped.first()?;
+    Some(match skipped.len() {
+        1 => first.error.clone(),
+        n => format!("{} (and {} more lines skipped)", first.error, n - 1),
+    })
+}
+
+/// What a device's previous counters were.
+enum Before<'a> {
+    /// Read last time, as the same device.
+    Read(&'a DiskCounters),
+    /// Not there last time, or another device under that name: created since, from 0.
+    New,
+    /// Unknown: last time its line (or a line without a name) was skipped.
+    Unknown,
+}
+
+fn before<'a>(prev: &'a Snapshot, i: usize, c: &DiskCounters) -> Before<'a> {
+    // Same position as last tick is the common case; search only when devices moved.
+    let p = (prev.disks.get(i))
+        .filter(|d| d.name == c.name)
+        .or_else(|| prev.disks.iter().find(|d| d.name == c.name));
+    let skipped_last_time = || {
+        prev.disks_skipped
+            .iter()
+            .any(|s| s.name.as_ref().is_none_or(|n| *n == c.name))
+    };
+    match p {
+        Some(p) if p.major == c.major && p.minor == c.minor => Before::Read(p),
+        None if skipped_last_time() => Before::Unknown,
+        // Not there last time, or another device under that name (a new number).
+        _ => Before::New,
+    }
+}
+
 /// Derives every shown device. `dt_s` is `None` on the first tick.
 #[must_use]
 pub fn derive(
@@ -271,6 +356,11 @@ pub fn derive(
     partitions: bool,
 ) -> Vec<Disk> {
     let whole = cur.block.as_deref();
+    let all: HashSet<&str> = if whole.is_some() {
+        cur.disks.iter().map(|d| d.name.as_str()).collect()
+    } else {
+        HashSet::new()
+    };
     let mut out = Vec::with_capacity(cur.disks.len());
     for (i, c) in cur.disks.iter().enumerate() {
         // Devices with no I/O since boot (most loop and zram devices) first, before looking
@@ -278,21 +368,17 @@ pub fn derive(
         if c.total_ios() == 0 {
             continue;
         }
-        let partition = !is_whole(&c.name, whole);
+        let partition = !is_whole(&c.name, whole, &all);
         if partition && !partitions {
             continue;
         }
-        let p = prev.and_then(|p| {
-            // Same position as last tick is the common case; search only when devices moved.
-            p.disks
-                .get(i)
-                .filter(|d| d.name == c.name)
-                .or_else(|| p.disks.iter().find(|d| d.name == c.name))
-        });
-        let cols = p
-            .filter(|p| p.major == c.major && p.minor == c.minor)
+        let cols = prev
             .zip(dt_s)
-            .and_then(|(p, dt)| columns(p, c, dt))
+            .and_then(|(p, dt)| match before(p, i, c) {
+                Before::Read(p) => columns(p, c, dt),
+                Before::New => columns(&c.zeroed(), c, dt),
+                Before::Unknown => None,
+            })
             .unwrap_or_default();
         let queue = whole.and_then(|b| b.get(&c.name)).cloned();
         out.push(Disk {
@@ -317,13 +403,115 @@ mod tests {
         for w in [
             "sda", "vda", "nvme0n1", "loop0", "md0", "dm-0", "zram0", "mmcblk0", "sr0",
         ] {
-            assert!(is_whole(w, None), "{w}");
+            assert!(is_whole(w, None, &HashSet::new()), "{w}");
         }
         for p in ["sda1", "vdb2", "nvme0n1p1", "mmcblk0p2"] {
-            assert!(!is_whole(p, None), "{p}");
+            assert!(!is_whole(p, None, &HashSet::new()), "{p}");
         }
+    }
+
+    fn of(n: &str) -> Vec<&str> {
+        parents(n).collect()
+    }
+
+    #[test]
+    fn a_disk_newer_than_the_listing_is_whole_its_partitions_are_not() {
+        // /sys/block was read before sdc, md1 and md10 came: they are whole disks; partitions
+        // are known by the kernel's naming against the devices of this diskstats.
         let block = BTreeMap::from([("sda".to_owned(), QueueSettings::default())]);
-        assert!(!is_whole("md0", Some(&block)));
+        let all = HashSet::from([
+            "sda",
+            "sda1",
+            "sdc",
+            "sdc2",
+            "md1",
+            "md10",
+            "md1p1",
+            "cciss/c0d0",
+            "cciss/c0d0p1",
+        ]);
+        for w in ["sda", "sdc", "md1", "md10", "cciss/c0d0"] {
+            assert!(is_whole(w, Some(&block), &all), "{w}");
+        }
+        for p in ["sda1", "sdc2", "md1p1", "cciss/c0d0p1"] {
+            assert!(!is_whole(p, Some(&block), &all), "{p}");
+        }
+        // nvme0n12 is no partition of nvme0n1 (that would be nvme0n1p2), md10 none of md1.
+        assert_eq!(
+            (of("nvme0n1p2"), of("nvme0n12")),
+            (vec!["nvme0n1p", "nvme0n1"], vec!["nvme0n"])
+        );
+        assert_eq!(
+            (of("sda"), of("sda12"), of("md10")),
+            (vec![], vec!["sda"], vec!["md"])
+        );
+        assert_eq!(of("ab1p3"), ["ab1p", "ab1"]);
+    }
+
+    fn named(name: &str, reads: u64) -> DiskCounters {
+        DiskCounters {
+            name: name.into(),
+            reads,
+            ..DiskCounters::default()
+        }
+    }
+
+    fn snap(disks: &[DiskCounters], skipped: &[(usize, Option<&str>)]) -> Snapshot {
+        Snapshot {
+            disks: disks.iter().cloned().map(std::sync::Arc::new).collect(),
+            disks_skipped: skipped
+                .iter()
+                .map(|&(line, name)| Skipped {
+                    line,
+                    name: name.map(str::to_owned),
+                    error: format!("proc/diskstats:{line}: skipped"),
+                })
+                .collect(),
+            ..Snapshot::default()
+        }
+    }
+
+    #[test]
+    fn new_devices_count_from_zero_unless_their_line_was_skipped() {
+        let cur = snap(
+            &[named("sda", 100), named("sdb", 40), named("sdc", 10)],
+            &[],
+        );
+        // sdb new: 40 reads in 2 s. sdc's line was skipped last time: no figure.
+        let prev = snap(&[named("sda", 50)], &[(2, Some("sdc"))]);
+        let d = derive(Some(&prev), &cur, Some(2.0), false);
+        let r: Vec<_> = d.iter().map(|d| d.cols.r_s).collect();
+        assert_eq!(r, [Some(25.0), Some(20.0), None]);
+        // A skipped line without a name could have been any of them: only the known stand.
+        let prev = snap(&[named("sda", 50)], &[(2, None)]);
+        let d = derive(Some(&prev), &cur, Some(2.0), false);
+        let r: Vec<_> = d.iter().map(|d| d.cols.r_s).collect();
+        assert_eq!(r, [Some(25.0), None, None]);
+        // Another device number under the same name: created since, counted from 0.
+        let mut other = named("sda", 30);
+        other.minor = 16;
+        let d = derive(Some(&prev), &snap(&[other], &[]), Some(2.0), false);
+        assert_eq!(d[0].cols.r_s, Some(15.0));
+        // First tick: nothing.
+        assert!(
+            derive(None, &cur, None, false)
+                .iter()
+                .all(|d| d.cols == Columns::default())
+        );
+    }
+
+    #[test]
+    fn skipped_lines_make_one_note() {
+        let s = snap(&[], &[(3, Some("sdt")), (9, None)]);
+        assert_eq!(skipped_note(&[]), None);
+        assert_eq!(
+            skipped_note(&s.disks_skipped[..1]).as_deref(),
+            Some("proc/diskstats:3: skipped")
+        );
+        assert_eq!(
+            skipped_note(&s.disks_skipped).as_deref(),
+            Some("proc/diskstats:3: skipped (and 1 more lines skipped)")
+        );
     }
 
     fn dev(reads: u64, read_ms: u64, ticks: u64) -> DiskCounters {
@@ -366,15 +554,26 @@ mod tests {
     }
 
     #[test]
-    fn wrapped_u32_fields_are_taken_modulo_and_resets_give_no_figures() {
+    fn wrapped_u32_fields_are_taken_modulo_and_reinserted_devices_count_from_zero() {
         // io_ticks and read_ms are u32 in the kernel: across a wrap the difference is still
         // right (16 ms busy, 5 ms for the one read).
         let max = u64::from(u32::MAX);
         let c = columns(&dev(1000, max - 2, max - 10), &dev(1001, 2, 5), 1.0).unwrap();
         assert_eq!(c.util_pct, Some(1.6));
         assert_eq!(c.r_await, Some(5.0));
-        // A reset device: every count went backwards, no figures.
-        assert!(columns(&dev(1000, 4000, 10), &dev(3, 1, 20), 1.0).is_none());
+        // A re-inserted device (every count went backwards, iostat's rule): counted from 0,
+        // 3 reads of 1 ms in 1 s, 20 ms busy.
+        let c = columns(&dev(1000, 4000, 10), &dev(3, 1, 20), 1.0).unwrap();
+        assert_eq!(
+            (c.r_s, c.r_await, c.util_pct),
+            (Some(3.0), Some(1.0 / 3.0), Some(2.0))
+        );
+        // The I/O count went back but sectors written went on: not a re-insertion (a wrapped
+        // 32-bit count), no figures.
+        let (mut p, mut c) = (dev(1000, 4000, 10), dev(3, 1, 20));
+        (p.sectors_written, c.sectors_written) = (500, 600);
+        assert!(!reinserted(&p, &c));
+        assert!(columns(&p, &c, 1.0).is_none());
         // Only the writes went backwards: the reads stand.
         let mut p = dev(1000, 4000, 10);
         p.writes = 50;

@@ -66,6 +66,10 @@ pub struct Model {
     pub reclaim: Reclaim,
     /// Per-device iostat -x figures.
     pub disks: Vec<Disk>,
+    /// The `/proc/diskstats` lines skipped this read (fewer than 14 fields, not counters):
+    /// the first, named, and how many more. The other devices stand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diskstats_skipped: Option<String>,
     /// CPU split; `None` on the first tick.
     pub cpu: Option<Cpu>,
     /// Tasks blocked on I/O (D state) at the read.
@@ -145,6 +149,7 @@ impl Model {
             dirty,
             reclaim: Reclaim::derive(prev, cur, dt_s),
             disks: disk::derive(prev, cur, dt_s, opts.partitions),
+            diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),
             procs_blocked: cur.cpu.procs_blocked,
             procs_running: cur.cpu.procs_running,

@@ -129,11 +129,11 @@ impl<T> LineMemo<T> {
     /// Each line's `parse_line(line, number)`, calling it only for the lines that differ from
     /// the line with the same number last time; so the results, and the first error, are those
     /// of parsing every line. Errors are not kept.
-    fn get(
+    fn get<E>(
         &mut self,
         text: &str,
-        mut parse_line: impl FnMut(&str, usize) -> Result<T>,
-    ) -> Result<&[T]> {
+        mut parse_line: impl FnMut(&str, usize) -> std::result::Result<T, E>,
+    ) -> std::result::Result<&[T], E> {
         let mut old = lines(&self.text);
         let mut n = 0;
         for line in lines(text) {
@@ -163,7 +163,7 @@ impl<T> LineMemo<T> {
 #[derive(Debug, Default)]
 pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
-    disks: LineMemo<Option<Arc<DiskCounters>>>,
+    disks: LineMemo<std::result::Result<Option<Arc<DiskCounters>>, diskstats::Skipped>>,
     block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
     /// In `PSI_FILES` order.
     psi: [LineMemo<Option<Psi>>; 3],
@@ -187,11 +187,22 @@ impl Repeats for Parser {
     fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
         self.zones.get(text, |t| zoneinfo::parse(t).map(Arc::from))
     }
-    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>> {
-        let lines = self.disks.get(text, |line, n| {
-            Ok(diskstats::parse_line(line, n)?.map(Arc::new))
-        })?;
-        Ok(lines.iter().flatten().cloned().collect())
+    fn diskstats(&mut self, text: &str) -> super::DiskLines {
+        let lines = self
+            .disks
+            .get(text, |line, n| {
+                Ok::<_, Infallible>(diskstats::parse_line(line, n).map(|d| d.map(Arc::new)))
+            })
+            .unwrap_or_else(|e| match e {});
+        let mut out = (Vec::with_capacity(lines.len()), Vec::new());
+        for l in lines {
+            match l {
+                Ok(Some(d)) => out.0.push(Arc::clone(d)),
+                Ok(None) => {}
+                Err(s) => out.1.push(s.clone()),
+            }
+        }
+        out
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         self.block

@@ -70,6 +70,9 @@ pub struct Snapshot {
     /// `/proc/diskstats`, in file order. Each device's counters are shared: `Parser` hands
     /// the same ones to successive snapshots while the device's line does not change.
     pub disks: Vec<Arc<DiskCounters>>,
+    /// The `/proc/diskstats` lines left out (fewer than 14 fields, not counters), named; the
+    /// other devices stand.
+    pub disks_skipped: Vec<diskstats::Skipped>,
     /// `/proc/stat`.
     pub cpu: CpuStat,
     /// `/proc/pressure/cpu` (4.20+).
@@ -143,6 +146,9 @@ fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
     })
 }
 
+/// `/proc/diskstats` as a snapshot holds it: the devices and the lines skipped.
+type DiskLines = (Vec<Arc<DiskCounters>>, Vec<diskstats::Skipped>);
+
 /// The PSI files, in `Repeats::pressure` index order.
 const PSI_FILES: [&str; 3] = [names::PSI_CPU, names::PSI_MEMORY, names::PSI_IO];
 
@@ -150,7 +156,9 @@ const PSI_FILES: [&str; 3] = [names::PSI_CPU, names::PSI_MEMORY, names::PSI_IO];
 /// afresh (`Snapshot::parse`), or through `Parser`'s memo of the last text and result.
 trait Repeats {
     fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>>;
-    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>>;
+    /// The devices read and the lines skipped (never an error: one odd line must not cost
+    /// every device its figures).
+    fn diskstats(&mut self, text: &str) -> DiskLines;
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
@@ -165,8 +173,9 @@ impl Repeats for Afresh {
     fn zoneinfo(&mut self, text: &str) -> Result<Arc<[Zone]>> {
         zoneinfo::parse(text).map(Arc::from)
     }
-    fn diskstats(&mut self, text: &str) -> Result<Vec<Arc<DiskCounters>>> {
-        Ok(diskstats::parse(text)?.into_iter().map(Arc::new).collect())
+    fn diskstats(&mut self, text: &str) -> DiskLines {
+        let d = diskstats::parse(text);
+        (d.disks.into_iter().map(Arc::new).collect(), d.skipped)
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         Arc::new(queue::parse(text))
@@ -225,6 +234,7 @@ impl Snapshot {
             Some(Err(e)) => (None, Some(e.to_string())),
         };
         let (cgroups, bdis, wb_stats, domains_error) = domains(sample);
+        let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -239,7 +249,8 @@ impl Snapshot {
             zones_error,
             reader_rt: sample.file(names::READER_STAT).and_then(reader_rt),
             zone_free,
-            disks: r.diskstats(required(sample, names::DISKSTATS)?)?,
+            disks,
+            disks_skipped,
             cpu: stat::parse(required(sample, names::STAT)?)?,
             psi_cpu: psi(sample, r, 0)?,
             psi_memory: psi(sample, r, 1)?,

@@ -294,7 +294,7 @@ impl FsSource {
         let mut text = String::new();
         for dev in devs {
             let base = self.sys_root.join("block").join(dev);
-            text.push_str(dev);
+            text.push_str(&diskstats_name(dev));
             let paths = names::QUEUE_FILES
                 .iter()
                 .map(|f| base.join("queue").join(f));
@@ -551,6 +551,14 @@ pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<Str
             source,
         }),
     }
+}
+
+/// A /sys/block entry's name as /proc/diskstats spells it: the kernel writes a `/` in a
+/// device name as `!` in sysfs (`cciss!c0d0` is `cciss/c0d0`; any driver whose names hold a
+/// slash), and the disk table matches the two by name.
+#[must_use]
+pub fn diskstats_name(sysfs: &str) -> String {
+    sysfs.replace('!', "/")
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ pub fn compare_since_boot(
     what: &str,
 ) -> (usize, BTreeMap<String, bool>) {
     let (l1, l2) = (lines_by_name(d1), lines_by_name(d2));
-    let disks = diskstats::parse(d1).unwrap();
+    let disks = diskstats::parse(d1).disks;
     let dt1 = uptime_cs(u1) as f64 / 100.0;
     let dt2 = uptime_cs(u2) as f64 / 100.0;
     let report = first_report(out);

@@ -47,6 +47,16 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     } else {
         "Disks"
     };
+    // A diskstats line that could not be read is left out, the other devices stand: say so
+    // (the line and why are in the JSON's `diskstats_skipped`).
+    let title = match app
+        .model
+        .as_ref()
+        .and_then(|m| m.diskstats_skipped.as_ref())
+    {
+        Some(_) => format!("{title} (a diskstats line skipped)"),
+        None => title.to_owned(),
+    };
     let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
     let width = usize::from(inner.width);
