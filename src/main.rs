@@ -409,10 +409,7 @@ fn playbooks(app: &mut App, args: &Args) -> Result<()> {
     }
     app.play_scale = args.play_scale;
     for f in &args.playbooks {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("--playbook {}", f.display()))?;
-        let book = pagewatch::play::Playbook::parse(&text)
-            .map_err(|e| anyhow::anyhow!("--playbook {}: {e}", f.display()))?;
+        let book = pagewatch::play::file::load(f)?;
         app.playbooks.push(book);
     }
     Ok(())
