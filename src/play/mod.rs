@@ -3,10 +3,10 @@
 //! from the screen, and the phase table that compares the phases.
 //!
 //! Owns: the playbook format and its validation (book, expr), reading a playbook file
-//! (file: regular, bounded, out of other users' reach), the built-ins (builtin), the
-//! checks before a run (preflight), the phase table (table, pure) and the headless runner (run, an edge like `supervise.rs`: it
-//! starts jobs through the `Supervisor` and settings through `jobs::tune`). Must not touch:
-//! the terminal, the app state.
+//! (file: regular, bounded, out of other users' reach), the built-ins (builtin), the checks
+//! before a run (preflight), the phase table (table, pure) and the headless runner (run, an
+//! edge like `supervise.rs`: it starts jobs through the `Supervisor` and settings through
+//! `jobs::tune`). Must not touch: the terminal, the app state.
 
 pub mod book;
 pub mod builtin;

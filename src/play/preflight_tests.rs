@@ -59,9 +59,10 @@ fn a_scaled_leave_below_the_floor_says_so_in_human_sizes() {
 
 #[test]
 fn an_unknown_device_is_refused_before_the_run() {
-    let b = book(
-        "[[step]]\nwait = \"1s\"\n[[step]]\ntune = \"nosuchdev:queue/read_ahead_kb\"\nvalue = \"128\"\n",
-    );
+    let b = book(concat!(
+        "[[step]]\nwait = \"1s\"\n",
+        "[[step]]\ntune = \"nosuchdev:queue/read_ahead_kb\"\nvalue = \"128\"\n",
+    ));
     // The real probe: /sys/block/nosuchdev does not exist on any machine.
     let e = check_steps(&b, &facts(), &knob_readable).unwrap_err();
     assert!(
