@@ -104,7 +104,7 @@ pub struct Args {
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub play_scale: f64,
     /// Offer this playbook file in the screen's picker (`P`) besides the built-ins. May be
-    /// repeated.
+    /// repeated. A regular file of at most 1 MiB that only you or root can change.
     #[arg(long = "playbook", value_name = "FILE")]
     pub playbooks: Vec<PathBuf>,
     /// Refused with a pointer: playbooks run headless with `pagewatch play NAME|FILE` (or
@@ -260,7 +260,8 @@ pub struct ServeArgs {
 #[derive(Debug, Clone, clap::Args)]
 #[allow(clippy::struct_excessive_bools, reason = "independent switches")]
 pub struct PlayArgs {
-    /// A built-in playbook's name, or a playbook file.
+    /// A built-in playbook's name, or a playbook file (a regular file of at most 1 MiB that
+    /// only you or root can change).
     pub playbook: Option<String>,
     /// List the built-in playbooks.
     #[arg(long)]

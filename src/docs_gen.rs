@@ -125,7 +125,10 @@ fn extra_sections() -> String {
         "$XDG_CONFIG_HOME/pagewatch/config.toml, else ~/.config/pagewatch/config.toml (or \
          --config FILE; none with --no-config): the settings, a TOML file of the keys below. \
          The screen saves a setting to it as soon as it is changed there (mode 0600, replaced \
-         atomically, never through a symbolic link), so a Ctrl-C loses nothing. A flag given on \
+         atomically under a lock, so two screens saving at once both land), so a Ctrl-C loses \
+         nothing. It writes only into directories of the running user's own, never through a \
+         symbolic link below $XDG_CONFIG_HOME (or ~/.config, or --config's directory): with \
+         sudo -E the invoking user's file is read but not written. A flag given on \
          the command line wins over the file for that run. A bad line is named on stderr and \
          in the screen, and that key keeps its default. Batch mode reads no config file.",
     );

@@ -123,9 +123,19 @@ pub struct FioDir {
 }
 
 impl Event {
-    /// A short one-line description for timelines and chart labels.
+    /// A short one-line description for timelines and chart labels. Text that came from a
+    /// file (a playbook's phases and markers, a recording's events) has its control
+    /// characters escaped (`fmt::escape_controls`): the label is safe on a terminal.
     #[must_use]
     pub fn label(&self) -> String {
+        let text = self.raw_label();
+        match crate::fmt::escape_controls(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(o) => o,
+        }
+    }
+
+    fn raw_label(&self) -> String {
         match &self.kind {
             EventKind::JobStart { job, what, .. } => format!("#{job} start {what}"),
             EventKind::JobStop { job, how } => format!("#{job} {how}"),

@@ -221,6 +221,54 @@ pub fn clock_utc(ms: i64) -> String {
     ClockUtc(ms).to_string()
 }
 
+/// Text from a file or another program (a playbook's name, phases and markers, a recording's
+/// events), safe to show on a terminal, in a table or in report.md: each control character
+/// (C0 including newline and tab, DEL, C1) and each bidirectional formatting character becomes
+/// a visible escape (`\x1b`, `\u{202e}`), so the text cannot move the cursor, clear the
+/// screen, retitle the terminal or reorder what is shown. Borrowed when there is nothing to
+/// escape.
+#[must_use]
+pub fn escape_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_with(text, false)
+}
+
+/// `escape_controls` for text of several lines (a playbook shown whole): newlines and tabs
+/// stay, every other control character is escaped.
+#[must_use]
+pub fn escape_controls_multiline(text: &str) -> std::borrow::Cow<'_, str> {
+    escape_with(text, true)
+}
+
+fn needs_escape(c: char, keep_lines: bool) -> bool {
+    if keep_lines && matches!(c, '\n' | '\t') {
+        return false;
+    }
+    c.is_control()
+        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+fn escape_with(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| needs_escape(c, keep_lines)) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            c if !needs_escape(c, keep_lines) => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if u32::from(c) < 0x80 => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,5 +388,34 @@ mod tests {
         assert_eq!(Fit(Some(1_234_567.0), 1, 9).to_string(), "1234.6k");
         assert_eq!(Fit(None, 1, 8).to_string(), "-");
         assert_eq!(Dash(Some(PerSec(Bytes(1536.0)))).to_string(), "1.5K/s");
+    }
+}
+
+#[cfg(test)]
+mod escape_tests {
+    use super::*;
+
+    #[test]
+    fn control_and_bidi_characters_become_visible_escapes() {
+        assert!(matches!(
+            escape_controls("plain ü 名"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(escape_controls("a\x1b[2Jb"), "a\\x1b[2Jb");
+        assert_eq!(escape_controls("\x1b]0;owned\x07"), "\\x1b]0;owned\\x07");
+        assert_eq!(escape_controls("x\u{9b}31m\u{7f}"), "x\\u{9b}31m\\x7f");
+        assert_eq!(escape_controls("l\nt\tr\r"), "l\\nt\\tr\\r");
+        assert_eq!(escape_controls("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(
+            escape_controls_multiline("a\n\tb\x1bc\r\n"),
+            "a\n\tb\\x1bc\\r\n"
+        );
+        // Nothing a terminal acts on is left.
+        let all: String = (0u32..0x2070).filter_map(char::from_u32).collect();
+        assert!(
+            !escape_controls(&all)
+                .chars()
+                .any(|c| needs_escape(c, false))
+        );
     }
 }

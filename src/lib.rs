@@ -38,5 +38,6 @@ pub mod supervise;
 pub mod tee;
 pub mod term;
 pub mod ui;
+pub mod userfile;
 
 pub use error::{Error, Result};

@@ -157,25 +157,27 @@ struct FileSettings {
 
 /// The config file to use (`--config FILE`, else the XDG default; none with `--no-config`)
 /// and its settings.
-fn saved_settings(args: &Args) -> (Option<std::path::PathBuf>, FileSettings) {
-    let path = if args.no_config {
+fn saved_settings(args: &Args) -> (Option<pagewatch::config::ConfigPath>, FileSettings) {
+    use pagewatch::config::ConfigPath;
+    let loc = if args.no_config {
         None
     } else {
-        args.config.clone().or_else(|| {
-            pagewatch::config::default_path(
+        args.config.clone().map(ConfigPath::explicit).or_else(|| {
+            ConfigPath::default_for(
                 std::env::var_os("XDG_CONFIG_HOME"),
                 std::env::var_os("HOME"),
             )
         })
     };
-    let Some(path) = path else {
+    let Some(loc) = loc else {
         let none = FileSettings {
             settings: pagewatch::config::Settings::default(),
             notice: None,
         };
         return (None, none);
     };
-    let (settings, problems) = pagewatch::config_io::load(&path);
+    let path = &loc.file;
+    let (settings, problems) = pagewatch::config_io::load(path);
     let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let all = all.join("; ");
     if !problems.is_empty() {
@@ -183,7 +185,7 @@ fn saved_settings(args: &Args) -> (Option<std::path::PathBuf>, FileSettings) {
     }
     // On screen the problem first: the jobs pane cuts a notice at its width.
     let notice = (!problems.is_empty()).then(|| format!("config {all} (in {})", path.display()));
-    (Some(path), FileSettings { settings, notice })
+    (Some(loc), FileSettings { settings, notice })
 }
 
 /// How the screen is drawn: `--ascii`, and colours unless NO_COLOR is set or the settings
@@ -409,10 +411,7 @@ fn playbooks(app: &mut App, args: &Args) -> Result<()> {
     }
     app.play_scale = args.play_scale;
     for f in &args.playbooks {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("--playbook {}", f.display()))?;
-        let book = pagewatch::play::Playbook::parse(&text)
-            .map_err(|e| anyhow::anyhow!("--playbook {}: {e}", f.display()))?;
+        let book = pagewatch::play::file::load(f)?;
         app.playbooks.push(book);
     }
     Ok(())

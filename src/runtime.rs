@@ -64,7 +64,7 @@ pub struct Options {
     /// Serve the figures at this address's `/metrics` (`--listen`).
     pub listen: Option<std::net::SocketAddr>,
     /// Save the settings changed in the screen to this config file (`config_io`).
-    pub config: Option<std::path::PathBuf>,
+    pub config: Option<crate::config::ConfigPath>,
     /// Clicks and the wheel (off with `--no-mouse`).
     pub mouse: bool,
 }

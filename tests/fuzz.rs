@@ -15,7 +15,9 @@
 //! endpoint's request heads their own (`fuzz_http`).
 //! Deterministic: a fixed seed per case. `PW_FUZZ_CASES` sets the number of sample cases
 //! (default 4,000; CI runs 30,000 through the overflow-checked `checked` profile, see
-//! `.ci/run`). Cases that once failed live in `tests/fuzz_corpus/` and run first.
+//! `.ci/run`). Cases that once failed live in `tests/fuzz_corpus/*.case` and run first;
+//! playbook and config files of every shape (FIFOs, links, devices) are `tests/fuzz_files.rs`,
+//! with its corpus in `tests/fuzz_corpus/playbooks/`.
 #![allow(clippy::unwrap_used)]
 
 mod fuzz_http;
@@ -399,6 +401,7 @@ fn corpus_cases_that_once_failed() {
         .unwrap()
         .flatten()
         .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "case"))
         .collect();
     paths.sort();
     for path in paths {

@@ -189,15 +189,48 @@ fn line_of(text: &str, at: usize) -> usize {
 /// `$HOME/.config/pagewatch/config.toml`; `None` without either.
 #[must_use]
 pub fn default_path(xdg_config_home: Option<OsString>, home: Option<OsString>) -> Option<PathBuf> {
-    let base = xdg_config_home
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| {
-            home.map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-                .map(|h| h.join(".config"))
-        })?;
-    Some(base.join("pagewatch").join("config.toml"))
+    ConfigPath::default_for(xdg_config_home, home).map(|c| c.file)
+}
+
+/// The config file and the directory its writer starts from (`config_io::save`): settings
+/// are written only beneath `base`, through directories of the running user's own, and
+/// never through a symbolic link below `base`. `base` itself may be reached through links.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigPath {
+    /// The file.
+    pub file: PathBuf,
+    /// `$XDG_CONFIG_HOME` (or `~/.config`) for the default file, the file's own directory
+    /// for `--config FILE`.
+    pub base: PathBuf,
+}
+
+impl ConfigPath {
+    /// The default file (`default_path`), with the XDG directory as its base.
+    #[must_use]
+    pub fn default_for(xdg_config_home: Option<OsString>, home: Option<OsString>) -> Option<Self> {
+        let base = xdg_config_home
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| {
+                home.map(PathBuf::from)
+                    .filter(|p| p.is_absolute())
+                    .map(|h| h.join(".config"))
+            })?;
+        Some(ConfigPath {
+            file: base.join("pagewatch").join("config.toml"),
+            base,
+        })
+    }
+
+    /// A file the user named (`--config FILE`): its directory is the base.
+    #[must_use]
+    pub fn explicit(file: PathBuf) -> Self {
+        let base = file
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), PathBuf::from);
+        ConfigPath { file, base }
+    }
 }
 
 #[cfg(test)]

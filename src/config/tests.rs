@@ -185,3 +185,22 @@ fn the_xdg_rules_pick_the_path() {
     assert_eq!(p(None, None), None);
     assert_eq!(p(None, Some("")), None);
 }
+
+#[test]
+fn the_writer_starts_from_the_xdg_directory_or_the_named_files_own() {
+    let d = ConfigPath::default_for(None, Some("/home/u".into())).unwrap();
+    assert_eq!(
+        (d.file.to_str().unwrap(), d.base.to_str().unwrap()),
+        ("/home/u/.config/pagewatch/config.toml", "/home/u/.config")
+    );
+    let x = ConfigPath::default_for(Some("/x/cfg".into()), Some("/home/u".into())).unwrap();
+    assert_eq!(x.base, PathBuf::from("/x/cfg"));
+    assert_eq!(
+        ConfigPath::explicit("/etc/pw.toml".into()).base,
+        PathBuf::from("/etc")
+    );
+    assert_eq!(
+        ConfigPath::explicit("pw.toml".into()).base,
+        PathBuf::from(".")
+    );
+}

@@ -1,6 +1,11 @@
 //! A playbook file: TOML with a `name`, a `description` and `[[step]]` tables, each with
 //! exactly one action key, parsed and validated as a whole before anything runs. Every error
-//! names the line of the step (or of the TOML error).
+//! names the line of the step (or of the TOML error). Parsing is linear in the file's size
+//! (a step's line comes from a table of line starts, not a count from the top).
+//!
+//! The text it keeps for display (the name, the description, phases and markers) and its
+//! error messages have their control characters escaped (`fmt::escape_controls`): a hostile
+//! file cannot clear or retitle the terminal that shows them, the phase table or report.md.
 //!
 //! ```toml
 //! name = "cache-reread"
@@ -36,6 +41,8 @@ use crate::jobs::tune::Setting;
 pub struct Playbook {
     /// Its name.
     pub name: String,
+    /// Where it came from, for errors: the file's path, or the name of a built-in.
+    pub origin: String,
     /// One line for `play --list`.
     pub description: String,
     /// The steps, in order.
@@ -138,9 +145,27 @@ struct RawStep {
     phase: Option<String>,
 }
 
-fn line_of(text: &str, offset: usize) -> usize {
-    text.get(..offset)
-        .map_or(1, |t| t.matches('\n').count() + 1)
+/// The byte offsets where the lines of a text start, to find a line in O(log n).
+struct Lines(Vec<usize>);
+
+impl Lines {
+    fn new(text: &str) -> Lines {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1));
+        Lines(starts.collect())
+    }
+
+    /// The 1-based line of byte `offset`.
+    fn of(&self, offset: usize) -> usize {
+        self.0.partition_point(|start| *start <= offset).max(1)
+    }
+}
+
+/// Text from the file as it may be shown.
+fn clean(s: String) -> String {
+    match crate::fmt::escape_controls(&s) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(o) => o,
+    }
 }
 
 /// A TOML value as a setting's text: strings as they are, numbers and booleans printed.
@@ -154,39 +179,25 @@ fn scalar(v: &toml::Value) -> Option<String> {
 }
 
 impl Playbook {
-    /// Parses and validates a playbook's text.
+    /// Parses and validates a playbook's text; its origin is its name until `with_origin`.
     pub fn parse(text: &str) -> Result<Playbook, BookError> {
-        let raw: RawBook = toml::from_str(text).map_err(|e| BookError {
-            line: e.span().map(|s| line_of(text, s.start)),
-            msg: e.message().trim().to_owned(),
-        })?;
-        if raw.name.trim().is_empty() {
-            return Err(BookError {
-                line: None,
-                msg: "the playbook needs a name".into(),
-            });
-        }
-        let mut ids: BTreeSet<String> = BTreeSet::new();
-        let mut steps = Vec::new();
-        for s in raw.step {
-            let line = line_of(text, s.span().start);
-            let action = step(s.into_inner(), &mut ids).map_err(|msg| BookError {
-                line: Some(line),
-                msg,
-            })?;
-            steps.push(Step { line, action });
-        }
-        if steps.is_empty() {
-            return Err(BookError {
-                line: None,
-                msg: "the playbook has no [[step]]".into(),
-            });
-        }
-        Ok(Playbook {
-            name: raw.name,
-            description: raw.description,
-            steps,
+        parse(text).map_err(|e| BookError {
+            line: e.line,
+            msg: clean(e.msg),
         })
+    }
+
+    /// The same playbook, named `origin` (its file) in errors.
+    #[must_use]
+    pub fn with_origin(mut self, origin: &str) -> Playbook {
+        self.origin = clean(origin.to_owned());
+        self
+    }
+
+    /// `origin: line N: ` in front of `msg`, for an error about the step on line `line`.
+    #[must_use]
+    pub fn at(&self, line: usize, msg: &str) -> String {
+        format!("{}: line {line}: {msg}", self.origin)
     }
 
     /// The same playbook with fio sizes and runtimes, absolute eat sizes and waits multiplied
@@ -226,6 +237,44 @@ impl Playbook {
             .iter()
             .any(|s| matches!(s.action, Action::Tune { .. } | Action::DropCaches(_)))
     }
+}
+
+/// `Playbook::parse` before its messages are escaped.
+fn parse(text: &str) -> Result<Playbook, BookError> {
+    let lines = Lines::new(text);
+    let raw: RawBook = toml::from_str(text).map_err(|e| BookError {
+        line: e.span().map(|s| lines.of(s.start)),
+        msg: e.message().trim().to_owned(),
+    })?;
+    if raw.name.trim().is_empty() {
+        return Err(BookError {
+            line: None,
+            msg: "the playbook needs a name".into(),
+        });
+    }
+    let mut ids: BTreeSet<String> = BTreeSet::new();
+    let mut steps = Vec::new();
+    for s in raw.step {
+        let line = lines.of(s.span().start);
+        let action = step(s.into_inner(), &mut ids).map_err(|msg| BookError {
+            line: Some(line),
+            msg,
+        })?;
+        steps.push(Step { line, action });
+    }
+    if steps.is_empty() {
+        return Err(BookError {
+            line: None,
+            msg: "the playbook has no [[step]]".into(),
+        });
+    }
+    let name = clean(raw.name);
+    Ok(Playbook {
+        origin: name.clone(),
+        name,
+        description: clean(raw.description),
+        steps,
+    })
 }
 
 /// Validates one step; `ids` collects the fio ids seen so far.
@@ -293,9 +342,9 @@ fn step(r: RawStep, ids: &mut BTreeSet<String>) -> Result<Action, String> {
             Action::Tune { setting, value }
         }
         "wait" => Action::Wait(wait(r.wait.as_deref().unwrap_or_default())?),
-        "marker" => Action::Marker(r.marker.unwrap_or_default()),
+        "marker" => Action::Marker(clean(r.marker.unwrap_or_default())),
         _ => {
-            let name = r.phase.unwrap_or_default();
+            let name = clean(r.phase.unwrap_or_default());
             if name.trim().is_empty() {
                 return Err("a phase needs a name".into());
             }

@@ -141,3 +141,47 @@ fn scaling_shrinks_sizes_runtimes_and_waits() {
     };
     assert_eq!(e.to_string(), "file(read) - 8M");
 }
+
+/// Issue 22: a hostile playbook's strings reached the terminal, the phase table and report.md
+/// raw (ESC sequences cleared root's screen or retitled the terminal).
+#[test]
+fn control_characters_in_the_file_are_escaped() {
+    let text = r#"name = "t\u001b]0;owned\u0007"
+description = "d\u001b[2J"
+[[step]]
+phase = "cold\u009b31m"
+[[step]]
+marker = "m\r\u202e"
+"#;
+    let b = Playbook::parse(text).unwrap();
+    assert_eq!(b.name, "t\\x1b]0;owned\\x07");
+    assert_eq!(b.origin, b.name);
+    assert_eq!(b.description, "d\\x1b[2J");
+    assert_eq!(b.steps[0].action, Action::Phase("cold\\u{9b}31m".into()));
+    assert_eq!(b.steps[1].action, Action::Marker("m\\r\\u{202e}".into()));
+    assert_eq!(b.with_origin("f\u{1b}").origin, "f\\x1b");
+    // Error messages quote the file too (an unknown key, a phase name).
+    let e = Playbook::parse("name = \"t\"\ndescription = \"d\"\n[[step]]\n\"k\\u001b\" = 1\n")
+        .unwrap_err();
+    assert!(!e.msg.chars().any(char::is_control), "{e}");
+    assert_eq!(e.line, Some(4), "{e}");
+}
+
+/// Issue 22: 100,000 steps took over 60 s (each step's line was counted from the top). The
+/// bound is loose on purpose (the parse takes well under a second in a debug build on this
+/// 2-core VM); a quadratic parse takes minutes.
+#[test]
+fn a_hundred_thousand_steps_parse_in_linear_time() {
+    use std::fmt::Write as _;
+    let mut text = String::from("name = \"big\"\ndescription = \"d\"\n");
+    for i in 0..100_000 {
+        let _ = write!(text, "[[step]]\nmarker = \"m{i}\"\n");
+    }
+    let t = std::time::Instant::now();
+    let b = Playbook::parse(&text).unwrap();
+    let took = t.elapsed();
+    assert_eq!(b.steps.len(), 100_000);
+    assert_eq!(b.steps[99_999].line, 3 + 2 * 99_999);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    eprintln!("100,000 steps parsed in {took:?}");
+}

@@ -2,14 +2,17 @@
 //! fio, tune a kernel setting, wait, mark, start a phase), run headless (`pagewatch play`) or
 //! from the screen, and the phase table that compares the phases.
 //!
-//! Owns: the playbook format and its validation (book, expr), the built-ins (builtin), the
-//! phase table (table, pure) and the headless runner (run, an edge like `supervise.rs`: it
-//! starts jobs through the `Supervisor` and settings through `jobs::tune`). Must not touch:
-//! the terminal, the app state.
+//! Owns: the playbook format and its validation (book, expr), reading a playbook file
+//! (file: regular, bounded, out of other users' reach), the built-ins (builtin), the checks
+//! before a run (preflight), the phase table (table, pure) and the headless runner (run, an
+//! edge like `supervise.rs`: it starts jobs through the `Supervisor` and settings through
+//! `jobs::tune`). Must not touch: the terminal, the app state.
 
 pub mod book;
 pub mod builtin;
 pub mod expr;
+pub mod file;
+pub mod preflight;
 pub mod run;
 pub mod screen;
 pub mod seq;

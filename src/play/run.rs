@@ -18,13 +18,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::book::{Action, EatSize, Playbook};
+use super::book::Playbook;
 use super::seq::{Env, Poll, Sequencer};
 use super::table::{PhaseRow, phases, render_text};
 use crate::app::{Effect, JobKind, JobMsg, Msg};
 use crate::event::{Event, EventKind};
-use crate::jobs::eat_plan::MIN_MARGIN;
-use crate::jobs::fio::value::size_text;
 use crate::jobs::tune::{Change, Setting, Tuner};
 use crate::model::Model;
 use crate::record::{Header, Recorder};
@@ -108,7 +106,8 @@ fn lock(base: &Path) -> Result<std::fs::File> {
     })
 }
 
-fn meminfo() -> Result<(u64, u64)> {
+/// (MemTotal, MemAvailable) in bytes.
+pub(super) fn meminfo() -> Result<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/meminfo")?;
     let kb = |key: &str| {
         text.lines()
@@ -120,76 +119,6 @@ fn meminfo() -> Result<(u64, u64)> {
         kb("MemTotal:").context("no MemTotal")?,
         kb("MemAvailable:").context("no MemAvailable")?,
     ))
-}
-
-/// The fio file sizes by step id, and the distinct sizes (one file each).
-fn files(book: &Playbook) -> (BTreeMap<String, u64>, Vec<u64>) {
-    let mut ids = BTreeMap::new();
-    let mut sizes = Vec::new();
-    for s in &book.steps {
-        if let Action::Fio { id, spec, .. } = &s.action {
-            if let Some(id) = id {
-                ids.insert(id.clone(), spec.size);
-            }
-            if !sizes.contains(&spec.size) {
-                sizes.push(spec.size);
-            }
-        }
-    }
-    (ids, sizes)
-}
-
-/// Refuses what cannot run here, before anything starts.
-fn preflight(book: &Playbook, base: &Path) -> Result<()> {
-    if book.needs_root() && !rustix::process::geteuid().is_root() {
-        bail!(
-            "{} tunes kernel settings or drops caches: run it as root",
-            book.name
-        );
-    }
-    let (ids, sizes) = files(book);
-    let st = rustix::fs::statvfs(base).with_context(|| format!("statvfs {}", base.display()))?;
-    let free = st.f_bavail.saturating_mul(st.f_frsize);
-    let need: u64 = sizes.iter().sum();
-    if need > free {
-        bail!(
-            "the fio files need {} and {} has {} free",
-            size_text(need),
-            base.display(),
-            size_text(free)
-        );
-    }
-    let (total, avail) = meminfo()?;
-    let margin = crate::jobs::eat_plan::margin(total);
-    for s in &book.steps {
-        let at = |e: String| anyhow::anyhow!("line {}: {e}", s.line);
-        match &s.action {
-            Action::Eat(EatSize::Size(e)) => {
-                let b = e.eval(total, &ids).map_err(at)?;
-                if b > avail.saturating_sub(margin) {
-                    return Err(at(format!(
-                        "eat {} is more than MemAvailable {} minus the margin {}",
-                        size_text(b),
-                        size_text(avail),
-                        size_text(margin)
-                    )));
-                }
-            }
-            Action::Eat(EatSize::Leave(e)) => {
-                let b = e.eval(total, &ids).map_err(at)?;
-                if b < MIN_MARGIN || b >= avail {
-                    return Err(at(format!(
-                        "leave {} must be at least {} and below MemAvailable {}",
-                        size_text(b),
-                        size_text(MIN_MARGIN),
-                        size_text(avail)
-                    )));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
 }
 
 /// `pagewatch play`: lists, shows or runs a playbook (a built-in's name or a file).
@@ -205,17 +134,27 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     let Some(what) = &a.playbook else {
         bail!("name a playbook (pagewatch play --list) or a playbook file");
     };
-    let (text, origin) = match super::builtin::text(what) {
-        Some(t) => (t.to_owned(), what.clone()),
-        None => (
-            std::fs::read_to_string(what)
-                .with_context(|| format!("{what} is neither a built-in playbook (pagewatch play --list) nor a readable file"))?,
-            what.clone(),
+    let (text, book) = match super::builtin::text(what) {
+        Some(t) => (
+            t.to_owned(),
+            Playbook::parse(t).map_err(|e| anyhow::anyhow!("{what}: {e}"))?,
         ),
+        None if std::fs::symlink_metadata(what).is_err() => {
+            bail!("{what} is neither a built-in playbook (pagewatch play --list) nor a file")
+        }
+        None => {
+            let text = super::file::read_text(Path::new(what))?;
+            let origin = format!("playbook {what}");
+            let book = Playbook::parse(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", crate::fmt::escape_controls(&origin)))?;
+            (text, book.with_origin(&origin))
+        }
     };
-    let book = Playbook::parse(&text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     if a.show {
-        return Ok(crate::batch::print_stdout(&text)?);
+        // The file as it is, but no control character reaches the terminal.
+        return Ok(crate::batch::print_stdout(
+            &crate::fmt::escape_controls_multiline(&text),
+        )?);
     }
     if !(0.01..=10.0).contains(&a.scale) {
         bail!("--scale must be between 0.01 and 10");
@@ -233,6 +172,7 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
             p.display()
         );
     }
+    let scaled = (a.scale - 1.0).abs() > f64::EPSILON;
     let out = play(
         &book,
         &PlayOptions {
@@ -241,7 +181,14 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
             fio_dir: a.fio_dir.clone(),
             interval: a.interval,
         },
-    )?;
+    )
+    .map_err(|e| {
+        if scaled {
+            anyhow::anyhow!("{e:#} (--scale {} scaled the sizes)", a.scale)
+        } else {
+            e
+        }
+    })?;
     if let Some(e) = out.error {
         eprintln!("pagewatch play: {} stopped: {e}", book.name);
         std::process::exit(1);
@@ -253,7 +200,7 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
 /// MemAvailable) and the one-playbook lock, held until the file is dropped; and the fio base.
 pub fn check(book: &Playbook, fio_dir: Option<&Path>) -> Result<(PathBuf, std::fs::File)> {
     let base = crate::jobs::fio::FioDir::check(fio_dir)?;
-    preflight(book, &base)?;
+    super::preflight::preflight(book, &base)?;
     let lock = lock(&base)?;
     Ok((base, lock))
 }

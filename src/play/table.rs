@@ -89,7 +89,7 @@ fn fio_row(job: u32, r: &FioSummary) -> FioRow {
     };
     FioRow {
         job,
-        name: r.name.clone(),
+        name: esc(&r.name),
         dir,
         iops: d.iops,
         bw_bytes_s: d.bw_bytes_s,
@@ -100,6 +100,11 @@ fn fio_row(job: u32, r: &FioSummary) -> FioRow {
         fsync_p99_us: (r.sync.ios > 0).then_some(r.sync.clat_p99_us),
         partial: r.partial,
     }
+}
+
+/// Text from the events (a recording's, perhaps hostile) as the table may show it.
+fn esc(s: &str) -> String {
+    crate::fmt::escape_controls(s).into_owned()
 }
 
 fn mean(v: &[f64]) -> Option<f64> {
@@ -130,7 +135,7 @@ pub fn phases(
         .map(|(i, (s, name))| {
             let end = starts.get(i + 1).map_or(end_ms, |n| n.0);
             PhaseRow {
-                name: (*name).to_owned(),
+                name: esc(name),
                 start_ms: *s,
                 duration_s: (end - s).max(0) as f64 / 1000.0,
                 fio: Vec::new(),
@@ -161,7 +166,7 @@ pub fn phases(
                 setting, old, new, ..
             } => {
                 if let Some(row) = phase_of(e.wall_ms).and_then(|p| rows.get_mut(p)) {
-                    row.tuned.push(format!("{setting} {old} -> {new}"));
+                    row.tuned.push(esc(&format!("{setting} {old} -> {new}")));
                 }
             }
             _ => {}

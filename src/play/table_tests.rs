@@ -173,3 +173,37 @@ fn cuts_models_and_events_into_phases() {
 fn no_phase_events_no_rows() {
     assert!(phases(&[], &[], None, 0).is_empty());
 }
+
+/// A recording's events may come from a hostile playbook or be hostile themselves: the table
+/// (screen, `play`, report.md) and every event label show their control characters escaped.
+#[test]
+fn hostile_names_are_escaped_in_the_table_and_labels() {
+    let events = vec![
+        phase(0, "cold\u{1b}[2J"),
+        ev(
+            500,
+            EventKind::Tune {
+                setting: "vm.dirty_bytes\u{1b}]0;x\u{7}".into(),
+                old: "0".into(),
+                new: "1".into(),
+                restore: false,
+            },
+        ),
+        ev(
+            600,
+            EventKind::Marker {
+                text: "m\u{9b}1m\u{202e}".into(),
+            },
+        ),
+    ];
+    let rows = phases(&[], &events, None, 1000);
+    assert_eq!(rows[0].name, "cold\\x1b[2J");
+    assert_eq!(rows[0].tuned, ["vm.dirty_bytes\\x1b]0;x\\x07 0 -> 1"]);
+    let text = render_text(&rows);
+    assert!(
+        !text.chars().any(|c| c.is_control() && c != '\n'),
+        "{text:?}"
+    );
+    assert_eq!(events[0].label(), "p: phase cold\\x1b[2J");
+    assert_eq!(events[2].label(), "marker: m\\u{9b}1m\\u{202e}");
+}

@@ -286,7 +286,9 @@ pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
             .enumerate()
             .map(|(i, e)| {
                 let label = match &e.kind {
-                    crate::event::EventKind::Phase { name, .. } => format!("E{} {name}", i + 1),
+                    crate::event::EventKind::Phase { name, .. } => {
+                        format!("E{} {}", i + 1, crate::fmt::escape_controls(name))
+                    }
                     _ => format!("E{}", i + 1),
                 };
                 (rel(e.wall_ms), label)

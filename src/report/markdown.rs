@@ -13,7 +13,8 @@ use crate::record::Recording;
 
 /// Table cells must not break the table: pipes escaped, newlines flattened.
 pub(crate) fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+    // Line breaks become spaces; every other control character a visible escape.
+    crate::fmt::escape_controls(&s.replace(['\n', '\r'], " ")).replace('|', "\\|")
 }
 
 pub(crate) fn at(ms: i64, started: i64) -> String {
@@ -240,4 +241,15 @@ fn timeline(o: &mut String, a: &Analysis, started: i64) {
         );
     }
     let _ = writeln!(o);
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cell_keeps_the_table_and_the_terminal_whole() {
+        assert_eq!(
+            super::cell("a|b\n\u{1b}]0;x\u{7}c"),
+            "a\\|b \\x1b]0;x\\x07c"
+        );
+    }
 }

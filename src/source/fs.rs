@@ -419,49 +419,21 @@ pub const MAX_FILE_BYTES: usize = 16 << 20;
 
 /// Opens `path` for reading, refusing anything that is not a regular file (every /proc and
 /// /sys file is one): a FIFO or a device in a captured tree would block or never end. The
-/// open itself does not block (O_NONBLOCK), even on a FIFO without a writer.
+/// open itself does not block (O_NONBLOCK), even on a FIFO without a writer. The check is
+/// `userfile::open_regular`, the one the playbook and config readers use too.
 ///
 /// One exception, for the test of a read that blocks (`tests/tmux_e2e.rs`, which has no other
 /// way to make a read hang): with `PAGEWATCH_TEST_BLOCKING_FIFO=1` in the environment a FIFO
 /// is opened and read as the kernel would block on it.
 pub(super) fn open_regular(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::fs::FileTypeExt;
     static BLOCKING_FIFO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let blocking_fifo = *BLOCKING_FIFO
         .get_or_init(|| std::env::var_os("PAGEWATCH_TEST_BLOCKING_FIFO").is_some_and(|v| v == "1"));
-    let f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let kind = f.metadata()?.file_type();
-    if blocking_fifo && kind.is_fifo() {
+    if blocking_fifo && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
         return File::open(path);
     }
-    if kind.is_file() {
-        Ok(f)
-    } else {
-        Err(std::io::Error::new(
-            ErrorKind::InvalidInput,
-            format!("not a regular file ({})", kind_name(kind)),
-        ))
-    }
-}
-
-fn kind_name(kind: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_dir() {
-        "a directory"
-    } else {
-        "not a file"
-    }
+    crate::userfile::open_regular(path, false)
 }
 
 /// Whether `f` is on procfs, where re-reading from offset 0 regenerates the text.
