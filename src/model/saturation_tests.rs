@@ -107,13 +107,16 @@ fn without_a_baseline_only_a_deep_queue_is_saturation() {
     let mut j = Judge::default();
     let q10 = disk("vdb", true, 100.0, 10.0, 2.0, 5000.0);
     assert_eq!(run(&mut j, &q10, 3).saturation_level, 0);
+    // 75 deep at 0.7 ms: a fast device keeping up with a deep queue (4k random writes).
+    let fast = disk("vdb", true, 100.0, 75.0, 0.7, 110_000.0);
+    assert_eq!(run(&mut j, &fast, 3).saturation_level, 0);
     let q144 = disk("vdb", true, 100.0, 144.0, 3.0, 30_000.0);
     let s = run(&mut j, &q144, 1);
     assert!(s.saturated);
     assert!(
         s.saturation_why
             .unwrap()
-            .contains("queue 144 deep (≥ 32), await 3.00 ms, no calm baseline yet")
+            .contains("queue 144 deep (≥ 32), await 3.00 ms (≥ 1 ms), no calm baseline yet")
     );
 }
 
