@@ -74,7 +74,7 @@ fn run(args: &Args) -> Result<()> {
             "--eat and --fio need live /proc, not --tree or --proc-root",
         ));
     }
-    app.fio_presets = pagewatch::supervise::preset_views();
+    app.fio_presets = pagewatch::app::prompt::preset_views();
     playbooks(&mut app, args)?;
     let mut fio_dir = settings.fio_dir.clone();
     if let Some(dir) = &fio_dir {

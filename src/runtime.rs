@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use ratatui::crossterm::event::{self, Event};
 
-use crate::app::{App, Effect, Msg};
+use crate::app::{App, Effect, JobCmd, Msg};
 use crate::config_io::Saver;
 use crate::sample::RawSample;
 use crate::source::{Clock, Source, SystemClock};
@@ -157,7 +157,9 @@ fn main_loop(
         c.draw()?;
         c.cpu.sample();
         for e in initial {
-            c.edges.jobs.perform(e);
+            if let Effect::Job(cmd) = e {
+                c.edges.jobs.perform(cmd);
+            }
         }
     }
     if let Feed::Source { source, paced } = feed {
@@ -282,7 +284,7 @@ fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
 /// Where effects go.
 struct Edges {
     ctl: Sender<Control>,
-    jobs: Supervisor,
+    jobs: Supervisor<Msg>,
     play: crate::play::screen::PlayEdge,
     tee: Option<Tee>,
     saver: Option<Saver>,
@@ -330,11 +332,13 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
                     t.event(&ev);
                 }
             }
-            other => {
-                if !edges.play.perform(&other) {
-                    edges.jobs.perform(&other);
-                }
+            other @ (Effect::Job(JobCmd::Tune { .. })
+            | Effect::CheckPlay(_)
+            | Effect::CheckTune { .. }
+            | Effect::PlayEnded) => {
+                edges.play.perform(&other);
             }
+            Effect::Job(cmd) => edges.jobs.perform(&cmd),
         }
     }
     false

@@ -14,6 +14,7 @@ pub mod fio;
 pub mod foreign;
 pub mod guard;
 pub mod pid_io;
+pub mod protocol;
 pub mod size;
 pub mod trace_guard;
 pub mod tune;

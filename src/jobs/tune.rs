@@ -5,7 +5,8 @@
 //! writing those files (root only), remembering each original value, and the restore guard:
 //! `pagewatch __guard --restore` holds the originals pagewatch sends it on a pipe and writes
 //! them back when the pipe closes with any still held (pagewatch was SIGKILLed), so a setting
-//! never outlives the experiment. Must not touch: any other file under /proc/sys or /sys.
+//! never outlives the experiment, and the event of a change (`tune_event`). Must not touch:
+//! any other file under /proc/sys or /sys.
 //!
 //! `vm.dirty_bytes` and `vm.dirty_ratio` are one setting in two forms: writing one zeroes the
 //! other (`mm/page-writeback.c`, `dirty_bytes_handler`), and the same holds for the background
@@ -350,6 +351,17 @@ pub fn run_restore_guard() -> Result<()> {
         let _ = write(&p, &v);
     }
     Ok(())
+}
+
+/// The event of a setting change.
+#[must_use]
+pub fn tune_event(c: &Change) -> crate::event::EventKind {
+    crate::event::EventKind::Tune {
+        setting: c.setting.clone(),
+        old: c.old.clone(),
+        new: c.new.clone(),
+        restore: c.restore,
+    }
 }
 
 #[cfg(test)]

@@ -20,10 +20,11 @@ use anyhow::{Context, Result, bail};
 use super::book::{Action, EatSize, Playbook};
 use super::seq::{Env, Poll, Sequencer};
 use super::table::{PhaseRow, phases, render_text};
-use crate::app::{Effect, JobKind, JobMsg, Msg};
 use crate::event::{Event, EventKind};
 use crate::jobs::eat_plan::MIN_MARGIN;
 use crate::jobs::fio::value::size_text;
+use crate::jobs::protocol::{JobCmd, JobKind, JobMsg, JobReport};
+use crate::jobs::tune::tune_event;
 use crate::jobs::tune::{Change, Setting, Tuner};
 use crate::model::Model;
 use crate::record::{Header, Recorder};
@@ -413,11 +414,11 @@ fn spawn_sampler(
 /// The headless `Env` of a `Sequencer`: job effects go to the `Supervisor`, settings to the
 /// `Tuner` (its report comes back on the same channel as the jobs'), events to the log.
 struct Headless {
-    sup: Supervisor,
+    sup: Supervisor<JobReport>,
     tuner: Tuner,
     device: Option<String>,
-    tx: Sender<Msg>,
-    rx: Receiver<Msg>,
+    tx: Sender<JobReport>,
+    rx: Receiver<JobReport>,
     log: Arc<Mutex<Log>>,
     next_id: u32,
     /// Jobs running: id → label.
@@ -440,16 +441,16 @@ impl Env for Headless {
         id
     }
 
-    fn effect(&mut self, e: Effect) {
+    fn effect(&mut self, e: JobCmd) {
         match e {
-            Effect::Tune { setting, value } => {
+            JobCmd::Tune { setting, value } => {
                 let r = tune(
                     &mut self.tuner,
                     &setting,
                     value.as_deref(),
                     self.device.as_deref(),
                 );
-                let _ = self.tx.send(Msg::Tuned(r));
+                let _ = self.tx.send(JobReport::Tuned(r));
             }
             other => self.sup.perform(&other),
         }
@@ -484,17 +485,6 @@ pub fn tune(
     })
 }
 
-/// The event of a setting change.
-#[must_use]
-pub fn tune_event(c: &Change) -> EventKind {
-    EventKind::Tune {
-        setting: c.setting.clone(),
-        old: c.old.clone(),
-        new: c.new.clone(),
-        restore: c.restore,
-    }
-}
-
 impl Headless {
     /// Drives `seq` to its end (or the first failure, or a signal).
     fn run(&mut self, seq: &mut Sequencer, stop: &AtomicBool) -> Result<()> {
@@ -515,15 +505,15 @@ impl Headless {
     }
 
     /// Job reports and setting changes become events and progress lines.
-    fn handle(&mut self, m: &Msg) {
+    fn handle(&mut self, m: &JobReport) {
         match m {
-            Msg::Job(JobMsg::Started { id, pid, argv }) => self.event(EventKind::JobStart {
+            JobReport::Job(JobMsg::Started { id, pid, argv }) => self.event(EventKind::JobStart {
                 job: *id,
                 what: self.running.get(id).cloned().unwrap_or_default(),
                 argv: argv.clone(),
                 pid: Some(*pid),
             }),
-            Msg::Job(JobMsg::Ended {
+            JobReport::Job(JobMsg::Ended {
                 id, how, result, ..
             }) => {
                 self.running.remove(id);
@@ -538,13 +528,13 @@ impl Headless {
                     how: how.clone(),
                 });
             }
-            Msg::Job(JobMsg::Note { id, text }) => eprintln!("pagewatch play: #{id} {text}"),
-            Msg::Dropped { level, took_ms } => self.event(EventKind::DropCaches {
+            JobReport::Job(JobMsg::Note { id, text }) => eprintln!("pagewatch play: #{id} {text}"),
+            JobReport::Dropped { level, took_ms } => self.event(EventKind::DropCaches {
                 level: *level,
                 took_ms: *took_ms,
             }),
-            Msg::Tuned(Ok(c)) => self.event(tune_event(c)),
-            Msg::Tuned(Err(e)) | Msg::Notice(e) => eprintln!("pagewatch play: {e}"),
+            JobReport::Tuned(Ok(c)) => self.event(tune_event(c)),
+            JobReport::Tuned(Err(e)) | JobReport::Notice(e) => eprintln!("pagewatch play: {e}"),
             _ => {}
         }
     }
@@ -553,7 +543,7 @@ impl Headless {
     fn finish(&mut self, seq: &mut Sequencer) {
         seq.finish(self);
         for id in self.running.keys().copied().collect::<Vec<_>>() {
-            self.sup.perform(&Effect::StopJob(id));
+            self.sup.perform(&JobCmd::StopJob(id));
         }
         let deadline = Instant::now() + Duration::from_secs(15);
         while !self.running.is_empty() && Instant::now() < deadline {

@@ -11,10 +11,12 @@ use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
 use super::book::Action;
-use super::run::{check, disk_of, tune, tune_event};
+use super::run::{check, disk_of, tune};
 use crate::app::{Effect, Msg, TuneView};
 use crate::event::EventKind;
+use crate::jobs::protocol::{JobCmd, JobReport};
 use crate::jobs::tune::Tuner;
+use crate::jobs::tune::tune_event;
 
 /// Performs the playbook and tuning effects of the screen.
 pub struct PlayEdge {
@@ -46,14 +48,14 @@ impl PlayEdge {
     /// Carries out a playbook or tuning effect; false for any other effect.
     pub fn perform(&mut self, e: &Effect) -> bool {
         let msg = match e {
-            Effect::Tune { setting, value } => {
+            Effect::Job(JobCmd::Tune { setting, value }) => {
                 let device = self.device();
-                Msg::Tuned(tune(
+                Msg::Job(JobReport::Tuned(tune(
                     &mut self.tuner,
                     setting,
                     value.as_deref(),
                     device.as_deref(),
-                ))
+                )))
             }
             Effect::CheckPlay(book) => {
                 let device = self.device();

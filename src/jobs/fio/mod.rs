@@ -18,7 +18,7 @@ mod verdict;
 
 pub use child::{find_fio, find_fio_in};
 pub use dir::FioDir;
-pub use live::{DirLive, FioLive, JobLive, live, summary};
+pub use live::{DirLive, FioFigures, FioLive, JobLive, live, summary};
 pub use runner::{FioJob, FioUpdate, Notify, STOP_GRACE};
 pub use spec::{FioSpec, Preset, SpecError, presets};
 pub use status::FioStatus;
