@@ -33,7 +33,6 @@ pub mod runtime;
 pub mod sample;
 pub mod serve;
 pub mod source;
-pub mod supervise;
 pub mod tee;
 pub mod term;
 pub mod ui;

@@ -6,10 +6,10 @@ use anyhow::{Context, Result};
 use clap::Parser;
 use pagewatch::app::{App, Caps, Look};
 use pagewatch::cli::{Args, Cmd};
+use pagewatch::jobs::supervisor::FioSettings;
 use pagewatch::model::Options;
 use pagewatch::runtime::Feed;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
-use pagewatch::supervise::FioSettings;
 
 fn main() -> std::process::ExitCode {
     let args = Args::parse();

@@ -24,9 +24,9 @@ use ratatui::crossterm::event::{self, Event};
 
 use crate::app::{App, Effect, JobCmd, Msg};
 use crate::config_io::Saver;
+use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::sample::RawSample;
 use crate::source::{Clock, Source, SystemClock};
-use crate::supervise::{FioSettings, Supervisor};
 use crate::tee::Tee;
 use crate::term::Term;
 

@@ -3,7 +3,7 @@
 //! from the screen, and the phase table that compares the phases.
 //!
 //! Owns: the playbook format and its validation (book, expr), the built-ins (builtin), the
-//! phase table (table, pure) and the headless runner (run, an edge like `supervise.rs`: it
+//! phase table (table, pure) and the headless runner (run, an edge like `jobs/supervisor.rs`: it
 //! starts jobs through the `Supervisor` and settings through `jobs::tune`). Must not touch:
 //! the terminal, the app state.
 

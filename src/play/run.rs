@@ -6,7 +6,7 @@
 //! thread, carrying out the steps through the `Supervisor` (eaters, fio, cache drops) and the
 //! `Tuner`, turning job reports into events, and the end (jobs stopped, settings restored, on
 //! success, failure, Ctrl-C or SIGTERM; the restore guard covers SIGKILL). It is an edge like
-//! `supervise.rs`. Must not touch: the terminal beyond stderr progress lines and the table.
+//! `jobs/supervisor.rs`. Must not touch: the terminal beyond stderr progress lines and the table.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,12 +24,12 @@ use crate::event::{Event, EventKind};
 use crate::jobs::eat_plan::MIN_MARGIN;
 use crate::jobs::fio::value::size_text;
 use crate::jobs::protocol::{JobCmd, JobKind, JobMsg, JobReport};
+use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::jobs::tune::tune_event;
 use crate::jobs::tune::{Change, Setting, Tuner};
 use crate::model::Model;
 use crate::record::{Header, Recorder};
 use crate::source::{FsSource, HostInfo, SystemClock};
-use crate::supervise::{FioSettings, Supervisor};
 
 /// How a playbook is run.
 #[derive(Debug, Clone)]
