@@ -8,7 +8,7 @@ use pagewatch::app::{App, Caps, Look};
 use pagewatch::cli::{Args, Cmd};
 use pagewatch::jobs::supervisor::FioSettings;
 use pagewatch::model::Options;
-use pagewatch::runtime::Feed;
+use pagewatch::shell::tui::Feed;
 use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
 
 fn main() -> std::process::ExitCode {
@@ -34,7 +34,7 @@ fn run(args: &Args) -> Result<()> {
         Some(Cmd::Replay(a)) => return replay(args, a),
         Some(Cmd::Report(a)) => return report(a),
         Some(Cmd::Export(a)) => return export(a),
-        Some(Cmd::Play(a)) => return pagewatch::play::run::main(a),
+        Some(Cmd::Play(a)) => return pagewatch::shell::headless::main(a),
         Some(Cmd::Serve(a)) => return pagewatch::serve::run(a),
         Some(Cmd::Gen(a)) => return generate(&a.dir),
     }
@@ -101,7 +101,7 @@ fn run(args: &Args) -> Result<()> {
         source,
         paced: args.tree.is_none(),
     };
-    let opts = pagewatch::runtime::Options {
+    let opts = pagewatch::shell::tui::Options {
         initial,
         fio: FioSettings {
             dir: fio_dir,
@@ -120,7 +120,7 @@ fn run(args: &Args) -> Result<()> {
             p.display()
         );
     }
-    pagewatch::runtime::run(app, feed, opts)
+    pagewatch::shell::tui::run(app, feed, opts)
 }
 
 /// The source the screen or batch reads (a captured tree, other roots, or live /proc with the
@@ -175,7 +175,7 @@ fn saved_settings(args: &Args) -> (Option<std::path::PathBuf>, FileSettings) {
         };
         return (None, none);
     };
-    let (settings, problems) = pagewatch::config_io::load(&path);
+    let (settings, problems) = pagewatch::shell::config_io::load(&path);
     let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let all = all.join("; ");
     if !problems.is_empty() {
@@ -325,12 +325,12 @@ fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     }
     app.events = rec.events;
     app.start_replay(samples, a.speed);
-    let opts = pagewatch::runtime::Options {
+    let opts = pagewatch::shell::tui::Options {
         config,
         mouse: settings.mouse.unwrap_or(true),
-        ..pagewatch::runtime::Options::default()
+        ..pagewatch::shell::tui::Options::default()
     };
-    pagewatch::runtime::run(app, Feed::Replay, opts)
+    pagewatch::shell::tui::run(app, Feed::Replay, opts)
 }
 
 /// `pagewatch report FILE`.

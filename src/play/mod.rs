@@ -3,15 +3,13 @@
 //! from the screen, and the phase table that compares the phases.
 //!
 //! Owns: the playbook format and its validation (book, expr), the built-ins (builtin), the
-//! phase table (table, pure) and the headless runner (run, an edge like `jobs/supervisor.rs`: it
-//! starts jobs through the `Supervisor` and settings through `jobs::tune`). Must not touch:
-//! the terminal, the app state.
+//! step sequencing (seq, pure: it speaks `jobs::protocol`) and the phase table (table, pure).
+//! The runners are shells: `shell::headless` (`pagewatch play`) and `shell::play_edge` (the
+//! screen's). Must not touch: the terminal, the app state, processes.
 
 pub mod book;
 pub mod builtin;
 pub mod expr;
-pub mod run;
-pub mod screen;
 pub mod seq;
 pub mod table;
 

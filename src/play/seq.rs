@@ -1,5 +1,5 @@
-//! The step sequencing of a playbook, shared by the headless run (`play::run`) and the screen
-//! (`app::play`): which step comes next, what it asks for, and what it waits for.
+//! The step sequencing of a playbook, shared by the headless run (`shell::headless`) and the
+//! screen (`app::play`): which step comes next, what it asks for, and what it waits for.
 //!
 //! A `Sequencer` is a state machine. `poll` starts steps until one must wait (a duration, a
 //! cache drop, an eater holding its memory, fio ending, a setting written), asking its `Env`

@@ -129,7 +129,7 @@ fn refuse_jobs(args: &RecordArgs) -> Result<()> {
     )))
 }
 
-/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`play::run::main`).
+/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`shell::headless::main`).
 /// The recording ends with the playbook, so `--duration` is refused; so is `--listen`
 /// (the headless playbook runner serves nothing).
 fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
@@ -145,7 +145,7 @@ fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
              serve` beside it"
         )));
     }
-    crate::play::run::main(&crate::cli::PlayArgs {
+    crate::shell::headless::main(&crate::cli::PlayArgs {
         playbook: Some(book.to_owned()),
         list: false,
         show: false,

@@ -1,5 +1,5 @@
 //! The live metrics endpoint: `pagewatch serve` (headless), and `--listen` beside the screen
-//! (`runtime`) or `pagewatch record`.
+//! (`shell::tui`) or `pagewatch record`.
 //!
 //! Whoever samples hands each raw sample to a `Feeder`, which derives the page
 //! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`http`) only ever clone

@@ -23,12 +23,12 @@ use anyhow::{Context, Result};
 use ratatui::crossterm::event::{self, Event};
 
 use crate::app::{App, Effect, JobCmd, Msg};
-use crate::config_io::Saver;
 use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::sample::RawSample;
+use crate::shell::config_io::Saver;
+use crate::shell::tee::Tee;
+use crate::shell::term::Term;
 use crate::source::{Clock, Source, SystemClock};
-use crate::tee::Tee;
-use crate::term::Term;
 
 /// Control messages to the sampler.
 enum Control {
@@ -94,7 +94,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let edges = Edges {
         ctl: ctl_tx,
-        play: crate::play::screen::PlayEdge::new(exe.clone(), tx.clone(), opts.fio.dir.clone()),
+        play: crate::shell::play_edge::PlayEdge::new(exe.clone(), tx.clone(), opts.fio.dir.clone()),
         jobs: Supervisor::new(exe, tx.clone(), opts.fio),
         tee: opts
             .record
@@ -105,7 +105,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
         },
     };
     spawn_signals(tx.clone())?;
-    let (term, _guard) = crate::term::init(opts.mouse).context("starting the terminal")?;
+    let (term, _guard) = crate::shell::term::init(opts.mouse).context("starting the terminal")?;
     let core = Arc::new(Mutex::new(Core {
         app,
         edges,
@@ -285,7 +285,7 @@ fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
 struct Edges {
     ctl: Sender<Control>,
     jobs: Supervisor<Msg>,
-    play: crate::play::screen::PlayEdge,
+    play: crate::shell::play_edge::PlayEdge,
     tee: Option<Tee>,
     saver: Option<Saver>,
 }
@@ -604,5 +604,5 @@ impl CpuMeter {
 }
 
 #[cfg(test)]
-#[path = "runtime_tests.rs"]
+#[path = "tui_tests.rs"]
 mod tests;

@@ -17,9 +17,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::book::{Action, EatSize, Playbook};
-use super::seq::{Env, Poll, Sequencer};
-use super::table::{PhaseRow, phases, render_text};
 use crate::event::{Event, EventKind};
 use crate::jobs::eat_plan::MIN_MARGIN;
 use crate::jobs::fio::value::size_text;
@@ -28,6 +25,9 @@ use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::jobs::tune::tune_event;
 use crate::jobs::tune::{Change, Setting, Tuner};
 use crate::model::Model;
+use crate::play::book::{Action, EatSize, Playbook};
+use crate::play::seq::{Env, Poll, Sequencer};
+use crate::play::table::{PhaseRow, phases, render_text};
 use crate::record::{Header, Recorder};
 use crate::source::{FsSource, HostInfo, SystemClock};
 
@@ -213,7 +213,7 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     if a.list {
         use std::fmt::Write as _;
         let mut text = String::new();
-        for b in super::builtin::all()? {
+        for b in crate::play::builtin::all()? {
             let _ = writeln!(text, "{:<22} {}", b.name, b.description);
         }
         return Ok(crate::batch::print_stdout(&text)?);
@@ -221,7 +221,7 @@ pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
     let Some(what) = &a.playbook else {
         bail!("name a playbook (pagewatch play --list) or a playbook file");
     };
-    let (text, origin) = match super::builtin::text(what) {
+    let (text, origin) = match crate::play::builtin::text(what) {
         Some(t) => (t.to_owned(), what.clone()),
         None => (
             std::fs::read_to_string(what)

@@ -10,13 +10,13 @@
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
-use super::book::Action;
-use super::run::{check, disk_of, tune};
+use super::headless::{check, disk_of, tune};
 use crate::app::{Effect, Msg, TuneView};
 use crate::event::EventKind;
 use crate::jobs::protocol::{JobCmd, JobReport};
 use crate::jobs::tune::Tuner;
 use crate::jobs::tune::tune_event;
+use crate::play::book::Action;
 
 /// Performs the playbook and tuning effects of the screen.
 pub struct PlayEdge {
@@ -111,7 +111,7 @@ impl PlayEdge {
 }
 
 /// The settings a playbook changes, with their values now.
-fn views(book: &super::Playbook, device: Option<&str>) -> Result<Vec<TuneView>, String> {
+fn views(book: &crate::play::Playbook, device: Option<&str>) -> Result<Vec<TuneView>, String> {
     let mut out = Vec::new();
     for s in &book.steps {
         if let Action::Tune { setting, value } = &s.action {

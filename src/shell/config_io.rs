@@ -7,7 +7,7 @@
 //! is synced, then renamed over the file (`rename` replaces the name, never what a link
 //! points to). A config file that is itself a symbolic link (a dotfile manager's) is left
 //! alone and the screen says why. The directory is created mode 0700 when missing.
-//! Owns: the file's I/O (with `runtime.rs`, one of the edges that may touch files). Must
+//! Owns: the file's I/O (with `shell/tui.rs`, one of the edges that may touch files). Must
 //! not touch: the text's meaning (`config`).
 
 use std::fs::{self, OpenOptions};
