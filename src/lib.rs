@@ -13,6 +13,7 @@
 pub mod app;
 pub mod batch;
 pub mod cli;
+pub mod cmd;
 pub mod config;
 pub mod docs_gen;
 pub mod error;

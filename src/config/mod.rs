@@ -14,8 +14,8 @@
 //! mouse = true             # clicks and the wheel (off: --no-mouse)
 //! ```
 //! Owns: the keys, their names and values, parsing and editing the text. Must not touch:
-//! files or the environment (the binary and `config_io` read and write them; `default_path`
-//! is handed the variables).
+//! files or the environment (`cmd::screen` and `shell::config_io` read and write them;
+//! `default_path` is handed the variables).
 
 mod choices;
 mod edit;

@@ -33,18 +33,8 @@ use signal_hook::iterator::Signals;
 pub const PARENT_ENV: &str = "PAGEWATCH_PARENT_PID";
 
 /// Runs the guard; exits the process with the program's status.
-pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
-    if let Some(dir) = &args.clean_dir {
-        return crate::jobs::fio::dir::run_cleanup_guard(dir);
-    }
-    if let Some(dir) = &args.tracefs_instance {
-        return crate::jobs::trace_guard::run(dir);
-    }
-    if args.restore {
-        return crate::jobs::tune::run_restore_guard();
-    }
-    let (program, rest) = args
-        .argv
+pub fn run(argv: &[String]) -> Result<()> {
+    let (program, rest) = argv
         .split_first()
         .context("__guard needs a program to run")?;
     // A handler, not SIG_IGN: exec resets handlers, so the program gets SIGINT's default back.

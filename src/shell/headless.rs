@@ -208,63 +208,6 @@ fn preflight(book: &Playbook, base: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `pagewatch play`: lists, shows or runs a playbook (a built-in's name or a file).
-pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
-    if a.list {
-        use std::fmt::Write as _;
-        let mut text = String::new();
-        for b in crate::play::builtin::all()? {
-            let _ = writeln!(text, "{:<22} {}", b.name, b.description);
-        }
-        return Ok(crate::batch::print_stdout(&text)?);
-    }
-    let Some(what) = &a.playbook else {
-        bail!("name a playbook (pagewatch play --list) or a playbook file");
-    };
-    let (text, origin) = match crate::play::builtin::text(what) {
-        Some(t) => (t.to_owned(), what.clone()),
-        None => (
-            std::fs::read_to_string(what)
-                .with_context(|| format!("{what} is neither a built-in playbook (pagewatch play --list) nor a readable file"))?,
-            what.clone(),
-        ),
-    };
-    let book = Playbook::parse(&text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-    if a.show {
-        return Ok(crate::batch::print_stdout(&text)?);
-    }
-    if !(0.01..=10.0).contains(&a.scale) {
-        bail!("--scale must be between 0.01 and 10");
-    }
-    let book = if (a.scale - 1.0).abs() > f64::EPSILON {
-        book.scaled(a.scale)
-    } else {
-        book
-    };
-    if let Some(p) = &a.record
-        && p.exists()
-    {
-        bail!(
-            "--record {}: the file exists; pagewatch never overwrites a file",
-            p.display()
-        );
-    }
-    let out = play(
-        &book,
-        &PlayOptions {
-            record: a.record.clone(),
-            json: a.format == crate::cli::Format::Json,
-            fio_dir: a.fio_dir.clone(),
-            interval: a.interval,
-        },
-    )?;
-    if let Some(e) = out.error {
-        eprintln!("pagewatch play: {} stopped: {e}", book.name);
-        std::process::exit(1);
-    }
-    Ok(())
-}
-
 /// The checks before a playbook runs (the fio directory's rules, root, free space,
 /// MemAvailable) and the one-playbook lock, held until the file is dropped; and the fio base.
 pub fn check(book: &Playbook, fio_dir: Option<&Path>) -> Result<(PathBuf, std::fs::File)> {

@@ -2,7 +2,8 @@
 //! --batch` (a recording's figures, printed as live batch mode would have).
 //!
 //! Owns: those two commands' loops, their signal handling and messages (the duration
-//! syntax is `fmt::parse_duration`). Must not touch: the file format (`Recorder`, `read` own it), parsing, deriving.
+//! syntax is `fmt::parse_duration`). Must not touch: the file format (`Recorder`, `read` own
+//! it), parsing, deriving.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -11,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use super::{Header, Recorder, RecordingSource, read};
 use crate::cli::{RecordArgs, ReplayArgs};
 use crate::fmt::parse_duration;
 use crate::model::Options;
+use crate::record::{Header, Recorder, RecordingSource, read};
 use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 
 /// Records live /proc and /sys into `args.file` until the duration ends or SIGINT, SIGTERM or
@@ -129,7 +130,7 @@ fn refuse_jobs(args: &RecordArgs) -> Result<()> {
     )))
 }
 
-/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`shell::headless::main`).
+/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`cmd::play::run`).
 /// The recording ends with the playbook, so `--duration` is refused; so is `--listen`
 /// (the headless playbook runner serves nothing).
 fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
@@ -145,7 +146,7 @@ fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
              serve` beside it"
         )));
     }
-    crate::shell::headless::main(&crate::cli::PlayArgs {
+    super::play::run(&crate::cli::PlayArgs {
         playbook: Some(book.to_owned()),
         list: false,
         show: false,
