@@ -10,6 +10,7 @@ use super::range::{Range, datetime_utc};
 use super::series::{DISK, SYSTEM, dirty_pct_of_thresh};
 use super::stats::Stats;
 use super::summary::{ReportSummary, summarise};
+pub use super::types::{DiskReport, Row};
 use crate::event::Event;
 use crate::history::History;
 use crate::model::dirty::State;
@@ -20,32 +21,6 @@ use crate::record::Recording;
 /// The screen's history window (`App::new`), so the await baseline a disk is judged against
 /// is the one the screen would have shown at that moment.
 const BASELINE_TICKS: usize = 600;
-
-/// One row of the figures table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    /// Series name.
-    pub name: &'static str,
-    /// Unit.
-    pub unit: &'static str,
-    /// Decimals to print.
-    pub decimals: usize,
-    /// Statistics; `None` when no record had the figure.
-    pub stats: Option<Stats>,
-}
-
-/// What the report says about one disk that did I/O in the period.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiskReport {
-    /// Kernel name.
-    pub name: String,
-    /// Figures.
-    pub rows: Vec<Row>,
-    /// Saturated periods; `peak` is the worst r/w-weighted await, ms.
-    pub saturated: Vec<Period>,
-    /// Chart file name.
-    pub chart: String,
-}
 
 /// Everything a report shows.
 #[derive(Debug, Clone)]

@@ -14,6 +14,7 @@ mod range;
 mod series;
 mod stats;
 mod summary;
+mod types;
 pub mod who;
 mod write;
 
