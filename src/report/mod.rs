@@ -9,6 +9,7 @@ mod analysis;
 mod charts;
 mod findings;
 mod markdown;
+mod md;
 mod periods;
 mod range;
 mod series;
