@@ -11,6 +11,7 @@ mod host;
 mod mountinfo;
 pub mod procs;
 mod procs_visit;
+mod read;
 mod trace;
 mod tree;
 
