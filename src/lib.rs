@@ -12,6 +12,7 @@
 
 pub mod app;
 pub mod batch;
+pub mod child;
 pub mod cli;
 pub mod cmd;
 pub mod config;

@@ -30,7 +30,7 @@ use super::size::parse_size;
 
 /// Environment variable through which the parent passes its pid, so the eater can check it
 /// was not orphaned before PR_SET_PDEATHSIG took effect.
-pub const PARENT_PID_ENV: &str = "PAGEWATCH_PARENT_PID";
+pub use crate::child::PARENT_ENV as PARENT_PID_ENV;
 
 /// Set in `why` when stdin reached its end (signals store their own number, all below 100).
 const STDIN_CLOSED: usize = 1000;

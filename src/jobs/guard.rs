@@ -29,8 +29,7 @@ use rustix::process::{
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-/// The environment variable carrying pagewatch's pid to the guard.
-pub const PARENT_ENV: &str = "PAGEWATCH_PARENT_PID";
+pub use crate::child::PARENT_ENV;
 
 /// Runs the guard; exits the process with the program's status.
 pub fn run(argv: &[String]) -> Result<()> {

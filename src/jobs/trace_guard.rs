@@ -21,7 +21,7 @@ pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
         .arg("__guard")
         .arg("--tracefs-instance")
         .arg(instance)
-        .env(super::guard::PARENT_ENV, std::process::id().to_string())
+        .env(crate::child::PARENT_ENV, std::process::id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -42,7 +42,7 @@ pub fn run(instance: &Path) -> Result<()> {
         signal_hook::flag::register(sig, std::sync::Arc::default())?;
     }
     let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
-    let expected = std::env::var(super::guard::PARENT_ENV).ok();
+    let expected = std::env::var(crate::child::PARENT_ENV).ok();
     if expected.as_deref() != Some(parent.to_string().as_str()) {
         bail!("__guard --tracefs-instance is for pagewatch's own use");
     }
