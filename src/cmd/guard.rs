@@ -3,7 +3,7 @@
 //! settings).
 //!
 //! Owns: which guard runs. Must not touch: what each guard does (`jobs::guard`,
-//! `jobs::fio::dir`, `jobs::trace_guard`, `jobs::tune`).
+//! `jobs::fio::dir`, `source::trace_guard`, `jobs::tune`).
 
 use anyhow::Result;
 
@@ -13,7 +13,7 @@ pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
         return crate::jobs::fio::dir::run_cleanup_guard(dir);
     }
     if let Some(dir) = &args.tracefs_instance {
-        return crate::jobs::trace_guard::run(dir);
+        return crate::source::trace_guard::run(dir);
     }
     if args.restore {
         return crate::jobs::tune::run_restore_guard();

@@ -13,7 +13,7 @@
 //! `pagewatch __guard --clean-dir DIR` is the other guard: it outlives a SIGKILLed pagewatch
 //! to remove the fio test files left in its private directory (`fio/dir.rs`), and
 //! `pagewatch __guard --tracefs-instance DIR` the one that removes its tracefs instance
-//! (`trace_guard.rs`), and `pagewatch __guard --restore` the one that puts tuned kernel
+//! (`source/trace_guard.rs`), and `pagewatch __guard --restore` the one that puts tuned kernel
 //! settings back (`tune.rs`).
 //! Owns: that protocol. Must not touch: the program's output (inherited as is).
 

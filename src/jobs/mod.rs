@@ -18,5 +18,4 @@ pub mod pid_io;
 pub mod protocol;
 pub mod size;
 pub mod supervisor;
-pub mod trace_guard;
 pub mod tune;

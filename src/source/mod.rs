@@ -13,6 +13,7 @@ pub mod procs;
 mod procs_visit;
 mod read;
 mod trace;
+pub mod trace_guard;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};

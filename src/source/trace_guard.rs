@@ -4,9 +4,9 @@
 //!
 //! Owns: starting that guard (`start`, called by `source::trace` when it arms) and its body
 //! (`run`). Must not touch: any instance but `instances/pagewatch-<its parent's pid>` (checked
-//! before waiting), the event anywhere else. Like the fio file guard (`fio/dir.rs`) it waits
-//! for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at the
-//! terminal does not stop it first.
+//! before waiting), the event anywhere else. Like the fio file guard (`jobs/fio/dir.rs`) it
+//! waits for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at
+//! the terminal does not stop it first.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
