@@ -81,7 +81,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
                 };
                 let _ = self.tx.send(JobReport::Stack { pid: *pid, text }.into());
             }
-            _ => {}
+            JobCmd::Tune { .. } => {}
         }
     }
 
