@@ -1,9 +1,10 @@
 //! The commands: one file per subcommand, each validating its arguments, building its shell
 //! and running it. `run` is the one `match` over `Cmd` (the binary calls it and nothing else).
 //!
-//! Owns: which command runs, the refusals that come before any sample is read or process
-//! started, and reading a recording for the commands that take one. Must not touch: the pure
-//! layers' state (each command hands its shell what it needs).
+//! Owns: which command runs. The helpers the commands share, `usage` and `read_recording`,
+//! stay in `screen.rs` (where main.rs had them, so merges carry edits across) and are
+//! re-exported here. Must not touch: the pure layers' state (each command hands its shell
+//! what it needs).
 
 pub mod batch;
 pub mod eat;
@@ -16,9 +17,10 @@ pub mod report;
 pub mod screen;
 pub mod serve;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::cli::{Args, Cmd};
+pub(crate) use screen::{read_recording, usage};
 
 /// Runs the command `args` names.
 pub fn run(args: &Args) -> Result<()> {
@@ -36,19 +38,4 @@ pub fn run(args: &Args) -> Result<()> {
         Some(Cmd::Serve(a)) => serve::run(a),
         Some(Cmd::Gen(a)) => generate::run(&a.dir),
     }
-}
-
-/// A usage error (exit code 2).
-pub(crate) fn usage(msg: &str) -> anyhow::Error {
-    anyhow::Error::new(crate::exit::Usage(msg.to_owned()))
-}
-
-/// Reads a recording, printing what was skipped.
-pub(crate) fn read_recording(path: &std::path::Path) -> Result<crate::record::Recording> {
-    let rec = crate::record::read(path)
-        .with_context(|| format!("reading recording {}", path.display()))?;
-    for w in &rec.warnings {
-        eprintln!("pagewatch: {}: {w}", path.display());
-    }
-    Ok(rec)
 }

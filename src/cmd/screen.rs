@@ -2,12 +2,11 @@
 //! and `pagewatch replay FILE` (the same screen over a recording).
 //!
 //! Owns: turning the flags and the config file into the app and the runtime's options, the
-//! source the screen and batch mode read, and the playbook picker's flags. Must not touch: the
+//! source the screen and batch mode read, the playbook picker's flags, and the helpers every
+//! command uses (`usage`, `read_recording`; `cmd` re-exports them). Must not touch: the
 //! terminal, threads (`shell::tui` runs them).
 
 use anyhow::{Context, Result};
-
-use super::{read_recording, usage};
 
 // The crate under the name the lines moved from main.rs use (so merges carry edits to them
 // across); a rename away once the branches that edit main.rs are merged.
@@ -171,6 +170,21 @@ fn look(ascii: bool, s: &pagewatch::config::Settings) -> Look {
         ascii,
         mono: no_color || s.color == Some(pagewatch::config::ColorMode::Never),
     }
+}
+
+/// A usage error (exit code 2).
+pub(crate) fn usage(msg: &str) -> anyhow::Error {
+    anyhow::Error::new(pagewatch::exit::Usage(msg.to_owned()))
+}
+
+/// Reads a recording, printing what was skipped.
+pub(crate) fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording> {
+    let rec = pagewatch::record::read(path)
+        .with_context(|| format!("reading recording {}", path.display()))?;
+    for w in &rec.warnings {
+        eprintln!("pagewatch: {}: {w}", path.display());
+    }
+    Ok(rec)
 }
 
 /// `pagewatch replay FILE`: the same screen over the recorded samples.
