@@ -4,7 +4,7 @@
 //! clap does not know: the keys (from the keymap table), the mouse, the config file (from
 //! `config::KEY_DOCS`), the environment and the exit status.
 //!
-//! Owns: the pages' and scripts' text. Must not touch: files (the binary writes them).
+//! Owns: the pages' and scripts' text. Must not touch: files (`cmd::generate` writes them).
 
 use clap::CommandFactory;
 use clap_complete::Shell;

@@ -4,9 +4,11 @@
 //! `Dash`, `ClockUtc`) that callers write straight into the text they are building, with the
 //! usual width and alignment (`{:>8}`); most also have a `value → String` function (`bytes`,
 //! `rate`, `opt`, `pages`, `clock_utc`) for one-off use. Both give the same text.
-//! Owns: pure formatting. Must not touch: I/O or the clock.
+//! `parse_duration` reads the duration syntax back (`90`, `10m`, `1.5h`).
+//! Owns: pure formatting and the duration syntax. Must not touch: I/O or the clock.
 
 use std::fmt::{self, Display, Formatter, Write};
+use std::time::Duration;
 
 /// A byte count as a short human size with binary units: `512B`, `1.5K`, `23.1G`.
 #[derive(Debug, Clone, Copy)]
@@ -269,6 +271,29 @@ fn escape_with(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Parses a duration: plain seconds (`90`), or a number with `s`, `m` or `h` (`1.5h`).
+pub fn parse_duration(text: &str) -> anyhow::Result<Duration> {
+    use anyhow::{Context, bail};
+    let t = text.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, "s"),
+    };
+    let scale = match unit {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        _ => bail!("duration {text:?}: the unit must be s, m or h (like 90s, 10m, 1h)"),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+        .with_context(|| format!("duration {text:?} is not a positive number of s, m or h"))?;
+    Duration::try_from_secs_f64(v * scale).with_context(|| format!("duration {text:?} is too long"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,6 +413,19 @@ mod tests {
         assert_eq!(Fit(Some(1_234_567.0), 1, 9).to_string(), "1234.6k");
         assert_eq!(Fit(None, 1, 8).to_string(), "-");
         assert_eq!(Dash(Some(PerSec(Bytes(1536.0)))).to_string(), "1.5K/s");
+    }
+
+    #[test]
+    fn durations_take_seconds_minutes_and_hours() {
+        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
+        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
+        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
+        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse_duration("0.5").unwrap(), Duration::from_millis(500));
+        for bad in ["", "0", "-5", "10d", "m", "1e400", "ten", "5 m s"] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
     }
 }
 

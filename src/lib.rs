@@ -12,9 +12,10 @@
 
 pub mod app;
 pub mod batch;
+pub mod child;
 pub mod cli;
+pub mod cmd;
 pub mod config;
-pub mod config_io;
 pub mod docs_gen;
 pub mod error;
 pub mod event;
@@ -30,13 +31,10 @@ pub mod pipeline;
 pub mod play;
 pub mod record;
 pub mod report;
-pub mod runtime;
 pub mod sample;
 pub mod serve;
+pub mod shell;
 pub mod source;
-pub mod supervise;
-pub mod tee;
-pub mod term;
 pub mod ui;
 pub mod userfile;
 

@@ -20,8 +20,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use pagewatch::config::{ConfigPath, Setting};
-use pagewatch::config_io;
 use pagewatch::play::{Action, Playbook, builtin::BUILTINS, file};
+use pagewatch::shell::config_io;
 
 /// xorshift64*, as in `tests/fuzz.rs`.
 struct Rng(u64);

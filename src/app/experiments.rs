@@ -5,7 +5,7 @@
 //! processes, files or the clock; sizes are checked against the latest sample's meminfo.
 
 use super::prompt::{Outcome, Prompt, Submit};
-use super::{Action, App, Effect, JobKind, JobMsg, Key, Replay};
+use super::{Action, App, Effect, JobCmd, JobKind, JobMsg, Key, Replay};
 use crate::event::EventKind;
 use crate::fmt;
 use crate::parse::Snapshot;
@@ -57,7 +57,7 @@ impl App {
                 };
                 let id = job.id;
                 self.jobs.stopping(id);
-                return vec![Effect::StopJob(id)];
+                return vec![Effect::Job(JobCmd::StopJob(id))];
             }
             _ => {}
         }
@@ -86,9 +86,9 @@ impl App {
             Submit::Eat { size, force } => self.eat(size, force),
             Submit::Fio(spec) => {
                 let id = self.jobs.add(JobKind::Fio, fio_label(&spec), self.now_ms);
-                vec![Effect::StartFio { id, spec }]
+                vec![Effect::Job(JobCmd::StartFio { id, spec })]
             }
-            Submit::Drop(level) => vec![Effect::DropCaches(level)],
+            Submit::Drop(level) => vec![Effect::Job(JobCmd::DropCaches(level))],
             Submit::Marker(text) => self.log(EventKind::Marker { text }),
             other => self.play_submit(other),
         }
@@ -131,7 +131,7 @@ impl App {
             format!("eat {}", fmt::bytes(bytes as f64)),
             self.now_ms,
         );
-        vec![Effect::StartEat { id, size, force }]
+        vec![Effect::Job(JobCmd::StartEat { id, size, force })]
     }
 
     /// Jobs asked for on the command line (`--eat`, `--fio`): the eater refuses oversize
@@ -142,18 +142,18 @@ impl App {
             let id = self
                 .jobs
                 .add(JobKind::Eat, format!("eat {size}"), self.now_ms);
-            out.push(Effect::StartEat {
+            out.push(Effect::Job(JobCmd::StartEat {
                 id,
                 size: size.clone(),
                 force: false,
-            });
+            }));
         }
         for spec in fio {
             let id = self.jobs.add(JobKind::Fio, fio_label(spec), self.now_ms);
-            out.push(Effect::StartFio {
+            out.push(Effect::Job(JobCmd::StartFio {
                 id,
                 spec: spec.clone(),
-            });
+            }));
         }
         out
     }

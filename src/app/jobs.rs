@@ -1,19 +1,13 @@
 //! The jobs pagewatch started (memory eaters, fio runs) and the fio processes it found, as the
 //! app knows them from messages.
 //!
-//! Owns: `Jobs`, `Job`, `JobMsg` and fio's live figures as shown. Must not touch: processes;
-//! the runtime starts and stops them and reports back with `JobMsg`s.
+//! Owns: `Jobs` and `Job` (the reports they change by, `JobMsg`, are `jobs::protocol`'s).
+//! Must not touch: processes; the runtime starts and stops them and reports back with
+//! `JobMsg`s.
 
 use crate::event::FioSummary;
-
-/// Which kind of job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum JobKind {
-    /// `pagewatch eat`.
-    Eat,
-    /// fio.
-    Fio,
-}
+use crate::jobs::fio::FioFigures;
+use crate::jobs::protocol::{ForeignFio, JobKind, JobMsg};
 
 /// Where a job is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,27 +53,6 @@ impl JobState {
     }
 }
 
-/// fio's figures over its last status interval, summed over its jobs.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct FioFigures {
-    /// Read IOPS.
-    pub r_iops: f64,
-    /// Read bytes per second.
-    pub r_bw: f64,
-    /// Mean read completion latency over the interval, µs.
-    pub r_clat_us: f64,
-    /// 99th percentile read completion latency since the start, µs.
-    pub r_p99_us: f64,
-    /// Write IOPS.
-    pub w_iops: f64,
-    /// Write bytes per second.
-    pub w_bw: f64,
-    /// Mean write completion latency over the interval, µs.
-    pub w_clat_us: f64,
-    /// 99th percentile write completion latency since the start, µs.
-    pub w_p99_us: f64,
-}
-
 /// One job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
@@ -105,95 +78,6 @@ pub struct Job {
     pub result: Option<FioSummary>,
     /// The latest message: a warning, fio's error, why it ended.
     pub note: Option<String>,
-}
-
-/// What the runtime reports about a job.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JobMsg {
-    /// The process started.
-    Started {
-        /// Job number.
-        id: u32,
-        /// Its pid.
-        pid: u32,
-        /// The exact command run.
-        argv: Vec<String>,
-    },
-    /// Eater progress.
-    Eat {
-        /// Job number.
-        id: u32,
-        /// Bytes touched.
-        touched: u64,
-        /// Target bytes.
-        target: u64,
-        /// Whether it has reached the target and holds it.
-        holding: bool,
-    },
-    /// fio is laying out its file.
-    Preparing {
-        /// Job number.
-        id: u32,
-    },
-    /// fio's figures for the last interval.
-    Fio {
-        /// Job number.
-        id: u32,
-        /// The figures.
-        figures: FioFigures,
-    },
-    /// A warning or message to show with the job.
-    Note {
-        /// Job number.
-        id: u32,
-        /// The text.
-        text: String,
-    },
-    /// The job ended.
-    Ended {
-        /// Job number.
-        id: u32,
-        /// How, in plain words.
-        how: String,
-        /// Whether it failed.
-        failed: bool,
-        /// fio's result, if any.
-        result: Option<FioSummary>,
-    },
-}
-
-impl JobMsg {
-    /// The job it is about.
-    #[must_use]
-    pub fn id(&self) -> u32 {
-        match self {
-            JobMsg::Started { id, .. }
-            | JobMsg::Eat { id, .. }
-            | JobMsg::Preparing { id }
-            | JobMsg::Fio { id, .. }
-            | JobMsg::Note { id, .. }
-            | JobMsg::Ended { id, .. } => *id,
-        }
-    }
-}
-
-/// A fio process pagewatch did not start, with its rates.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ForeignFio {
-    /// Main pid.
-    pub pid: u32,
-    /// Its command line.
-    pub cmdline: String,
-    /// Bytes/s fetched from storage (`read_bytes`), all its processes.
-    pub read_bytes_s: Option<f64>,
-    /// Bytes/s dirtied for storage (`write_bytes`).
-    pub write_bytes_s: Option<f64>,
-    /// Bytes/s through read syscalls, cache hits included (`rchar`).
-    pub rchar_s: Option<f64>,
-    /// Bytes/s through write syscalls (`wchar`).
-    pub wchar_s: Option<f64>,
-    /// Target file, pages in the page cache and its size in pages, with the method used.
-    pub cache: Option<(String, u64, u64, &'static str)>,
 }
 
 /// Every job of the session, oldest first, and the fio processes found running.

@@ -17,17 +17,20 @@ pub mod scan;
 mod state;
 mod who;
 
-pub use jobs::{FioFigures, ForeignFio, Job, JobKind, JobMsg, JobState, Jobs};
+pub use jobs::{Job, JobState, Jobs};
 pub use keymap::{Action, Key, Mouse, MouseKind};
 pub use msg::{Effect, Msg, SelfCost, TuneView};
 pub use phases::PhaseTable;
 pub use pointer::{Pointer, Target};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
-pub use state::{Focus, ProcSort, SortKey, UiState, WhoView};
+pub use state::{Focus, UiState};
 
+pub use crate::config::{ProcSort, SortKey, WhoView};
 use crate::event::{Event, EventKind};
 use crate::history::History;
+pub use crate::jobs::fio::FioFigures;
+pub use crate::jobs::protocol::{ForeignFio, JobCmd, JobKind, JobMsg, JobReport};
 use crate::model::{Disk, Model, Options};
 use crate::parse::Snapshot;
 use crate::pipeline::Pipeline;
@@ -193,8 +196,8 @@ impl App {
     /// What the screen shows that decides the "who" data collected.
     fn who_view(&self) -> crate::model::who::View {
         crate::model::who::View {
-            processes: self.ui.who == Some(state::WhoView::Processes),
-            cgroups: self.ui.who == Some(state::WhoView::Cgroups),
+            processes: self.ui.who == Some(WhoView::Processes),
+            cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
         }
     }
@@ -259,15 +262,17 @@ impl App {
             Msg::Action(a) => return self.act(a),
             Msg::Key(k) => return self.key(k),
             Msg::Pointer(p) => return self.pointer(p),
-            Msg::Job(j) => return self.job(&j),
-            Msg::Foreign(f) => self.jobs.foreign = f,
-            Msg::Dropped { level, took_ms } => {
+            Msg::Job(JobReport::Job(j)) => return self.job(&j),
+            Msg::Job(JobReport::Foreign(f)) => self.jobs.foreign = f,
+            Msg::Job(JobReport::Dropped { level, took_ms }) => {
                 self.notice = Some(format!("dropped caches (level {level}) in {took_ms} ms"));
                 return self.log(EventKind::DropCaches { level, took_ms });
             }
-            Msg::Notice(n) => self.notice = Some(n),
-            Msg::Stack { pid, text } => self.ui.stack = Some((pid, text)),
-            m @ (Msg::Tuned(_) | Msg::PlayChecked { .. } | Msg::TuneChecked { .. }) => {
+            Msg::Notice(n) | Msg::Job(JobReport::Notice(n)) => self.notice = Some(n),
+            Msg::Job(JobReport::Stack { pid, text }) => self.ui.stack = Some((pid, text)),
+            m @ (Msg::Job(JobReport::Tuned(_))
+            | Msg::PlayChecked { .. }
+            | Msg::TuneChecked { .. }) => {
                 return self.play_msg(m);
             }
         }
@@ -306,7 +311,7 @@ impl App {
             return Vec::new();
         }
         self.last_scan_ms = Some(self.sample_ms);
-        vec![Effect::ScanFio]
+        vec![Effect::Job(JobCmd::ScanFio)]
     }
 
     /// Leaving: every job still active gets its end event (so a recording shows how it

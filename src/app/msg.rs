@@ -1,11 +1,12 @@
 //! Messages into the app and effects out of it.
 //!
-//! Owns: `Msg` and `Effect`. Must not touch: anything that performs them.
+//! Owns: `Msg` and `Effect` (the job protocol inside them, `JobCmd` and `JobReport`, is
+//! `jobs::protocol`'s). Must not touch: anything that performs them.
 
-use super::jobs::{ForeignFio, JobMsg};
 use super::keymap::{Action, Key, Mouse};
 use super::pointer::Pointer;
 use crate::event::Event;
+use crate::jobs::protocol::{JobCmd, JobReport};
 use crate::sample::RawSample;
 
 /// Everything that changes the app arrives as one of these.
@@ -24,26 +25,10 @@ pub enum Msg {
     Mouse(Mouse),
     /// A click or wheel turn on what is under the pointer.
     Pointer(Pointer),
-    /// A report about a job pagewatch started.
-    Job(JobMsg),
-    /// fio processes pagewatch did not start, with their rates.
-    Foreign(Vec<ForeignFio>),
-    /// Caches were dropped.
-    Dropped {
-        /// 1 or 3.
-        level: u8,
-        /// How long sync and drop took, ms.
-        took_ms: u64,
-    },
+    /// A job edge's report (the supervisor's, the play edge's).
+    Job(JobReport),
     /// Something to tell the user (a refusal, a failure).
     Notice(String),
-    /// A task's kernel stack, or why it could not be read.
-    Stack {
-        /// The task.
-        pid: u32,
-        /// The stack's text, or the reason it is not there.
-        text: String,
-    },
     /// The wall clock, once a second while samples do not drive the screen (see
     /// `App::needs_ticks`) or stop coming, so the screen clock runs even if sampling stalls.
     Tick {
@@ -56,8 +41,6 @@ pub enum Msg {
     CpuUse(f64),
     /// The terminal was resized.
     Resize,
-    /// A setting was written (or put back), or why not (`Effect::Tune`).
-    Tuned(Result<crate::jobs::tune::Change, String>),
     /// The checks before a playbook from the screen starts (`Effect::CheckPlay`): the
     /// settings it will change with their current values, or why it cannot run.
     PlayChecked {
@@ -79,6 +62,12 @@ pub enum Msg {
     },
     /// Stop: a signal (SIGTERM, SIGHUP, SIGINT) arrived.
     Quit,
+}
+
+impl From<JobReport> for Msg {
+    fn from(r: JobReport) -> Self {
+        Msg::Job(r)
+    }
 }
 
 /// A setting a playbook will change: its name, its value now and the value it will get.
@@ -111,45 +100,15 @@ pub enum Effect {
     SetInterval(f64),
     /// Collect this "who" data from the next sample on (`Source::want`).
     Want(crate::sample::Wants),
-    /// Read this task's kernel stack (`/proc/PID/stack`, root) and report it (`Msg::Stack`).
-    ReadStack(u32),
-    /// Start a memory eater as job `id`.
-    StartEat {
-        /// Job number.
-        id: u32,
-        /// Size as typed (`2G`, `50%`).
-        size: String,
-        /// Take more than MemAvailable minus the margin.
-        force: bool,
-    },
-    /// Start fio as job `id`.
-    StartFio {
-        /// Job number.
-        id: u32,
-        /// `preset,key=value,...`.
-        spec: String,
-    },
-    /// Stop or release job `id`.
-    StopJob(u32),
-    /// Sync, then drop caches at this level.
-    DropCaches(u8),
+    /// A job edge's work (eaters, fio, cache drops, settings, stacks, the fio scan).
+    Job(JobCmd),
     /// An event to record.
     Log(Event),
-    /// Look for fio processes pagewatch did not start.
-    ScanFio,
     /// Save these settings, changed in the screen, to the config file (`config_io`).
     Save(Vec<crate::config::Setting>),
     /// Re-read the rarely read files (zoneinfo, the vm sysctls, /sys/block) with the next
     /// sample: figures derived from them no longer match the kernel's.
     RefreshSlow,
-    /// Write a setting (`value` `None`: put the original back), through the restore guard;
-    /// report with `Msg::Tuned`.
-    Tune {
-        /// The allowlisted setting.
-        setting: crate::jobs::tune::Setting,
-        /// The checked value.
-        value: Option<String>,
-    },
     /// Check a playbook can run here (root, fio directory, free space, MemAvailable, one at
     /// a time) and read the settings it changes; report with `Msg::PlayChecked`.
     CheckPlay(crate::play::Playbook),

@@ -2,7 +2,7 @@
 //! the arrows scroll it, `q` in the middle leaves no table.
 
 use super::*;
-use crate::app::{JobMsg, Look, Msg, Prompt};
+use crate::app::{JobCmd, JobMsg, JobReport, Look, Msg, Prompt};
 use crate::event::{FioDir, FioSummary};
 use crate::source::HostInfo;
 use crate::source::test_samples as samples;
@@ -47,15 +47,15 @@ fn start(a: &mut App) -> u32 {
 fn fio_started(a: &mut App, fx: &[Effect]) -> u32 {
     let id = (fx.iter())
         .find_map(|e| match e {
-            Effect::StartFio { id, .. } => Some(*id),
+            Effect::Job(JobCmd::StartFio { id, .. }) => Some(*id),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no fio started: {fx:?}"));
-    a.update(Msg::Job(JobMsg::Started {
+    a.update(Msg::Job(JobReport::Job(JobMsg::Started {
         id,
         pid: 4242,
         argv: vec!["fio".into()],
-    }));
+    })));
     id
 }
 
@@ -67,7 +67,7 @@ fn later(a: &mut App, raw: &crate::sample::RawSample, ms: i64) {
 }
 
 fn ended(a: &mut App, id: u32, iops: f64) -> Vec<Effect> {
-    a.update(Msg::Job(JobMsg::Ended {
+    a.update(Msg::Job(JobReport::Job(JobMsg::Ended {
         id,
         how: "finished".into(),
         failed: false,
@@ -80,7 +80,7 @@ fn ended(a: &mut App, id: u32, iops: f64) -> Vec<Effect> {
             },
             ..FioSummary::default()
         }),
-    }))
+    })))
 }
 
 #[test]

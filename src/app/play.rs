@@ -9,7 +9,7 @@
 //! them (`Effect::CheckPlay`, `CheckTune`, `Tune`) and reports back.
 
 use super::prompt::{Prompt, Submit};
-use super::{App, Effect, JobKind, Msg};
+use super::{App, Effect, JobCmd, JobKind, JobReport, Msg};
 use crate::event::EventKind;
 use crate::play::seq::{Env, Poll, Sequencer};
 use crate::play::{Playbook, builtin};
@@ -37,11 +37,11 @@ impl Env for AppEnv<'_> {
         self.app.jobs.add(kind, label, self.app.now_ms)
     }
 
-    fn effect(&mut self, e: Effect) {
-        if let Effect::StopJob(id) = e {
+    fn effect(&mut self, e: JobCmd) {
+        if let JobCmd::StopJob(id) = e {
             self.app.jobs.stopping(id);
         }
-        self.out.push(e);
+        self.out.push(Effect::Job(e));
     }
 
     fn event(&mut self, kind: EventKind) {
@@ -51,12 +51,16 @@ impl Env for AppEnv<'_> {
 }
 
 /// The reports a running sequencer waits on (a cheap copy of those only).
-pub(super) fn seen(msg: &Msg) -> Option<Msg> {
-    matches!(
-        msg,
-        Msg::Job(_) | Msg::Dropped { .. } | Msg::Notice(_) | Msg::Tuned(_)
-    )
-    .then(|| msg.clone())
+pub(super) fn seen(msg: &Msg) -> Option<JobReport> {
+    match msg {
+        Msg::Job(
+            r @ (JobReport::Job(_)
+            | JobReport::Dropped { .. }
+            | JobReport::Notice(_)
+            | JobReport::Tuned(_)),
+        ) => Some(r.clone()),
+        _ => None,
+    }
 }
 
 impl App {
@@ -152,10 +156,10 @@ impl App {
                     }
                 }
             }
-            Submit::TuneConfirmed { setting, value } => vec![Effect::Tune {
+            Submit::TuneConfirmed { setting, value } => vec![Effect::Job(JobCmd::Tune {
                 setting,
                 value: Some(value),
-            }],
+            })],
             _ => Vec::new(),
         }
     }
@@ -207,17 +211,17 @@ impl App {
                 }
                 Err(e) => self.notice = Some(e),
             },
-            Msg::Tuned(Ok(c)) => {
+            Msg::Job(JobReport::Tuned(Ok(c))) => {
                 self.notice = Some(
                     crate::event::Event {
                         wall_ms: self.now_ms,
-                        kind: crate::play::run::tune_event(&c),
+                        kind: crate::jobs::tuner::tune_event(&c),
                     }
                     .label(),
                 );
-                return self.log(crate::play::run::tune_event(&c));
+                return self.log(crate::jobs::tuner::tune_event(&c));
             }
-            Msg::Tuned(Err(e)) => self.notice = Some(e),
+            Msg::Job(JobReport::Tuned(Err(e))) => self.notice = Some(e),
             _ => {}
         }
         Vec::new()
@@ -225,7 +229,7 @@ impl App {
 
     /// Feeds a report to the running playbook and carries out its next steps; at its end,
     /// stops its jobs, puts its settings back and gives back the lock.
-    pub(super) fn drive_play(&mut self, msg: Option<&Msg>) -> Vec<Effect> {
+    pub(super) fn drive_play(&mut self, msg: Option<&JobReport>) -> Vec<Effect> {
         let Some(mut seq) = self.play.take() else {
             return Vec::new();
         };

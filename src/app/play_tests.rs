@@ -2,7 +2,7 @@
 //! `App::update` only (the runtime's side is played by hand).
 
 use super::*;
-use crate::app::{JobMsg, Key, Look, TuneView};
+use crate::app::{JobCmd, JobMsg, JobReport, Key, Look, TuneView};
 use crate::jobs::tune::Change;
 use crate::source::HostInfo;
 use crate::source::test_samples as samples;
@@ -58,7 +58,7 @@ fn picker_checks_confirms_and_runs_flood_vs_fsync() {
     // The start: a marker, the first phase (logged), the background flood and the fsync writer.
     let starts: Vec<u32> = (fx.iter())
         .filter_map(|e| match e {
-            Effect::StartFio { id, .. } => Some(*id),
+            Effect::Job(JobCmd::StartFio { id, .. }) => Some(*id),
             _ => None,
         })
         .collect();
@@ -78,16 +78,17 @@ fn picker_checks_confirms_and_runs_flood_vs_fsync() {
     // Both end: the next phase tunes dirty_bytes.
     let mut fx = Vec::new();
     for id in starts {
-        fx = a.update(Msg::Job(JobMsg::Ended {
+        fx = a.update(Msg::Job(JobReport::Job(JobMsg::Ended {
             id,
             how: "finished".into(),
             failed: false,
             result: None,
-        }));
+        })));
     }
     assert!(
-        fx.iter()
-            .any(|e| matches!(e, Effect::Tune { value: Some(v), .. } if v == "15728640")),
+        fx.iter().any(
+            |e| matches!(e, Effect::Job(JobCmd::Tune { value: Some(v), .. }) if v == "15728640")
+        ),
         "{fx:?}"
     );
     // q in the middle: a marker, and the runtime restores on Quit.
@@ -120,13 +121,15 @@ fn tune_key_checks_then_confirms_with_the_old_value() {
     });
     assert!(matches!(&a.prompt, Some(Prompt::TuneConfirm { old, .. }) if old == "60"));
     let fx = key(&mut a, Key::Char('y'));
-    assert!(matches!(fx.as_slice(), [Effect::Tune { value: Some(v), .. }] if v == "10"));
-    let fx = a.update(Msg::Tuned(Ok(Change {
+    assert!(
+        matches!(fx.as_slice(), [Effect::Job(JobCmd::Tune { value: Some(v), .. })] if v == "10")
+    );
+    let fx = a.update(Msg::Job(JobReport::Tuned(Ok(Change {
         setting: "vm.swappiness".into(),
         old: "60".into(),
         new: "10".into(),
         restore: false,
-    })));
+    }))));
     assert!(matches!(fx.as_slice(), [Effect::Log(_)]));
     // Not root: refused with the reason.
     a.caps.tune = Some("tuning kernel settings needs root".into());

@@ -6,8 +6,8 @@
 //! the file unless it is changed in the screen. Owns: which state is saved. Must not touch:
 //! the file (the runtime's `config_io` writes it).
 
-use super::state::{ProcSort, SortKey, WhoView};
 use super::{App, Effect};
+use crate::config::{ProcSort, SortKey, WhoView};
 use crate::config::{Setting, Settings, Units};
 
 /// The saved settings as the app has them now.

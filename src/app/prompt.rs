@@ -333,6 +333,31 @@ fn fio_spec(presets: &[PresetView], preset: usize, fields: &[Field]) -> String {
     spec
 }
 
+/// The fio presets as the `f` form shows them: every key with the preset's value.
+#[must_use]
+pub fn preset_views() -> Vec<PresetView> {
+    crate::jobs::fio::presets()
+        .iter()
+        .map(|p| {
+            let text = p.spec().to_string();
+            let fields = text
+                .split(',')
+                .skip(1)
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| Field {
+                    key: k.to_owned(),
+                    value: v.to_owned(),
+                })
+                .collect();
+            PresetView {
+                name: p.name.to_owned(),
+                help: p.description.to_owned(),
+                fields,
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[path = "prompt_tests.rs"]
 mod tests;

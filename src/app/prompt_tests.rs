@@ -155,3 +155,13 @@ fn tune_form_takes_setting_then_value() {
         })
     );
 }
+
+#[test]
+fn preset_views_carry_every_key() {
+    let v = preset_views();
+    let rr = v.iter().find(|p| p.name == "randread").unwrap();
+    let keys: Vec<&str> = rr.fields.iter().map(|f| f.key.as_str()).collect();
+    assert_eq!(keys, crate::jobs::fio::spec::KEYS);
+    let size = rr.fields.iter().find(|f| f.key == "size").unwrap();
+    assert_eq!(size.value, "2G");
+}

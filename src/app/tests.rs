@@ -126,7 +126,7 @@ fn eat_past_the_margin_asks_first_then_forces() {
     a.update(Msg::Key(Key::Char('m')));
     let fx = type_in(&mut a, "64M");
     assert!(
-        matches!(&fx[..], [Effect::StartEat { size, force: false, .. }] if size == "64M"),
+        matches!(&fx[..], [Effect::Job(JobCmd::StartEat { size, force: false, .. })] if size == "64M"),
         "{fx:?}"
     );
     a.update(Msg::Key(Key::Char('m')));
@@ -138,7 +138,7 @@ fn eat_past_the_margin_asks_first_then_forces() {
     );
     let fx = a.update(Msg::Key(Key::Char('y')));
     assert!(
-        matches!(&fx[..], [Effect::StartEat { size, force: true, .. }] if size == "99%"),
+        matches!(&fx[..], [Effect::Job(JobCmd::StartEat { size, force: true, .. })] if size == "99%"),
         "{fx:?}"
     );
 }
@@ -151,7 +151,7 @@ fn scanning_app(tree: &str) -> (App, usize) {
     let scans = samples(tree)
         .into_iter()
         .flat_map(|s| a.update(Msg::Sample(s)))
-        .filter(|e| *e == Effect::ScanFio)
+        .filter(|e| *e == Effect::Job(JobCmd::ScanFio))
         .count();
     (a, scans)
 }
@@ -165,12 +165,12 @@ fn idle_machine_is_not_scanned_for_foreign_fio() {
     assert!(a.scan_due().is_empty(), "not even after ten minutes");
     // A known foreign fio is followed every 2 s, and dropped once a scan finds none.
     a.jobs.foreign = vec![ForeignFio::default()];
-    assert_eq!(a.scan_due(), vec![Effect::ScanFio]);
+    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio)]);
     a.sample_ms += 1_000;
     assert!(a.scan_due().is_empty());
     a.sample_ms += 1_000;
-    assert_eq!(a.scan_due(), vec![Effect::ScanFio]);
-    a.update(Msg::Foreign(Vec::new()));
+    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio)]);
+    a.update(Msg::Job(JobReport::Foreign(Vec::new())));
     a.sample_ms += 2_000;
     assert!(a.scan_due().is_empty());
 }
@@ -184,7 +184,7 @@ fn busy_disk_scans_for_foreign_fio_every_5_s() {
     a.sample_ms += 2_000;
     assert!(a.scan_due().is_empty());
     a.sample_ms += 1_000;
-    assert_eq!(a.scan_due(), vec![Effect::ScanFio]);
+    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio)]);
     a.caps.scan_fio = false;
     a.sample_ms += 5_000;
     assert!(a.scan_due().is_empty(), "trees and replays never scan");
@@ -292,12 +292,12 @@ fn a_job_that_fails_before_starting_shows_no_elapsed_time_and_its_whole_reason()
     a.now_ms = 1_795_331_362_000;
     let reason = "fio directory: /srv/shared is writable by other users (mode 0777) and not \
                   sticky, so they could swap fio's files for links to files of yours; the end";
-    a.update(Msg::Job(JobMsg::Ended {
+    a.update(Msg::Job(JobReport::Job(JobMsg::Ended {
         id,
         how: format!("failed: {reason}"),
         failed: true,
         result: None,
-    }));
+    })));
     for (w, h) in [(80, 24), (160, 48)] {
         let area = ratatui::layout::Rect::new(0, 0, w, h);
         let mut buf = ratatui::buffer::Buffer::empty(area);

@@ -3,10 +3,10 @@
 //!
 //! While a who view is open it takes the arrows, `s`, Enter and Esc (as htop's process list
 //! does); the other keys keep their meaning. Owns: those transitions. Must not touch: drawing,
-//! files (the stack is read by the runtime, `Effect::ReadStack`).
+//! files (the stack is read by the runtime, `JobCmd::ReadStack`).
 
-use super::state::{ProcSort, WhoView};
-use super::{Action, App, Effect};
+use super::{Action, App, Effect, JobCmd};
+use crate::config::{ProcSort, WhoView};
 use crate::model::procs::ProcRow as Process;
 
 impl App {
@@ -50,7 +50,7 @@ impl App {
                     .ui
                     .proc_selected
                     .or_else(|| self.sorted_processes().first().map(|p| p.pid))?;
-                return Some(vec![Effect::ReadStack(pid)]);
+                return Some(vec![Effect::Job(JobCmd::ReadStack(pid))]);
             }
             (Action::Stack, _) => {
                 self.notice = Some(

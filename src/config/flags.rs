@@ -3,8 +3,8 @@
 //!
 //! Owns: which flag overrides which key. Must not touch: the file.
 
+use super::WhoView;
 use super::{ColorMode, Settings};
-use crate::app::WhoView;
 use crate::cli::{Args, Color, View};
 
 /// `file`'s settings with the flags in `args` laid over them.

@@ -14,9 +14,10 @@
 //! mouse = true             # clicks and the wheel (off: --no-mouse)
 //! ```
 //! Owns: the keys, their names and values, parsing and editing the text. Must not touch:
-//! files or the environment (the binary and `config_io` read and write them; `default_path`
-//! is handed the variables).
+//! files or the environment (`cmd::screen` and `shell::config_io` read and write them;
+//! `default_path` is handed the variables).
 
+mod choices;
 mod edit;
 mod flags;
 mod names;
@@ -24,11 +25,10 @@ mod names;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+pub use choices::{ProcSort, SortKey, WhoView};
 pub use edit::set;
 pub use flags::with_flags;
 pub use names::{ColorMode, Units};
-
-use crate::app::{ProcSort, SortKey, WhoView};
 
 /// Settings found in a config file; `None`: not set there (or set to a bad value).
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use toml_edit::{Item, Value};
 
 use super::{KEYS, Setting, Settings};
-use crate::app::{ProcSort, SortKey, WhoView};
+use super::{ProcSort, SortKey, WhoView};
 
 /// How dirty figures are shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -27,11 +27,10 @@ use super::eat_plan::{
     EatLine, EatState, MAX_STEPS, check_step, check_target, effective_step, floor,
 };
 use super::size::parse_size;
-use crate::cli::EatArgs;
 
 /// Environment variable through which the parent passes its pid, so the eater can check it
 /// was not orphaned before PR_SET_PDEATHSIG took effect.
-pub const PARENT_PID_ENV: &str = "PAGEWATCH_PARENT_PID";
+pub use crate::child::PARENT_ENV as PARENT_PID_ENV;
 
 /// Set in `why` when stdin reached its end (signals store their own number, all below 100).
 const STDIN_CLOSED: usize = 1000;
@@ -39,15 +38,15 @@ const STDIN_CLOSED: usize = 1000;
 /// Runs the eater until released. Errors (refusals) are printed as one line on stderr, without
 /// a backtrace even when RUST_BACKTRACE is set, and exit with code 1: the parent shows that
 /// last line as the reason.
-pub fn run(args: &EatArgs) -> anyhow::Result<()> {
-    if let Err(e) = eat(args) {
+pub fn run(size: &str, step: &str, force: bool) -> anyhow::Result<()> {
+    if let Err(e) = eat(size, step, force) {
         eprintln!("pagewatch eat: {e:#}");
         std::process::exit(1);
     }
     Ok(())
 }
 
-fn eat(args: &EatArgs) -> anyhow::Result<()> {
+fn eat(size: &str, step: &str, force: bool) -> anyhow::Result<()> {
     tie_to_parent()?;
     std::fs::write("/proc/self/oom_score_adj", "1000")
         .context("cannot set /proc/self/oom_score_adj to 1000; not eating without it")?;
@@ -55,16 +54,16 @@ fn eat(args: &EatArgs) -> anyhow::Result<()> {
     let _ = std::fs::write("/proc/self/comm", "pagewatch-eat");
 
     let (total, available) = mem()?;
-    let target = parse_size(&args.size, total).map_err(|e| anyhow::anyhow!("SIZE: {e}"))?;
-    let asked = parse_size(&args.step, total).map_err(|e| anyhow::anyhow!("--step: {e}"))?;
+    let target = parse_size(size, total).map_err(|e| anyhow::anyhow!("SIZE: {e}"))?;
+    let asked = parse_size(step, total).map_err(|e| anyhow::anyhow!("--step: {e}"))?;
     let step = effective_step(asked, target);
     if step != asked {
         eprintln!(
             "pagewatch eat: step raised to {step} bytes (at most {MAX_STEPS} steps, whole pages)"
         );
     }
-    check_target(target, total, available, args.force).map_err(anyhow::Error::msg)?;
-    let floor = floor(total, args.force);
+    check_target(target, total, available, force).map_err(anyhow::Error::msg)?;
+    let floor = floor(total, force);
 
     let why = Arc::new(AtomicUsize::new(0));
     for sig in [
@@ -93,7 +92,7 @@ fn eat(args: &EatArgs) -> anyhow::Result<()> {
     while touched < target && why.load(Ordering::SeqCst) == 0 {
         let n = step.min(target - touched);
         let (_, available) = mem()?;
-        if let Err(reason) = check_step(n, available, floor, args.force) {
+        if let Err(reason) = check_step(n, available, floor, force) {
             aborted = Some(reason);
             break;
         }

@@ -13,7 +13,7 @@
 //! `pagewatch __guard --clean-dir DIR` is the other guard: it outlives a SIGKILLed pagewatch
 //! to remove the fio test files left in its private directory (`fio/dir.rs`), and
 //! `pagewatch __guard --tracefs-instance DIR` the one that removes its tracefs instance
-//! (`trace_guard.rs`), and `pagewatch __guard --restore` the one that puts tuned kernel
+//! (`source/trace_guard.rs`), and `pagewatch __guard --restore` the one that puts tuned kernel
 //! settings back (`tuner.rs`). Every guard names itself `pagewatch-guard` (`NAME`), so
 //! `killall pagewatch` does not take the guards down with pagewatch.
 //! Owns: that protocol. Must not touch: the program's output (inherited as is).
@@ -30,27 +30,15 @@ use rustix::process::{
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-/// The environment variable carrying pagewatch's pid to the guard.
-pub const PARENT_ENV: &str = "PAGEWATCH_PARENT_PID";
+pub use crate::child::PARENT_ENV;
 
 /// The guards' process name (`/proc/PID/comm`): not `pagewatch`, so `killall pagewatch`
 /// leaves them to do their work (as the eater is `pagewatch-eat`).
 pub const NAME: &str = "pagewatch-guard";
 
 /// Runs the guard; exits the process with the program's status.
-pub fn run(args: &crate::cli::GuardArgs) -> Result<()> {
-    let _ = std::fs::write("/proc/self/comm", NAME);
-    if let Some(dir) = &args.clean_dir {
-        return crate::jobs::fio::dir::run_cleanup_guard(dir);
-    }
-    if let Some(dir) = &args.tracefs_instance {
-        return crate::jobs::trace_guard::run(dir);
-    }
-    if args.restore {
-        return crate::jobs::tuner::run_restore_guard();
-    }
-    let (program, rest) = args
-        .argv
+pub fn run(argv: &[String]) -> Result<()> {
+    let (program, rest) = argv
         .split_first()
         .context("__guard needs a program to run")?;
     // A handler, not SIG_IGN: exec resets handlers, so the program gets SIGINT's default back.

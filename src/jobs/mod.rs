@@ -3,6 +3,7 @@
 //!
 //! Owns: child processes, their safety rules (refusals, oom_score_adj, parent-death signal,
 //! process groups, test files pagewatch created) and the threads that read their output.
+//! The job protocol (`protocol`) and the supervisor that performs it (`supervisor`).
 //! Must not touch: the terminal, the app state (it reports through callbacks), /proc sampling.
 
 pub mod cachestat;
@@ -15,7 +16,8 @@ pub mod foreign;
 pub mod guard;
 pub mod lockfile;
 pub mod pid_io;
+pub mod protocol;
 pub mod size;
-pub mod trace_guard;
+pub mod supervisor;
 pub mod tune;
 pub mod tuner;

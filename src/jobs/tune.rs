@@ -4,7 +4,8 @@
 //! device's `queue/scheduler`, `nr_requests`, `read_ahead_kb`, `wbt_lat_usec`), parsing and
 //! checking names and values, reading and writing those files (root only), and which files
 //! are one setting (`slot`). Changing them and putting them back (the `Tuner`, its lock and
-//! its restore guard) is `tuner.rs`. Must not touch: any other file under /proc/sys or /sys.
+//! its restore guard, and the event of a change, `tune_event`) is `tuner.rs`. Must not touch:
+//! any other file under /proc/sys or /sys.
 //!
 //! `vm.dirty_bytes` and `vm.dirty_ratio` are one setting in two forms: writing one zeroes the
 //! other (`mm/page-writeback.c`, `dirty_bytes_handler`; kernel-formulas.md §1.2),

@@ -349,6 +349,17 @@ fn guard_line(held: &mut Ledger, line: &str) {
     }
 }
 
+/// The event of a setting change.
+#[must_use]
+pub fn tune_event(c: &Change) -> crate::event::EventKind {
+    crate::event::EventKind::Tune {
+        setting: c.setting.clone(),
+        old: c.old.clone(),
+        new: c.new.clone(),
+        restore: c.restore,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

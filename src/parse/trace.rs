@@ -14,6 +14,7 @@
 
 use serde::Serialize;
 
+pub use super::trace_writers::BdpEvent;
 use crate::sample::names;
 use crate::{Error, Result};
 
@@ -127,49 +128,6 @@ fn parse_field(t: &str) -> Option<FormatField> {
         size: size?,
         signed: signed.unwrap_or(false),
     })
-}
-
-/// One `balance_dirty_pages` event. Pages, KiB/s and ms as in spec §7.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct BdpEvent {
-    /// Task id of the writer (a thread).
-    pub pid: u32,
-    /// Its command name.
-    pub comm: String,
-    /// CPU the event was recorded on.
-    pub cpu: u32,
-    /// Trace clock timestamp, seconds.
-    pub ts_s: f64,
-    /// The BDI (`8:0`).
-    pub bdi: String,
-    /// The hard limit of the throttling domain, pages.
-    pub limit: u64,
-    /// `(limit + freerun) / 2`, pages.
-    pub setpoint: u64,
-    /// nr_dirty + nr_writeback of the domain, pages.
-    pub dirty: u64,
-    /// This wb's setpoint (`bdi_setpoint` on older kernels), pages.
-    pub wb_setpoint: Option<u64>,
-    /// This wb's dirty + writeback (`bdi_dirty` on older kernels), pages.
-    pub wb_dirty: Option<u64>,
-    /// The wb's base rate, KiB/s.
-    pub dirty_ratelimit: Option<u64>,
-    /// The rate the task is allowed, KiB/s.
-    pub task_ratelimit: u64,
-    /// Pages dirtied since the last check.
-    pub dirtied: Option<u64>,
-    /// The next check interval, pages.
-    pub dirtied_pause: Option<u64>,
-    /// Time already spent in this call, ms.
-    pub paused: Option<u64>,
-    /// The sleep about to be taken, ms; ≤ 0: none.
-    pub pause: i64,
-    /// Time the dirtied pages should take at task_ratelimit, ms.
-    pub period: Option<u64>,
-    /// Time since the task last left a pause, ms.
-    pub think: Option<i64>,
-    /// Cgroup inode of the wb (cgroup writeback); absent on older kernels.
-    pub cgroup_ino: Option<u64>,
 }
 
 /// The events of one read of the trace pipe.

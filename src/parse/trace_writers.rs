@@ -2,9 +2,9 @@
 //! reduced to one line per task, and the pseudo-file (`names::TRACE_WRITERS`) that carries
 //! them in samples and recordings.
 //!
-//! Owns: that reduction (pure) and the pseudo-file's text, both ways. Must not touch:
-//! tracefs (the source reads the events and calls `reduce` and `render`), rates (the model
-//! divides by the interval).
+//! Owns: that reduction (pure), the event it reduces (`BdpEvent`, which `trace` parses) and
+//! the pseudo-file's text, both ways. Must not touch: tracefs (the source reads the events
+//! and calls `reduce` and `render`), rates (the model divides by the interval).
 //!
 //! Why a reduction at the edge: under sustained throttling the kernel emits ~100 sleeping
 //! events a second (~15 KB/s as records, ~35 KB/s as text), twenty times the recording budget
@@ -19,9 +19,53 @@
 
 use std::fmt::Write;
 
-use super::trace::BdpEvent;
+use serde::Serialize;
+
 use crate::sample::names;
 use crate::{Error, Result};
+
+/// One `balance_dirty_pages` event. Pages, KiB/s and ms as in spec §7.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct BdpEvent {
+    /// Task id of the writer (a thread).
+    pub pid: u32,
+    /// Its command name.
+    pub comm: String,
+    /// CPU the event was recorded on.
+    pub cpu: u32,
+    /// Trace clock timestamp, seconds.
+    pub ts_s: f64,
+    /// The BDI (`8:0`).
+    pub bdi: String,
+    /// The hard limit of the throttling domain, pages.
+    pub limit: u64,
+    /// `(limit + freerun) / 2`, pages.
+    pub setpoint: u64,
+    /// nr_dirty + nr_writeback of the domain, pages.
+    pub dirty: u64,
+    /// This wb's setpoint (`bdi_setpoint` on older kernels), pages.
+    pub wb_setpoint: Option<u64>,
+    /// This wb's dirty + writeback (`bdi_dirty` on older kernels), pages.
+    pub wb_dirty: Option<u64>,
+    /// The wb's base rate, KiB/s.
+    pub dirty_ratelimit: Option<u64>,
+    /// The rate the task is allowed, KiB/s.
+    pub task_ratelimit: u64,
+    /// Pages dirtied since the last check.
+    pub dirtied: Option<u64>,
+    /// The next check interval, pages.
+    pub dirtied_pause: Option<u64>,
+    /// Time already spent in this call, ms.
+    pub paused: Option<u64>,
+    /// The sleep about to be taken, ms; ≤ 0: none.
+    pub pause: i64,
+    /// Time the dirtied pages should take at task_ratelimit, ms.
+    pub period: Option<u64>,
+    /// Time since the task last left a pause, ms.
+    pub think: Option<i64>,
+    /// Cgroup inode of the wb (cgroup writeback); absent on older kernels.
+    pub cgroup_ino: Option<u64>,
+}
 
 /// One task's events over the interval.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

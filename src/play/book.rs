@@ -398,7 +398,7 @@ fn wait(text: &str) -> Result<Wait, String> {
     if text.trim() == "jobs" {
         return Ok(Wait::Jobs);
     }
-    crate::record::cli::parse_duration(text)
+    crate::fmt::parse_duration(text)
         .map(Wait::For)
         .map_err(|e| format!("wait: {e} (or \"jobs\" for the background fio jobs)"))
 }

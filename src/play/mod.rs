@@ -3,18 +3,15 @@
 //! from the screen, and the phase table that compares the phases.
 //!
 //! Owns: the playbook format and its validation (book, expr), reading a playbook file
-//! (file: regular, bounded, out of other users' reach), the built-ins (builtin), the checks
-//! before a run (preflight), the phase table (table, pure) and the headless runner (run, an
-//! edge like `supervise.rs`: it starts jobs through the `Supervisor` and settings through
-//! `jobs::tune`). Must not touch: the terminal, the app state.
+//! (file: regular, bounded, out of other users' reach), the built-ins (builtin), the step sequencing (seq, pure: it speaks `jobs::protocol`) and
+//! the phase table (table, pure). The runners are shells: `shell::headless` (`pagewatch
+//! play`) and `shell::play_edge` (the screen's). Must not touch: the terminal, the app state,
+//! processes.
 
 pub mod book;
 pub mod builtin;
 pub mod expr;
 pub mod file;
-pub mod preflight;
-pub mod run;
-pub mod screen;
 pub mod seq;
 pub mod table;
 

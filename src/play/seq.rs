@@ -1,12 +1,12 @@
-//! The step sequencing of a playbook, shared by the headless run (`play::run`) and the screen
-//! (`app::play`): which step comes next, what it asks for, and what it waits for.
+//! The step sequencing of a playbook, shared by the headless run (`shell::headless`) and the
+//! screen (`app::play`): which step comes next, what it asks for, and what it waits for.
 //!
 //! A `Sequencer` is a state machine. `poll` starts steps until one must wait (a duration, a
 //! cache drop, an eater holding its memory, fio ending, a setting written), asking its `Env`
-//! for job ids, effects (the same `Effect`s the screen's keys produce: `StartEat`,
+//! for job ids, job commands (the same `JobCmd`s the screen's keys produce: `StartEat`,
 //! `StartFio`, `StopJob`, `DropCaches`, `Tune`) and events (phases, markers). `on_msg` feeds it
-//! the reports those effects produce (`Msg::Job`, `Msg::Dropped`, `Msg::Tuned`). Whoever
-//! drives it performs the effects: the headless runner through its `Supervisor` and `Tuner`,
+//! the reports those commands produce (`JobReport::Job`, `Dropped`, `Tuned`). Whoever
+//! drives it performs the commands: the headless runner through its `Supervisor` and `Tuner`,
 //! the screen through the runtime's.
 //!
 //! Owns: the order of the steps and the conditions they wait on. Pure: must not touch
@@ -15,9 +15,9 @@
 use std::collections::BTreeMap;
 
 use super::book::{Action, EatSize, Playbook, Wait};
-use crate::app::{Effect, JobKind, JobMsg, Msg};
 use crate::event::EventKind;
 use crate::jobs::fio::value::size_text;
+use crate::jobs::protocol::{JobCmd, JobKind, JobMsg, JobReport};
 use crate::jobs::tune::Setting;
 
 /// What a sequencer needs from whoever drives it.
@@ -29,7 +29,7 @@ pub trait Env {
     /// A new job's id (the screen adds it to its jobs list).
     fn job(&mut self, kind: JobKind, label: String) -> u32;
     /// Carries out an effect (its reports come back through `Sequencer::on_msg`).
-    fn effect(&mut self, e: Effect);
+    fn effect(&mut self, e: JobCmd);
     /// Records an event.
     fn event(&mut self, kind: EventKind);
 }
@@ -180,7 +180,7 @@ impl Sequencer {
             }
             Action::Wait(Wait::Jobs) => self.block = Some(Block::AllFio),
             Action::DropCaches(level) => {
-                env.effect(Effect::DropCaches(*level));
+                env.effect(JobCmd::DropCaches(*level));
                 self.block = Some(Block::Dropped);
             }
             Action::Release => {
@@ -189,7 +189,7 @@ impl Sequencer {
                     .map(|(id, _)| *id)
                     .collect();
                 for id in &eaters {
-                    env.effect(Effect::StopJob(*id));
+                    env.effect(JobCmd::StopJob(*id));
                 }
                 // The memory is back once they have exited.
                 self.block = Some(Block::Released(eaters));
@@ -211,7 +211,7 @@ impl Sequencer {
                 };
                 let id = env.job(JobKind::Eat, format!("eat {}", size_text(bytes)));
                 self.jobs.insert(id, JobKind::Eat);
-                env.effect(Effect::StartEat {
+                env.effect(JobCmd::StartEat {
                     id,
                     size: bytes.to_string(),
                     force: matches!(size, EatSize::Leave(_)),
@@ -223,7 +223,7 @@ impl Sequencer {
             } => {
                 let id = env.job(JobKind::Fio, spec.label());
                 self.jobs.insert(id, JobKind::Fio);
-                env.effect(Effect::StartFio {
+                env.effect(JobCmd::StartFio {
                     id,
                     spec: spec.to_string(),
                 });
@@ -239,7 +239,7 @@ impl Sequencer {
                 } else {
                     self.tuned.retain(|s| s != setting);
                 }
-                env.effect(Effect::Tune {
+                env.effect(JobCmd::Tune {
                     setting: setting.clone(),
                     value: value.clone(),
                 });
@@ -251,23 +251,23 @@ impl Sequencer {
 
     /// A report from the effects: a step waiting on it goes on; a job of this run that
     /// failed, or a setting that could not be written, fails the run.
-    pub fn on_msg(&mut self, m: &Msg) {
+    pub fn on_msg(&mut self, m: &JobReport) {
         match m {
-            Msg::Job(JobMsg::Eat {
+            JobReport::Job(JobMsg::Eat {
                 id, holding: true, ..
             }) if self.block == Some(Block::Holding(*id)) => self.block = None,
-            Msg::Job(JobMsg::Ended {
+            JobReport::Job(JobMsg::Ended {
                 id, failed, how, ..
             }) if self.jobs.remove(id).is_some() && *failed => {
                 self.fail_here(&format!("job #{id} {how}"));
             }
-            Msg::Dropped { .. } if self.block == Some(Block::Dropped) => self.block = None,
-            Msg::Notice(t)
+            JobReport::Dropped { .. } if self.block == Some(Block::Dropped) => self.block = None,
+            JobReport::Notice(t)
                 if self.block == Some(Block::Dropped) && t.starts_with("drop caches failed") =>
             {
                 self.fail_here(t);
             }
-            Msg::Tuned(r) if self.block == Some(Block::Tuned) => match r {
+            JobReport::Tuned(r) if self.block == Some(Block::Tuned) => match r {
                 Ok(_) => self.block = None,
                 Err(e) => self.fail_here(e),
             },
@@ -295,10 +295,10 @@ impl Sequencer {
     pub fn finish(&mut self, env: &mut dyn Env) -> Vec<u32> {
         let ids: Vec<u32> = self.jobs.keys().copied().collect();
         for id in &ids {
-            env.effect(Effect::StopJob(*id));
+            env.effect(JobCmd::StopJob(*id));
         }
         while let Some(s) = self.tuned.pop() {
-            env.effect(Effect::Tune {
+            env.effect(JobCmd::Tune {
                 setting: s,
                 value: None,
             });

@@ -6,7 +6,7 @@ use crate::jobs::tune::Change;
 struct Fake {
     now: i64,
     next: u32,
-    effects: Vec<Effect>,
+    effects: Vec<JobCmd>,
     events: Vec<EventKind>,
 }
 
@@ -21,7 +21,7 @@ impl Env for Fake {
         self.next += 1;
         self.next
     }
-    fn effect(&mut self, e: Effect) {
+    fn effect(&mut self, e: JobCmd) {
         self.effects.push(e);
     }
     fn event(&mut self, kind: EventKind) {
@@ -52,8 +52,8 @@ background = true
 release = true
 "#;
 
-fn ended(id: u32, failed: bool) -> Msg {
-    Msg::Job(JobMsg::Ended {
+fn ended(id: u32, failed: bool) -> JobReport {
+    JobReport::Job(JobMsg::Ended {
         id,
         how: if failed { "failed: x" } else { "finished" }.into(),
         failed,
@@ -69,10 +69,10 @@ fn steps_wait_for_their_reports_in_order() {
     assert_eq!(s.phase(), Some("one"));
     assert!(matches!(
         env.effects.as_slice(),
-        [Effect::StartFio { id: 1, .. }]
+        [JobCmd::StartFio { id: 1, .. }]
     ));
     // Waiting for fio #1: other reports do not move it.
-    s.on_msg(&Msg::Dropped {
+    s.on_msg(&JobReport::Dropped {
         level: 1,
         took_ms: 1,
     });
@@ -83,17 +83,17 @@ fn steps_wait_for_their_reports_in_order() {
     // leave = 1G - 512M = 512M of MemAvailable 6G: eat 5.5G.
     let want = ((6u64 << 30) - (512 << 20)).to_string();
     assert!(
-        matches!(&env.effects[1], Effect::StartEat { id: 2, size, force: true } if *size == want)
+        matches!(&env.effects[1], JobCmd::StartEat { id: 2, size, force: true } if *size == want)
     );
-    s.on_msg(&Msg::Job(JobMsg::Eat {
+    s.on_msg(&JobReport::Job(JobMsg::Eat {
         id: 2,
         touched: 1,
         target: 2,
         holding: true,
     }));
     assert_eq!(s.poll(&mut env), Poll::Running);
-    assert!(matches!(&env.effects[2], Effect::Tune { value: Some(v), .. } if v == "15728640"));
-    s.on_msg(&Msg::Tuned(Ok(Change {
+    assert!(matches!(&env.effects[2], JobCmd::Tune { value: Some(v), .. } if v == "15728640"));
+    s.on_msg(&JobReport::Tuned(Ok(Change {
         setting: "vm.dirty_bytes".into(),
         old: "0".into(),
         new: "15728640".into(),
@@ -108,15 +108,15 @@ fn steps_wait_for_their_reports_in_order() {
         Poll::Running,
         "release waits for the eater to exit"
     );
-    assert!(matches!(env.effects[3], Effect::StartFio { id: 3, .. }));
-    assert_eq!(env.effects[4], Effect::StopJob(2));
+    assert!(matches!(env.effects[3], JobCmd::StartFio { id: 3, .. }));
+    assert_eq!(env.effects[4], JobCmd::StopJob(2));
     assert_eq!(s.step().0, 7);
     s.on_msg(&ended(2, false));
     assert_eq!(s.poll(&mut env), Poll::Done);
     // The end stops the background fio and puts the setting back.
     assert_eq!(s.finish(&mut env), vec![3]);
-    assert_eq!(env.effects[5], Effect::StopJob(3));
-    assert!(matches!(&env.effects[6], Effect::Tune { value: None, .. }));
+    assert_eq!(env.effects[5], JobCmd::StopJob(3));
+    assert!(matches!(&env.effects[6], JobCmd::Tune { value: None, .. }));
 }
 
 #[test]
@@ -138,14 +138,16 @@ fn a_failed_job_or_setting_fails_the_run_with_its_line() {
     s.poll(&mut env);
     s.on_msg(&ended(11, false));
     s.poll(&mut env);
-    s.on_msg(&Msg::Job(JobMsg::Eat {
+    s.on_msg(&JobReport::Job(JobMsg::Eat {
         id: 12,
         touched: 1,
         target: 1,
         holding: true,
     }));
     s.poll(&mut env);
-    s.on_msg(&Msg::Tuned(Err("tuning vm.dirty_bytes needs root".into())));
+    s.on_msg(&JobReport::Tuned(Err(
+        "tuning vm.dirty_bytes needs root".into()
+    )));
     assert_eq!(
         s.poll(&mut env),
         Poll::Failed("line 12: tuning vm.dirty_bytes needs root".into())

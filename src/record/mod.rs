@@ -70,7 +70,6 @@ pub struct Recording {
     pub warnings: Vec<String>,
 }
 
-pub mod cli;
 mod delta;
 mod error;
 pub mod format;

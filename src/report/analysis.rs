@@ -10,38 +10,12 @@ use super::range::{Range, datetime_utc};
 use super::series::{DISK, SYSTEM, dirty_pct_of_thresh};
 use super::stats::Stats;
 use super::summary::{ReportSummary, summarise};
+pub use super::types::{DiskReport, Row};
 use crate::event::Event;
 use crate::model::dirty::State;
 use crate::model::{Disk, Model, Options};
 use crate::pipeline;
 use crate::record::Recording;
-
-/// One row of the figures table.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Row {
-    /// Series name.
-    pub name: &'static str,
-    /// Unit.
-    pub unit: &'static str,
-    /// Decimals to print.
-    pub decimals: usize,
-    /// Statistics; `None` when no record had the figure.
-    pub stats: Option<Stats>,
-}
-
-/// What the report says about one disk that did I/O in the period.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiskReport {
-    /// Kernel name.
-    pub name: String,
-    /// Figures.
-    pub rows: Vec<Row>,
-    /// Saturated periods (the pipeline's verdict per record); `peak` is the worst
-    /// r/w-weighted await, ms.
-    pub saturated: Vec<Period>,
-    /// Chart file name.
-    pub chart: String,
-}
 
 /// Everything a report shows.
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use super::analysis::{Analysis, Row};
-use super::markdown::{at, cell, secs};
+use super::md::{at, cell, secs};
 use super::periods::Period;
 use crate::event::{EventKind, FioDir};
 

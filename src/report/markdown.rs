@@ -8,26 +8,9 @@ use std::fmt::Write;
 
 use super::analysis::Analysis;
 use super::findings::{figures, fio, method, periods};
+use super::md::{at, cell, secs};
 use super::range::{datetime_utc, offset};
 use crate::record::Recording;
-
-/// Table cells must not break the table: pipes escaped, newlines flattened.
-pub(crate) fn cell(s: &str) -> String {
-    // Line breaks become spaces; every other control character a visible escape.
-    crate::fmt::escape_controls(&s.replace(['\n', '\r'], " ")).replace('|', "\\|")
-}
-
-pub(crate) fn at(ms: i64, started: i64) -> String {
-    format!(
-        "{} ({} UTC)",
-        offset(ms - started),
-        crate::fmt::clock_utc(ms)
-    )
-}
-
-pub(crate) fn secs(s: f64) -> String {
-    format!("{s:.1} s")
-}
 
 /// Renders the report.
 #[must_use]

@@ -9,11 +9,13 @@ mod analysis;
 mod charts;
 mod findings;
 mod markdown;
+mod md;
 mod periods;
 mod range;
 mod series;
 mod stats;
 mod summary;
+mod types;
 pub mod who;
 mod write;
 

@@ -4,9 +4,9 @@
 //!
 //! Owns: `ReportSummary` and how it is computed from the analysed records. Must not touch: I/O.
 
-use super::analysis::DiskReport;
 use super::periods::{self, Period};
 use super::series::{SYSTEM, dirty_pct_of_thresh};
+use super::types::DiskReport;
 use crate::model::Model;
 
 /// A figure at a moment.

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use super::markdown::{at, cell, secs};
+use super::md::{at, cell, secs};
 use crate::fmt::Bytes;
 use crate::model::Model;
 use crate::model::throttled::ThrottleSource;

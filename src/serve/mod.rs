@@ -1,5 +1,5 @@
 //! The live metrics endpoint: `pagewatch serve` (headless), and `--listen` beside the screen
-//! (`runtime`) or `pagewatch record`.
+//! (`shell::tui`) or `pagewatch record`.
 //!
 //! Whoever samples hands each raw sample to a `Feeder`, which derives the page
 //! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`conns`, `http`) only
@@ -20,7 +20,6 @@ use anyhow::{Context, Result};
 
 pub use http::Latest;
 
-use crate::cli::ServeArgs;
 use crate::metrics::live::Live;
 
 use crate::model::{Model, Options};
@@ -107,17 +106,15 @@ pub fn screen_notice(bound: &SocketAddr, earlier: Option<String>) -> String {
 
 /// `pagewatch serve`: samples live /proc and /sys every interval and serves the latest
 /// sample until SIGINT, SIGTERM or SIGHUP.
-pub fn run(args: &ServeArgs) -> Result<()> {
+pub fn run(listen: SocketAddr, interval: f64, partitions: bool) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let host = HostInfo::live();
-    let opts = Options {
-        partitions: args.partitions,
-    };
+    let opts = Options { partitions };
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
     }
-    let mut feeder = Feeder::start(args.listen, &host.hostname, opts)?;
+    let mut feeder = Feeder::start(listen, &host.hostname, opts)?;
     // Signals arrive on a channel the loop waits on between samples: no polling.
     let (stop_tx, stop) = mpsc::channel::<()>();
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
@@ -130,7 +127,7 @@ pub fn run(args: &ServeArgs) -> Result<()> {
             }
         })
         .context("starting the signal thread")?;
-    let interval = Duration::from_secs_f64(args.interval);
+    let interval = Duration::from_secs_f64(interval);
     let mut next = Instant::now();
     loop {
         let t0 = Instant::now();

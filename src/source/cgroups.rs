@@ -299,7 +299,7 @@ impl Cgroups {
 
 /// A whole file's text; `None` on any failure (absent, vanished, not permitted).
 fn read_any(path: &Path, buf: &mut Vec<u8>) -> Option<String> {
-    super::fs::read_optional(path, buf).ok().flatten()
+    super::read::read_optional(path, buf).ok().flatten()
 }
 
 /// Every group under the mount, parents before children: (path, inode). The inode is the

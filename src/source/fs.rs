@@ -31,9 +31,12 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use super::read::{
+    DEFAULT_STEP, Records, is_absent, is_procfs, open_regular, read_from_start, read_optional,
+    step_for, text,
+};
 use super::{Clock, Source, SystemClock};
 use crate::sample::{RawSample, Wants, names};
 use crate::{Error, Result};
@@ -54,23 +57,6 @@ const PROC_FILES: [(&str, &str, Records); 9] = [
     // One node a record: a line per zone of about 100 bytes, up to 6 zones.
     ("buddyinfo", names::BUDDYINFO, Records::UpTo(1024)),
 ];
-
-/// How a procfs file's text comes out of the kernel's seq_file: a read returns whole records
-/// and stops short of the size asked for only at the end of the file or when the next record
-/// does not fit in the kernel's buffer (a page, or larger when one record needed more).
-/// `seq_read_iter` in fs/seq_file.c.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Records {
-    /// One record (`single_open`; proc_sys handlers return the whole value too): any short
-    /// read is the whole file.
-    One,
-    /// Records of at most this many bytes in a page-sized buffer: a short read that leaves
-    /// more than this of the page unfilled is the end.
-    UpTo(usize),
-    /// Records of unknown size (zoneinfo has one per NUMA node, a few KiB each): read until
-    /// a read returns nothing.
-    Unknown,
-}
 
 /// Files that change rarely (zoneinfo, the vm sysctls, the /sys/block listing and queue
 /// settings) are re-read every this many samples, or sooner on `FsSource::refresh_soon`; in
@@ -354,13 +340,6 @@ fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_, str>) {
     }
 }
 
-/// Whether an I/O error means "this kernel does not provide the file".
-fn is_absent(e: &std::io::Error) -> bool {
-    // EOPNOTSUPP: PSI compiled in but disabled (psi=0); ENODEV/ENXIO: vanished device.
-    matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Unsupported)
-        || matches!(e.raw_os_error(), Some(95 | 19 | 6))
-}
-
 /// A file read on every sample, kept open between reads when it lives on procfs.
 struct Held {
     path: PathBuf,
@@ -409,119 +388,6 @@ impl Held {
                 source,
             }),
         }
-    }
-}
-
-/// The most pagewatch reads of one file: many times the largest real one (diskstats with
-/// 10,000 devices is about 1.3 MB), so a file that never ends (a link to /dev/zero in a tree)
-/// is an error, not an allocation that grows until the process aborts.
-pub const MAX_FILE_BYTES: usize = 16 << 20;
-
-/// Opens `path` for reading, refusing anything that is not a regular file (every /proc and
-/// /sys file is one): a FIFO or a device in a captured tree would block or never end. The
-/// open itself does not block (O_NONBLOCK), even on a FIFO without a writer. The check is
-/// `userfile::open_regular`, the one the playbook and config readers use too.
-///
-/// One exception, for the test of a read that blocks (`tests/tmux_e2e.rs`, which has no other
-/// way to make a read hang): with `PAGEWATCH_TEST_BLOCKING_FIFO=1` in the environment a FIFO
-/// is opened and read as the kernel would block on it.
-pub(super) fn open_regular(path: &Path) -> std::io::Result<File> {
-    use std::os::unix::fs::FileTypeExt;
-    static BLOCKING_FIFO: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    let blocking_fifo = *BLOCKING_FIFO
-        .get_or_init(|| std::env::var_os("PAGEWATCH_TEST_BLOCKING_FIFO").is_some_and(|v| v == "1"));
-    if blocking_fifo && std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo()) {
-        return File::open(path);
-    }
-    crate::userfile::open_regular(path, false)
-}
-
-/// Whether `f` is on procfs, where re-reading from offset 0 regenerates the text.
-pub(super) fn is_procfs(f: &File) -> bool {
-    rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
-}
-
-/// The read size for a file first read, or read whole: 16 KiB.
-const DEFAULT_STEP: usize = 16 * 1024;
-
-/// The read size for a file last `len` bytes long: room for it to grow, and at least 512.
-fn step_for(len: usize) -> usize {
-    (len + len / 2 + 1).next_power_of_two().max(512)
-}
-
-/// Reads all of `f` from offset 0 into `buf` (grown as needed, never shrunk), asking for `step`
-/// bytes per read; returns the length. With `step` above the length this is one read, plus
-/// the read that sees EOF unless the file's `records` let a short read end it.
-///
-/// The size asked for matters: a sysctl read makes the kernel allocate and zero a buffer that
-/// size (`proc_sys_call_handler`), which with the whole 64 KiB buffer cost more than the read.
-///
-/// `records`: how the file, known to be on procfs, comes out of the kernel (`Records`); `None`
-/// for any other file, which is read until a read returns nothing. The read that only sees
-/// EOF is not free on procfs: a read at a non-zero offset makes seq_file generate the text
-/// again from the start to find its place (`traverse`).
-///
-/// The reads are plain `pread` system calls (rustix): libc's wrapper is a cancellation point,
-/// which costs a cold pass through the thread's cancellation state on every call.
-pub(super) fn read_from_start(
-    f: &File,
-    buf: &mut Vec<u8>,
-    step: usize,
-    records: Option<Records>,
-) -> std::io::Result<usize> {
-    if buf.len() < 64 * 1024 {
-        buf.resize(64 * 1024, 0);
-    }
-    let mut n = 0;
-    loop {
-        if n >= MAX_FILE_BYTES {
-            return Err(std::io::Error::new(
-                ErrorKind::InvalidData,
-                format!(
-                    "longer than {} MiB: not a kernel file",
-                    MAX_FILE_BYTES >> 20
-                ),
-            ));
-        }
-        if n + step > buf.len() {
-            buf.resize((buf.len() * 2).max(n + step), 0);
-        }
-        match rustix::io::pread(f, &mut buf[n..n + step], n as u64) {
-            Ok(0) => return Ok(n),
-            Ok(k) if k < step && short_is_end(records, k) => return Ok(n + k),
-            Ok(k) => n += k,
-            Err(rustix::io::Errno::INTR) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-}
-
-/// Whether a read that returned `k` bytes, fewer than asked for, was the end of a procfs file
-/// cut into `records` (`Records`).
-fn short_is_end(records: Option<Records>, k: usize) -> bool {
-    match records {
-        Some(Records::One) => true,
-        Some(Records::UpTo(max)) => k + max < rustix::param::page_size(),
-        Some(Records::Unknown) | None => false,
-    }
-}
-
-/// The bytes as text; kernel files are ASCII, but anything else is kept, lossily.
-pub(super) fn text(bytes: &[u8]) -> Cow<'_, str> {
-    // `from_utf8` checks ASCII a word at a time; the lossy scan is several times slower.
-    std::str::from_utf8(bytes).map_or_else(|_| String::from_utf8_lossy(bytes), Cow::Borrowed)
-}
-
-/// Reads a whole file as text; `None` when the file does not exist on this machine.
-pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<String>> {
-    let res = open_regular(path).and_then(|f| read_from_start(&f, buf, DEFAULT_STEP, None));
-    match res {
-        Ok(n) => Ok(Some(text(&buf[..n]).into_owned())),
-        Err(e) if is_absent(&e) => Ok(None),
-        Err(source) => Err(Error::Io {
-            path: path.to_owned(),
-            source,
-        }),
     }
 }
 

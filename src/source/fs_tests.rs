@@ -1,6 +1,9 @@
 //! Tests of `FsSource` (held files, reopening, the slow refresh).
 
+use std::path::Path;
+
 use super::*;
+use crate::source::read::{MAX_FILE_BYTES, read_optional, short_is_end};
 
 /// What `Held::read` read, as text.
 fn read_text(h: &mut Held, buf: &mut Vec<u8>) -> Result<Option<String>> {

@@ -11,7 +11,9 @@ mod host;
 mod mountinfo;
 pub mod procs;
 mod procs_visit;
+mod read;
 mod trace;
+pub mod trace_guard;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};

@@ -65,8 +65,8 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use super::fs::{is_procfs, read_optional};
 use super::procs_visit::{Seen, Visit};
+use super::read::{clean, denied, is_procfs, read_optional};
 use crate::sample::ProcScope;
 
 /// The walk period while the processes pane is shown (`ProcScope::fast`): samples in between
@@ -77,11 +77,6 @@ pub const WALK_PERIOD_NS: u64 = 2_000_000_000;
 pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
 /// A sample this much short of the period still walks (ticks jitter around 1 s).
 const WALK_SLACK_NS: u64 = 300_000_000;
-/// How many walks an io file that could not be opened for lack of permission is left alone.
-pub(super) const IO_RETRY_WALKS: u64 = 15;
-/// Read size for one per-process file (a stat line is under 1 KiB).
-pub(super) const STEP: usize = 4096;
-
 /// Walks the processes every `WALK_PERIOD_NS`; see the module doc.
 pub struct Walker {
     proc_root: PathBuf,
@@ -221,25 +216,6 @@ impl Walker {
             keep
         });
         self.last_ns = Some(mono_ns);
-    }
-}
-
-/// Whether an error is a permission refusal (as non-root on another user's process).
-pub(super) fn denied(e: &std::io::Error) -> bool {
-    e.kind() == ErrorKind::PermissionDenied
-}
-
-/// A value with every newline but a final one turned into `?` (the format is line-based).
-pub(super) fn clean(s: &str) -> std::borrow::Cow<'_, str> {
-    let body = s.strip_suffix('\n').unwrap_or(s);
-    if body.contains('\n') {
-        let mut t = body.replace('\n', "?");
-        if body.len() < s.len() {
-            t.push('\n');
-        }
-        std::borrow::Cow::Owned(t)
-    } else {
-        std::borrow::Cow::Borrowed(s)
     }
 }
 

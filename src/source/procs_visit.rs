@@ -22,9 +22,13 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::fs::{Records, open_regular, read_from_start, text};
-use super::procs::{IO_RETRY_WALKS, STEP, clean, denied};
+use super::read::{Records, clean, denied, open_regular, read_from_start, text};
 use crate::parse::procs::{StatLine, parse_stat};
+
+/// How many walks an io file that could not be opened for lack of permission is left alone.
+const IO_RETRY_WALKS: u64 = 15;
+/// Read size for one per-process file (a stat line is under 1 KiB).
+const STEP: usize = 4096;
 
 /// A process as the last walk saw it.
 pub(super) struct Seen {

@@ -5,7 +5,7 @@
 //! `instances/pagewatch-<pid>` (mkdir, a small buffer, only that one event enabled), the
 //! bounded non-blocking read of its per-CPU `trace_pipe_raw` each sample, reduced to one
 //! line per writer (`parse::trace_writers`), the status pseudo-file, the cleanup guard that
-//! removes the instance if pagewatch is SIGKILLed (`jobs::trace_guard`), and removing stale
+//! removes the instance if pagewatch is SIGKILLed (`source::trace_guard`), and removing stale
 //! instances of dead pagewatch processes. Must not touch: anything in tracefs outside
 //! `instances/pagewatch-*` (the top-level buffer and its events stay as they are), decoding
 //! the pages (`parse::trace_raw`).
@@ -253,7 +253,7 @@ impl Tracer {
             remove_instance(&dir).map_err(|e| err("removing the old instance", &e))?;
         }
         std::fs::create_dir(&dir).map_err(|e| err("creating the instance", &e))?;
-        let guard = match crate::jobs::trace_guard::start(&self.guard_exe, &dir) {
+        let guard = match super::trace_guard::start(&self.guard_exe, &dir) {
             Ok(g) => g,
             Err(e) => {
                 let _ = remove_instance(&dir);

@@ -48,7 +48,7 @@ impl TreeSource {
         if roots.is_empty() {
             roots.push(dir.to_owned());
         }
-        let page_size = match super::fs::read_optional(&dir.join("page_size"), &mut Vec::new())? {
+        let page_size = match super::read::read_optional(&dir.join("page_size"), &mut Vec::new())? {
             None => 4096,
             Some(text) => parse_page_size(&text)?,
         };

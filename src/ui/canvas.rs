@@ -6,7 +6,8 @@
 //! The operations of one canvas own disjoint cells (`regions`): a block owns its border ring,
 //! a line its row, a chart the inside of its block. So any operation can be repainted alone,
 //! on its own cleared cells, and the result is what a whole repaint would give.
-//! Owns: `Canvas`, `Op`, `Part` and how each paints. Must not touch: app state, layout.
+//! Owns: `Canvas`, `Op`, `Part` and how each paints (lines through `paint_lines`). Must not
+//! touch: app state, layout.
 
 use std::borrow::Cow;
 
@@ -15,7 +16,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::bar;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Widget};
+use ratatui::widgets::{Block, Paragraph, Widget};
 
 /// `--ascii` sparkline levels.
 const ASCII_BARS: bar::Set = bar::Set {
@@ -40,7 +41,7 @@ pub enum Op {
         /// The border and title.
         frame: Frame,
     },
-    /// One line of text in a one-row area, cut at its width (`widgets::paint_lines`).
+    /// One line of text in a one-row area, cut at its width (`paint_lines`).
     Line {
         /// The row.
         area: Rect,
@@ -189,18 +190,18 @@ pub fn regions(op: &Op) -> Vec<Rect> {
 }
 
 /// Whether every glyph the operation paints is known to be one cell wide: plain lines
-/// (`widgets::is_plain`) and charts (bars, ASCII labels and marks). Blocks are not checked
+/// (`is_plain`) and charts (bars, ASCII labels and marks). Blocks are not checked
 /// (ratatui keeps their titles to itself): they count as wide.
 #[must_use]
 pub fn narrow(op: &Op) -> bool {
     match op {
         Op::Block { .. } => false,
-        Op::Line { line, .. } => super::widgets::is_plain(line),
+        Op::Line { line, .. } => is_plain(line),
         Op::Chart { .. } => true,
     }
 }
 
-/// The cells of a plain line (`widgets::is_plain`), left to right: each character with the
+/// The cells of a plain line (`is_plain`), left to right: each character with the
 /// style `paint_lines` gives it.
 pub fn plain_cells<'a>(line: &'a Line) -> impl Iterator<Item = (char, Style)> + 'a {
     let base = Style::default().patch(line.style);
@@ -216,7 +217,7 @@ pub fn paint(op: &Op, buf: &mut Buffer) {
     match op {
         Op::Block { area, frame } => frame.block().render(*area, buf),
         Op::Line { area, line } => {
-            super::widgets::paint_lines(std::slice::from_ref(line), *area, buf);
+            paint_lines(std::slice::from_ref(line), *area, buf);
         }
         Op::Chart { parts, area } => {
             for p in parts {
@@ -419,9 +420,55 @@ pub fn ticks(values: &[Option<f64>], width: u16, height: u16, max: f64) -> Vec<u
     out
 }
 
+/// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
+/// symbols the panes use. Anything else (combining marks, wide or control characters) sends
+/// its line through `Paragraph`, which segments graphemes and measures widths.
+pub(super) fn single_cell(c: char) -> bool {
+    matches!(c, ' '..='~' | '█' | '·' | '→' | 'Δ' | 'µ' | '–' | '…')
+}
+
+/// Whether `paint_lines` writes `line` cell by cell: left-aligned, every character one cell
+/// (`single_cell`). Its cells are then one per character, in the span's style patched onto
+/// the line's, and blank after the text.
+pub(super) fn is_plain(line: &Line) -> bool {
+    line.alignment.is_none()
+        && line
+            .spans
+            .iter()
+            .all(|s| s.content.chars().all(single_cell))
+}
+
+/// Draws `lines` top to bottom in `area`, each cut at the area's width: exactly the cells of
+/// `Paragraph::new(lines).render(area, buf)` without wrapping. Lines of plain text (see
+/// `single_cell`, left-aligned) are written cell by cell, skipping `Paragraph`'s grapheme
+/// segmentation and width lookups; any other line is drawn by `Paragraph` on its own row.
+pub fn paint_lines(lines: &[Line], area: Rect, buf: &mut Buffer) {
+    let area = area.intersection(buf.area);
+    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
+        if !is_plain(line) {
+            let row = Rect::new(area.x, y, area.width, 1);
+            Paragraph::new(line.clone()).render(row, buf);
+            continue;
+        }
+        let base = Style::default().patch(line.style);
+        let mut x = area.left();
+        'spans: for span in &line.spans {
+            let style = base.patch(span.style);
+            for c in span.content.chars() {
+                if x >= area.right() {
+                    break 'spans;
+                }
+                buf[(x, y)].set_char(c).set_style(style);
+                x += 1;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use ratatui::style::Color;
+    use ratatui::style::{Color, Modifier};
+    use ratatui::text::Span;
     use ratatui::widgets::Sparkline;
 
     use super::*;
@@ -470,6 +517,54 @@ mod tests {
                 paint_part(&spark, Rect::new(x, 0, 1, 10), &mut cols);
             }
             assert_eq!(cols, want, "by column, {area:?}");
+        }
+    }
+
+    fn both(lines: &[Line], area: Rect) -> (Buffer, Buffer) {
+        let full = Rect::new(0, 0, 30, 6);
+        let mut fast = Buffer::empty(full);
+        let mut slow = Buffer::empty(full);
+        // Pre-existing content with a style, so patching shows up in the comparison.
+        for b in [&mut fast, &mut slow] {
+            b.set_string(0, 0, "#".repeat(30), Style::new().bg(Color::Blue));
+        }
+        paint_lines(lines, area, &mut fast);
+        Paragraph::new(lines.to_vec()).render(area, &mut slow);
+        (fast, slow)
+    }
+
+    #[test]
+    fn paint_lines_matches_paragraph() {
+        let dim = Style::new().fg(Color::DarkGray);
+        let bold = Style::new().add_modifier(Modifier::BOLD).fg(Color::Red);
+        let lines = vec![
+            Line::from(vec![
+                Span::styled("Available ", dim),
+                Span::styled("21.3G", bold),
+            ]),
+            Line::from(Span::styled("█".repeat(40), bold)),
+            Line::from(vec![
+                Span::raw("T→1.0G b→512M Δ 12 kB µs – …·"),
+                Span::styled(" tail that is cut", dim),
+            ]),
+            // Not plain: a wide character, a combining mark, a tab.
+            Line::from("wide 漢字 e\u{301} tab\tend"),
+            Line::from(vec![Span::raw("x")]).style(Style::new().fg(Color::Green)),
+            Line::from("past the bottom"),
+        ];
+        for area in [
+            Rect::new(0, 0, 30, 6),
+            Rect::new(3, 1, 12, 3),
+            Rect::new(29, 0, 1, 6),
+            Rect::new(0, 0, 0, 6),
+        ] {
+            let (fast, slow) = both(&lines, area);
+            assert_eq!(fast, slow, "{area:?}");
+            // PartialEq treats an empty cell like " "; compare symbols and styles too.
+            for (a, b) in fast.content.iter().zip(&slow.content) {
+                assert_eq!(a.symbol(), b.symbol());
+                assert_eq!(a.style(), b.style());
+            }
         }
     }
 }

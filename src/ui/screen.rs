@@ -253,7 +253,7 @@ fn retitle(
     );
 }
 
-/// Takes a row that shows the plain line `old` to `new` (both `widgets::is_plain`), setting
+/// Takes a row that shows the plain line `old` to `new` (both `canvas::is_plain`), setting
 /// and reporting only the cells whose character or style differs: a plain line's cell is its
 /// character in its style, or blank past the text, so nothing else can change.
 fn reline(old: &Line, new: &Line, area: Rect, buf: &mut Buffer, out: &mut Vec<Update>) {

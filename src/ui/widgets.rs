@@ -1,5 +1,6 @@
-//! Small drawing helpers shared by the panes: bordered blocks, bars, gauges, sparklines, and
-//! `paint_lines`, a cheaper `Paragraph` for lines of plain text.
+//! Small drawing helpers shared by the panes: bordered blocks, bars, gauges, sparklines.
+//! (`paint_lines`, a cheaper `Paragraph` for lines of plain text, lives in `canvas`, which
+//! paints with it.)
 //!
 //! Owns: glyph choice for `--ascii` (no braille, block or box-drawing characters).
 //! Must not touch: app state.
@@ -7,13 +8,13 @@
 use std::borrow::Cow;
 use std::fmt::{self, Display, Write};
 
-use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::border;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Widget};
+use ratatui::widgets::Block;
 
+pub(super) use super::canvas::single_cell;
 use super::canvas::{Frame, Part, ticks};
 use super::theme;
 use crate::app::App;
@@ -250,104 +251,4 @@ pub fn ascii_cell(cell: &mut ratatui::buffer::Cell) {
         _ => "?",
     };
     cell.set_symbol(plain);
-}
-
-/// Whether `c` is one grapheme of exactly one cell on its own: printable ASCII and the few
-/// symbols the panes use. Anything else (combining marks, wide or control characters) sends
-/// its line through `Paragraph`, which segments graphemes and measures widths.
-pub(super) fn single_cell(c: char) -> bool {
-    matches!(c, ' '..='~' | '█' | '·' | '→' | 'Δ' | 'µ' | '–' | '…')
-}
-
-/// Whether `paint_lines` writes `line` cell by cell: left-aligned, every character one cell
-/// (`single_cell`). Its cells are then one per character, in the span's style patched onto
-/// the line's, and blank after the text.
-pub(super) fn is_plain(line: &Line) -> bool {
-    line.alignment.is_none()
-        && line
-            .spans
-            .iter()
-            .all(|s| s.content.chars().all(single_cell))
-}
-
-/// Draws `lines` top to bottom in `area`, each cut at the area's width: exactly the cells of
-/// `Paragraph::new(lines).render(area, buf)` without wrapping. Lines of plain text (see
-/// `single_cell`, left-aligned) are written cell by cell, skipping `Paragraph`'s grapheme
-/// segmentation and width lookups; any other line is drawn by `Paragraph` on its own row.
-pub fn paint_lines(lines: &[Line], area: Rect, buf: &mut Buffer) {
-    let area = area.intersection(buf.area);
-    for (line, y) in lines.iter().zip(area.top()..area.bottom()) {
-        if !is_plain(line) {
-            let row = Rect::new(area.x, y, area.width, 1);
-            Paragraph::new(line.clone()).render(row, buf);
-            continue;
-        }
-        let base = Style::default().patch(line.style);
-        let mut x = area.left();
-        'spans: for span in &line.spans {
-            let style = base.patch(span.style);
-            for c in span.content.chars() {
-                if x >= area.right() {
-                    break 'spans;
-                }
-                buf[(x, y)].set_char(c).set_style(style);
-                x += 1;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use ratatui::style::{Color, Modifier};
-
-    use super::*;
-
-    fn both(lines: &[Line], area: Rect) -> (Buffer, Buffer) {
-        let full = Rect::new(0, 0, 30, 6);
-        let mut fast = Buffer::empty(full);
-        let mut slow = Buffer::empty(full);
-        // Pre-existing content with a style, so patching shows up in the comparison.
-        for b in [&mut fast, &mut slow] {
-            b.set_string(0, 0, "#".repeat(30), Style::new().bg(Color::Blue));
-        }
-        paint_lines(lines, area, &mut fast);
-        Paragraph::new(lines.to_vec()).render(area, &mut slow);
-        (fast, slow)
-    }
-
-    #[test]
-    fn paint_lines_matches_paragraph() {
-        let dim = Style::new().fg(Color::DarkGray);
-        let bold = Style::new().add_modifier(Modifier::BOLD).fg(Color::Red);
-        let lines = vec![
-            Line::from(vec![
-                Span::styled("Available ", dim),
-                Span::styled("21.3G", bold),
-            ]),
-            Line::from(Span::styled("█".repeat(40), bold)),
-            Line::from(vec![
-                Span::raw("T→1.0G b→512M Δ 12 kB µs – …·"),
-                Span::styled(" tail that is cut", dim),
-            ]),
-            // Not plain: a wide character, a combining mark, a tab.
-            Line::from("wide 漢字 e\u{301} tab\tend"),
-            Line::from(vec![Span::raw("x")]).style(Style::new().fg(Color::Green)),
-            Line::from("past the bottom"),
-        ];
-        for area in [
-            Rect::new(0, 0, 30, 6),
-            Rect::new(3, 1, 12, 3),
-            Rect::new(29, 0, 1, 6),
-            Rect::new(0, 0, 0, 6),
-        ] {
-            let (fast, slow) = both(&lines, area);
-            assert_eq!(fast, slow, "{area:?}");
-            // PartialEq treats an empty cell like " "; compare symbols and styles too.
-            for (a, b) in fast.content.iter().zip(&slow.content) {
-                assert_eq!(a.symbol(), b.symbol());
-                assert_eq!(a.style(), b.style());
-            }
-        }
-    }
 }

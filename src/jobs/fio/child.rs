@@ -18,7 +18,7 @@ use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 
 use super::status::FioStatus;
 use super::stream::{Frame, Framer};
-use crate::jobs::guard::PARENT_ENV;
+use crate::child::PARENT_ENV;
 
 /// How many stderr lines are kept for error reports.
 const STDERR_KEEP: usize = 40;

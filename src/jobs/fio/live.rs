@@ -220,6 +220,27 @@ fn sync_summary(jobs: &[super::status::JobStatus]) -> FioDir {
     out
 }
 
+/// fio's figures over its last status interval, summed over its jobs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FioFigures {
+    /// Read IOPS.
+    pub r_iops: f64,
+    /// Read bytes per second.
+    pub r_bw: f64,
+    /// Mean read completion latency over the interval, µs.
+    pub r_clat_us: f64,
+    /// 99th percentile read completion latency since the start, µs.
+    pub r_p99_us: f64,
+    /// Write IOPS.
+    pub w_iops: f64,
+    /// Write bytes per second.
+    pub w_bw: f64,
+    /// Mean write completion latency over the interval, µs.
+    pub w_clat_us: f64,
+    /// 99th percentile write completion latency since the start, µs.
+    pub w_p99_us: f64,
+}
+
 #[cfg(test)]
 #[path = "live_tests.rs"]
 mod tests;

@@ -13,13 +13,15 @@ pub mod runner;
 pub mod spec;
 pub mod status;
 pub mod stream;
+pub mod update;
 pub mod value;
 mod verdict;
 
 pub use child::{find_fio, find_fio_in};
 pub use dir::FioDir;
-pub use live::{DirLive, FioLive, JobLive, live, summary};
-pub use runner::{FioJob, FioUpdate, Notify, STOP_GRACE};
+pub use live::{DirLive, FioFigures, FioLive, JobLive, live, summary};
+pub use runner::{FioJob, Notify, STOP_GRACE};
 pub use spec::{FioSpec, Preset, SpecError, presets};
 pub use status::FioStatus;
 pub use stream::{Frame, Framer};
+pub use update::FioUpdate;

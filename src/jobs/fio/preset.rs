@@ -1,8 +1,7 @@
 //! The preset table: the classic page-cache experiments, ready to run and to edit in the form.
 //!
-//! Owns: the presets' names, descriptions and defaults. Must not touch: parsing, argv, files.
-
-use super::spec::FioSpec;
+//! Owns: the presets' names, descriptions and defaults (the spec a preset starts from is
+//! built in `spec`). Must not touch: parsing, argv, files.
 
 /// One entry of the preset table.
 #[derive(Debug, Clone, Copy)]
@@ -68,25 +67,4 @@ pub(crate) const PRESETS: &[Preset] = &[
 #[must_use]
 pub fn presets() -> &'static [Preset] {
     PRESETS
-}
-
-impl Preset {
-    /// The spec this preset starts from.
-    #[must_use]
-    pub fn spec(&self) -> FioSpec {
-        FioSpec {
-            preset: self.name.to_string(),
-            rw: self.rw.to_string(),
-            bs: self.bs,
-            size: self.size,
-            ioengine: "sync".to_string(),
-            iodepth: 1,
-            direct: false,
-            runtime_s: None,
-            numjobs: 1,
-            norandommap: self.norandommap,
-            invalidate: false,
-            fsync: 0,
-        }
-    }
 }

@@ -14,57 +14,16 @@ use anyhow::Result;
 
 use super::child::{self, Control};
 use super::dir::{FioDir, OwnedFiles};
-use super::live::{FioLive, live};
+use super::live::live;
 use super::spec::{FioSpec, size_text};
 use super::status::FioStatus;
+use super::update::FioUpdate;
 use super::verdict::{failed, problem, verdict};
-use crate::event::FioSummary;
 
 /// How long fio gets to stop after SIGINT before its group is SIGKILLed.
 pub const STOP_GRACE: Duration = Duration::from_secs(10);
 /// How long the guard gets to kill fio's processes before pagewatch SIGKILLs its group.
 const KILL_GRACE: Duration = Duration::from_secs(3);
-
-/// What a fio job reports, in order: maybe `Preparing`, then `Started`, `Live`s and `Message`s,
-/// then exactly one `Finished` or `Failed`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum FioUpdate {
-    /// The test file is being laid out (`--create_only=1`) before the job.
-    Preparing {
-        /// The test file.
-        file: PathBuf,
-        /// The exact fio command line of the layout run.
-        argv: Vec<String>,
-    },
-    /// The job's fio started.
-    Started {
-        /// Process group id (the guard's pid; fio and its workers are in this group).
-        pid: u32,
-    },
-    /// A line fio printed that is not a status (stdout or stderr).
-    Message(String),
-    /// Figures of the last interval.
-    Live(FioLive),
-    /// fio finished, or was stopped and gave its result (`summary.partial` when it had to be
-    /// killed and these are the last periodic figures).
-    Finished {
-        /// The result.
-        summary: FioSummary,
-        /// The exit code (0, or 128 after a stop, 137 after SIGKILL).
-        exit: i32,
-        /// fio's last stderr lines.
-        stderr_tail: String,
-    },
-    /// The job could not run or fio reported an error.
-    Failed {
-        /// Why, in plain words (fio's own error text when it gave one).
-        reason: String,
-        /// fio's last stderr lines.
-        stderr_tail: String,
-        /// Figures gathered before the failure, if any.
-        summary: Option<FioSummary>,
-    },
-}
 
 /// Callback receiving a job's updates (called from the job's threads).
 pub type Notify = Arc<dyn Fn(FioUpdate) + Send + Sync>;

@@ -273,6 +273,27 @@ impl fmt::Display for FioSpec {
     }
 }
 
+impl Preset {
+    /// The spec this preset starts from.
+    #[must_use]
+    pub fn spec(&self) -> FioSpec {
+        FioSpec {
+            preset: self.name.to_string(),
+            rw: self.rw.to_string(),
+            bs: self.bs,
+            size: self.size,
+            ioengine: "sync".to_string(),
+            iodepth: 1,
+            direct: false,
+            runtime_s: None,
+            numjobs: 1,
+            norandommap: self.norandommap,
+            invalidate: false,
+            fsync: 0,
+        }
+    }
+}
+
 #[cfg(test)]
 #[path = "spec_tests.rs"]
 mod tests;

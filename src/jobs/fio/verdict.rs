@@ -6,7 +6,7 @@
 
 use super::child::Outcome;
 use super::live::{errno_text, summary};
-use super::runner::FioUpdate;
+use super::update::FioUpdate;
 use crate::event::FioSummary;
 
 /// How a run ended, from what fio printed and its exit status. `stopping`: pagewatch asked it

@@ -6,7 +6,7 @@ use std::process::ExitStatus;
 
 use super::super::child::{Outcome, read_stdout};
 use super::*;
-use crate::jobs::fio::runner::FioUpdate;
+use crate::jobs::fio::update::FioUpdate;
 
 const EINVAL_OUT: &str = include_str!("../../../tests/fixtures/fio/direct-einval-3.33.stdout");
 const EINVAL_ERR: &str = include_str!("../../../tests/fixtures/fio/direct-einval-3.33.stderr");

@@ -4,7 +4,8 @@
 //!
 //! Owns: the job handles (children die with pagewatch: eaters by their parent-death signal,
 //! fio through its `__guard`), and the threads for slow work (sync + drop, /proc scans).
-//! Must not touch: app state (it only sends `Msg`s), the terminal.
+//! Must not touch: app state (it only sends `JobReport`s, as whatever message type the channel
+//! carries), the terminal.
 //! Start it on the main thread: a child's parent-death signal fires when the thread that
 //! spawned it exits.
 
@@ -14,11 +15,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
-use crate::app::{Effect, FioFigures, ForeignFio, JobMsg, Msg};
 use crate::jobs::eat_plan::EatState;
 use crate::jobs::eater::{EatUpdate, Eater};
+use crate::jobs::fio::FioFigures;
 use crate::jobs::fio::{FioDir, FioJob, FioLive, FioSpec, FioUpdate};
 use crate::jobs::foreign::FioPairing;
+use crate::jobs::protocol::{ForeignFio, JobCmd, JobMsg, JobReport};
 
 /// Where fio's test files go.
 #[derive(Debug, Clone, Default)]
@@ -29,10 +31,11 @@ pub struct FioSettings {
     pub keep: bool,
 }
 
-/// Performs job effects.
-pub struct Supervisor {
+/// Performs job commands; reports go out on a channel of `M`s (the app's `Msg`, or
+/// `JobReport` itself).
+pub struct Supervisor<M: From<JobReport> + Send + 'static> {
     exe: PathBuf,
-    tx: Sender<Msg>,
+    tx: Sender<M>,
     eaters: BTreeMap<u32, Eater>,
     fio: BTreeMap<u32, FioJob>,
     fio_dir: Option<FioDir>,
@@ -43,10 +46,10 @@ pub struct Supervisor {
     scanning: Arc<AtomicBool>,
 }
 
-impl Supervisor {
+impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
     /// A supervisor that starts children from `exe` (pagewatch's own binary) and reports on `tx`.
     #[must_use]
-    pub fn new(exe: PathBuf, tx: Sender<Msg>, fio: FioSettings) -> Self {
+    pub fn new(exe: PathBuf, tx: Sender<M>, fio: FioSettings) -> Self {
         Self {
             exe,
             tx,
@@ -60,15 +63,15 @@ impl Supervisor {
         }
     }
 
-    /// Carries out one effect; effects that are not about jobs are ignored.
-    pub fn perform(&mut self, e: &Effect) {
+    /// Carries out one job command (`Tune` is the tuner's: ignored here).
+    pub fn perform(&mut self, e: &JobCmd) {
         match e {
-            Effect::StartEat { id, size, force } => self.eat(*id, size, *force),
-            Effect::StartFio { id, spec } => self.fio(*id, spec),
-            Effect::StopJob(id) => self.stop(*id),
-            Effect::DropCaches(level) => self.drop_caches(*level),
-            Effect::ScanFio => self.scan_foreign(),
-            Effect::ReadStack(pid) => {
+            JobCmd::StartEat { id, size, force } => self.eat(*id, size, *force),
+            JobCmd::StartFio { id, spec } => self.fio(*id, spec),
+            JobCmd::StopJob(id) => self.stop(*id),
+            JobCmd::DropCaches(level) => self.drop_caches(*level),
+            JobCmd::ScanFio => self.scan_foreign(),
+            JobCmd::ReadStack(pid) => {
                 let text = match crate::source::procs::kernel_stack(Path::new("/proc"), *pid) {
                     Ok(t) if t.trim().is_empty() => {
                         "empty: the task is running, not waiting".into()
@@ -76,21 +79,21 @@ impl Supervisor {
                     Ok(t) => t,
                     Err(why) => why,
                 };
-                let _ = self.tx.send(Msg::Stack { pid: *pid, text });
+                let _ = self.tx.send(JobReport::Stack { pid: *pid, text }.into());
             }
-            _ => {}
+            JobCmd::Tune { .. } => {}
         }
     }
 
     fn send(&self, m: JobMsg) {
-        let _ = self.tx.send(Msg::Job(m));
+        let _ = self.tx.send(JobReport::Job(m).into());
     }
 
     fn eat(&mut self, id: u32, size: &str, force: bool) {
         let tx = self.tx.clone();
         let notify = Arc::new(move |u: EatUpdate| {
             for m in eat_msgs(id, u) {
-                let _ = tx.send(Msg::Job(m));
+                let _ = tx.send(JobReport::Job(m).into());
             }
         });
         match Eater::spawn(&self.exe, size, force, notify) {
@@ -142,10 +145,10 @@ impl Supervisor {
             match FioDir::open(self.fio_settings.dir.as_deref(), self.fio_settings.keep) {
                 Ok(mut d) => {
                     if let Err(e) = d.start_cleanup_guard(&self.exe) {
-                        let _ = self.tx.send(Msg::Notice(format!("{e:#}")));
+                        let _ = self.tx.send(JobReport::Notice(format!("{e:#}")).into());
                     }
                     if let Some(w) = d.warning() {
-                        let _ = self.tx.send(Msg::Notice(w.to_owned()));
+                        let _ = self.tx.send(JobReport::Notice(w.to_owned()).into());
                     }
                     self.fio_dir = Some(d);
                 }
@@ -180,7 +183,7 @@ impl Supervisor {
                 Vec::new()
             };
             for m in fio_msgs(id, u, argv) {
-                let _ = tx.send(Msg::Job(m));
+                let _ = tx.send(JobReport::Job(m).into());
             }
         });
         match FioJob::start(&self.exe, &spec, dir, notify) {
@@ -198,13 +201,13 @@ impl Supervisor {
         let tx = self.tx.clone();
         std::thread::spawn(move || {
             let msg = match crate::jobs::dropcache::drop_caches(level) {
-                Ok(took) => Msg::Dropped {
+                Ok(took) => JobReport::Dropped {
                     level,
                     took_ms: took.as_millis() as u64,
                 },
-                Err(e) => Msg::Notice(format!("drop caches failed: {e}")),
+                Err(e) => JobReport::Notice(format!("drop caches failed: {e}")),
             };
-            let _ = tx.send(msg);
+            let _ = tx.send(msg.into());
         });
     }
 
@@ -256,7 +259,7 @@ impl Supervisor {
                     }
                 })
                 .collect();
-            let _ = tx.send(Msg::Foreign(views));
+            let _ = tx.send(JobReport::Foreign(views).into());
             busy.store(false, Ordering::Release);
         });
     }
@@ -273,7 +276,7 @@ impl Supervisor {
     }
 }
 
-impl Drop for Supervisor {
+impl<M: From<JobReport> + Send + 'static> Drop for Supervisor<M> {
     fn drop(&mut self) {
         self.shutdown();
     }
@@ -389,31 +392,6 @@ pub fn figures(live: &FioLive) -> FioFigures {
     f
 }
 
-/// The fio presets as the `f` form shows them: every key with the preset's value.
-#[must_use]
-pub fn preset_views() -> Vec<crate::app::PresetView> {
-    crate::jobs::fio::presets()
-        .iter()
-        .map(|p| {
-            let text = p.spec().to_string();
-            let fields = text
-                .split(',')
-                .skip(1)
-                .filter_map(|kv| kv.split_once('='))
-                .map(|(k, v)| crate::app::Field {
-                    key: k.to_owned(),
-                    value: v.to_owned(),
-                })
-                .collect();
-            crate::app::PresetView {
-                name: p.name.to_owned(),
-                help: p.description.to_owned(),
-                fields,
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,15 +431,5 @@ mod tests {
         assert!((f.r_clat_us - 25.0).abs() < 1e-9);
         assert!((f.r_p99_us - 50.0).abs() < 1e-9);
         assert!(f.w_iops.abs() < 1e-12 && f.w_clat_us.abs() < 1e-12);
-    }
-
-    #[test]
-    fn preset_views_carry_every_key() {
-        let v = preset_views();
-        let rr = v.iter().find(|p| p.name == "randread").unwrap();
-        let keys: Vec<&str> = rr.fields.iter().map(|f| f.key.as_str()).collect();
-        assert_eq!(keys, crate::jobs::fio::spec::KEYS);
-        let size = rr.fields.iter().find(|f| f.key == "size").unwrap();
-        assert_eq!(size.value, "2G");
     }
 }

@@ -4,9 +4,9 @@
 //!
 //! Owns: starting that guard (`start`, called by `source::trace` when it arms) and its body
 //! (`run`). Must not touch: any instance but `instances/pagewatch-<its parent's pid>` (checked
-//! before waiting), the event anywhere else. Like the fio file guard (`fio/dir.rs`) it waits
-//! for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at the
-//! terminal does not stop it first.
+//! before waiting), the event anywhere else. Like the fio file guard (`jobs/fio/dir.rs`) it
+//! waits for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at
+//! the terminal does not stop it first.
 
 use std::os::unix::process::CommandExt;
 use std::path::Path;
@@ -21,7 +21,7 @@ pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
         .arg("__guard")
         .arg("--tracefs-instance")
         .arg(instance)
-        .env(super::guard::PARENT_ENV, std::process::id().to_string())
+        .env(crate::child::PARENT_ENV, std::process::id().to_string())
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -42,7 +42,7 @@ pub fn run(instance: &Path) -> Result<()> {
         signal_hook::flag::register(sig, std::sync::Arc::default())?;
     }
     let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
-    let expected = std::env::var(super::guard::PARENT_ENV).ok();
+    let expected = std::env::var(crate::child::PARENT_ENV).ok();
     if expected.as_deref() != Some(parent.to_string().as_str()) {
         bail!("__guard --tracefs-instance is for pagewatch's own use");
     }

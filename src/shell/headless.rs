@@ -6,7 +6,7 @@
 //! `Tuner`'s lock for a playbook that tunes), the sampler thread, carrying out the steps
 //! through the `Supervisor` (eaters, fio, cache drops) and the `Tuner`, turning job reports
 //! into events, and the end (jobs stopped, settings restored, on success, failure, Ctrl-C or
-//! SIGTERM; the restore guard covers SIGKILL). It is an edge like `supervise.rs`. Must not
+//! SIGTERM; the restore guard covers SIGKILL). It is an edge like `jobs/supervisor.rs`. Must not
 //! touch: the terminal beyond stderr progress lines and the table.
 
 use std::collections::BTreeMap;
@@ -18,16 +18,17 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::book::Playbook;
-use super::seq::{Env, Poll, Sequencer};
-use super::table::{PhaseRow, phases, render_text};
-use crate::app::{Effect, JobKind, JobMsg, Msg};
 use crate::event::{Event, EventKind};
+use crate::jobs::protocol::{JobCmd, JobKind, JobMsg, JobReport};
+use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::jobs::tune::{Change, Setting, Tuner};
+use crate::jobs::tuner::tune_event;
 use crate::model::Model;
+use crate::play::book::Playbook;
+use crate::play::seq::{Env, Poll, Sequencer};
+use crate::play::table::{PhaseRow, phases, render_text};
 use crate::record::{Header, Recorder};
 use crate::source::{FsSource, HostInfo, SystemClock};
-use crate::supervise::{FioSettings, Supervisor};
 
 /// How a playbook is run.
 #[derive(Debug, Clone)]
@@ -119,81 +120,6 @@ pub(super) fn meminfo() -> Result<(u64, u64)> {
         kb("MemTotal:").context("no MemTotal")?,
         kb("MemAvailable:").context("no MemAvailable")?,
     ))
-}
-
-/// `pagewatch play`: lists, shows or runs a playbook (a built-in's name or a file).
-pub fn main(a: &crate::cli::PlayArgs) -> Result<()> {
-    if a.list {
-        use std::fmt::Write as _;
-        let mut text = String::new();
-        for b in super::builtin::all()? {
-            let _ = writeln!(text, "{:<22} {}", b.name, b.description);
-        }
-        return Ok(crate::batch::print_stdout(&text)?);
-    }
-    let Some(what) = &a.playbook else {
-        bail!("name a playbook (pagewatch play --list) or a playbook file");
-    };
-    let (text, book) = match super::builtin::text(what) {
-        Some(t) => (
-            t.to_owned(),
-            Playbook::parse(t).map_err(|e| anyhow::anyhow!("{what}: {e}"))?,
-        ),
-        None if std::fs::symlink_metadata(what).is_err() => {
-            bail!("{what} is neither a built-in playbook (pagewatch play --list) nor a file")
-        }
-        None => {
-            let text = super::file::read_text(Path::new(what))?;
-            let origin = format!("playbook {what}");
-            let book = Playbook::parse(&text)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", crate::fmt::escape_controls(&origin)))?;
-            (text, book.with_origin(&origin))
-        }
-    };
-    if a.show {
-        // The file as it is, but no control character reaches the terminal.
-        return Ok(crate::batch::print_stdout(
-            &crate::fmt::escape_controls_multiline(&text),
-        )?);
-    }
-    if !(0.01..=10.0).contains(&a.scale) {
-        bail!("--scale must be between 0.01 and 10");
-    }
-    let book = if (a.scale - 1.0).abs() > f64::EPSILON {
-        book.scaled(a.scale)
-    } else {
-        book
-    };
-    if let Some(p) = &a.record
-        && p.exists()
-    {
-        bail!(
-            "--record {}: the file exists; pagewatch never overwrites a file",
-            p.display()
-        );
-    }
-    let scaled = (a.scale - 1.0).abs() > f64::EPSILON;
-    let out = play(
-        &book,
-        &PlayOptions {
-            record: a.record.clone(),
-            json: a.format == crate::cli::Format::Json,
-            fio_dir: a.fio_dir.clone(),
-            interval: a.interval,
-        },
-    )
-    .map_err(|e| {
-        if scaled {
-            anyhow::anyhow!("{e:#} (--scale {} scaled the sizes)", a.scale)
-        } else {
-            e
-        }
-    })?;
-    if let Some(e) = out.error {
-        eprintln!("pagewatch play: {} stopped: {e}", book.name);
-        std::process::exit(1);
-    }
-    Ok(())
 }
 
 /// The checks before a playbook runs (the fio directory's rules, root, free space,
@@ -356,11 +282,11 @@ fn spawn_sampler(
 /// The headless `Env` of a `Sequencer`: job effects go to the `Supervisor`, settings to the
 /// `Tuner` (its report comes back on the same channel as the jobs'), events to the log.
 struct Headless {
-    sup: Supervisor,
+    sup: Supervisor<JobReport>,
     tuner: Tuner,
     device: Option<String>,
-    tx: Sender<Msg>,
-    rx: Receiver<Msg>,
+    tx: Sender<JobReport>,
+    rx: Receiver<JobReport>,
     log: Arc<Mutex<Log>>,
     next_id: u32,
     /// Jobs running: id → label.
@@ -383,16 +309,16 @@ impl Env for Headless {
         id
     }
 
-    fn effect(&mut self, e: Effect) {
+    fn effect(&mut self, e: JobCmd) {
         match e {
-            Effect::Tune { setting, value } => {
+            JobCmd::Tune { setting, value } => {
                 let r = tune(
                     &mut self.tuner,
                     &setting,
                     value.as_deref(),
                     self.device.as_deref(),
                 );
-                let _ = self.tx.send(Msg::Tuned(r));
+                let _ = self.tx.send(JobReport::Tuned(r));
             }
             other => self.sup.perform(&other),
         }
@@ -427,17 +353,6 @@ pub fn tune(
     })
 }
 
-/// The event of a setting change.
-#[must_use]
-pub fn tune_event(c: &Change) -> EventKind {
-    EventKind::Tune {
-        setting: c.setting.clone(),
-        old: c.old.clone(),
-        new: c.new.clone(),
-        restore: c.restore,
-    }
-}
-
 impl Headless {
     /// Drives `seq` to its end (or the first failure, or a signal).
     fn run(&mut self, seq: &mut Sequencer, stop: &AtomicBool) -> Result<()> {
@@ -458,15 +373,15 @@ impl Headless {
     }
 
     /// Job reports and setting changes become events and progress lines.
-    fn handle(&mut self, m: &Msg) {
+    fn handle(&mut self, m: &JobReport) {
         match m {
-            Msg::Job(JobMsg::Started { id, pid, argv }) => self.event(EventKind::JobStart {
+            JobReport::Job(JobMsg::Started { id, pid, argv }) => self.event(EventKind::JobStart {
                 job: *id,
                 what: self.running.get(id).cloned().unwrap_or_default(),
                 argv: argv.clone(),
                 pid: Some(*pid),
             }),
-            Msg::Job(JobMsg::Ended {
+            JobReport::Job(JobMsg::Ended {
                 id, how, result, ..
             }) => {
                 self.running.remove(id);
@@ -481,13 +396,13 @@ impl Headless {
                     how: how.clone(),
                 });
             }
-            Msg::Job(JobMsg::Note { id, text }) => eprintln!("pagewatch play: #{id} {text}"),
-            Msg::Dropped { level, took_ms } => self.event(EventKind::DropCaches {
+            JobReport::Job(JobMsg::Note { id, text }) => eprintln!("pagewatch play: #{id} {text}"),
+            JobReport::Dropped { level, took_ms } => self.event(EventKind::DropCaches {
                 level: *level,
                 took_ms: *took_ms,
             }),
-            Msg::Tuned(Ok(c)) => self.event(tune_event(c)),
-            Msg::Tuned(Err(e)) | Msg::Notice(e) => eprintln!("pagewatch play: {e}"),
+            JobReport::Tuned(Ok(c)) => self.event(tune_event(c)),
+            JobReport::Tuned(Err(e)) | JobReport::Notice(e) => eprintln!("pagewatch play: {e}"),
             _ => {}
         }
     }
@@ -496,7 +411,7 @@ impl Headless {
     fn finish(&mut self, seq: &mut Sequencer) {
         seq.finish(self);
         for id in self.running.keys().copied().collect::<Vec<_>>() {
-            self.sup.perform(&Effect::StopJob(id));
+            self.sup.perform(&JobCmd::StopJob(id));
         }
         let deadline = Instant::now() + Duration::from_secs(15);
         while !self.running.is_empty() && Instant::now() < deadline {

@@ -12,11 +12,13 @@
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
-use super::book::Action;
-use super::run::{check, disk_of, tune, tune_event};
+use super::headless::{check, disk_of, tune};
 use crate::app::{Effect, Msg, TuneView};
 use crate::event::EventKind;
+use crate::jobs::protocol::{JobCmd, JobReport};
 use crate::jobs::tune::Tuner;
+use crate::jobs::tuner::tune_event;
+use crate::play::book::Action;
 
 /// Performs the playbook and tuning effects of the screen.
 pub struct PlayEdge {
@@ -48,14 +50,14 @@ impl PlayEdge {
     /// Carries out a playbook or tuning effect; false for any other effect.
     pub fn perform(&mut self, e: &Effect) -> bool {
         let msg = match e {
-            Effect::Tune { setting, value } => {
+            Effect::Job(JobCmd::Tune { setting, value }) => {
                 let device = self.device();
-                Msg::Tuned(tune(
+                Msg::Job(JobReport::Tuned(tune(
                     &mut self.tuner,
                     setting,
                     value.as_deref(),
                     device.as_deref(),
-                ))
+                )))
             }
             Effect::CheckPlay(book) => {
                 let device = self.device();
@@ -115,7 +117,7 @@ impl PlayEdge {
 }
 
 /// The settings a playbook changes, with their values now.
-fn views(book: &super::Playbook, device: Option<&str>) -> Result<Vec<TuneView>, String> {
+fn views(book: &crate::play::Playbook, device: Option<&str>) -> Result<Vec<TuneView>, String> {
     let mut out = Vec::new();
     for s in &book.steps {
         if let Action::Tune { setting, value } = &s.action {

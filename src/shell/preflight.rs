@@ -13,10 +13,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use super::book::{Action, EatSize, Playbook};
-use super::run::{disk_of, meminfo};
+use super::headless::{disk_of, meminfo};
 use crate::jobs::eat_plan::MIN_MARGIN;
-use crate::jobs::tune::{Knob, Tuner};
+use crate::jobs::tune::Knob;
+use crate::jobs::tuner::Tuner;
+use crate::play::book::{Action, EatSize, Playbook};
 
 /// The fio file sizes by step id, and the distinct sizes (one file each).
 fn files(book: &Playbook) -> (BTreeMap<String, u64>, BTreeSet<u64>) {

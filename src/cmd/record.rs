@@ -1,19 +1,21 @@
 //! `pagewatch record FILE` (headless recording of live /proc) and `pagewatch replay FILE
 //! --batch` (a recording's figures, printed as live batch mode would have).
 //!
-//! Owns: those two commands' loops, their signal handling and messages, and the duration
-//! syntax. Must not touch: the file format (`Recorder`, `read` own it), parsing, deriving.
+//! Owns: those two commands' loops, their signal handling and messages (the duration
+//! syntax is `fmt::parse_duration`). Must not touch: the file format (`Recorder`, `read` own
+//! it), parsing, deriving.
 
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
-use super::{Header, Recorder, RecordingSource, read};
 use crate::cli::{RecordArgs, ReplayArgs};
+use crate::fmt::parse_duration;
 use crate::model::Options;
+use crate::record::{Header, Recorder, RecordingSource, read};
 use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 
 /// Records live /proc and /sys into `args.file` until the duration ends or SIGINT, SIGTERM or
@@ -138,7 +140,7 @@ fn refuse_jobs(args: &RecordArgs) -> Result<()> {
     )))
 }
 
-/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`play::run::main`).
+/// `record --play`: the same run as `pagewatch play NAME --record FILE` (`cmd::play::run`).
 /// The recording ends with the playbook, so `--duration` is refused; so is `--listen`
 /// (the headless playbook runner serves nothing).
 fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
@@ -154,7 +156,7 @@ fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
              serve` beside it"
         )));
     }
-    crate::play::run::main(&crate::cli::PlayArgs {
+    super::play::run(&crate::cli::PlayArgs {
         playbook: Some(book.to_owned()),
         list: false,
         show: false,
@@ -204,28 +206,6 @@ pub fn replay_batch(args: &ReplayArgs) -> Result<()> {
     Ok(())
 }
 
-/// Parses a duration: plain seconds (`90`), or a number with `s`, `m` or `h` (`1.5h`).
-pub fn parse_duration(text: &str) -> Result<Duration> {
-    let t = text.trim();
-    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => t.split_at(i),
-        None => (t, "s"),
-    };
-    let scale = match unit {
-        "s" => 1.0,
-        "m" => 60.0,
-        "h" => 3600.0,
-        _ => bail!("duration {text:?}: the unit must be s, m or h (like 90s, 10m, 1h)"),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)
-        .with_context(|| format!("duration {text:?} is not a positive number of s, m or h"))?;
-    Duration::try_from_secs_f64(v * scale).with_context(|| format!("duration {text:?} is too long"))
-}
-
 /// `2m 5s`-style text for messages.
 fn human(d: Duration) -> String {
     let s = d.as_secs_f64();
@@ -243,19 +223,6 @@ fn human(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_take_seconds_minutes_and_hours() {
-        assert_eq!(parse_duration("90").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("90s").unwrap(), Duration::from_secs(90));
-        assert_eq!(parse_duration("10m").unwrap(), Duration::from_secs(600));
-        assert_eq!(parse_duration("1h").unwrap(), Duration::from_secs(3600));
-        assert_eq!(parse_duration("1.5h").unwrap(), Duration::from_secs(5400));
-        assert_eq!(parse_duration("0.5").unwrap(), Duration::from_millis(500));
-        for bad in ["", "0", "-5", "10d", "m", "1e400", "ten", "5 m s"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?}");
-        }
-    }
 
     #[test]
     fn human_durations_read_naturally() {

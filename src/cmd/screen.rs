@@ -1,55 +1,31 @@
-//! The binary: parse arguments, build the source, run batch mode or the TUI. Owns nothing else.
-
-use std::io::Write;
+//! `pagewatch` with no subcommand (the screen over live /proc, a captured tree or other roots)
+//! and `pagewatch replay FILE` (the same screen over a recording).
+//!
+//! Owns: turning the flags and the config file into the app and the runtime's options, the
+//! source the screen and batch mode read, the playbook picker's flags, and the helpers every
+//! command uses (`usage`, `read_recording`; `cmd` re-exports them). Must not touch: the
+//! terminal, threads (`shell::tui` runs them).
 
 use anyhow::{Context, Result};
-use clap::Parser;
+
+// The crate under the name the lines moved from main.rs use (so merges carry edits to them
+// across); a rename away once the branches that edit main.rs are merged.
+use crate as pagewatch;
 use pagewatch::app::{App, Caps, Look};
-use pagewatch::cli::{Args, Cmd};
-use pagewatch::model::Options;
-use pagewatch::runtime::Feed;
-use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, Ticker, TreeSource};
-use pagewatch::supervise::FioSettings;
+use pagewatch::cli::Args;
+use pagewatch::jobs::supervisor::FioSettings;
+use pagewatch::shell::tui::Feed;
+use pagewatch::source::{FsSource, HostInfo, Source, SystemClock, TreeSource};
 
-fn main() -> std::process::ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            // Printed here, not returned: `main`'s report would add a backtrace whenever
-            // RUST_BACKTRACE is set (see `pagewatch::exit`).
-            eprint!("{}", pagewatch::exit::message(&e));
-            std::process::ExitCode::from(pagewatch::exit::code(&e))
-        }
-    }
-}
-
-fn run(args: &Args) -> Result<()> {
-    match &args.cmd {
-        None => {}
-        Some(Cmd::Eat(a)) => return pagewatch::jobs::eat::run(a),
-        Some(Cmd::Guard(a)) => return pagewatch::jobs::guard::run(a),
-        Some(Cmd::Record(a)) => return pagewatch::record::cli::record(a),
-        Some(Cmd::Replay(a)) if a.batch => return pagewatch::record::cli::replay_batch(a),
-        Some(Cmd::Replay(a)) => return replay(args, a),
-        Some(Cmd::Report(a)) => return report(a),
-        Some(Cmd::Export(a)) => return export(a),
-        Some(Cmd::Play(a)) => return pagewatch::play::run::main(a),
-        Some(Cmd::Serve(a)) => return pagewatch::serve::run(a),
-        Some(Cmd::Gen(a)) => return generate(&a.dir),
-    }
-    if args.batch {
-        refuse_batch_jobs(args)?;
-    } else if let Some(p) = &args.play {
+/// The screen over live /proc, a captured tree or other roots.
+pub fn run(args: &Args) -> Result<()> {
+    if let Some(p) = &args.play {
         return Err(usage(&format!(
             "the screen starts playbooks from its picker (press P; --playbook FILE adds a \
              file to it), so it refuses --play {p}; run it headless with `pagewatch play {p}`"
         )));
     }
     let (source, host) = source(args)?;
-    if args.batch {
-        return batch(args, source);
-    }
     let (config, file) = saved_settings(args);
     let settings = pagewatch::config::with_flags(file.settings, args);
     let mut app = App::new(
@@ -74,7 +50,7 @@ fn run(args: &Args) -> Result<()> {
             "--eat and --fio need live /proc, not --tree or --proc-root",
         ));
     }
-    app.fio_presets = pagewatch::supervise::preset_views();
+    app.fio_presets = pagewatch::app::prompt::preset_views();
     playbooks(&mut app, args)?;
     let mut fio_dir = settings.fio_dir.clone();
     if let Some(dir) = &fio_dir {
@@ -101,7 +77,7 @@ fn run(args: &Args) -> Result<()> {
         source,
         paced: args.tree.is_none(),
     };
-    let opts = pagewatch::runtime::Options {
+    let opts = pagewatch::shell::tui::Options {
         initial,
         fio: FioSettings {
             dir: fio_dir,
@@ -120,12 +96,12 @@ fn run(args: &Args) -> Result<()> {
             p.display()
         );
     }
-    pagewatch::runtime::run(app, feed, opts)
+    pagewatch::shell::tui::run(app, feed, opts)
 }
 
 /// The source the screen or batch reads (a captured tree, other roots, or live /proc with the
 /// throttle tracepoint) and the host it describes.
-fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> {
+pub(super) fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> {
     if let Some(dir) = &args.tree {
         let src =
             TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?;
@@ -177,7 +153,7 @@ fn saved_settings(args: &Args) -> (Option<pagewatch::config::ConfigPath>, FileSe
         return (None, none);
     };
     let path = &loc.file;
-    let (settings, problems) = pagewatch::config_io::load(path);
+    let (settings, problems) = pagewatch::shell::config_io::load(path);
     let all: Vec<String> = problems.iter().map(ToString::to_string).collect();
     let all = all.join("; ");
     if !problems.is_empty() {
@@ -199,88 +175,12 @@ fn look(ascii: bool, s: &pagewatch::config::Settings) -> Look {
 }
 
 /// A usage error (exit code 2).
-fn usage(msg: &str) -> anyhow::Error {
+pub(crate) fn usage(msg: &str) -> anyhow::Error {
     anyhow::Error::new(pagewatch::exit::Usage(msg.to_owned()))
 }
 
-fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
-    // Captured sequences carry their own time: no waiting between them.
-    let mut ticker = Ticker::new(args.batch_interval());
-    let paced = args.tree.is_none();
-    let mut wait = || {
-        if paced {
-            ticker.wait();
-        }
-    };
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
-    let mut err = std::io::stderr();
-    let opts = Options {
-        partitions: args.partitions,
-    };
-    let summary = pagewatch::batch::run(
-        source.as_mut(),
-        args.count,
-        args.format,
-        opts,
-        &mut out,
-        &mut err,
-        &mut wait,
-    );
-    if pagewatch::batch::failed(summary)? {
-        let _ = err.flush();
-        std::process::exit(1);
-    }
-    Ok(())
-}
-
-/// Batch mode only prints figures: it refuses jobs, playbooks, a recording and a listener
-/// rather than ignoring them, before any sample is read or any process started.
-fn refuse_batch_jobs(args: &Args) -> Result<()> {
-    if let Some(p) = &args.play {
-        return Err(usage(&format!(
-            "--batch does not run playbooks, so it refuses --play {p}; run it headless with \
-             `pagewatch play {p} --format json` (add `--record FILE` to record it)"
-        )));
-    }
-    let mut asked: Vec<String> = Vec::new();
-    asked.extend(args.eat.iter().map(|e| format!("--eat {e}")));
-    asked.extend(args.fio.iter().map(|f| format!("--fio {f}")));
-    if let Some(d) = &args.fio_dir {
-        asked.push(format!("--fio-dir {}", d.display()));
-    }
-    if args.keep_fio_files {
-        asked.push("--keep-fio-files".to_owned());
-    }
-    asked.extend((args.playbooks.iter()).map(|p| format!("--playbook {}", p.display())));
-    if (args.play_scale - 1.0).abs() > f64::EPSILON {
-        asked.push(format!("--play-scale {}", args.play_scale));
-    }
-    if !asked.is_empty() {
-        return Err(usage(&format!(
-            "--batch only prints figures and starts no jobs, so it refuses {}; run an \
-             experiment headless with `pagewatch play NAME|FILE [--record FILE]` (`pagewatch \
-             play --list`), or drop --batch to start jobs in the screen",
-            asked.join(" ")
-        )));
-    }
-    if let Some(r) = &args.record {
-        return Err(usage(&format!(
-            "--batch does not record, so it refuses --record {}; use `pagewatch record {0}`",
-            r.display()
-        )));
-    }
-    if let Some(l) = args.listen {
-        return Err(usage(&format!(
-            "--batch serves no figures, so it refuses --listen {l}; use `pagewatch serve \
-             --listen {l}`"
-        )));
-    }
-    Ok(())
-}
-
 /// Reads a recording, printing what was skipped.
-fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording> {
+pub(crate) fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording> {
     let rec = pagewatch::record::read(path)
         .with_context(|| format!("reading recording {}", path.display()))?;
     for w in &rec.warnings {
@@ -290,7 +190,7 @@ fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording
 }
 
 /// `pagewatch replay FILE`: the same screen over the recorded samples.
-fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
+pub fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     let rec = read_recording(&a.file)?;
     if let Some(p) = &args.play {
         return Err(usage(&format!(
@@ -327,81 +227,12 @@ fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     }
     app.events = rec.events;
     app.start_replay(samples, a.speed);
-    let opts = pagewatch::runtime::Options {
+    let opts = pagewatch::shell::tui::Options {
         config,
         mouse: settings.mouse.unwrap_or(true),
-        ..pagewatch::runtime::Options::default()
+        ..pagewatch::shell::tui::Options::default()
     };
-    pagewatch::runtime::run(app, Feed::Replay, opts)
-}
-
-/// `pagewatch report FILE`.
-fn report(a: &pagewatch::cli::ReportArgs) -> Result<()> {
-    use std::fmt::Write as _;
-    let rec = read_recording(&a.file)?;
-    let range =
-        pagewatch::report::Range::parse(a.from.as_deref(), a.to.as_deref(), rec.header.started_ms)?;
-    let s = pagewatch::report::write(&rec, range, Options::default(), &a.out)?;
-    let mut text = format!("wrote {}\n", a.out.join("report.md").display());
-    for f in &s.files {
-        let _ = writeln!(text, "  {}", f.display());
-    }
-    // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
-    pagewatch::batch::print_stdout(&text).context("writing output")
-}
-
-/// `pagewatch __gen DIR`: the man pages in DIR/man/man1 (so `MANPATH=DIR/man` finds them),
-/// the completions in DIR/completions.
-fn generate(dir: &std::path::Path) -> Result<()> {
-    for (sub, files) in [
-        ("man/man1", pagewatch::docs_gen::man_pages()),
-        ("completions", pagewatch::docs_gen::completions()),
-    ] {
-        let d = dir.join(sub);
-        std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
-        for (name, text) in files {
-            let p = d.join(name);
-            std::fs::write(&p, text).with_context(|| format!("writing {}", p.display()))?;
-        }
-    }
-    Ok(())
-}
-
-/// `pagewatch export FILE`.
-fn export(a: &pagewatch::cli::ExportArgs) -> Result<()> {
-    let rec = read_recording(&a.file)?;
-    let opts = Options {
-        partitions: a.partitions,
-    };
-    if let Some(p) = &a.out {
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(p)
-            .map_err(|e| {
-                let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
-                    " (it exists, and pagewatch never overwrites a file)"
-                } else {
-                    ""
-                };
-                anyhow::Error::new(e).context(format!("creating {}{why}", p.display()))
-            })?;
-        let mut w = std::io::BufWriter::new(f);
-        pagewatch::export::write(&rec, a.format, opts, &mut w)?;
-        w.flush()?;
-        return Ok(());
-    }
-    let stdout = std::io::stdout();
-    let mut w = std::io::BufWriter::new(stdout.lock());
-    let res = pagewatch::export::write(&rec, a.format, opts, &mut w).and_then(|()| Ok(w.flush()?));
-    match res {
-        // A closed pipe (`pagewatch export … | head`) is a normal way to stop.
-        Err(e)
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
-        other => other?,
-    }
-    Ok(())
+    pagewatch::shell::tui::run(app, Feed::Replay, opts)
 }
 
 /// `--play-scale` and `--playbook`: the screen's playbook picker.

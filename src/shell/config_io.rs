@@ -19,7 +19,7 @@
 //!   to). A config file that is itself a symbolic link (a dotfile manager's) is left alone
 //!   and the screen says why.
 //!
-//! Owns: the file's I/O (with `runtime.rs`, one of the edges that may touch files). Must
+//! Owns: the file's I/O (with `shell/tui.rs`, one of the edges that may touch files). Must
 //! not touch: the text's meaning (`config`).
 
 use std::ffi::OsStr;

@@ -22,13 +22,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use ratatui::crossterm::event::{self, Event};
 
-use crate::app::{App, Effect, Msg};
-use crate::config_io::Saver;
+use crate::app::{App, Effect, JobCmd, Msg};
+use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::sample::RawSample;
+use crate::shell::config_io::Saver;
+use crate::shell::tee::Tee;
+use crate::shell::term::Term;
 use crate::source::{Clock, Source, SystemClock};
-use crate::supervise::{FioSettings, Supervisor};
-use crate::tee::Tee;
-use crate::term::Term;
 
 /// Control messages to the sampler.
 enum Control {
@@ -94,7 +94,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let edges = Edges {
         ctl: ctl_tx,
-        play: crate::play::screen::PlayEdge::new(exe.clone(), tx.clone(), opts.fio.dir.clone()),
+        play: crate::shell::play_edge::PlayEdge::new(exe.clone(), tx.clone(), opts.fio.dir.clone()),
         jobs: Supervisor::new(exe, tx.clone(), opts.fio),
         tee: opts
             .record
@@ -105,7 +105,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
         },
     };
     spawn_signals(tx.clone())?;
-    let (term, _guard) = crate::term::init(opts.mouse).context("starting the terminal")?;
+    let (term, _guard) = crate::shell::term::init(opts.mouse).context("starting the terminal")?;
     let core = Arc::new(Mutex::new(Core {
         app,
         edges,
@@ -157,7 +157,9 @@ fn main_loop(
         c.draw()?;
         c.cpu.sample();
         for e in initial {
-            c.edges.jobs.perform(e);
+            if let Effect::Job(cmd) = e {
+                c.edges.jobs.perform(cmd);
+            }
         }
     }
     if let Feed::Source { source, paced } = feed {
@@ -282,8 +284,8 @@ fn lock(core: &Mutex<Core>) -> MutexGuard<'_, Core> {
 /// Where effects go.
 struct Edges {
     ctl: Sender<Control>,
-    jobs: Supervisor,
-    play: crate::play::screen::PlayEdge,
+    jobs: Supervisor<Msg>,
+    play: crate::shell::play_edge::PlayEdge,
     tee: Option<Tee>,
     saver: Option<Saver>,
 }
@@ -330,11 +332,13 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
                     t.event(&ev);
                 }
             }
-            other => {
-                if !edges.play.perform(&other) {
-                    edges.jobs.perform(&other);
-                }
+            other @ (Effect::Job(JobCmd::Tune { .. })
+            | Effect::CheckPlay(_)
+            | Effect::CheckTune { .. }
+            | Effect::PlayEnded) => {
+                edges.play.perform(&other);
             }
+            Effect::Job(cmd) => edges.jobs.perform(&cmd),
         }
     }
     false
@@ -600,5 +604,5 @@ impl CpuMeter {
 }
 
 #[cfg(test)]
-#[path = "runtime_tests.rs"]
+#[path = "tui_tests.rs"]
 mod tests;

@@ -1,4 +1,4 @@
-//! Tests for the pure parts of `runtime.rs`: the tick timer with `App`'s stall rule, and the
+//! Tests for the pure parts of `shell/tui.rs`: the tick timer with `App`'s stall rule, and the
 //! CPU meter's windows. Time is simulated: instants are offsets from one base.
 
 use std::time::{Duration, Instant};

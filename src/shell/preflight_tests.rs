@@ -44,7 +44,7 @@ fn an_eat_too_large_names_the_file_and_line_in_one_unit() {
 #[test]
 fn a_scaled_leave_below_the_floor_says_so_in_human_sizes() {
     // eat-until-miss at --scale 0.01: leave = file(read) - 1G with the 2G file scaled.
-    let b = super::super::builtin::all()
+    let b = crate::play::builtin::all()
         .unwrap()
         .into_iter()
         .find(|b| b.name == "eat-until-miss")

@@ -1,0 +1,23 @@
+//! `pagewatch report FILE`: a Markdown report with charts from a recording.
+//!
+//! Owns: the command's messages. Must not touch: what the report says (`report`).
+
+use anyhow::{Context, Result};
+
+use super::read_recording;
+use crate::model::Options;
+
+/// `pagewatch report FILE`.
+pub fn run(a: &crate::cli::ReportArgs) -> Result<()> {
+    use std::fmt::Write as _;
+    let rec = read_recording(&a.file)?;
+    let range =
+        crate::report::Range::parse(a.from.as_deref(), a.to.as_deref(), rec.header.started_ms)?;
+    let s = crate::report::write(&rec, range, Options::default(), &a.out)?;
+    let mut text = format!("wrote {}\n", a.out.join("report.md").display());
+    for f in &s.files {
+        let _ = writeln!(text, "  {}", f.display());
+    }
+    // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
+    crate::batch::print_stdout(&text).context("writing output")
+}

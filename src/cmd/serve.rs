@@ -1,0 +1,13 @@
+//! `pagewatch serve`: the live metrics endpoint without the screen.
+//!
+//! Owns: handing the arguments to the serve loop. Must not touch: the loop and the page
+//! (`serve`, `metrics`).
+
+use anyhow::Result;
+
+use crate::cli::ServeArgs;
+
+/// `pagewatch serve`: serves the latest sample until SIGINT, SIGTERM or SIGHUP.
+pub fn run(a: &ServeArgs) -> Result<()> {
+    crate::serve::run(a.listen, a.interval, a.partitions)
+}

@@ -1,0 +1,140 @@
+//! The choices the screen offers and the config file saves: the disk table's and the processes
+//! view's sort columns and the "who" views. They sit below `app` so that `config` can name them
+//! without importing the app.
+//!
+//! Owns: `SortKey`, `ProcSort`, `WhoView`. Must not touch: drawing, files.
+
+use crate::model::Disk;
+
+/// The disk table's sort column; all but `Name` sort busiest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SortKey {
+    /// %util.
+    #[default]
+    Util,
+    /// aqu-sz.
+    AquSz,
+    /// The larger of r_await and w_await.
+    Await,
+    /// r/s + w/s.
+    Iops,
+    /// rkB/s + wkB/s.
+    Throughput,
+    /// Device name, ascending.
+    Name,
+}
+
+/// The item after `cur` in `order`, wrapping (the first when `cur` is not in it).
+fn next_in<T: Copy + PartialEq>(order: &[T], cur: T) -> T {
+    let i = order.iter().position(|k| *k == cur).map_or(0, |i| i + 1);
+    order[i % order.len()]
+}
+
+impl SortKey {
+    const ORDER: [SortKey; 6] = [
+        SortKey::Util,
+        SortKey::AquSz,
+        SortKey::Await,
+        SortKey::Iops,
+        SortKey::Throughput,
+        SortKey::Name,
+    ];
+
+    /// The next sort column, wrapping.
+    #[must_use]
+    pub fn next(self) -> Self {
+        next_in(&Self::ORDER, self)
+    }
+
+    /// The column title this key sorts on.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Util => "%util",
+            SortKey::AquSz => "aqu-sz",
+            SortKey::Await => "await",
+            SortKey::Iops => "IOPS",
+            SortKey::Throughput => "kB/s",
+            SortKey::Name => "name",
+        }
+    }
+
+    fn value(self, d: &Disk) -> f64 {
+        let c = &d.cols;
+        let z = |v: Option<f64>| v.unwrap_or(0.0);
+        match self {
+            SortKey::Util => z(c.util_pct),
+            SortKey::AquSz => z(c.aqu_sz),
+            SortKey::Await => z(c.r_await).max(z(c.w_await)),
+            SortKey::Iops => z(c.r_s) + z(c.w_s),
+            SortKey::Throughput => z(c.rkB_s) + z(c.wkB_s),
+            SortKey::Name => 0.0,
+        }
+    }
+
+    /// Sorts busiest first (ties and `Name` by name), a stable, explicit order.
+    pub fn sort(self, disks: &mut [&Disk]) {
+        disks.sort_by(|a, b| {
+            self.value(b)
+                .total_cmp(&self.value(a))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+    }
+}
+
+/// The processes view's sort column; all but `Pid` sort busiest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProcSort {
+    /// Bytes dirtied per second (`write_bytes`).
+    #[default]
+    Dirtied,
+    /// Bytes read from storage per second (`read_bytes`).
+    Read,
+    /// Bytes read by syscalls per second (`rchar`).
+    Rchar,
+    /// Bytes written by syscalls per second (`wchar`).
+    Wchar,
+    /// Block-IO wait (delay accounting), ms per second.
+    IoWait,
+    /// Process id, ascending.
+    Pid,
+}
+
+impl ProcSort {
+    const ORDER: [ProcSort; 6] = [
+        ProcSort::Dirtied,
+        ProcSort::Read,
+        ProcSort::Rchar,
+        ProcSort::Wchar,
+        ProcSort::IoWait,
+        ProcSort::Pid,
+    ];
+
+    /// The next sort column, wrapping.
+    #[must_use]
+    pub fn next(self) -> Self {
+        next_in(&Self::ORDER, self)
+    }
+
+    /// The column's name, as the footer shows it.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            ProcSort::Dirtied => "dirtied/s",
+            ProcSort::Read => "read/s",
+            ProcSort::Rchar => "rchar/s",
+            ProcSort::Wchar => "wchar/s",
+            ProcSort::IoWait => "iowait",
+            ProcSort::Pid => "pid",
+        }
+    }
+}
+
+/// The "who" views: who dirties, reads, waits or is throttled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WhoView {
+    /// Processes by IO activity.
+    Processes,
+    /// The cgroup v2 tree with each group's dirty domain.
+    Cgroups,
+}

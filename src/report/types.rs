@@ -1,0 +1,34 @@
+//! The figures a report's parts share: a row of the figures table and what the report says
+//! about one disk. `analysis` fills them; `summary`, `findings` and `charts` read them.
+//!
+//! Owns: `Row`, `DiskReport`. Must not touch: computing them, I/O.
+
+use super::periods::Period;
+use super::stats::Stats;
+
+/// One row of the figures table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// Series name.
+    pub name: &'static str,
+    /// Unit.
+    pub unit: &'static str,
+    /// Decimals to print.
+    pub decimals: usize,
+    /// Statistics; `None` when no record had the figure.
+    pub stats: Option<Stats>,
+}
+
+/// What the report says about one disk that did I/O in the period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DiskReport {
+    /// Kernel name.
+    pub name: String,
+    /// Figures.
+    pub rows: Vec<Row>,
+    /// Saturated periods (the pipeline's verdict per record); `peak` is the worst
+    /// r/w-weighted await, ms.
+    pub saturated: Vec<Period>,
+    /// Chart file name.
+    pub chart: String,
+}
