@@ -84,57 +84,7 @@ fn a_long_flood_is_saturated_throughout_and_light_load_never() {
         .status()
         .unwrap();
     assert!(layout.success());
-    let light_s = 20;
-    let quiet_s = 15;
-    let total = light_s + flood_s + quiet_s;
-    let mut pw = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
-        .args(["--batch", "--format", "json", "--interval", "1", "--count"])
-        .arg(total.to_string())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    // Light: 50 random 4k reads a second, one at a time.
-    let light = fio(
-        dir.path(),
-        &[
-            "--rw=randread",
-            "--bs=4k",
-            "--rate_iops=50",
-            "--ioengine=psync",
-        ],
-        light_s,
-    );
-    let lines = BufReader::new(pw.stdout.take().unwrap()).lines();
-    let mut records: Vec<(f64, serde_json::Value)> = Vec::new();
-    let mut flood: Option<Fio> = None;
-    let mut flood_at = None;
-    let mut light = Some(light);
-    for line in lines {
-        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
-        let t = start.elapsed().as_secs_f64();
-        if flood.is_none() && t >= light_s as f64 {
-            light = None;
-            flood = Some(fio(
-                dir.path(),
-                &[
-                    "--rw=randwrite",
-                    "--bs=4k",
-                    "--iodepth=64",
-                    "--ioengine=libaio",
-                ],
-                flood_s,
-            ));
-            flood_at = Some(t);
-        }
-        if flood_at.is_some_and(|f| t >= f + flood_s as f64) {
-            flood = None;
-        }
-        records.push((t, v));
-    }
-    drop((light, flood));
-    assert!(pw.wait().unwrap().success());
-    let flood_at = flood_at.unwrap();
+    let (records, flood_at) = run_phases(dir.path(), flood_s);
     let sat = |v: &serde_json::Value| {
         v["disks"]
             .as_array()
@@ -175,4 +125,60 @@ fn a_long_flood_is_saturated_throughout_and_light_load_never() {
         sat(mid).unwrap().1["saturation_why"]
     );
     assert!(light_n >= 10 && flood_n as u64 >= flood_s - 15);
+}
+
+/// Batch JSON records (with the seconds since the start at which each came) over 20 s of a
+/// light reader, `flood_s` of the flood and 15 quiet seconds; and when the flood started.
+fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Value)>, f64) {
+    let light_s = 20;
+    let quiet_s = 15;
+    let total = light_s + flood_s + quiet_s;
+    let mut pw = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args(["--batch", "--format", "json", "--interval", "1", "--count"])
+        .arg(total.to_string())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Light: 50 random 4k reads a second, one at a time.
+    let light = fio(
+        dir,
+        &[
+            "--rw=randread",
+            "--bs=4k",
+            "--rate_iops=50",
+            "--ioengine=psync",
+        ],
+        light_s,
+    );
+    let lines = BufReader::new(pw.stdout.take().unwrap()).lines();
+    let mut records: Vec<(f64, serde_json::Value)> = Vec::new();
+    let mut flood: Option<Fio> = None;
+    let mut flood_at = None;
+    let mut light = Some(light);
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        let t = start.elapsed().as_secs_f64();
+        if flood.is_none() && t >= light_s as f64 {
+            light = None;
+            flood = Some(fio(
+                dir,
+                &[
+                    "--rw=randwrite",
+                    "--bs=4k",
+                    "--iodepth=64",
+                    "--ioengine=libaio",
+                ],
+                flood_s,
+            ));
+            flood_at = Some(t);
+        }
+        if flood_at.is_some_and(|f| t >= f + flood_s as f64) {
+            flood = None;
+        }
+        records.push((t, v));
+    }
+    drop((light, flood));
+    assert!(pw.wait().unwrap().success());
+    (records, flood_at.unwrap())
 }

@@ -23,7 +23,7 @@ use pagewatch::metrics::negotiate;
 use pagewatch::model::dirty::State;
 use pagewatch::model::{Model, Options};
 use pagewatch::record::{Recording, RecordingSource};
-use pagewatch::report::{self, Range};
+use pagewatch::report::Range;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -52,9 +52,18 @@ fn metric(text: &str, name: &str, has: &[&str]) -> Option<f64> {
 
 /// Checks the five outputs of `rec` against the pipeline's records; returns them.
 fn five_outputs(rec: &Recording) -> Vec<Model> {
-    // JSON: the records `--batch --format json` and `export --format jsonl` print.
     let models = pagewatch::pipeline::derive_all(&rec.samples, Options::default()).models;
     assert!(models.len() >= 2);
+    batch_json(rec, &models);
+    batch_text(rec, &models);
+    screen(rec, &models);
+    report(rec, &models);
+    metrics(rec, &models);
+    models
+}
+
+fn batch_json(rec: &Recording, models: &[Model]) {
+    // JSON: the records `--batch --format json` and `export --format jsonl` print.
     let mut json = Vec::new();
     let mut src = RecordingSource::new(rec.samples.clone());
     let s = pagewatch::batch::run(
@@ -70,10 +79,12 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
     assert_eq!(s.printed as usize, models.len());
     // Byte for byte the records derived here (each JSON line is one model).
     let json = String::from_utf8(json).unwrap();
-    for (line, m) in json.lines().zip(&models) {
+    for (line, m) in json.lines().zip(models) {
         assert_eq!(line, serde_json::to_string(m).unwrap());
     }
+}
 
+fn batch_text(rec: &Recording, models: &[Model]) {
     // Batch text: each record's state line names the global state; a container past
     // background or pacing writers has its own line; a saturated disk has one.
     let mut text = Vec::new();
@@ -91,7 +102,7 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
     let text = String::from_utf8(text).unwrap();
     let blocks = text_records(&text);
     assert_eq!(blocks.len(), models.len());
-    for (b, m) in blocks.iter().zip(&models) {
+    for (b, m) in blocks.iter().zip(models) {
         let first = b.lines().next().unwrap();
         let label = m.dirty.state.map_or("-", State::label);
         assert!(first.contains(label), "state {label} in {first:?}");
@@ -113,7 +124,9 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
             assert!(b.contains("  throttled: "), "{b}");
         }
     }
+}
 
+fn screen(rec: &Recording, models: &[Model]) {
     // The screen: a replay shows each record's state, and the model it draws is the same.
     let mut app = App::new(rec.header.host.clone(), Look::default(), 1.0);
     let mut term = Terminal::new(TestBackend::new(160, 48)).unwrap();
@@ -135,12 +148,14 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
         assert!(screen.contains(label), "record {k}: {label} on\n{screen}");
     }
     assert_eq!(k, models.len());
+}
 
+fn report(rec: &Recording, models: &[Model]) {
     // The report: throttled and saturated seconds are the records' own.
-    let a = report::analyse(rec, Range::ALL, Options::default()).unwrap();
+    let a = pagewatch::report::analyse(rec, Range::ALL, Options::default()).unwrap();
     let any_domain =
         |m: &Model| throttling(m.dirty.state) || m.domains.iter().any(|d| throttling(d.state));
-    let want = seconds(&models, any_domain);
+    let want = seconds(models, any_domain);
     assert!(
         (a.summary.throttled_s - want).abs() < 1e-6,
         "report {} vs {want}",
@@ -158,7 +173,7 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
                 .iter()
                 .any(|d| d.name == *name && d.saturation.saturated)
         };
-        let want = seconds(&models, sat);
+        let want = seconds(models, sat);
         let got = a
             .summary
             .saturated_s
@@ -167,7 +182,15 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
             .map_or(0.0, |(_, s)| *s);
         assert!((got - want).abs() < 1e-6, "{name}: report {got} vs {want}");
     }
+}
 
+fn metrics(rec: &Recording, models: &[Model]) {
+    let mut disks: Vec<&str> = models
+        .iter()
+        .flat_map(|m| m.disks.iter().map(|d| d.name.as_str()))
+        .collect();
+    disks.sort_unstable();
+    disks.dedup();
     // /metrics: the counters after the last sample.
     let mut live = Live::new("h", Options::default());
     let mut page = live.current();
@@ -176,7 +199,7 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
     }
     assert_eq!(page.model.as_deref(), models.last());
     let scrape = pagewatch::metrics::render::render(&page, negotiate::Format::Classic, None);
-    let want = seconds(&models, |m| m.dirty.state == Some(State::WritersThrottled));
+    let want = seconds(models, |m| m.dirty.state == Some(State::WritersThrottled));
     let got = metric(
         &scrape,
         "pagewatch_dirty_state_seconds_total",
@@ -185,7 +208,7 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
     .unwrap();
     assert!((got - want).abs() < 1e-6, "metrics {got} vs {want}");
     for name in &disks {
-        let want = seconds(&models, |m| {
+        let want = seconds(models, |m| {
             m.disks
                 .iter()
                 .any(|d| d.name == *name && d.saturation.saturated)
@@ -198,7 +221,6 @@ fn five_outputs(rec: &Recording) -> Vec<Model> {
         .unwrap_or(0.0);
         assert!((got - want).abs() < 1e-6, "{name}: metrics {got} vs {want}");
     }
-    models
 }
 
 /// Batch text split into records: each starts with its `HH:MM:SS` line.
