@@ -43,7 +43,7 @@ pub fn parse(text: Option<&str>) -> Result<SocketAddr, String> {
     }
     t.parse::<SocketAddr>().map_err(|_| {
         // A name before the last colon (not an IP, not a bracketed IPv6): say it is not looked up.
-        let host = t.rsplit_once(':').map(|(h, _)| h).unwrap_or(t);
+        let host = t.rsplit_once(':').map_or(t, |(h, _)| h);
         let named = !host.is_empty()
             && !host.starts_with('[')
             && host.parse::<IpAddr>().is_err()
