@@ -50,8 +50,8 @@ pub fn parse(text: Option<&str>) -> Result<SocketAddr, String> {
             && host.bytes().any(|b| b.is_ascii_alphabetic());
         if named {
             format!(
-                "--listen {t}: --listen takes an IP address and port, such as 127.0.0.1:7463 \
-                 or 0.0.0.0:7463; hostnames are not resolved (localhost aside)"
+                "--listen {t}: give an IP address and port, such as 127.0.0.1:7463 or \
+                 0.0.0.0:7463; hostnames are not resolved (localhost aside)"
             )
         } else {
             format!(
