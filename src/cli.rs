@@ -7,6 +7,21 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// What `--version` prints after the name: the version, the git commit it was built from
+/// (`unknown` without git) and the build kind, `static` (the C runtime linked in:
+/// `packaging/static.sh`, runs on any x86_64 Linux) or `dynamic` (needs this system's libc),
+/// with the target. Facts from `build.rs`. `-V` prints the version alone.
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("PW_GIT_COMMIT"),
+    ", ",
+    env!("PW_BUILD_KIND"),
+    " build, ",
+    env!("PW_TARGET"),
+    ")"
+);
+
 /// Batch output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -33,7 +48,7 @@ pub enum View {
     clippy::struct_excessive_bools,
     reason = "clap flags are independent switches"
 )]
-#[command(version, about)]
+#[command(version, long_version = LONG_VERSION, about)]
 pub struct Args {
     /// Seconds between samples (fractions allowed) [default: 1, or the config file's].
     #[arg(long, short = 'i', value_parser = positive_secs)]

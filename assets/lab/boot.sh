@@ -6,7 +6,8 @@
 # the caller looks for. Never touches a real block device; the disk image is a file in a
 # temporary directory, removed at the end. Environment: PAGEWATCH_BIN (the binary to copy in),
 # PAGEWATCH_LAB_CACHE (where kernels are cached), LAB_MEM (MiB, default 1024), LAB_TIMEOUT
-# (seconds, default 240), LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller).
+# (seconds, default 240), LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller),
+# LAB_BARE (set: copy in PAGEWATCH_BIN alone, without its libraries or iostat).
 set -eu
 suite=$1
 script=$2
@@ -25,10 +26,16 @@ put() {
     [ -f "$lib" ] && mkdir -p "$r$(dirname "$lib")" && cp -L "$lib" "$r$lib"
   done
 }
-put "$bin"
-put "$(command -v iostat)"
-cp "$here/../capture-tree.sh" "$r/bin/capture-tree.sh" 2>/dev/null || true
-cp "$here/capture.sh" "$r/bin/capture.sh"
+if [ -n "${LAB_BARE:-}" ]; then
+  # The bare guest (tests/static_build.rs): the binary alone, no library, no other tool but
+  # the static busybox; a binary that needs shared libraries cannot start there.
+  cp "$bin" "$r/bin/"
+else
+  put "$bin"
+  put "$(command -v iostat)"
+  cp "$here/../capture-tree.sh" "$r/bin/capture-tree.sh" 2>/dev/null || true
+  cp "$here/capture.sh" "$r/bin/capture.sh"
+fi
 # virtio for the disk; on 6.12 only virtio_blk is a module (compressed with xz).
 modules=$(find "$k" -path '*/kernel/drivers/*' \( -name 'virtio.ko*' -o -name 'virtio_ring.ko*' \
   -o -name 'virtio_pci_modern_dev.ko*' -o -name 'virtio_pci_legacy_dev.ko*' -o -name 'virtio_pci.ko*' \

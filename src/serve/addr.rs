@@ -10,6 +10,9 @@
 //! exporters one port each, and pagewatch has no allocation there, so taking a port in it
 //! could collide with an exporter running on the same host.
 //! Owns: that syntax and rule. Must not touch: sockets (pure; no name lookup).
+//! No name is ever resolved, `localhost` aside, which is read as 127.0.0.1 here: the static
+//! build (packaging/static.sh) links glibc in, whose resolver would need the server's NSS
+//! libraries at run time, so a hostname is refused with a message saying so.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
@@ -39,10 +42,23 @@ pub fn parse(text: Option<&str>) -> Result<SocketAddr, String> {
         return port(p).map(loopback);
     }
     t.parse::<SocketAddr>().map_err(|_| {
-        format!(
-            "--listen {t}: expected PORT, IP:PORT or [IPv6]:PORT (like 7463, 127.0.0.1:7463, \
-             [::1]:7463)"
-        )
+        // A name before the last colon (not an IP, not a bracketed IPv6): say it is not looked up.
+        let host = t.rsplit_once(':').map_or(t, |(h, _)| h);
+        let named = !host.is_empty()
+            && !host.starts_with('[')
+            && host.parse::<IpAddr>().is_err()
+            && host.bytes().any(|b| b.is_ascii_alphabetic());
+        if named {
+            format!(
+                "--listen {t}: give an IP address and port, such as 127.0.0.1:7463 or \
+                 0.0.0.0:7463; hostnames are not resolved (localhost aside)"
+            )
+        } else {
+            format!(
+                "--listen {t}: expected PORT, IP:PORT or [IPv6]:PORT (like 7463, 127.0.0.1:7463, \
+                 [::1]:7463)"
+            )
+        }
     })
 }
 
@@ -111,6 +127,27 @@ mod tests {
             "localhost:x",
         ] {
             assert!(parse(Some(bad)).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_hostname_is_refused_not_resolved() {
+        for name in [
+            "myhost:7463",
+            "db1.example.com:80",
+            "localhost6:9",
+            "ip6-localhost",
+        ] {
+            let e = parse(Some(name)).unwrap_err();
+            assert!(
+                e.contains("hostnames are not resolved") && e.contains("127.0.0.1:7463"),
+                "{name}: {e}"
+            );
+        }
+        // Not names: the general message.
+        for bad in ["1.2.3.4", "[::1]", "1.2.3:80"] {
+            let e = parse(Some(bad)).unwrap_err();
+            assert!(!e.contains("hostnames"), "{bad}: {e}");
         }
     }
 
