@@ -166,7 +166,9 @@ fn verdict_lines(s: &mut String, m: &Model) {
                     (ThrottleSource::Wchan, _) => "in balance_dirty_pages".to_owned(),
                 };
                 let dom = r.domain.as_deref().unwrap_or("/");
-                format!("{}[{}] {dom} {how}", r.comm, r.pid)
+                // A thread that exited before its name was read has none.
+                let comm = if r.comm.is_empty() { "?" } else { &r.comm };
+                format!("{comm}[{}] {dom} {how}", r.pid)
             })
             .collect();
         if writers.len() > 3 {
