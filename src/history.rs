@@ -1,4 +1,5 @@
-//! A bounded history of derived figures for the charts, and each disk's await baseline.
+//! A bounded history of derived figures for the charts. (Each disk's calm baseline, which
+//! judges saturation, is kept by `model::saturation::Judge`.)
 //!
 //! Owns: `History`, filled from `Model`s. Capacity is fixed at construction, so memory use is
 //! bounded however long pagewatch runs. Must not touch: I/O, the clock, drawing.
@@ -47,44 +48,11 @@ pub struct DiskPoint {
     pub util_pct: f64,
 }
 
-/// A disk's recent points and its await baseline.
+/// A disk's recent points.
 #[derive(Debug, Clone, Default)]
 pub struct DiskHistory {
     /// Points, oldest first.
     pub points: VecDeque<DiskPoint>,
-    /// Median await of the ticks that had I/O in the window: the device's own baseline.
-    pub baseline_await_ms: Option<f64>,
-    /// The awaits of the points with I/O, sorted (`f64::total_cmp`), kept as points come and
-    /// go so that the median is read, not recomputed over the whole window each tick.
-    busy_awaits: Vec<f64>,
-}
-
-impl DiskHistory {
-    /// Takes in a point's await if it had I/O (`add`), or lets it go (`!add`).
-    fn track(&mut self, p: &DiskPoint, add: bool) {
-        let busy = p.iops > 0.0;
-        if !busy {
-            return;
-        }
-        let at = self
-            .busy_awaits
-            .partition_point(|a| a.total_cmp(&p.await_ms).is_lt());
-        if add {
-            self.busy_awaits.insert(at, p.await_ms);
-        } else if self
-            .busy_awaits
-            .get(at)
-            .is_some_and(|a| a.total_cmp(&p.await_ms).is_eq())
-        {
-            self.busy_awaits.remove(at);
-        }
-    }
-
-    /// The median of the busy awaits: the one at the middle of the sorted list (upper middle
-    /// for an even count).
-    fn median(&self) -> Option<f64> {
-        self.busy_awaits.get(self.busy_awaits.len() / 2).copied()
-    }
 }
 
 /// Bounded history of the last `capacity` ticks.
@@ -168,16 +136,13 @@ impl History {
                 aqu_sz: c.aqu_sz.unwrap_or(0.0),
                 util_pct: c.util_pct.unwrap_or(0.0),
             };
-            h.track(&p, true);
             h.points.push_back(p);
         }
         let oldest = self.tick.saturating_sub(self.capacity as u64);
         self.disks.retain(|_, h| {
-            while let Some(p) = h.points.front().filter(|p| p.tick <= oldest).copied() {
-                h.track(&p, false);
+            while h.points.front().is_some_and(|p| p.tick <= oldest) {
                 h.points.pop_front();
             }
-            h.baseline_await_ms = h.median();
             !h.points.is_empty()
         });
     }
