@@ -44,6 +44,9 @@ fn disk_points_stay_within_the_window_and_gone_devices_are_forgotten() {
         assert_eq!(vda.points.back().unwrap().await_ms, f64::from(t));
     }
     assert_eq!(h.disks["vda"].points.front().unwrap().await_ms, 7.0);
-    assert!(!h.disks.contains_key("sdb"), "out of the window for 5 ticks");
+    assert!(
+        !h.disks.contains_key("sdb"),
+        "out of the window for 5 ticks"
+    );
     assert_eq!(h.ticks(), 12);
 }

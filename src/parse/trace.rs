@@ -368,7 +368,7 @@ pub fn parse(sample: &crate::sample::RawSample) -> Result<Option<Trace>> {
     };
     // Live samples carry the writers; recordings made before the binary read, the text.
     let writers = match sample.file(names::TRACE_WRITERS) {
-        Some(text) => super::trace_writers::parse(text),
+        Some(text) => Ok(super::trace_writers::parse(text)),
         None => sample.file(names::TRACE_EVENTS).map_or_else(
             || Ok(super::trace_writers::Writers::default()),
             |text| parse_events(text).map(|ev| super::trace_writers::reduce(&ev.events, ev.lost)),
@@ -378,6 +378,9 @@ pub fn parse(sample: &crate::sample::RawSample) -> Result<Option<Trace>> {
         error.get_or_insert_with(|| e.to_string());
         super::trace_writers::Writers::default()
     });
+    if let Some(bad) = &writers.skipped {
+        error.get_or_insert_with(|| bad.clone());
+    }
     Ok(Some(Trace {
         status,
         format,

@@ -21,8 +21,8 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use crate::Error;
 use crate::sample::names;
-use crate::{Error, Result};
 
 /// One `balance_dirty_pages` event. Pages, KiB/s and ms as in spec §7.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -109,6 +109,8 @@ pub struct Writers {
     pub events: u64,
     /// Events the kernel dropped (its buffer wrapped before pagewatch read it).
     pub lost: u64,
+    /// The first line that could not be read and was skipped (`file:line: problem`).
+    pub skipped: Option<String>,
 }
 
 /// Reduces events (any order; each task's last is the one with the latest clock) to one row
@@ -154,6 +156,7 @@ pub fn reduce(events: &[BdpEvent], lost: u64) -> Writers {
         rows,
         events: events.len() as u64,
         lost,
+        skipped: None,
     }
 }
 
@@ -191,28 +194,41 @@ pub fn render(w: &Writers) -> String {
     s
 }
 
-/// Parses the pseudo-file. A line that cannot be read is an error naming it.
-pub fn parse(text: &str) -> Result<Writers> {
+/// Parses the pseudo-file. A line that cannot be read is skipped and named in `skipped`
+/// (`file:line: problem`, and how many more): the good rows of the sample stand.
+#[must_use]
+pub fn parse(text: &str) -> Writers {
     let file = names::TRACE_WRITERS;
     let mut w = Writers::default();
+    let mut bad: Vec<Error> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
-        let bad = |m: &str| Error::parse(file, n, m);
+        let err = |m: &str| Error::parse(file, n, m);
         if let Some(v) = line.strip_prefix("events ") {
-            w.events = v
-                .trim()
-                .parse()
-                .map_err(|_| bad("events is not a number"))?;
+            match v.trim().parse() {
+                Ok(v) => w.events = v,
+                Err(_) => bad.push(err("events is not a number")),
+            }
         } else if let Some(v) = line.strip_prefix("lost ") {
-            w.lost = v.trim().parse().map_err(|_| bad("lost is not a number"))?;
+            match v.trim().parse() {
+                Ok(v) => w.lost = v,
+                Err(_) => bad.push(err("lost is not a number")),
+            }
         } else if line.starts_with("pid=") {
-            w.rows.push(row(line).map_err(&bad)?);
+            match row(line) {
+                Ok(r) => w.rows.push(r),
+                Err(m) => bad.push(err(m)),
+            }
         } else if !line.trim().is_empty() {
-            return Err(bad("not a writer line"));
+            bad.push(err("not a writer line"));
         }
     }
     w.rows.sort_by_key(|r| r.pid);
-    Ok(w)
+    w.skipped = bad.first().map(|e| match bad.len() {
+        1 => format!("{e} (line skipped)"),
+        n => format!("{e} (skipped, and {} more)", n - 1),
+    });
+    w
 }
 
 fn row(line: &str) -> std::result::Result<WriterRow, &'static str> {

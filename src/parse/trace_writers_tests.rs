@@ -41,17 +41,24 @@ fn the_pseudo_file_reads_back_what_was_written() {
     events[0].comm = "kworker/u8:2 two words".into();
     let w = reduce(&events, 1);
     let text = render(&w);
-    assert_eq!(parse(&text).unwrap(), w);
+    assert_eq!(parse(&text), w);
     assert!(text.starts_with("events "), "{text}");
 }
 
 #[test]
-fn bad_lines_name_themselves() {
-    let e = parse("events 1\nlost 0\npid=x events=1 bdi=8:0 comm=a\n").unwrap_err();
-    assert!(e.to_string().contains(":3"), "{e}");
-    let e = parse("events 1\nnonsense\n").unwrap_err();
-    assert!(e.to_string().contains(":2"), "{e}");
-    let e = parse("pid=3 events=1 comm=a\n").unwrap_err();
-    assert!(e.to_string().contains("no bdi"), "{e}");
-    assert_eq!(parse("").unwrap(), Writers::default());
+fn a_bad_line_is_skipped_and_named_and_the_good_rows_stand() {
+    let good = "pid=7 events=2 pause_ms=40 last_ns=9 bdi=8:0 limit=1 setpoint=1 dirty=1 \
+                task_ratelimit=1 comm=dd";
+    let w = parse(&format!(
+        "events 3\nlost 0\npid=x events=1 bdi=8:0 comm=a\n{good}\n"
+    ));
+    assert_eq!(w.rows.len(), 1, "the good row stands");
+    assert_eq!((w.rows[0].pid, w.rows[0].pause_ms), (7, 40));
+    let why = w.skipped.unwrap();
+    assert!(why.contains(":3") && why.contains("line skipped"), "{why}");
+    let w = parse("events 1\nnonsense\npid=3 events=1 comm=a\n");
+    let why = w.skipped.unwrap();
+    assert!(why.contains(":2") && why.contains("and 1 more"), "{why}");
+    assert!(w.rows.is_empty());
+    assert_eq!(parse(""), Writers::default());
 }
