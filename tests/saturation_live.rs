@@ -96,7 +96,10 @@ fn a_long_flood_is_saturated_throughout_and_light_load_never() {
     let (mut light_n, mut flood_n) = (0, 0);
     for (t, v) in &records {
         let Some((on, d)) = sat(v) else { continue };
-        if *t < flood_at - 1.0 && *t > 2.0 {
+        // Our light reader does 50 IOs a second; a record with far more is another process's
+        // load on a shared machine, not the light load this checks.
+        let ops = d["r_s"].as_f64().unwrap_or(0.0) + d["w_s"].as_f64().unwrap_or(0.0);
+        if *t < flood_at - 1.0 && *t > 2.0 && ops < 200.0 {
             light_n += 1;
             assert!(!on, "light load at {t:.0} s flagged: {d}");
         } else if *t >= flood_at + 10.0 && *t < flood_at + flood_s as f64 - 1.0 {
