@@ -67,7 +67,7 @@ impl Supervisor {
             Effect::StartFio { id, spec } => self.fio(*id, spec),
             Effect::StopJob(id) => self.stop(*id),
             Effect::DropCaches(level) => self.drop_caches(*level),
-            Effect::ScanFio => self.scan_foreign(),
+            Effect::ScanFio(walked) => self.scan_foreign(walked.as_deref()),
             Effect::ReadStack(pid) => {
                 let text = match crate::source::procs::kernel_stack(Path::new("/proc"), *pid) {
                     Ok(t) if t.trim().is_empty() => {
@@ -209,10 +209,21 @@ impl Supervisor {
     }
 
     /// Scans /proc for fio processes pagewatch did not start, on a thread; one scan at a time.
-    fn scan_foreign(&self) {
+    /// `walked`: the fio pids of a recent walk over every process (only they are read); an
+    /// empty list needs no read and no thread.
+    fn scan_foreign(&self, walked: Option<&[u32]>) {
         if self.scanning.swap(true, Ordering::AcqRel) {
             return;
         }
+        if walked.is_some_and(<[u32]>::is_empty) {
+            if let Ok(mut p) = self.pairing.lock() {
+                p.update(&[], 0);
+            }
+            let _ = self.tx.send(Msg::Foreign(Vec::new()));
+            self.scanning.store(false, Ordering::Release);
+            return;
+        }
+        let walked = walked.map(<[u32]>::to_vec);
         let (tx, own, pairing, busy) = (
             self.tx.clone(),
             Arc::clone(&self.own_pids),
@@ -221,7 +232,11 @@ impl Supervisor {
         );
         std::thread::spawn(move || {
             let exclude = own.lock().map(|s| s.clone()).unwrap_or_default();
-            let found = crate::jobs::foreign::scan(std::path::Path::new("/proc"), &exclude);
+            let proc_root = std::path::Path::new("/proc");
+            let found = match walked {
+                Some(pids) => crate::jobs::foreign::scan_pids(proc_root, pids, &exclude),
+                None => crate::jobs::foreign::scan(proc_root, &exclude),
+            };
             let now = crate::source::SystemClock;
             let mono = crate::source::Clock::mono_ns(&now);
             let rates = pairing

@@ -9,7 +9,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pagewatch::jobs::cachestat::cached_pages;
-use pagewatch::jobs::foreign::{FioPairing, ForeignFio, scan};
+use pagewatch::jobs::foreign::{FioPairing, ForeignFio, scan, scan_pids};
+use pagewatch::parse::procs::parse;
+use pagewatch::sample::ProcScope;
+use pagewatch::source::procs::Walker;
 
 const MIB: f64 = 1_048_576.0;
 
@@ -48,6 +51,7 @@ fn finds_a_foreign_fio_and_measures_it() {
     let mut best_rchar = 0.0f64;
     let mut seen = None;
     let mut cache = None;
+    let mut walked = None;
     // Until it has read for a while (fio lays the file out first), or fio's 3 s are long over.
     while t0.elapsed() < Duration::from_secs(8) && cache.is_none() {
         let runs = scan(Path::new("/proc"), &BTreeSet::new());
@@ -66,6 +70,12 @@ fn finds_a_foreign_fio_and_measures_it() {
                 // Reading for a second: take the cache figure while it still runs.
                 if t.rchar_s > MIB && seen.is_some() && t0.elapsed() > Duration::from_secs(2) {
                     cache = Some(cached_pages(&file));
+                    // The screen's way while the process walk runs: the walk's fio pids.
+                    let mut procs = Walker::new("/proc");
+                    let text = procs.maybe_walk(1, &ProcScope::default()).unwrap();
+                    let fio = parse(text).unwrap().fio;
+                    let runs = scan_pids(Path::new("/proc"), fio, &BTreeSet::new());
+                    walked = ours(&runs, &file).cloned();
                 }
             }
             seen = Some(run.clone());
@@ -117,4 +127,7 @@ fn finds_a_foreign_fio_and_measures_it() {
     // invalidate=0, laid out and then read at random for 2 s: most of it is cached.
     assert!(cache.pages_cached * 2 >= cache.pages_total, "{cache:?}");
     assert!(ours(&excluded, &file).is_none(), "exclude did not apply");
+    let walked = walked.expect("the walk's fio pids did not lead to our fio");
+    assert_eq!((walked.pid, &walked.cmdline), (run.pid, &run.cmdline));
+    assert_eq!(walked.procs.len(), 2, "{walked:?}");
 }

@@ -135,8 +135,10 @@ pub enum Effect {
     DropCaches(u8),
     /// An event to record.
     Log(Event),
-    /// Look for fio processes pagewatch did not start.
-    ScanFio,
+    /// Look for fio processes pagewatch did not start: among these pids, the fio processes
+    /// of a recent process walk over every process (no comm to read); `None`: no such walk,
+    /// read every process's comm.
+    ScanFio(Option<Vec<u32>>),
     /// Save these settings, changed in the screen, to the config file (`config_io`).
     Save(Vec<crate::config::Setting>),
     /// Re-read the rarely read files (zoneinfo, the vm sysctls, /sys/block) with the next
