@@ -14,8 +14,9 @@
 //! were, and the stat line is not re-read. When in addition the process had one thread, its io
 //! counters cannot have moved either (every io counter is charged in the context of the
 //! process's own threads, and reaping a child, which adds its totals, needs the parent to
-//! run), and io is not re-read. Without held fds, or where schedstat reads `0 0 0` (no
-//! CONFIG_SCHED_INFO), everything is read every walk. A carried reading (`p`) may then hold a
+//! run), and io is not re-read. Without held fds (past the fd budget, where schedstat is not
+//! read at all), or where schedstat reads `0 0 0` (no CONFIG_SCHED_INFO), stat and io are
+//! read every walk. A carried reading (`p`) may then hold a
 //! stat line from an earlier walk whose figures are the same. A multi-threaded process whose
 //! io is denied has its stat re-read even when its main thread has not run: its other
 //! threads' CPU time is then the only sign of work (`moved`).
@@ -248,13 +249,17 @@ impl Visit<'_> {
     }
 
     /// Opens and reads schedstat and stat (schedstat first: a run after it shows at the next
-    /// walk).
+    /// walk). schedstat only serves held fds (an unchanged one spares re-reading stat), so
+    /// it is not read when the budget has no room for both.
     fn read_fresh(&mut self, pid: u32) -> Option<Fresh> {
         let dir = self.dir(pid);
-        let sched = self
-            .open_read(&dir.join("schedstat"))
-            .ok()
-            .map(|(f, n)| (f, text(&self.buf[..n]).into_owned()));
+        let sched = if self.room(2) {
+            self.open_read(&dir.join("schedstat"))
+                .ok()
+                .map(|(f, n)| (f, text(&self.buf[..n]).into_owned()))
+        } else {
+            None
+        };
         let (stat_fd, n) = self.open_read(&dir.join("stat")).ok()?;
         let line = clean(text(&self.buf[..n]).trim_end_matches('\n')).into_owned();
         let fields = parse_stat(&line).ok()?;
