@@ -131,3 +131,52 @@ fn finds_a_foreign_fio_and_measures_it() {
     assert_eq!((walked.pid, &walked.cmdline), (run.pid, &run.cmdline));
     assert_eq!(walked.procs.len(), 2, "{walked:?}");
 }
+
+/// CPU time of this thread, ns (`/proc/thread-self/schedstat`, first field).
+fn thread_cpu_ns() -> u64 {
+    let t = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    t.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The cost of one foreign-fio scan in CPU time: by every process's comm, and from a walk's
+/// fio pids (what the screen does while the walk covers every process; the walk itself is
+/// paid for the processes view):
+/// `PW_SLEEPERS=1000 cargo test --release --test foreign scan_cost -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn scan_cost() {
+    let n: usize = std::env::var("PW_SLEEPERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut kids: Vec<std::process::Child> = (0..n)
+        .map(|_| Command::new("sleep").arg("600").spawn().unwrap())
+        .collect();
+    let none = BTreeSet::new();
+    let rounds = 20u32;
+    let t0 = thread_cpu_ns();
+    for _ in 0..rounds {
+        std::hint::black_box(scan(Path::new("/proc"), &none));
+    }
+    let by_comm = thread_cpu_ns() - t0;
+    let mut procs = Walker::new("/proc");
+    let fio = parse(procs.maybe_walk(1, &ProcScope::default()).unwrap())
+        .unwrap()
+        .fio;
+    let t0 = thread_cpu_ns();
+    for _ in 0..rounds {
+        std::hint::black_box(scan_pids(Path::new("/proc"), fio.iter().copied(), &none));
+    }
+    let from_walk = thread_cpu_ns() - t0;
+    for k in &mut kids {
+        let _ = k.kill();
+        let _ = k.wait();
+    }
+    println!(
+        "{} sleepers, {} fio: by comm {:.0} µs a scan, from the walk {:.0} µs a scan",
+        n,
+        fio.len(),
+        by_comm as f64 / f64::from(rounds) / 1e3,
+        from_walk as f64 / f64::from(rounds) / 1e3
+    );
+}
