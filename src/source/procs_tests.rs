@@ -354,10 +354,13 @@ fn fd_limit_child() {
         "prev is the last walk that listed"
     );
     check(&w, "walk 4");
+    // Room freed by processes that ended may let more sleepers hold fds now; those held
+    // before keep the very same fds.
+    let now = held_stat_fds(&w, &sleepers);
+    let lost = kept.iter().filter(|k| !now.contains(k)).count();
     assert_eq!(
-        held_stat_fds(&w, &sleepers),
-        kept,
-        "the sleepers' held fds were kept, not reopened"
+        lost, 0,
+        "{lost} sleepers' held fds were dropped or reopened"
     );
 }
 
