@@ -135,6 +135,12 @@ impl Pipeline {
         &self.history
     }
 
+    /// The last process walk, while the tracker holds one.
+    #[must_use]
+    pub fn walk(&self) -> Option<&crate::parse::procs::Walk> {
+        self.procs.walk()
+    }
+
     /// The "who" data in force.
     #[must_use]
     pub fn wants(&self) -> &Wants {

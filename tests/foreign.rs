@@ -9,7 +9,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use pagewatch::jobs::cachestat::cached_pages;
-use pagewatch::jobs::foreign::{FioPairing, ForeignFio, scan};
+use pagewatch::jobs::foreign::{FioPairing, ForeignFio, scan, scan_pids};
+use pagewatch::parse::procs::parse;
+use pagewatch::sample::ProcScope;
+use pagewatch::source::procs::Walker;
 
 const MIB: f64 = 1_048_576.0;
 
@@ -48,6 +51,7 @@ fn finds_a_foreign_fio_and_measures_it() {
     let mut best_rchar = 0.0f64;
     let mut seen = None;
     let mut cache = None;
+    let mut walked = None;
     // Until it has read for a while (fio lays the file out first), or fio's 3 s are long over.
     while t0.elapsed() < Duration::from_secs(8) && cache.is_none() {
         let runs = scan(Path::new("/proc"), &BTreeSet::new());
@@ -66,6 +70,12 @@ fn finds_a_foreign_fio_and_measures_it() {
                 // Reading for a second: take the cache figure while it still runs.
                 if t.rchar_s > MIB && seen.is_some() && t0.elapsed() > Duration::from_secs(2) {
                     cache = Some(cached_pages(&file));
+                    // The screen's way while the process walk runs: the walk's fio pids.
+                    let mut procs = Walker::new("/proc");
+                    let text = procs.maybe_walk(1, &ProcScope::default()).unwrap();
+                    let fio = parse(text).unwrap().fio;
+                    let runs = scan_pids(Path::new("/proc"), fio, &BTreeSet::new());
+                    walked = ours(&runs, &file).cloned();
                 }
             }
             seen = Some(run.clone());
@@ -117,4 +127,56 @@ fn finds_a_foreign_fio_and_measures_it() {
     // invalidate=0, laid out and then read at random for 2 s: most of it is cached.
     assert!(cache.pages_cached * 2 >= cache.pages_total, "{cache:?}");
     assert!(ours(&excluded, &file).is_none(), "exclude did not apply");
+    let walked = walked.expect("the walk's fio pids did not lead to our fio");
+    assert_eq!((walked.pid, &walked.cmdline), (run.pid, &run.cmdline));
+    assert_eq!(walked.procs.len(), 2, "{walked:?}");
+}
+
+/// CPU time of this thread, ns (`/proc/thread-self/schedstat`, first field).
+fn thread_cpu_ns() -> u64 {
+    let t = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    t.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// The cost of one foreign-fio scan in CPU time: by every process's comm, and from a walk's
+/// fio pids (what the screen does while the walk covers every process; the walk itself is
+/// paid for the processes view):
+/// `PW_SLEEPERS=1000 cargo test --release --test foreign scan_cost -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement, run by hand"]
+fn scan_cost() {
+    let n: usize = std::env::var("PW_SLEEPERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut kids: Vec<std::process::Child> = (0..n)
+        .map(|_| Command::new("sleep").arg("600").spawn().unwrap())
+        .collect();
+    let none = BTreeSet::new();
+    let rounds = 20u32;
+    let t0 = thread_cpu_ns();
+    for _ in 0..rounds {
+        std::hint::black_box(scan(Path::new("/proc"), &none));
+    }
+    let by_comm = thread_cpu_ns() - t0;
+    let mut procs = Walker::new("/proc");
+    let fio = parse(procs.maybe_walk(1, &ProcScope::default()).unwrap())
+        .unwrap()
+        .fio;
+    let t0 = thread_cpu_ns();
+    for _ in 0..rounds {
+        std::hint::black_box(scan_pids(Path::new("/proc"), fio.iter().copied(), &none));
+    }
+    let from_walk = thread_cpu_ns() - t0;
+    for k in &mut kids {
+        let _ = k.kill();
+        let _ = k.wait();
+    }
+    println!(
+        "{} sleepers, {} fio: by comm {:.0} µs a scan, from the walk {:.0} µs a scan",
+        n,
+        fio.len(),
+        by_comm as f64 / f64::from(rounds) / 1e3,
+        from_walk as f64 / f64::from(rounds) / 1e3
+    );
 }

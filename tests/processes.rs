@@ -155,6 +155,57 @@ fn a_buffered_dd_leads_the_processes_by_dirtied_bytes() {
     );
 }
 
+/// Issue #22: as non-root, another user's busy process is listed, marked no permission. A
+/// root `dd` dirties pages (which opens the walk's gate) while `nobody` runs batch mode: its
+/// io is not readable by `nobody` and field 42 does not move (delay accounting off), so only
+/// its stat (CPU time, faults) can show it busy.
+#[test]
+fn as_non_root_another_users_busy_process_is_listed_no_perm() {
+    if !is_root() || Command::new("runuser").arg("--version").output().is_err() {
+        println!("skipped: needs root and runuser (to run as nobody)");
+        return;
+    }
+    let _l = lock();
+    let dir = scratch();
+    let dd = Dd::paced(dir.path());
+    let out = Command::new("runuser")
+        .args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_pagewatch")])
+        .args([
+            "--batch",
+            "--format",
+            "json",
+            "--interval",
+            "1",
+            "--count",
+            "12",
+        ])
+        .current_dir("/")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|m| m["processes"].as_array().cloned())
+        .flatten()
+        .filter(|r| r["pid"] == u64::from(dd.pid()))
+        .collect();
+    assert!(
+        !rows.is_empty(),
+        "root's dd never listed for nobody: {text}"
+    );
+    assert!(
+        rows.iter()
+            .all(|r| r["no_permission"] == true && r["dirtied_bytes_per_s"].is_null()),
+        "{rows:#?}"
+    );
+}
+
 /// A proc root: the captured idle tree's files with `procs_blocked` set, plus one process in
 /// D state (pid 42), which any walk would write.
 fn fake_root(blocked: u32) -> tempfile::TempDir {

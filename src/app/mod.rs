@@ -295,7 +295,8 @@ impl App {
 
     /// Whether to look for fio processes pagewatch did not start now: see `scan::period_ms`
     /// (every 2 s while some are known, every 5 s while a disk or the CPUs are busy, not at
-    /// all on an idle machine).
+    /// all on an idle machine). While the process walk runs over every process, the scan
+    /// starts from the fio pids it found (issue #27).
     fn scan_due(&mut self) -> Vec<Effect> {
         if !self.caps.scan_fio {
             return Vec::new();
@@ -311,7 +312,8 @@ impl App {
             return Vec::new();
         }
         self.last_scan_ms = Some(self.sample_ms);
-        vec![Effect::Job(JobCmd::ScanFio)]
+        let walked = self.pipeline.walk().filter(|w| w.scope.is_none());
+        vec![Effect::Job(JobCmd::ScanFio(walked.map(|w| w.fio.clone())))]
     }
 
     /// Leaving: every job still active gets its end event (so a recording shows how it

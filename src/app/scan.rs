@@ -4,7 +4,9 @@
 //! (about 2 ms of CPU here with under 100 processes, more on a big server), so it runs only
 //! while something suggests a fio: often while one is known, now and then while a disk or the
 //! CPUs are busy (a fio served from the page cache burns CPU but no disk), never on an idle
-//! machine. Must not touch: /proc (`jobs::foreign::scan` is run by the supervisor).
+//! machine. While the process walk covers every process, the scan reads only the fio pids
+//! the walk found (`Effect::ScanFio(Some(pids))`, `jobs::foreign::scan_pids`): no comm of
+//! every process. Must not touch: /proc (the supervisor runs the scan).
 
 use crate::model::Model;
 

@@ -151,7 +151,7 @@ fn scanning_app(tree: &str) -> (App, usize) {
     let scans = samples(tree)
         .into_iter()
         .flat_map(|s| a.update(Msg::Sample(s)))
-        .filter(|e| *e == Effect::Job(JobCmd::ScanFio))
+        .filter(|e| matches!(e, Effect::Job(JobCmd::ScanFio(_))))
         .count();
     (a, scans)
 }
@@ -165,14 +165,43 @@ fn idle_machine_is_not_scanned_for_foreign_fio() {
     assert!(a.scan_due().is_empty(), "not even after ten minutes");
     // A known foreign fio is followed every 2 s, and dropped once a scan finds none.
     a.jobs.foreign = vec![ForeignFio::default()];
-    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio)]);
+    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio(None))]);
     a.sample_ms += 1_000;
     assert!(a.scan_due().is_empty());
     a.sample_ms += 1_000;
-    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio)]);
+    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio(None))]);
     a.update(Msg::Job(JobReport::Foreign(Vec::new())));
     a.sample_ms += 2_000;
     assert!(a.scan_due().is_empty());
+}
+
+/// While the walk covers every process, the scan starts from its fio pids (issue #27); a
+/// scoped walk does not cover every process, and without a walk every comm is read.
+#[test]
+fn the_scan_starts_from_the_walks_fio_pids() {
+    let walk = |scope: &str| {
+        format!("walk {{}}\nprev -\nclk_tck 100\ntask_delayacct 0\nscope {scope}\nfio 7 8\n")
+    };
+    for (scope, want) in [("-", Some(vec![7, 8])), ("/box", None)] {
+        let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+        a.host.cpus = 2;
+        a.caps.scan_fio = true;
+        let mut scans = Vec::new();
+        for mut s in samples("live-fio-randwrite") {
+            let text = walk(scope).replace("{}", &s.mono_ns.to_string());
+            s.files.insert(crate::sample::names::PROCS.to_owned(), text);
+            scans.extend(a.update(Msg::Sample(s)));
+        }
+        let scans: Vec<_> = scans
+            .into_iter()
+            .filter(|e| matches!(e, Effect::Job(JobCmd::ScanFio(_))))
+            .collect();
+        assert_eq!(
+            scans,
+            vec![Effect::Job(JobCmd::ScanFio(want))],
+            "scope {scope}"
+        );
+    }
 }
 
 #[test]
@@ -184,7 +213,7 @@ fn busy_disk_scans_for_foreign_fio_every_5_s() {
     a.sample_ms += 2_000;
     assert!(a.scan_due().is_empty());
     a.sample_ms += 1_000;
-    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio)]);
+    assert_eq!(a.scan_due(), vec![Effect::Job(JobCmd::ScanFio(None))]);
     a.caps.scan_fio = false;
     a.sample_ms += 5_000;
     assert!(a.scan_due().is_empty(), "trees and replays never scan");

@@ -2,7 +2,8 @@
 //! under their main process, and turn successive scans into per-process IO rates.
 //!
 //! Owns: `scan` (reads /proc/PID/comm of every process, then /proc/PID/{stat,cmdline,io,fd} of
-//! fio ones; read-only, never signals), the pure `group` of found processes, and `FioPairing`,
+//! fio ones; read-only, never signals) and `scan_pids` (the same from the pids a process walk
+//! found named fio: no comm read; issue #27), the pure `group` of found processes, and `FioPairing`,
 //! which keeps the previous counters and is given the elapsed time by the caller (no clock in
 //! here). A process is fio when its comm is `fio` (fio's workers keep that name); a worker is
 //! a fio process whose parent is a fio process. A fio binary started under another name (a
@@ -65,23 +66,34 @@ impl ForeignFio {
     }
 }
 
-/// Finds fio processes under `proc_root` (normally `/proc`). `exclude`: pids of fio processes
-/// pagewatch started, or of their parents (pagewatch's `__guard`); their whole run is skipped.
+/// Finds fio processes under `proc_root` (normally `/proc`) by reading every process's comm.
+/// `exclude`: pids of fio processes pagewatch started, or of their parents (pagewatch's
+/// `__guard`); their whole run is skipped. When a recent process walk covered every process,
+/// `scan_pids` with the walk's fio pids does the same without a look at every process.
 #[must_use]
 pub fn scan(proc_root: &Path, exclude: &BTreeSet<u32>) -> Vec<ForeignFio> {
     let Ok(dir) = std::fs::read_dir(proc_root) else {
         return Vec::new();
     };
+    let pids = dir.flatten().filter_map(|e| {
+        let pid = e.file_name().to_str()?.parse::<u32>().ok()?;
+        comm_is_fio(&e.path()).then_some(pid)
+    });
+    scan_pids(proc_root, pids, exclude)
+}
+
+/// Reads the fio processes among `pids` (the walk's `fio` line: processes whose comm was
+/// `fio`) and groups them; a pid gone or reused by another program since is skipped.
+#[must_use]
+pub fn scan_pids(
+    proc_root: &Path,
+    pids: impl IntoIterator<Item = u32>,
+    exclude: &BTreeSet<u32>,
+) -> Vec<ForeignFio> {
     let mut found = Vec::new();
     let mut cmdlines = BTreeMap::new();
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let base = e.path();
-        if !comm_is_fio(&base) {
-            continue;
-        }
+    for pid in pids {
+        let base = proc_root.join(pid.to_string());
         // Processes come and go between reads: anything unreadable is skipped.
         let Some(stat) = std::fs::read(base.join("stat"))
             .ok()

@@ -120,4 +120,17 @@ fn scan_reads_a_hand_made_proc_tree() {
     assert_eq!(files[0].path, data);
     assert_eq!(files[0].via, w.join("fd/3"));
     assert!(scan(&root.path().join("missing"), &BTreeSet::new()).is_empty());
+    // From a walk's fio pids: the same run, without reading any comm (the comm files are
+    // gone); a pid reused by another program (40 is bash) or gone (99) is skipped.
+    for pid in [30, 31, 40, 41] {
+        std::fs::remove_file(root.path().join(pid.to_string()).join("comm")).unwrap();
+    }
+    assert!(
+        scan(root.path(), &BTreeSet::new()).is_empty(),
+        "comm decides"
+    );
+    assert_eq!(
+        scan_pids(root.path(), [30, 31, 40, 99], &BTreeSet::new()),
+        runs
+    );
 }

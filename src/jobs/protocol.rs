@@ -35,7 +35,10 @@ pub enum JobCmd {
     /// Sync, then drop caches at this level.
     DropCaches(u8),
     /// Look for fio processes pagewatch did not start.
-    ScanFio,
+    /// Look for fio processes pagewatch did not start: among these pids, the fio processes
+    /// of a recent process walk over every process (no comm to read); `None`: no such walk,
+    /// read every process's comm.
+    ScanFio(Option<Vec<u32>>),
     /// Write a setting (`value` `None`: put the original back), through the restore guard;
     /// report with `JobReport::Tuned`.
     Tune {

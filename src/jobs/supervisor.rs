@@ -70,7 +70,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
             JobCmd::StartFio { id, spec } => self.fio(*id, spec),
             JobCmd::StopJob(id) => self.stop(*id),
             JobCmd::DropCaches(level) => self.drop_caches(*level),
-            JobCmd::ScanFio => self.scan_foreign(),
+            JobCmd::ScanFio(walked) => self.scan_foreign(walked.as_deref()),
             JobCmd::ReadStack(pid) => {
                 let text = match crate::source::procs::kernel_stack(Path::new("/proc"), *pid) {
                     Ok(t) if t.trim().is_empty() => {
@@ -212,10 +212,21 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
     }
 
     /// Scans /proc for fio processes pagewatch did not start, on a thread; one scan at a time.
-    fn scan_foreign(&self) {
+    /// `walked`: the fio pids of a recent walk over every process (only they are read); an
+    /// empty list needs no read and no thread.
+    fn scan_foreign(&self, walked: Option<&[u32]>) {
         if self.scanning.swap(true, Ordering::AcqRel) {
             return;
         }
+        if walked.is_some_and(<[u32]>::is_empty) {
+            if let Ok(mut p) = self.pairing.lock() {
+                p.update(&[], 0);
+            }
+            let _ = self.tx.send(JobReport::Foreign(Vec::new()).into());
+            self.scanning.store(false, Ordering::Release);
+            return;
+        }
+        let walked = walked.map(<[u32]>::to_vec);
         let (tx, own, pairing, busy) = (
             self.tx.clone(),
             Arc::clone(&self.own_pids),
@@ -224,7 +235,11 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
         );
         std::thread::spawn(move || {
             let exclude = own.lock().map(|s| s.clone()).unwrap_or_default();
-            let found = crate::jobs::foreign::scan(std::path::Path::new("/proc"), &exclude);
+            let proc_root = std::path::Path::new("/proc");
+            let found = match walked {
+                Some(pids) => crate::jobs::foreign::scan_pids(proc_root, pids, &exclude),
+                None => crate::jobs::foreign::scan(proc_root, &exclude),
+            };
             let now = crate::source::SystemClock;
             let mono = crate::source::Clock::mono_ns(&now);
             let rates = pairing

@@ -7,11 +7,11 @@
 //!
 //! The format (written by `source::procs`, documented there in full): header lines
 //! `walk MONO_NS`, `prev MONO_NS|-`, `clk_tck N`, `task_delayacct 0|1|-`, `scope PATH|-`,
-//! optionally `scope_error TEXT`; then records, each opened by `P PID STARTTIME` (a process of
-//! this walk) or `p PID STARTTIME` (its reading at the previous walk, carried because it was
-//! left out of that walk's file), followed by `stat RAW_LINE`, the io file's own lines
-//! (`rchar: N` …) or `io denied` / `io absent`, and for `P` records `wchan TEXT`,
-//! `cgroup PATH` and optionally `blkio_tasks N`.
+//! optionally `scope_error TEXT` and `fio PID…`; then records, each opened by
+//! `P PID STARTTIME` (a process of this walk) or `p PID STARTTIME` (its reading at the
+//! previous walk, carried because it was left out of that walk's file), followed by
+//! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
+//! for `P` records `wchan TEXT`, `cgroup PATH` and optionally `blkio_tasks N`.
 
 use serde::Serialize;
 
@@ -99,6 +99,10 @@ pub struct StatLine {
     pub state: char,
     /// Field 4.
     pub ppid: u32,
+    /// Field 12, `majflt`: major page faults (each a read from storage).
+    pub majflt: u64,
+    /// Fields 14 + 15, `utime + stime`: CPU time, clock ticks, the whole thread group's.
+    pub cpu_ticks: u64,
     /// Field 20.
     pub num_threads: u64,
     /// Field 22, clock ticks after boot: with the pid, it names one process instance.
@@ -138,6 +142,8 @@ pub fn parse_stat(text: &str) -> std::result::Result<StatLine, String> {
         comm,
         state: st,
         ppid: u32::try_from(field(4)?).map_err(|_| "stat: ppid out of range".to_owned())?,
+        majflt: field(12)?,
+        cpu_ticks: field(14)?.saturating_add(field(15)?),
         num_threads: field(20)?,
         starttime: field(22)?,
         blkio_ticks: if rest.len() > 42 - 3 {
@@ -196,6 +202,9 @@ pub struct Walk {
     pub scope: Option<String>,
     /// Why the scope could not be walked (no cgroup2 mount, no such group).
     pub scope_error: Option<String>,
+    /// The processes of the walk whose comm is `fio`, active or not (the foreign-fio scan
+    /// starts from them instead of reading every process's comm); empty when none.
+    pub fio: Vec<u32>,
     /// The processes written, in file order.
     pub records: Vec<ProcRecord>,
 }
@@ -237,6 +246,13 @@ pub fn parse(text: &str) -> Result<Walk> {
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
             "scope_error" => w.scope_error = Some(value.to_owned()),
+            "fio" => {
+                w.fio = value
+                    .split_ascii_whitespace()
+                    .map(|v| v.parse().map_err(|_| format!("fio: bad pid {v:?}")))
+                    .collect::<std::result::Result<_, _>>()
+                    .map_err(err)?;
+            }
             _ => return Err(err(format!("unexpected line {line:?}"))),
         }
     }

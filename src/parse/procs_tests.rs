@@ -31,6 +31,8 @@ fn stat_fields_come_after_the_last_paren() {
             comm: "a) b) (c".into(),
             state: 'D',
             ppid: 1,
+            majflt: 0,
+            cpu_ticks: 0,
             num_threads: 3,
             starttime: 12345,
             blkio_ticks: Some(77),
@@ -41,6 +43,11 @@ fn stat_fields_come_after_the_last_paren() {
                 13 0 25 43892736 3332 18446744073709551615 1 1 0 0 0 0 0 4096 1256 0 0 0 17 1 0 0 \
                 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
     let s = parse_stat(real).unwrap();
+    assert_eq!(
+        (s.majflt, s.cpu_ticks),
+        (0, 71 + 318),
+        "fields 12, 14 and 15"
+    );
     assert_eq!(
         (s.state, s.starttime, s.blkio_ticks, s.num_threads),
         ('S', 25, Some(0), 13)
@@ -109,6 +116,16 @@ fn a_walk_parses_into_records() {
     let o = &w.records[2];
     assert_eq!((o.io, o.blkio_tasks), (ProcIo::Denied, Some(9)));
     assert_eq!(o.stat.comm, "other (x)");
+    assert!(w.fio.is_empty(), "no fio line: no fio process");
+    let with_fio = walk_text().replace("scope -\n", "scope -\nfio 7 8\n");
+    assert_eq!(parse(&with_fio).unwrap().fio, [7, 8]);
+    let bad = walk_text().replace("scope -\n", "scope -\nfio 7 x\n");
+    assert!(
+        parse(&bad)
+            .unwrap_err()
+            .to_string()
+            .starts_with("proc/pids:6:")
+    );
 }
 
 #[test]

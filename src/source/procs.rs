@@ -4,13 +4,17 @@
 //!
 //! Owns: `Walker` (the fds it keeps open, what it saw at the last walk) and the pseudo-file's
 //! text. Must not touch: rates or any figure (`model::procs`); it parses only what decides
-//! what to read and write (the stat fields state, start time, threads, field 42).
+//! what to read and write (the stat fields comm, state, start time, threads, CPU time, major
+//! faults, field 42).
 //!
 //! # Which processes a walk writes
 //!
 //! To keep recordings small (~2 MB/h), a walk writes only the processes that were *active*:
 //! whose io text (any counter) or stat field 42 changed since the previous walk, or that are
-//! in D state. A process written at walk N whose reading at walk N−1 was not written (it was
+//! in D state. A process whose io is not readable (another user's, not root: `io denied`)
+//! never shows either move, so it is active when its stat's CPU time (utime + stime) or major
+//! faults moved; the model marks it no permission (`procs_visit::moved`). A process written
+//! at walk N whose reading at walk N−1 was not written (it was
 //! idle then) gets that reading carried too, as a `p` record, so a replay finds both ends of
 //! every interval: either in the previous walk's file or in this one. A process first seen
 //! at this walk has no previous reading (no rate), and is written only when in D state. A
@@ -25,6 +29,7 @@
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! scope /system.slice/x     the cgroup walked (- for all processes)
 //! scope_error TEXT          (only when the scope could not be listed: no process then)
+//! fio 5150 5152             the pids whose comm is fio, active or not (only when there are)
 //! P 4242 987654             a process of this walk: pid, start time (stat field 22)
 //! stat 4242 (dd) D 1 …      its /proc/PID/stat line
 //! rchar: 123                its /proc/PID/io lines, verbatim; or `io denied` (no permission:
@@ -45,9 +50,17 @@
 //! names the task's `struct pid`, so once the process is gone the read fails (ESRCH) and the
 //! path is opened afresh; the start time (stat field 22) is checked as well, and a new one
 //! starts a new process with no rate. Only what can have changed is re-read
-//! (`procs_visit`: an unchanged `schedstat` means the main thread has not run). At most
-//! `fd_budget()` processes keep fds (the soft RLIMIT_NOFILE is raised towards the hard one,
-//! up to 65,536, at the first walk); beyond, files are opened per walk. `wchan` and `cgroup`
+//! (`procs_visit`: an unchanged `schedstat` means the main thread has not run). The table of
+//! what was seen lives across walks and is updated in place.
+//!
+//! The fds held are budgeted by count (`fd_budget`): the soft RLIMIT_NOFILE (raised towards
+//! the hard one, up to 65,536, at the first walk), less `RESERVE_FDS` (1,024, or half a limit
+//! under 2,048) left to the sampler's own opens, less the fds open at the first walk. A
+//! process holds up to three (stat, schedstat, io); past the budget its files are opened,
+//! read and closed at each walk, so every process is seen whatever the limit. Should an open
+//! fail for want of fds all the same, the walker holds no more. A walk that cannot list the
+//! processes (`scope_error`) is no walk: it keeps what is held and seen, and the next walk's
+//! `prev` is the last walk that listed. `wchan` and `cgroup`
 //! are read only for the processes written (a process can move between cgroups, so the cgroup
 //! is not cached); the threads only for multi-threaded written ones with delay accounting on.
 //! As non-root, another user's io is `denied` (its open is retried every `IO_RETRY_WALKS`
@@ -84,15 +97,19 @@ pub struct Walker {
     procfs: Option<bool>,
     /// The scope of the walks since the last reset.
     scope: Option<ProcScope>,
+    /// The last walk that listed the processes (its time is the next walk's `prev`).
     last_ns: Option<u64>,
+    /// The last walk, listed or not (the period counts from it).
+    tried_ns: Option<u64>,
     walk: u64,
     seen: HashMap<u32, Seen>,
-    /// Processes that may keep fds, and how many do.
+    /// How many fds the walker may keep open (`fd_budget`), and how many it does.
     max_held: Option<usize>,
     held: usize,
     buf: Vec<u8>,
     out: String,
     pids: Vec<u32>,
+    fio: Vec<u32>,
 }
 
 impl Walker {
@@ -104,6 +121,7 @@ impl Walker {
             procfs: None,
             scope: None,
             last_ns: None,
+            tried_ns: None,
             walk: 0,
             seen: HashMap::new(),
             max_held: None,
@@ -111,6 +129,7 @@ impl Walker {
             buf: Vec::new(),
             out: String::new(),
             pids: Vec::new(),
+            fio: Vec::new(),
         }
     }
 
@@ -120,6 +139,7 @@ impl Walker {
             self.seen.clear();
             self.held = 0;
             self.last_ns = None;
+            self.tried_ns = None;
             self.scope = None;
         }
     }
@@ -139,7 +159,7 @@ impl Walker {
         } else {
             SLOW_WALK_PERIOD_NS
         };
-        if let Some(last) = self.last_ns
+        if let Some(last) = self.tried_ns
             && mono_ns < last + period - WALK_SLACK_NS
         {
             return None;
@@ -152,10 +172,11 @@ impl Walker {
         let procfs = *self
             .procfs
             .get_or_insert_with(|| File::open(&self.proc_root).is_ok_and(|f| is_procfs(&f)));
-        let max_held = *self
+        let root = &self.proc_root;
+        let max_held = self
             .max_held
-            .get_or_insert_with(|| if procfs { fd_budget() } else { 0 });
-        self.walk += 1;
+            .get_or_insert_with(|| if procfs { fd_budget(root) } else { 0 });
+        self.tried_ns = Some(mono_ns);
         self.out.clear();
         let delayacct = read_optional(
             &self.proc_root.join("sys/kernel/task_delayacct"),
@@ -187,11 +208,17 @@ impl Walker {
             Some(cg) => super::cgroup_scope::list(&self.proc_root, cg, &mut self.pids),
         };
         if let Err(e) = listed {
+            // Not a walk: what is held (fds, readings) stays for the next one, whose `prev`
+            // is the last walk that listed.
             let _ = writeln!(self.out, "scope_error {}", clean(&e));
+            return;
         }
+        self.walk += 1;
         self.pids.sort_unstable();
         self.pids.dedup();
         let pids = std::mem::take(&mut self.pids);
+        let fio_at = self.out.len();
+        self.fio.clear();
         let mut ctx = Visit {
             root: &self.proc_root,
             walk: self.walk,
@@ -201,21 +228,36 @@ impl Walker {
             out: &mut self.out,
             held: &mut self.held,
             max_held,
+            fio: &mut self.fio,
         };
         for &pid in &pids {
             ctx.visit(pid, &mut self.seen);
         }
         self.pids = pids;
+        if !self.fio.is_empty() {
+            let mut line = String::from("fio");
+            for pid in &self.fio {
+                let _ = write!(line, " {pid}");
+            }
+            line.push('\n');
+            self.out.insert_str(fio_at, &line);
+        }
         let walk = self.walk;
         let held = &mut self.held;
         self.seen.retain(|_, s| {
             let keep = s.walk == walk;
-            if !keep && s.fds.is_some() {
-                *held -= 1;
+            if !keep && let Some(f) = &s.fds {
+                *held -= f.count();
             }
             keep
         });
         self.last_ns = Some(mono_ns);
+    }
+
+    /// How many fds the walker holds and may hold (for tests).
+    #[cfg(test)]
+    fn fds_held(&self) -> (usize, Option<usize>) {
+        (self.held, self.max_held)
     }
 }
 
@@ -229,9 +271,22 @@ fn list_all(root: &Path, pids: &mut Vec<u32>) -> std::result::Result<(), String>
     Ok(())
 }
 
-/// How many processes may keep their two fds open: the soft RLIMIT_NOFILE (raised towards the
-/// hard limit, up to 65,536) less 1,024 for everything else, halved.
-fn fd_budget() -> usize {
+/// Whether an open failed for want of fds (`EMFILE`: this process's limit; `ENFILE`: the
+/// system's).
+pub(super) fn out_of_fds(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}
+
+/// Fds left to everything else in pagewatch (the sampler's own opens of /proc and /sys, the
+/// tracepoint, the terminal, `--listen`'s connections, recordings, fio and its pipes): 1,024,
+/// or half the limit when that is under 2,048.
+pub const RESERVE_FDS: u64 = 1024;
+
+/// How many fds the walker may keep open: the soft RLIMIT_NOFILE (raised towards the hard
+/// limit, up to 65,536), less the reserve, less the fds open now (counted in
+/// `PROC/self/fd`). Each held process holds up to three (stat, schedstat, io); past the
+/// budget the walker reads without holding.
+fn fd_budget(proc_root: &Path) -> usize {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let lim = getrlimit(Resource::Nofile);
     let hard = lim.maximum.unwrap_or(u64::MAX);
@@ -249,7 +304,11 @@ fn fd_budget() -> usize {
     {
         soft = want;
     }
-    (soft.min(1 << 20).saturating_sub(1024) / 2) as usize
+    let limit = soft.min(1 << 20);
+    let reserve = RESERVE_FDS.min(limit / 2);
+    // The read_dir's own fd is among those counted: a slight over-count, on the safe side.
+    let open_now = std::fs::read_dir(proc_root.join("self/fd")).map_or(limit, |d| d.count() as u64);
+    limit.saturating_sub(reserve).saturating_sub(open_now) as usize
 }
 
 /// The kernel stack of task `pid` (`/proc/PID/stack`, root only), read on demand; the error

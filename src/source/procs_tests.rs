@@ -209,3 +209,216 @@ fn kernel_stack_says_why_not() {
         assert!(mine.unwrap_err().contains("root"));
     }
 }
+
+/// The pids `fd_limit_child` must find, space-separated; set by
+/// `a_walk_keeps_within_a_lowered_fd_limit`, which runs it under `prlimit`.
+const SLEEPERS_ENV: &str = "PW_FD_TEST_SLEEPERS";
+/// The fd limit (soft = hard) of that run: the walker cannot raise it. Under the old budget
+/// ((limit − 1,024) / 2 processes, each holding three fds) the walk ran out of fds from about
+/// 1,070 processes at this limit.
+const FD_LIMIT: u64 = 3_200;
+
+/// `sleep` children, killed on drop (also when an assert fails).
+struct Sleepers(Vec<std::process::Child>);
+
+impl Drop for Sleepers {
+    fn drop(&mut self) {
+        for k in &mut self.0 {
+            let _ = k.kill();
+            let _ = k.wait();
+        }
+    }
+}
+
+/// Issue #22 item 7: with 1,200 `sleep` processes and RLIMIT_NOFILE 3,200 (hard), every
+/// process is seen at every walk, the fds held stay within the budget with the reserve left
+/// free for the sampler's own opens, and a walk that cannot list /proc (fds exhausted by
+/// someone else) drops nothing that is held.
+#[test]
+fn a_walk_keeps_within_a_lowered_fd_limit() {
+    use std::process::{Command, Stdio};
+    if Command::new("prlimit").arg("--version").output().is_err() {
+        println!("skipped: no prlimit");
+        return;
+    }
+    let mut kids = Sleepers(Vec::new());
+    for _ in 0..1_200 {
+        let k = Command::new("sleep")
+            .arg("300")
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap();
+        kids.0.push(k);
+    }
+    let pids: Vec<String> = kids.0.iter().map(|k| k.id().to_string()).collect();
+    let out = Command::new("prlimit")
+        .arg(format!("--nofile={FD_LIMIT}:{FD_LIMIT}"))
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "source::procs::tests::fd_limit_child",
+            "--include-ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(SLEEPERS_ENV, pids.join(" "))
+        .output()
+        .unwrap();
+    drop(kids);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "the child ran no test: {text}");
+}
+
+/// Entries of /proc/self/fd (the read_dir's own fd included).
+fn fds_open() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// The walks of `a_walk_keeps_within_a_lowered_fd_limit`, in a child run under `prlimit`.
+#[test]
+#[ignore = "run under prlimit by a_walk_keeps_within_a_lowered_fd_limit"]
+fn fd_limit_child() {
+    use rustix::process::{Resource, getrlimit};
+    let sleepers: Vec<u32> = std::env::var(SLEEPERS_ENV)
+        .expect("run by a_walk_keeps_within_a_lowered_fd_limit")
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    let limit = getrlimit(Resource::Nofile).current.unwrap();
+    assert_eq!(limit, FD_LIMIT);
+    let reserve = RESERVE_FDS.min(limit / 2) as usize;
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
+    let mut w = Walker::new("/proc");
+    let check = |w: &Walker, at: &str| {
+        let missing = sleepers.iter().filter(|p| !w.seen.contains_key(p)).count();
+        assert_eq!(
+            missing,
+            0,
+            "{at}: {missing} of {} sleepers not seen",
+            sleepers.len()
+        );
+        let (held, budget) = w.fds_held();
+        let budget = budget.unwrap();
+        assert!(held <= budget, "{at}: {held} fds held, budget {budget}");
+        assert!(held > 0, "{at}: procfs walks hold fds");
+        let open = fds_open();
+        assert!(
+            open + reserve <= limit as usize,
+            "{at}: {open} fds open, the reserve of {reserve} is not free"
+        );
+        // The sampler's own opens: all but a few of the reserve at once.
+        let files: std::io::Result<Vec<File>> = (0..reserve - 16)
+            .map(|_| File::open("/proc/self/stat"))
+            .collect();
+        if let Err(e) = files {
+            panic!("{at}: the sampler's opens fail: {e}");
+        }
+        held
+    };
+    let mut t = 1_000 * S;
+    let mut walk = |w: &mut Walker| {
+        t += 2 * S;
+        parse(w.maybe_walk(t, &scope).unwrap()).unwrap()
+    };
+    walk(&mut w);
+    check(&w, "walk 1");
+    let second = walk(&mut w);
+    let held = check(&w, "walk 2");
+    let kept = held_stat_fds(&w, &sleepers);
+    assert!(!kept.is_empty(), "no sleeper holds fds");
+    // Someone else takes every fd left: the next walk cannot list /proc.
+    let mut hog = Vec::new();
+    while let Ok(f) = File::open("/proc/self/stat") {
+        hog.push(f);
+    }
+    let failed = walk(&mut w);
+    assert!(failed.scope_error.is_some() && failed.records.is_empty());
+    assert_eq!(w.fds_held().0, held, "a failed walk dropped held fds");
+    assert!(
+        w.seen.len() >= sleepers.len(),
+        "a failed walk forgot processes"
+    );
+    drop(hog);
+    let fourth = walk(&mut w);
+    assert_eq!(
+        fourth.prev_mono_ns,
+        Some(second.mono_ns),
+        "prev is the last walk that listed"
+    );
+    check(&w, "walk 4");
+    // Room freed by processes that ended may let more sleepers hold fds now; those held
+    // before keep the very same fds.
+    let now = held_stat_fds(&w, &sleepers);
+    let lost = kept.iter().filter(|k| !now.contains(k)).count();
+    assert_eq!(
+        lost, 0,
+        "{lost} sleepers' held fds were dropped or reopened"
+    );
+}
+
+/// The sleepers that hold fds, with their stat fd's number.
+fn held_stat_fds(w: &Walker, sleepers: &[u32]) -> Vec<(u32, i32)> {
+    sleepers
+        .iter()
+        .filter_map(|p| Some((*p, w.seen.get(p)?.fds.as_ref()?.stat_fd())))
+        .collect()
+}
+
+/// Issue #22: as non-root, another user's process is kept on its stat. Its io is denied at
+/// both walks and field 42 is 0 (delay accounting off), so CPU time and major faults are
+/// what show it busy; a readable process is still kept on its io and field 42 only.
+#[test]
+fn another_users_busy_process_is_kept_on_its_stat() {
+    use super::super::procs_visit::{Io, Marks, moved};
+    let denied = Io::Denied(3);
+    let text = Io::Text("rchar: 1\n".into());
+    let at = |io, cpu, majflt| Marks {
+        io,
+        blkio: Some(0),
+        cpu,
+        majflt,
+    };
+    assert!(moved(at(&denied, 100, 5), at(&denied, 180, 5)), "CPU time");
+    assert!(
+        moved(at(&denied, 100, 5), at(&denied, 100, 9)),
+        "major faults"
+    );
+    assert!(!moved(at(&denied, 100, 5), at(&denied, 100, 5)), "idle");
+    assert!(
+        !moved(at(&text, 100, 5), at(&text, 180, 9)),
+        "readable io that did not move: idle for IO, however busy the CPU"
+    );
+    let more = Io::Text("rchar: 2\n".into());
+    assert!(moved(at(&text, 100, 5), at(&more, 100, 5)), "io moved");
+}
+
+/// The walk names the fio processes among all it saw, idle ones included, so the foreign-fio
+/// scan needs no comm of its own (issue #27).
+#[test]
+fn the_walk_names_its_fio_processes() {
+    let tree = Tree::new();
+    tree.set(42, 'S', 500, 0);
+    for pid in [50, 51] {
+        tree.set(pid, 'S', 700, 0);
+        let stat = stat_line(pid, "fio", 'S', 1, 700, 0) + "\n";
+        std::fs::write(tree.proc().join(pid.to_string()).join("stat"), stat).unwrap();
+    }
+    let mut w = Walker::new(tree.proc());
+    let scope = ProcScope::default();
+    let first = parse(w.maybe_walk(0, &scope).unwrap()).unwrap();
+    assert_eq!((first.fio, first.records.len()), (vec![50, 51], 0));
+    std::fs::remove_dir_all(tree.proc().join("50")).unwrap();
+    let second = parse(w.maybe_walk(5 * S, &scope).unwrap()).unwrap();
+    assert_eq!(second.fio, [51]);
+    std::fs::remove_dir_all(tree.proc().join("51")).unwrap();
+    let third = w.maybe_walk(10 * S, &scope).unwrap();
+    assert!(!third.contains("\nfio"), "no fio line without fio: {third}");
+}

@@ -14,14 +14,18 @@
 //! were, and the stat line is not re-read. When in addition the process had one thread, its io
 //! counters cannot have moved either (every io counter is charged in the context of the
 //! process's own threads, and reaping a child, which adds its totals, needs the parent to
-//! run), and io is not re-read. Without held fds, or where schedstat reads `0 0 0` (no
-//! CONFIG_SCHED_INFO), everything is read every walk. A carried reading (`p`) may then hold a
-//! stat line from an earlier walk whose figures are the same.
+//! run), and io is not re-read. Without held fds (past the fd budget, where schedstat is not
+//! read at all), or where schedstat reads `0 0 0` (no CONFIG_SCHED_INFO), stat and io are
+//! read every walk. A carried reading (`p`) may then hold a
+//! stat line from an earlier walk whose figures are the same. A multi-threaded process whose
+//! io is denied has its stat re-read even when its main thread has not run: its other
+//! threads' CPU time is then the only sign of work (`moved`).
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use super::procs::out_of_fds;
 use super::read::{Records, clean, denied, open_regular, read_from_start, text};
 use crate::parse::procs::{StatLine, parse_stat};
 
@@ -40,9 +44,34 @@ pub(super) struct Seen {
     state: char,
     threads: u64,
     blkio: Option<u64>,
+    /// utime + stime and majflt: what moves when another user's process is busy.
+    cpu: u64,
+    majflt: u64,
+    /// Its comm is `fio`.
+    pub(super) fio: bool,
     io: Io,
     sched: Option<String>,
     pub(super) fds: Option<Fds>,
+}
+
+impl Seen {
+    fn new(f: &StatLine) -> Self {
+        Seen {
+            start: f.starttime,
+            walk: 0,
+            written: false,
+            stat: String::new(),
+            state: f.state,
+            threads: f.num_threads,
+            blkio: None,
+            cpu: f.cpu_ticks,
+            majflt: f.majflt,
+            fio: f.comm == "fio",
+            io: Io::Absent,
+            sched: None,
+            fds: None,
+        }
+    }
 }
 
 /// The fds a process keeps between walks (procfs only).
@@ -52,9 +81,23 @@ pub(super) struct Fds {
     sched: Option<File>,
 }
 
+impl Fds {
+    /// How many fds these are (the walker's budget counts fds, not processes).
+    pub(super) fn count(&self) -> usize {
+        1 + usize::from(self.io.is_some()) + usize::from(self.sched.is_some())
+    }
+
+    /// The stat fd's number (for tests).
+    #[cfg(test)]
+    pub(super) fn stat_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        self.stat.as_raw_fd()
+    }
+}
+
 /// A process's io file at a walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Io {
+pub(super) enum Io {
     Text(String),
     /// No permission, since walk N.
     Denied(u64),
@@ -72,6 +115,28 @@ impl Io {
     }
 }
 
+/// What the keep rule compares between two walks' readings of one process.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Marks<'a> {
+    pub(super) io: &'a Io,
+    /// stat field 42.
+    pub(super) blkio: Option<u64>,
+    /// stat fields 14 + 15.
+    pub(super) cpu: u64,
+    /// stat field 12.
+    pub(super) majflt: u64,
+}
+
+/// Whether a process seen at both walks was active in between: its io text or its field 42
+/// moved; or, when its io is not readable (another user's process, not root: the io never
+/// moves and field 42 is 0 without delay accounting), its CPU time or major faults moved.
+pub(super) fn moved(before: Marks<'_>, now: Marks<'_>) -> bool {
+    if !now.io.same(before.io) || now.blkio != before.blkio {
+        return true;
+    }
+    matches!(now.io, Io::Denied(_)) && (now.cpu != before.cpu || now.majflt != before.majflt)
+}
+
 /// What one walk's visits share.
 pub(super) struct Visit<'a> {
     pub(super) root: &'a Path,
@@ -80,18 +145,34 @@ pub(super) struct Visit<'a> {
     pub(super) delayacct_on: bool,
     pub(super) buf: &'a mut Vec<u8>,
     pub(super) out: &'a mut String,
+    /// Fds held, and how many may be (`procs::fd_budget`; lowered when an open runs out).
     pub(super) held: &'a mut usize,
-    pub(super) max_held: usize,
+    pub(super) max_held: &'a mut usize,
+    /// The pids whose comm is `fio`, in walk order.
+    pub(super) fio: &'a mut Vec<u32>,
+}
+
+/// A process's files as a visit without held fds read them.
+struct Fresh {
+    sched: Option<(File, String)>,
+    stat_fd: File,
+    line: String,
+    fields: StatLine,
 }
 
 impl Visit<'_> {
-    /// Reads process `pid`, writes it when active, and keeps what it saw in `seen`.
+    /// Reads process `pid`, writes it when active, and keeps what it saw in `seen` (updated
+    /// in place: the table lives across walks).
     pub(super) fn visit(&mut self, pid: u32, seen: &mut HashMap<u32, Seen>) {
-        let mut entry = seen.remove(&pid);
-        let sched = entry.as_mut().and_then(|e| self.held_sched(e));
-        match (entry, sched) {
-            (Some(e), Some(sched)) => self.visit_held(pid, e, sched, seen),
-            (entry, _) => self.visit_fresh(pid, entry, seen),
+        if let Some(e) = seen.get_mut(&pid) {
+            match self.held_sched(e) {
+                Some(sched) => self.visit_held(pid, e, sched),
+                None => self.visit_fresh(pid, e),
+            }
+        } else if let Some(fresh) = self.read_fresh(pid) {
+            let mut e = Seen::new(&fresh.fields);
+            self.take_fresh(pid, &mut e, fresh);
+            seen.insert(pid, e);
         }
     }
 
@@ -100,9 +181,14 @@ impl Visit<'_> {
     }
 
     fn release(&mut self, e: &mut Seen) {
-        if e.fds.take().is_some() {
-            *self.held -= 1;
+        if let Some(f) = e.fds.take() {
+            *self.held -= f.count();
         }
+    }
+
+    /// Room for `n` more held fds.
+    fn room(&self, n: usize) -> bool {
+        self.procfs && *self.held + n <= *self.max_held
     }
 
     /// schedstat through the held fds: `Some(text)` (`Some(None)`: no schedstat fd), or
@@ -121,117 +207,132 @@ impl Visit<'_> {
         None
     }
 
-    fn visit_held(
-        &mut self,
-        pid: u32,
-        mut e: Seen,
-        sched: Option<String>,
-        seen: &mut HashMap<u32, Seen>,
-    ) {
+    fn visit_held(&mut self, pid: u32, e: &mut Seen, sched: Option<String>) {
         let ran = sched.as_deref().is_none_or(|s| s.trim() == "0 0 0") || sched != e.sched;
         e.sched = sched;
         if !ran && e.threads == 1 {
             let io = e.io.clone();
-            return self.finish(pid, e, None, io, seen);
+            return self.finish(pid, e, None, io);
         }
-        let stat = if ran {
+        // Another user's multi-threaded process: its io is not readable, so its stat (CPU
+        // time, faults) is what shows its other threads at work.
+        let stat = if ran || matches!(e.io, Io::Denied(_)) {
             let read = e
                 .fds
                 .as_ref()
                 .map(|f| read_from_start(&f.stat, self.buf, STEP, Some(Records::One)));
             let Some(Ok(n)) = read else {
-                self.release(&mut e);
-                return self.visit_fresh(pid, Some(e), seen);
+                self.release(e);
+                return self.visit_fresh(pid, e);
             };
             let line = clean(text(&self.buf[..n]).trim_end_matches('\n')).into_owned();
             match parse_stat(&line) {
                 Ok(f) if f.starttime == e.start => Some((line, f)),
                 _ => {
-                    self.release(&mut e);
-                    return self.visit_fresh(pid, Some(e), seen);
+                    self.release(e);
+                    return self.visit_fresh(pid, e);
                 }
             }
         } else {
             None
         };
-        let io = self.read_io(&self.dir(pid), &mut e);
-        self.finish(pid, e, stat, io, seen);
+        let io = self.read_io(&self.dir(pid), e);
+        self.finish(pid, e, stat, io);
     }
 
-    fn visit_fresh(&mut self, pid: u32, entry: Option<Seen>, seen: &mut HashMap<u32, Seen>) {
+    /// A known process without usable held fds: read afresh; another start time is a new
+    /// process under a reused pid, with no history. Gone: left for the walk's sweep.
+    fn visit_fresh(&mut self, pid: u32, e: &mut Seen) {
+        let Some(fresh) = self.read_fresh(pid) else {
+            return;
+        };
+        if fresh.fields.starttime != e.start {
+            self.release(e);
+            *e = Seen::new(&fresh.fields);
+        }
+        self.take_fresh(pid, e, fresh);
+    }
+
+    /// Opens and reads schedstat and stat (schedstat first: a run after it shows at the next
+    /// walk). schedstat only serves held fds (an unchanged one spares re-reading stat), so
+    /// it is not read when the budget has no room for both.
+    fn read_fresh(&mut self, pid: u32) -> Option<Fresh> {
         let dir = self.dir(pid);
-        // schedstat first: a run after it shows at the next walk.
-        let sched = self
-            .open_read(&dir.join("schedstat"))
-            .ok()
-            .map(|(f, n)| (f, text(&self.buf[..n]).into_owned()));
-        let Ok((stat_fd, n)) = self.open_read(&dir.join("stat")) else {
-            return;
+        let sched = if self.room(2) {
+            self.open_read(&dir.join("schedstat"))
+                .ok()
+                .map(|(f, n)| (f, text(&self.buf[..n]).into_owned()))
+        } else {
+            None
         };
+        let (stat_fd, n) = self.open_read(&dir.join("stat")).ok()?;
         let line = clean(text(&self.buf[..n]).trim_end_matches('\n')).into_owned();
-        let Ok(fields) = parse_stat(&line) else {
-            return;
-        };
-        // Another start time: a new process under a reused pid, with no history.
-        let entry = entry.filter(|e| e.start == fields.starttime);
-        let mut e = entry.unwrap_or_else(|| Seen {
-            start: fields.starttime,
-            walk: 0,
-            written: false,
-            stat: String::new(),
-            state: fields.state,
-            threads: fields.num_threads,
-            blkio: None,
-            io: Io::Absent,
-            sched: None,
-            fds: None,
-        });
-        let (sched_fd, sched_text) = sched.unzip();
+        let fields = parse_stat(&line).ok()?;
+        Some(Fresh {
+            sched,
+            stat_fd,
+            line,
+            fields,
+        })
+    }
+
+    /// Keeps the fds when the budget has room (else they close here: read without holding),
+    /// reads io and finishes.
+    fn take_fresh(&mut self, pid: u32, e: &mut Seen, fresh: Fresh) {
+        let (sched_fd, sched_text) = fresh.sched.unzip();
         e.sched = sched_text;
-        if self.procfs && e.fds.is_none() && *self.held < self.max_held {
+        let need = 1 + usize::from(sched_fd.is_some());
+        if e.fds.is_none() && self.room(need) {
             e.fds = Some(Fds {
-                stat: stat_fd,
+                stat: fresh.stat_fd,
                 io: None,
                 sched: sched_fd,
             });
-            *self.held += 1;
+            *self.held += need;
         }
-        let io = self.read_io(&dir, &mut e);
-        self.finish(pid, e, Some((line, fields)), io, seen);
+        let io = self.read_io(&self.dir(pid), e);
+        self.finish(pid, e, Some((fresh.line, fresh.fields)), io);
     }
 
     /// Decides whether the process is written, writes it, and remembers this walk's reading.
-    fn finish(
-        &mut self,
-        pid: u32,
-        mut e: Seen,
-        stat: Option<(String, StatLine)>,
-        io: Io,
-        seen: &mut HashMap<u32, Seen>,
-    ) {
-        let (state, threads, blkio) = match &stat {
-            Some((_, f)) => (f.state, f.num_threads, f.blkio_ticks),
-            None => (e.state, e.threads, e.blkio),
+    fn finish(&mut self, pid: u32, e: &mut Seen, stat: Option<(String, StatLine)>, io: Io) {
+        let (state, threads, blkio, cpu, majflt) = match &stat {
+            Some((_, f)) => (f.state, f.num_threads, f.blkio_ticks, f.cpu_ticks, f.majflt),
+            None => (e.state, e.threads, e.blkio, e.cpu, e.majflt),
         };
         let was_last = e.walk != 0 && e.walk + 1 == self.walk;
-        let changed = was_last && (!io.same(&e.io) || blkio != e.blkio);
-        let write = state == 'D' || changed;
+        let before = Marks {
+            io: &e.io,
+            blkio: e.blkio,
+            cpu: e.cpu,
+            majflt: e.majflt,
+        };
+        let now = Marks {
+            io: &io,
+            blkio,
+            cpu,
+            majflt,
+        };
+        let write = state == 'D' || (was_last && moved(before, now));
         if write {
             if was_last && !e.written {
                 self.record('p', pid, e.start, &e.stat, &e.io);
             }
             let line = stat.as_ref().map_or(e.stat.as_str(), |(l, _)| l.as_str());
-            let line = line.to_owned();
-            self.record('P', pid, e.start, &line, &io);
+            self.record('P', pid, e.start, line, &io);
             self.extras(&self.dir(pid), threads);
         }
-        if let Some((line, _)) = stat {
+        if let Some((line, f)) = stat {
             e.stat = line;
+            e.fio = f.comm == "fio";
         }
         (e.state, e.threads, e.blkio, e.io) = (state, threads, blkio, io);
+        (e.cpu, e.majflt) = (cpu, majflt);
         e.walk = self.walk;
         e.written = write;
-        seen.insert(pid, e);
+        if e.fio {
+            self.fio.push(pid);
+        }
     }
 
     /// The io file, through the held fd when there is one.
@@ -242,26 +343,26 @@ impl Visit<'_> {
             return e.io.clone();
         }
         let records = self.procfs.then_some(Records::One);
-        if let Some(f) = e.fds.as_mut().and_then(|f| f.io.as_ref()) {
-            match read_from_start(f, self.buf, STEP, records) {
-                Ok(n) => return Io::Text(text(&self.buf[..n]).into_owned()),
-                Err(err) if denied(&err) => {
-                    if let Some(f) = e.fds.as_mut() {
-                        f.io = None;
-                    }
-                    return Io::Denied(self.walk);
-                }
-                Err(_) => {
-                    if let Some(f) = e.fds.as_mut() {
-                        f.io = None;
-                    }
-                }
+        if let Some(f) = e.fds.as_ref().and_then(|f| f.io.as_ref()) {
+            let read = read_from_start(f, self.buf, STEP, records);
+            if let Ok(n) = read {
+                return Io::Text(text(&self.buf[..n]).into_owned());
+            }
+            if let Some(fds) = e.fds.as_mut() {
+                fds.io = None;
+                *self.held -= 1;
+            }
+            if read.is_err_and(|err| denied(&err)) {
+                return Io::Denied(self.walk);
             }
         }
         match self.open_read(&dir.join("io")) {
             Ok((f, n)) => {
-                if let Some(fds) = e.fds.as_mut() {
-                    fds.io = Some(f);
+                if e.fds.is_some() && self.room(1) {
+                    if let Some(fds) = e.fds.as_mut() {
+                        fds.io = Some(f);
+                    }
+                    *self.held += 1;
                 }
                 Io::Text(text(&self.buf[..n]).into_owned())
             }
@@ -318,12 +419,19 @@ impl Visit<'_> {
 
     /// Opens and reads a per-process file whole. On procfs the file is known to be regular
     /// and one record (single_open); elsewhere (a captured tree) it is checked like any other.
+    /// Out of fds all the same (something else in pagewatch holds more than the reserve):
+    /// the walker holds no more from then on.
     fn open_read(&mut self, path: &Path) -> std::io::Result<(File, usize)> {
         let f = if self.procfs {
-            File::open(path)?
+            File::open(path)
         } else {
-            open_regular(path)?
+            open_regular(path)
         };
+        let f = f.inspect_err(|e| {
+            if out_of_fds(e) {
+                *self.max_held = (*self.max_held).min(*self.held);
+            }
+        })?;
         let n = read_from_start(&f, self.buf, STEP, self.procfs.then_some(Records::One))?;
         Ok((f, n))
     }
