@@ -317,14 +317,8 @@ fn with_closed_stdout(args: &[&std::ffi::OsStr]) -> std::process::Output {
 
 #[test]
 fn report_and_play_lists_stop_quietly_on_a_closed_pipe() {
-    let rec = common::storm(common::storm_events());
     let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("storm.pwrec");
-    let mut w = pagewatch::record::Recorder::create(&file, &rec.header).unwrap();
-    for s in &rec.samples {
-        w.write_sample(s).unwrap();
-    }
-    w.finish().unwrap();
+    let file = storm_file(tmp.path());
     let out_dir = tmp.path().join("rep");
     let report = [
         "report".as_ref(),
@@ -343,4 +337,39 @@ fn report_and_play_lists_stop_quietly_on_a_closed_pipe() {
         assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
     }
     assert!(out_dir.join("report.md").exists());
+}
+
+/// The storm written as a recording file in `dir`.
+fn storm_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let rec = common::storm(common::storm_events());
+    let file = dir.join("storm.pwrec");
+    let mut w = pagewatch::record::Recorder::create(&file, &rec.header).unwrap();
+    for s in &rec.samples {
+        w.write_sample(s).unwrap();
+    }
+    w.finish().unwrap();
+    file
+}
+
+#[test]
+fn report_command_names_the_files_and_ends_with_the_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = storm_file(tmp.path());
+    let out_dir = tmp.path().join("rep");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args([
+            "report".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out_dir.as_os_str(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(stdout.contains("report.md\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("\nVerdict: writers throttled 9.0 s (global); vda saturated 13.0 s (queue 39 deep (≥ 32), await 49.00 ms (≥ 1 ms), no calm baseline yet); direct reclaim 4.0 s\n"),
+        "{stdout}"
+    );
 }
