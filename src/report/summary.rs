@@ -197,12 +197,18 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
         let pause = s
             .paused_s
             .filter(|p| *p > 0.0)
-            .map(|p| format!("; writers paused {p:.1} s in all, tracepoint"))
-            .unwrap_or_default();
-        parts.push(format!(
-            "writers throttled {:.1} s ({domains}{pause})",
-            s.throttled_s
-        ));
+            .map(|p| format!("writers paused {p:.1} s in all, tracepoint"));
+        let detail: Vec<String> = [Some(domains), pause]
+            .into_iter()
+            .flatten()
+            .filter(|d| !d.is_empty())
+            .collect();
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", detail.join("; "))
+        };
+        parts.push(format!("writers throttled {:.1} s{detail}", s.throttled_s));
     } else {
         parts.push("no writers throttled".to_owned());
     }
