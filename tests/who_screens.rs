@@ -1,7 +1,10 @@
 //! Whole-screen snapshots of the "who" panes at 80x24 and 160x48, from a recording made on
 //! this VM (`assets/recordings/who-throttled.pwrec`: vm.dirty_bytes 64M, two buffered fio
 //! writers and a dd, `pagewatch record`, which armed the tracepoint and walked the processes)
-//! and from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12).
+//! from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12), and from the kernel
+//! lab's thrashing recording (`assets/recordings/lab-thrash-6.12.pwrec`, made by
+//! `assets/lab/thrash.sh` on 6.12: /thrash re-reads 160M inside a 64M memory.max, /busy
+//! rewrites 64M).
 //!
 //! The samples go through `App::update` as live samples do; host facts are fixed. Snapshots
 //! live in `snapshots/`.
@@ -162,4 +165,31 @@ fn capped_devices_are_listed_under_the_cgroups() {
         text.contains("bdi 0:52     cap T 1.6M f 1.2M  d+wb 1.2M  writers throttled"),
         "{text}"
     );
+}
+
+#[test]
+fn cgroups_view_sorted_by_refaults_leads_with_the_thrashing_group() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/lab-thrash-6.12.pwrec");
+    let rec = pagewatch::record::read(&path).unwrap();
+    let mut app = App::new(host(), Look::default(), 0.5);
+    for s in rec.samples {
+        app.update(Msg::Sample(s));
+    }
+    app.update(Msg::Action(Action::Cgroups));
+    let order = |app: &App| -> Vec<String> {
+        app.sorted_cgroups()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
+    };
+    // By activity /busy's dirty pages lead; `s` sorts by refaults, and /thrash leads.
+    assert_eq!(order(&app), ["/busy", "/thrash"]);
+    assert_screens("who_cgroups_activity", &app);
+    app.update(Msg::Action(Action::Sort));
+    assert_eq!(app.ui.cgroup_sort, pagewatch::app::CgroupSort::Refault);
+    assert_eq!(order(&app), ["/thrash", "/busy"]);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("[sort refault/s]"), "{text}");
+    assert_screens("who_cgroups_thrash", &app);
 }

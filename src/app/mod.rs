@@ -26,7 +26,7 @@ pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
 pub use state::{Focus, UiState};
 
-pub use crate::config::{ProcSort, SortKey, WhoView};
+pub use crate::config::{CgroupSort, ProcSort, SortKey, WhoView};
 use crate::event::{Event, EventKind};
 use crate::history::History;
 pub use crate::jobs::fio::FioFigures;

@@ -3,7 +3,7 @@
 //! Owns: `UiState`, `Focus` (the sort columns and views it holds are `config::choices`).
 //! Must not touch: drawing.
 
-use crate::config::{ProcSort, SortKey, WhoView};
+use crate::config::{CgroupSort, ProcSort, SortKey, WhoView};
 
 /// Which pane has the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +76,8 @@ pub struct UiState {
     pub proc_selected: Option<u32>,
     /// The selected cgroup in the cgroups view.
     pub cgroup_selected: Option<String>,
+    /// The cgroups view's sort.
+    pub cgroup_sort: CgroupSort,
     /// A task's kernel stack, shown over the processes view: (pid, text or why not).
     pub stack: Option<(u32, String)>,
 }
