@@ -65,6 +65,7 @@ pub fn box_in_text(suite: &str, s: &BTreeMap<String, String>, exe: &str) {
         "{suite}: JSON and text records of one recording:\n{text_out}"
     );
     assert!(json.len() >= 5, "{suite}: {} records", json.len());
+    tracer_follows_the_gate(suite, &json);
     let mut throttling = 0;
     let mut figures = vec![format!(
         "recording {} bytes",
@@ -114,6 +115,39 @@ pub fn box_in_text(suite: &str, s: &BTreeMap<String, String>, exe: &str) {
         throttling > 0,
         "{suite}: /box never throttling under io.max: the check had no teeth"
     );
+}
+
+/// The recording carries the tracepoint wherever the gate asked for it: a record with a
+/// domain past background (or a throttled writer) makes the next sample arm it, from the
+/// recording's first sample on (`shell::sampler`; `record` once dropped the first step's
+/// wants, and a recording started mid-incident then never armed it). And the tracepoint saw
+/// the dd in /box paused, paced by /box.
+fn tracer_follows_the_gate(suite: &str, json: &[Value]) {
+    for (i, pair) in json.windows(2).enumerate() {
+        let near = pair[0]["domains"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["state"].as_str().is_some_and(|s| s != "below_background"))
+            || !pair[0]["throttled"].as_array().unwrap().is_empty();
+        assert!(
+            !near || !pair[1]["tracer"].is_null(),
+            "{suite} record {}: the gate asked for the tracepoint at record {i}, the recording \
+             has none",
+            i + 1
+        );
+    }
+    let paused = json
+        .iter()
+        .filter_map(|v| v["throttled"].as_array())
+        .flatten()
+        .any(|r| {
+            r["source"] == "tracepoint"
+                && r["comm"] == "dd"
+                && r["domain"] == "/box"
+                && r["pause_ms_per_s"].as_f64().is_some_and(|p| p > 0.0)
+        });
+    assert!(paused, "{suite}: the tracepoint never saw dd paced by /box");
 }
 
 /// The first three writers of the JSON's `throttled[]` (the ones the text lists) appear on the
