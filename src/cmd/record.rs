@@ -69,7 +69,8 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     // are re-read, as it does for the screen and batch mode.
     let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
     let view = crate::model::who::View::default();
-    let _ = pipeline.push(&first, &view);
+    // The first step's wants too: a recording started mid-incident asks at once.
+    let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &first, &view);
     let mut failures = 0u64;
     while ticker.wait_unless(&stop, limit) {
         let t0 = Instant::now();
@@ -81,14 +82,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
                 if let Some(f) = &mut metrics {
                     f.sample(&s, read_s);
                 }
-                if let Ok(step) = pipeline.push(&s, &view) {
-                    if let Some(w) = &step.wants {
-                        source.want(w);
-                    }
-                    if step.refresh {
-                        source.refresh_soon();
-                    }
-                }
+                let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &s, &view);
             }
             Err(e) => {
                 if let Some(f) = &mut metrics {
