@@ -359,6 +359,31 @@ fn sigterm_sighup_and_duration_stop_the_recorder_cleanly() {
     assert!((rec.header.interval_s - 0.1).abs() < 1e-9);
 }
 
+/// Issue 27: the recorder blocks until the next tick instead of polling a flag every 50 ms;
+/// a signal in the middle of a long tick must still end it at once.
+#[test]
+fn a_signal_mid_tick_stops_the_recorder_at_once() {
+    use rustix::process::Signal;
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("long.pwrec");
+    let child = Command::new(BIN)
+        .args(["record", f.to_str().unwrap(), "--interval", "60"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let t0 = std::time::Instant::now();
+    rustix::process::kill_process(pid, Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    assert!(took < Duration::from_secs(3), "stopped after {took:?}");
+    let rec = read(&f).unwrap();
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    assert_eq!(rec.samples.len(), 1);
+}
+
 /// 2 MB an hour at 1 Hz is 555 bytes a sample. Samples 0.1 s apart change less than 1 s
 /// apart (see README for the 1 Hz figure), so the bound here keeps a wide margin.
 #[test]
