@@ -6,8 +6,6 @@
 //! it), parsing, deriving.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -28,10 +26,19 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         return record_play(args, book);
     }
     let limit = args.duration.as_deref().map(parse_duration).transpose()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
-    }
+    // Signals arrive on a channel the ticker blocks on until the next tick (as `serve`
+    // does): one wake-up a tick, not one every 50 ms (issue 27).
+    let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("installing signal handlers")?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = stop_tx.send(());
+            }
+        })
+        .context("starting the signal thread")?;
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
