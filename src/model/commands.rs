@@ -1,0 +1,90 @@
+//! The processes of a walk rolled up by command: many short pids doing the same thing (a
+//! shell loop of dd, a build's compilers) read as one row with a count.
+//!
+//! Owns: `CommandRow` and `roll_up` (pure: a walk's rows → one row per comm). Must not
+//! touch: files, the clock, the per-process rates (`model::procs`).
+//!
+//! A command's rates are the bytes its processes counted over the walk, per second of the
+//! walk's interval: each row's rate × the span it covers (`ProcRow::walk_ms`: a process born
+//! since the previous walk covers less than the interval), summed, over the interval.
+//! So a 1 s dd at 1 GB/s in a 5 s walk adds 200 MB/s to `dd`, and a consumer multiplying the
+//! command's rate by `walk_ms` gets bytes. Rows without a rate (no permission, reaped
+//! children) count in `pids` and add nothing; `reaped_children` counts them.
+
+use serde::Serialize;
+
+use super::procs::{ProcRow, TOP};
+
+/// One command at one walk.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandRow {
+    /// The command name (`comm`).
+    pub comm: String,
+    /// How many of the walk's processes had it (the walk lists the active ones).
+    pub pids: usize,
+    /// Pages dirtied, bytes/s over the walk (see the module doc).
+    pub dirtied_bytes_per_s: Option<f64>,
+    /// Bytes read from storage, bytes/s over the walk.
+    pub read_bytes_per_s: Option<f64>,
+    /// Bytes passed to read syscalls, bytes/s over the walk.
+    pub rchar_per_s: Option<f64>,
+    /// Bytes passed to write syscalls, bytes/s over the walk.
+    pub wchar_per_s: Option<f64>,
+    /// Of its processes, those whose io jumped with reaped children (no rate of their own).
+    pub reaped_children: usize,
+    /// The span the rates cover, ms (the walk's interval); `None` when no row had a rate.
+    pub walk_ms: Option<u64>,
+    /// The monotonic time (ms) of the walk the rates come from.
+    pub rates_from_walk_ms: u64,
+}
+
+/// One row per comm of a walk's rows, most storage bytes first (then most pids, then by
+/// name); at most `TOP`. `interval_ms` is the walk's interval (`None` on a first walk).
+#[must_use]
+pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
+    let span = interval_ms;
+    let mut out: Vec<CommandRow> = Vec::new();
+    for r in rows {
+        let i = match out.iter().position(|c| c.comm == r.comm) {
+            Some(i) => i,
+            None => {
+                out.push(CommandRow {
+                    comm: r.comm.clone(),
+                    pids: 0,
+                    dirtied_bytes_per_s: None,
+                    read_bytes_per_s: None,
+                    rchar_per_s: None,
+                    wchar_per_s: None,
+                    reaped_children: 0,
+                    walk_ms: span,
+                    rates_from_walk_ms: r.rates_from_walk_ms,
+                });
+                out.len() - 1
+            }
+        };
+        let c = &mut out[i];
+        c.pids += 1;
+        c.reaped_children += usize::from(r.reaped_children);
+        let add = |sum: &mut Option<f64>, rate: Option<f64>| {
+            if let (Some(rate), Some(ms), Some(span)) = (rate, r.walk_ms, span)
+                && span > 0
+            {
+                *sum = Some(sum.unwrap_or(0.0) + rate * ms as f64 / span as f64);
+            }
+        };
+        add(&mut c.dirtied_bytes_per_s, r.dirtied_bytes_per_s);
+        add(&mut c.read_bytes_per_s, r.read_bytes_per_s);
+        add(&mut c.rchar_per_s, r.rchar_per_s);
+        add(&mut c.wchar_per_s, r.wchar_per_s);
+    }
+    let storage =
+        |c: &CommandRow| c.dirtied_bytes_per_s.unwrap_or(0.0) + c.read_bytes_per_s.unwrap_or(0.0);
+    out.sort_by(|a, b| {
+        storage(b)
+            .total_cmp(&storage(a))
+            .then(b.pids.cmp(&a.pids))
+            .then(a.comm.cmp(&b.comm))
+    });
+    out.truncate(TOP);
+    out
+}
