@@ -43,7 +43,16 @@ pub fn run(
     err: &mut dyn Write,
     wait: &mut dyn FnMut(),
 ) -> std::io::Result<Summary> {
-    run_viewing(source, count, format, opts, &View::default(), out, err, wait)
+    run_viewing(
+        source,
+        count,
+        format,
+        opts,
+        &View::default(),
+        out,
+        err,
+        wait,
+    )
 }
 
 /// `run` as if the screen showed `view`: with the processes view (`--batch --view

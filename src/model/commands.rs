@@ -44,24 +44,22 @@ pub struct CommandRow {
 pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
     let span = interval_ms;
     let mut out: Vec<CommandRow> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for r in rows {
-        let i = match out.iter().position(|c| c.comm == r.comm) {
-            Some(i) => i,
-            None => {
-                out.push(CommandRow {
-                    comm: r.comm.clone(),
-                    pids: 0,
-                    dirtied_bytes_per_s: None,
-                    read_bytes_per_s: None,
-                    rchar_per_s: None,
-                    wchar_per_s: None,
-                    reaped_children: 0,
-                    walk_ms: span,
-                    rates_from_walk_ms: r.rates_from_walk_ms,
-                });
-                out.len() - 1
-            }
-        };
+        let i = *index.entry(r.comm.as_str()).or_insert_with(|| {
+            out.push(CommandRow {
+                comm: r.comm.clone(),
+                pids: 0,
+                dirtied_bytes_per_s: None,
+                read_bytes_per_s: None,
+                rchar_per_s: None,
+                wchar_per_s: None,
+                reaped_children: 0,
+                walk_ms: span,
+                rates_from_walk_ms: r.rates_from_walk_ms,
+            });
+            out.len() - 1
+        });
         let c = &mut out[i];
         c.pids += 1;
         c.reaped_children += usize::from(r.reaped_children);
@@ -87,4 +85,53 @@ pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
     });
     out.truncate(TOP);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pid: u32, comm: &str, dirtied: Option<f64>, walk_ms: Option<u64>) -> ProcRow {
+        ProcRow {
+            pid,
+            comm: comm.into(),
+            dirtied_bytes_per_s: dirtied,
+            walk_ms,
+            rates_from_walk_ms: 9000,
+            ..ProcRow::default()
+        }
+    }
+
+    #[test]
+    fn short_pids_of_one_command_roll_up_into_bytes_over_the_walk() {
+        let mb = 1e6;
+        let rows = [
+            // Two dd born in a 5 s walk: 1 s at 100 MB/s and 2 s at 50 MB/s: 200 MB in all.
+            row(10, "dd", Some(100.0 * mb), Some(1000)),
+            row(11, "dd", Some(50.0 * mb), Some(2000)),
+            // fio over the whole walk at 30 MB/s.
+            row(12, "fio", Some(30.0 * mb), Some(5000)),
+            // The shell: its jump is reaped, no rate.
+            ProcRow {
+                reaped_children: true,
+                ..row(13, "sh", None, None)
+            },
+        ];
+        let c = roll_up(&rows, Some(5000));
+        let names: Vec<(&str, usize)> = c.iter().map(|c| (c.comm.as_str(), c.pids)).collect();
+        assert_eq!(names, [("dd", 2), ("fio", 1), ("sh", 1)]);
+        assert!(
+            (c[0].dirtied_bytes_per_s.unwrap() - 40.0 * mb).abs() < 1e-6,
+            "200 MB / 5 s"
+        );
+        assert!((c[1].dirtied_bytes_per_s.unwrap() - 30.0 * mb).abs() < 1e-6);
+        assert_eq!((c[2].dirtied_bytes_per_s, c[2].reaped_children), (None, 1));
+        assert_eq!((c[0].walk_ms, c[0].rates_from_walk_ms), (Some(5000), 9000));
+        // A first walk: no interval, no rates, still the counts.
+        assert!(
+            roll_up(&rows, None)
+                .iter()
+                .all(|c| c.dirtied_bytes_per_s.is_none())
+        );
+    }
 }

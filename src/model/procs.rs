@@ -56,7 +56,7 @@ pub const HIT_MIN_RCHAR: u64 = 1 << 20;
 pub const STALE_NS: u64 = 5_000_000_000;
 
 /// One process over the interval between two walks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcRow {
     /// Its pid.
     pub pid: u32,
@@ -217,9 +217,9 @@ fn born(cur: &Walk, r: &ProcRecord) -> Option<f64> {
     if r.starttime < threshold {
         return None;
     }
-    let tick = 1e9 / cur.clk_tck.max(1) as f64;
+    let one_tick_ns = 1e9 / cur.clk_tck.max(1) as f64;
     let age = boot.saturating_sub(start_ns(cur, r)?) as f64;
-    Some(age.clamp(tick, (interval as f64).max(tick)) / 1e9)
+    Some(age.clamp(one_tick_ns, (interval as f64).max(one_tick_ns)) / 1e9)
 }
 
 /// The process started before `since` (boot ns), when it is known.

@@ -252,14 +252,14 @@ fn a_process_born_since_the_previous_walk_is_rated_against_zero_over_its_age() {
 }
 
 /// A stat line of a shell: `marks` in cminflt (field 11).
-fn shell(tag: char, start: u64, io: Io, marks: u64) -> String {
-    let mut stat = stat_line(7, "sh", 'S', 1, start, 0);
-    let mut f: Vec<String> = stat.split(' ').map(str::to_owned).collect();
+fn shell(tag: char, started: u64, io: Io, marks: u64) -> String {
+    let line = stat_line(7, "sh", 'S', 1, started, 0);
+    let mut f: Vec<String> = line.split(' ').map(str::to_owned).collect();
     // f[0] pid, f[1] (comm), f[i] field i + 1.
     f[10] = marks.to_string();
-    stat = f.join(" ");
+    let stat = f.join(" ");
     format!(
-        "{tag} 7 {start}\nstat {stat}\n{}{}",
+        "{tag} 7 {started}\nstat {stat}\n{}{}",
         io_text(io),
         if tag == 'P' { "wchan do_wait\n" } else { "" }
     )
