@@ -42,6 +42,8 @@
 //!   (`blkio_tasks`) at both ends, which the source reads only for processes it writes, so
 //!   its first active interval has none.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::rate::elapsed_s;
@@ -317,6 +319,9 @@ pub struct Tracker {
     /// `kernel.task_delayacct` at the last walk that read it (kept while walks are off).
     delayacct: Option<bool>,
     ctx: Context,
+    /// The command lines of the last walk's processes: pid → (start time, command line).
+    /// The source writes one only when the previous walk did not (or it changed).
+    cmdlines: HashMap<u32, (u64, String)>,
 }
 
 impl Tracker {
@@ -331,7 +336,9 @@ impl Tracker {
             if w.task_delayacct.is_some() {
                 self.delayacct = w.task_delayacct;
             }
-            self.rows = Some(derive_with(self.last.as_deref(), w, self.ctx));
+            let mut rows = derive_with(self.last.as_deref(), w, self.ctx);
+            self.carry_cmdlines(w, &mut rows);
+            self.rows = Some(rows);
             self.last = Some(w.clone());
         } else if self
             .last
@@ -340,7 +347,27 @@ impl Tracker {
         {
             self.last = None;
             self.rows = None;
+            self.cmdlines.clear();
         }
+    }
+
+    /// Gives rows without a command line the one the previous walk had for the same process
+    /// (pid and start time), and keeps this walk's for the next.
+    fn carry_cmdlines(&mut self, w: &Walk, rows: &mut [ProcRow]) {
+        let mut next = HashMap::with_capacity(w.records.len());
+        for r in w.records.iter().filter(|r| !r.carried) {
+            let line = r.cmdline.clone().or_else(|| {
+                let (start, line) = self.cmdlines.remove(&r.pid)?;
+                (start == r.starttime).then_some(line)
+            });
+            if let Some(line) = line {
+                next.insert(r.pid, (r.starttime, line));
+            }
+        }
+        for row in rows.iter_mut().filter(|row| row.cmdline.is_none()) {
+            row.cmdline = next.get(&row.pid).map(|(_, l)| l.clone());
+        }
+        self.cmdlines = next;
     }
 
     /// Every row of the last walk, most active first; `None` when no walk is recent.

@@ -323,3 +323,35 @@ fn after_delay_accounting_is_switched_on_older_tasks_have_no_iowait() {
     });
     assert_eq!(fresh.rows().unwrap()[0].iowait_ms_per_s, Some(0.0));
 }
+
+#[test]
+fn the_tracker_carries_a_command_line_the_source_left_out() {
+    use crate::parse::Snapshot;
+    let with = |tag: char, start: u64, io: Io, line: &str| {
+        let mut r = rec(tag, 42, start, 'R', io, 0);
+        if !line.is_empty() {
+            r = format!("{r}cmdline {line}\n");
+        }
+        r
+    };
+    let mut t = Tracker::default();
+    let mut feed = |mono: u64, prev: Option<u64>, recs: &[String]| {
+        let w = walk(mono, prev, "0", recs);
+        t.update(&Snapshot {
+            mono_ns: w.mono_ns,
+            procs: Some(std::sync::Arc::new(w)),
+            ..Snapshot::default()
+        });
+        t.rows().unwrap()[0].cmdline.clone()
+    };
+    assert_eq!(
+        feed(2, None, &[with('P', 500, A, "dd of=/x")]).as_deref(),
+        Some("dd of=/x")
+    );
+    assert_eq!(
+        feed(4, Some(2), &[with('P', 500, B, "")]).as_deref(),
+        Some("dd of=/x")
+    );
+    // The same pid, another process: not its command line.
+    assert_eq!(feed(6, Some(4), &[with('P', 600, B, "")]), None);
+}

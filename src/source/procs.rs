@@ -44,7 +44,9 @@
 //! blkio_tasks 12            field 42 summed over task/*/stat (multi-threaded, delayacct on)
 //! cmdline dd if=/dev/zero   /proc/PID/cmdline, NULs as spaces, capped at CMDLINE_MAX bytes
 //!                           (none for kernel threads); read once per process instance, at
-//!                           its first record, and again only when its comm changes (exec)
+//!                           its first record, and again only when its comm changes (exec);
+//!                           left out when the previous walk wrote the process with the same
+//!                           one (the model carries it from there)
 //! p 4243 987655             its reading at the previous walk: stat and io lines only
 //! ```
 //!

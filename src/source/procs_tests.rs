@@ -191,9 +191,19 @@ fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_
         super::super::procs_visit::CMDLINE_MAX,
         "capped"
     );
-    // Born exactly at the previous walk's tick (3 s) counts as after it.
+    // Born exactly at the previous walk's tick (3 s) counts as after it. Pid 41 written
+    // again: its command line was in the previous walk's file, so it is left out.
     tree.set(43, 'S', 300, 4096);
-    assert_eq!(records(&walk_at(&mut w, 5)), [('P', 43)]);
+    tree.set(41, 'S', 250, 4 << 20);
+    let third = walk_at(&mut w, 5);
+    assert_eq!(records(&third), [('P', 41), ('P', 43)]);
+    assert_eq!(third.records[0].cmdline, None);
+    // Idle at 7 s, writing at 9 s: written afresh, with its command line.
+    walk_at(&mut w, 7);
+    tree.set(41, 'S', 250, 5 << 20);
+    let fifth = walk_at(&mut w, 9);
+    assert_eq!(records(&fifth), [('p', 41), ('P', 41)]);
+    assert!(fifth.records[1].cmdline.is_some());
 }
 
 #[test]

@@ -367,8 +367,11 @@ impl Visit<'_> {
             let line = stat.as_ref().map_or(e.stat.as_str(), |(l, _)| l.as_str());
             self.record('P', pid, e.start, line, &io);
             self.extras(&self.dir(pid), threads);
+            // A process written at the previous walk too had its command line there: the
+            // model carries it (recordings stay small).
             let comm = stat.as_ref().map(|(_, f)| f.comm.as_str());
-            self.cmdline(&self.dir(pid), e, comm);
+            let carried = was_last && e.written;
+            self.cmdline(&self.dir(pid), e, comm, !carried);
         }
         if let Some((line, f)) = stat {
             e.stat = line;
@@ -460,11 +463,13 @@ impl Visit<'_> {
     }
 
     /// The `cmdline` line of a process being written: read at its first record, and again
-    /// when its comm changed (`comm`: this walk's, when its stat was re-read).
-    fn cmdline(&mut self, dir: &Path, e: &mut Seen, comm: Option<&str>) {
+    /// when its comm changed (`comm`: this walk's, when its stat was re-read); written when
+    /// `always` (the previous walk did not write the process) or when it changed.
+    fn cmdline(&mut self, dir: &Path, e: &mut Seen, comm: Option<&str>, always: bool) {
         use std::fmt::Write;
         let comm = comm.map_or_else(|| e.stat_comm(), str::to_owned);
-        if e.cmdline.as_ref().is_none_or(|(c, _)| *c != comm) {
+        let changed = e.cmdline.as_ref().is_none_or(|(c, _)| *c != comm);
+        if changed {
             let line = self
                 .read_small(&dir.join("cmdline"))
                 .map(|t| cmdline_text(&t))
@@ -473,6 +478,7 @@ impl Visit<'_> {
         }
         if let Some((_, line)) = &e.cmdline
             && !line.is_empty()
+            && (always || changed)
         {
             let _ = writeln!(self.out, "cmdline {line}");
         }
