@@ -1,5 +1,5 @@
 //! Every writer counted, against the live kernel (root; needs dd and fio), issue #24:
-//! - a shell loop of 1–2 s `dd` writers beside a long-lived buffered fio: within 10 records
+//! - a shell loop of 1.5 s `dd` writers beside a long-lived buffered fio: within 10 records
 //!   of batch JSON `dd` (by comm) leads `processes[]` by dirtied bytes in most (among the
 //!   scene's processes: the build machine runs other writers), and the shell never shows its
 //!   children's IO as its own rate (its jumps are `reaped_children`);
@@ -51,12 +51,13 @@ impl Drop for Killed {
     }
 }
 
-/// Writes 1 MiB every 10 ms (about 100 MiB/s) into a FIFO for as long as it lives, holding
+/// Writes 1 MiB every `every` (10 ms: about 100 MiB/s) into a FIFO for as long as it lives
+/// (at most 60 s), holding
 /// the FIFO open read-write so that readers may come and go.
 struct Pacer(Arc<AtomicBool>);
 
 impl Pacer {
-    fn start(fifo: &Path) -> Self {
+    fn start(fifo: &Path, every: Duration) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let f = std::fs::OpenOptions::new()
             .read(true)
@@ -67,12 +68,12 @@ impl Pacer {
         std::thread::spawn(move || {
             let mut f = f;
             let chunk = vec![0u8; 1 << 20];
-            // Bounded: at most 60 s.
-            for _ in 0..6000 {
+            let t0 = std::time::Instant::now();
+            while t0.elapsed() < Duration::from_secs(60) {
                 if flag.load(Ordering::SeqCst) || f.write_all(&chunk).is_err() {
                     return;
                 }
-                std::thread::sleep(Duration::from_millis(10));
+                std::thread::sleep(every);
             }
         });
         Pacer(stop)
@@ -113,7 +114,7 @@ fn mkfifo(path: &Path) {
 fn paced_dd(dir: &Path, name: &str) -> (Killed, Pacer) {
     let fifo = dir.join(format!("{name}.fifo"));
     mkfifo(&fifo);
-    let pacer = Pacer::start(&fifo);
+    let pacer = Pacer::start(&fifo, Duration::from_millis(10));
     let child = Command::new("dd")
         .arg(format!("if={}", fifo.display()))
         .arg(format!("of={}", dir.join(format!("{name}.out")).display()))
@@ -140,15 +141,16 @@ fn dirtied(r: &Value) -> Option<f64> {
     r["dirtied_bytes_per_s"].as_f64()
 }
 
-/// The scene: a shell loop of dd writers, each copying 150 MiB of a paced FIFO (1.5 s at
-/// 100 MiB/s) into a fresh file (the truncation frees the pages, so every dd dirties its
-/// own), beside a long-lived buffered fio writing 20 MiB/s.
+/// The scene: a shell loop of dd writers, each copying 300 MiB of a paced FIFO (1.5 s at
+/// 200 MiB/s) into a fresh file (the truncation frees the pages, so every dd dirties its
+/// own), beside a long-lived buffered fio writing 10 MiB/s. A dd caught in its first 50 ms
+/// (rated over 1 s: `MIN_BORN_SPAN_NS`) reads under the fio; about one walk in 30.
 fn shell_loop_and_fio(dir: &Path) -> (Group, Pacer, Killed) {
     let fifo = dir.join("loop.fifo");
     mkfifo(&fifo);
-    let pacer = Pacer::start(&fifo);
+    let pacer = Pacer::start(&fifo, Duration::from_millis(5));
     let script = format!(
-        "while :; do dd if={f} of={o} bs=1M count=150 iflag=fullblock status=none; done",
+        "while :; do dd if={f} of={o} bs=1M count=300 iflag=fullblock status=none; done",
         f = fifo.display(),
         o = dir.join("loop.out").display()
     );
@@ -167,7 +169,7 @@ fn shell_loop_and_fio(dir: &Path) -> (Group, Pacer, Killed) {
                 "--rw=write",
                 "--bs=1M",
                 "--size=256M",
-                "--rate=20m",
+                "--rate=10m",
             ])
             .args(["--time_based", "--runtime=60", "--ioengine=psync"])
             .arg(format!("--filename={}", dir.join("fio.dat").display()))

@@ -27,10 +27,13 @@
 //!   nothing to anyone; a child that used no CPU tick and faulted no page leaves no mark.
 //! - A process that started after the previous walk (stat field 22 at or after that walk on
 //!   the boot clock, `Walk::boot_ns`) and has no earlier reading is rated against zero over
-//!   its own age (the walk's boot time less its start, at least one clock tick, at most the
-//!   interval), as pidstat does for a new pid. Its age, not the interval, because the rate
-//!   is what it did while it lived: a 1 s dd at 1 GB/s reads 1 GB/s, not 200 MB/s over a 5 s
-//!   walk. `walk_ms` is the span each row's rates cover, so rate × span is always bytes.
+//!   its own age (the walk's boot time less its start), at least `MIN_BORN_SPAN_NS` (1 s)
+//!   and at most the interval. Its age rather than the interval (pidstat divides by its
+//!   interval, but that is 1 s with `pidstat -d 1`; a walk spans 2–5 s): a 1.5 s dd at
+//!   100 MB/s reads 100 MB/s, not 30 MB/s under a steady 20 MB/s writer over a 5 s walk. The
+//!   1 s floor is pidstat's resolution: a compiler that writes 30 MB in its last 100 ms reads
+//!   30 MB/s, not 300 MB/s, and outranks no steady writer on one burst. `walk_ms` is the span
+//!   each row's rates cover, so rate × span is always bytes.
 //! - What a process did between its last walk and its exit is lost to it (it shows in the
 //!   parent's reaped jump); exit notifications (taskstats) are not read. `exited` is false.
 //! - Delay accounting counts only tasks forked after `kernel.task_delayacct` was turned on:
@@ -54,6 +57,8 @@ use crate::parse::procs::{IoCounters, ProcIo, ProcRecord, Walk};
 pub const TOP: usize = 20;
 /// The cache-hit estimate needs rchar to move at least this much over the interval.
 pub const HIT_MIN_RCHAR: u64 = 1 << 20;
+/// The shortest span a process born since the previous walk is rated over (the module doc).
+pub const MIN_BORN_SPAN_NS: u64 = 1_000_000_000;
 /// Rows are dropped when no walk came for this long (the walks were turned off).
 pub const STALE_NS: u64 = 5_000_000_000;
 
@@ -208,8 +213,8 @@ fn start_ns(cur: &Walk, r: &ProcRecord) -> Option<u64> {
 
 /// The age (s) of a process that started after the previous walk (at or after it, in whole
 /// clock ticks, as the source decides which to write); `None` otherwise or when the walks
-/// do not say (a first walk, an older recording without `boot`). At least a tick (the start
-/// time is rounded down to one), at most the interval.
+/// do not say (a first walk, an older recording without `boot`). At least
+/// `MIN_BORN_SPAN_NS` (and a tick), at most the interval.
 fn born(cur: &Walk, r: &ProcRecord) -> Option<f64> {
     let boot = cur.boot_ns?;
     let interval = cur.mono_ns.checked_sub(cur.prev_mono_ns?)?;
@@ -220,8 +225,9 @@ fn born(cur: &Walk, r: &ProcRecord) -> Option<f64> {
         return None;
     }
     let one_tick_ns = 1e9 / cur.clk_tck.max(1) as f64;
+    let floor = (MIN_BORN_SPAN_NS.min(interval) as f64).max(one_tick_ns);
     let age = boot.saturating_sub(start_ns(cur, r)?) as f64;
-    Some(age.clamp(one_tick_ns, (interval as f64).max(one_tick_ns)) / 1e9)
+    Some(age.clamp(floor, (interval as f64).max(floor)) / 1e9)
 }
 
 /// The process started before `since` (boot ns), when it is known.

@@ -235,12 +235,17 @@ fn a_process_born_since_the_previous_walk_is_rated_against_zero_over_its_age() {
     // Born before the previous walk (another scope, or unreadable then): no rate, as before.
     let old = walk_boot(15, 10, 100, "1", &[rec('P', 42, 10_900, 'R', B, 30)]);
     assert_eq!(derive(None, &old)[0].dirtied_bytes_per_s, None);
-    // Born in the same tick as the walk: at least one tick of age, never a division by 0.
-    let now = walk_boot(15, 10, 100, "1", &[rec('P', 42, 11_500, 'R', B, 0)]);
-    assert!(close(
-        derive(None, &now)[0].dirtied_bytes_per_s,
-        800.0 * MIB as f64
-    ));
+    // Born 0.5 s or 0 s before the walk: rated over 1 s (pidstat -d 1's resolution), never a
+    // burst over a few ms, never a division by 0.
+    for start in [11_450, 11_500] {
+        let young = walk_boot(15, 10, 100, "1", &[rec('P', 42, start, 'R', B, 0)]);
+        let r = &derive(None, &young)[0];
+        assert!(close(r.dirtied_bytes_per_s, 8.0 * MIB as f64), "{r:?}");
+        assert_eq!(r.walk_ms, Some(1000));
+    }
+    // Born 3 s before the walk: over 3 s.
+    let older = walk_boot(15, 10, 100, "1", &[rec('P', 42, 11_200, 'R', B, 0)]);
+    assert_eq!(derive(None, &older)[0].walk_ms, Some(3000));
     // A previous reading, when there is one, comes first.
     let prev = walk_boot(10, 5, 100, "1", &[rec('P', 42, 11_400, 'R', A, 0)]);
     let r = &derive(Some(&prev), &cur)[0];
