@@ -87,6 +87,32 @@ fn processes_view_sorted_by_dirtied() {
 }
 
 #[test]
+fn processes_view_rolled_up_by_command() {
+    let mut app = recorded(THROTTLED_AT);
+    app.update(Msg::Action(Action::Processes));
+    app.update(Msg::Action(Action::RollUp));
+    let m = app.model.as_ref().unwrap();
+    let commands = m.commands.as_ref().unwrap();
+    let fio = commands.iter().find(|c| c.comm == "fio").unwrap();
+    let fio_pids = m
+        .processes
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|p| p.comm == "fio")
+        .count();
+    assert!(fio.pids >= 2 && fio.pids >= fio_pids, "{commands:?}");
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("by command (r by pid"), "{text}");
+    assert!(text.contains("PIDS"), "{text}");
+    assert!(text.contains(&format!("{}x fio", fio.pids)), "{text}");
+    assert_screens("who_commands", &app);
+    // `r` again: back to one row a pid.
+    app.update(Msg::Action(Action::RollUp));
+    assert!(!screen(&app, 160, 48).contains("PIDS"));
+}
+
+#[test]
 fn cgroups_view_on_a_cgroup_v1_memory_host_says_why() {
     let mut app = recorded(THROTTLED_AT);
     app.update(Msg::Action(Action::Cgroups));

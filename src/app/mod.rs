@@ -441,7 +441,7 @@ impl App {
                 }
             }
             // Handled by `who_act` (these reach here only when there is nothing to act on).
-            Action::Processes | Action::Cgroups | Action::Stack => {}
+            Action::Processes | Action::Cgroups | Action::Stack | Action::RollUp => {}
             Action::Sort => ui.sort = ui.sort.next(),
             Action::Units => ui.pages = !ui.pages,
             Action::Up | Action::Down if ui.focus == Focus::Jobs => {

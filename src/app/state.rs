@@ -72,6 +72,8 @@ pub struct UiState {
     pub scope: Option<String>,
     /// The processes view's sort column.
     pub proc_sort: ProcSort,
+    /// The processes view rolls rows up by command (`r`).
+    pub proc_rollup: bool,
     /// The selected process (stays on the pid when the order changes).
     pub proc_selected: Option<u32>,
     /// The selected cgroup in the cgroups view.

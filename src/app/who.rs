@@ -54,6 +54,11 @@ impl App {
                     .or_else(|| self.sorted_processes().first().map(|p| p.pid))?;
                 return Some(vec![Effect::Job(JobCmd::ReadStack(pid))]);
             }
+            (Action::RollUp, Some(WhoView::Processes)) => ui.proc_rollup = !ui.proc_rollup,
+            (Action::RollUp, _) => {
+                self.notice =
+                    Some("r rolls the processes up by command: open the processes view (w)".into());
+            }
             (Action::Stack, _) => {
                 self.notice = Some(
                     "K shows a task's kernel stack: open the processes view (w) and select it"

@@ -11,7 +11,8 @@
 //! `P PID STARTTIME` (a process of this walk) or `p PID STARTTIME` (its reading at the
 //! previous walk, carried because it was left out of that walk's file), followed by
 //! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
-//! for `P` records `wchan TEXT`, `cgroup PATH` and optionally `blkio_tasks N`.
+//! for `P` records `wchan TEXT`, `cgroup PATH` and optionally `blkio_tasks N` and
+//! `cmdline TEXT`. A `boot NS` header line (CLOCK_BOOTTIME at the walk) may follow `scope`.
 
 use serde::Serialize;
 
@@ -111,6 +112,10 @@ pub struct StatLine {
     /// sleeps included), clock ticks; always 0 unless `kernel.task_delayacct=1` (spec §11).
     /// `None` on kernels whose stat line stops before it.
     pub blkio_ticks: Option<u64>,
+    /// Fields 11 + 13 + 16 + 17 (`cminflt`, `cmajflt`, `cutime`, `cstime`): what the kernel
+    /// adds from each child it reaps with wait() (`wait_task_zombie`, where the child's io
+    /// counters join the parent's too). A move between two walks means children were reaped.
+    pub reaped_marks: u64,
 }
 
 /// Parses one /proc/PID/stat line.
@@ -151,6 +156,10 @@ pub fn parse_stat(text: &str) -> std::result::Result<StatLine, String> {
         } else {
             None
         },
+        reaped_marks: field(11)?
+            .saturating_add(field(13)?)
+            .saturating_add(field(16)?)
+            .saturating_add(field(17)?),
     })
 }
 
@@ -185,6 +194,8 @@ pub struct ProcRecord {
     pub cgroup: Option<String>,
     /// Field 42 summed over every thread (`task/*/stat`), when the source read them.
     pub blkio_tasks: Option<u64>,
+    /// Its command line (`/proc/PID/cmdline`, NULs as spaces, capped), when read.
+    pub cmdline: Option<String>,
 }
 
 /// One process walk.
@@ -200,6 +211,9 @@ pub struct Walk {
     pub task_delayacct: Option<bool>,
     /// The cgroup the walk was scoped to.
     pub scope: Option<String>,
+    /// `CLOCK_BOOTTIME` at the walk, ns: the clock of the stat start times (field 22), so a
+    /// process that started after the previous walk is known (`None` in older recordings).
+    pub boot_ns: Option<u64>,
     /// Why the scope could not be walked (no cgroup2 mount, no such group).
     pub scope_error: Option<String>,
     /// The processes of the walk whose comm is `fio`, active or not (the foreign-fio scan
@@ -245,6 +259,7 @@ pub fn parse(text: &str) -> Result<Walk> {
                 w.task_delayacct = dash(value).map(|v| v.trim() != "0");
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
+            "boot" => w.boot_ns = Some(number(value).map_err(err)?),
             "scope_error" => w.scope_error = Some(value.to_owned()),
             "fio" => {
                 w.fio = value
@@ -288,6 +303,7 @@ struct Partial {
     wchan: Option<String>,
     cgroup: Option<String>,
     blkio_tasks: Option<u64>,
+    cmdline: Option<String>,
 }
 
 impl Partial {
@@ -302,6 +318,7 @@ impl Partial {
             wchan: None,
             cgroup: None,
             blkio_tasks: None,
+            cmdline: None,
         }
     }
 
@@ -318,6 +335,7 @@ impl Partial {
             "wchan" => self.wchan = Some(value.to_owned()),
             "cgroup" => self.cgroup = Some(value.to_owned()),
             "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
+            "cmdline" => self.cmdline = Some(value.to_owned()),
             _ => {
                 if !self.io.take(line)? {
                     return Err(format!("unexpected line {line:?}"));
@@ -352,6 +370,7 @@ impl Partial {
             wchan: self.wchan,
             cgroup: self.cgroup,
             blkio_tasks: self.blkio_tasks,
+            cmdline: self.cmdline,
         })
     }
 }

@@ -361,6 +361,12 @@ mod tests {
             state: 'R',
             wchan: None,
             no_permission: false,
+            walk_ms: Some(1000),
+            rates_from_walk_ms: 0,
+            reaped_children: false,
+            reaped_dirtied_bytes: None,
+            cmdline: None,
+            exited: false,
         }
     }
 

@@ -27,6 +27,19 @@ impl Clock for SystemClock {
     }
 }
 
+/// `CLOCK_BOOTTIME` less `CLOCK_MONOTONIC` now, ns: the time spent suspended. The process
+/// start times in `/proc/PID/stat` (field 22) are on the boot clock; a monotonic time plus
+/// this is the boot time of the same instant.
+#[must_use]
+pub fn boot_minus_mono_ns() -> u64 {
+    let ns = |t: rustix::time::Timespec| (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64;
+    let mono = ns(rustix::time::clock_gettime(
+        rustix::time::ClockId::Monotonic,
+    ));
+    let boot = ns(rustix::time::clock_gettime(rustix::time::ClockId::Boottime));
+    boot.saturating_sub(mono)
+}
+
 /// Paces a loop at a fixed interval without drift: each wait sleeps until the next multiple
 /// of the interval after the start, skipping ticks that were missed.
 #[derive(Debug)]

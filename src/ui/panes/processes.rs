@@ -2,7 +2,10 @@
 //! dirtied/s (write_bytes, counted when pages are dirtied), storage reads/s (read_bytes),
 //! syscall read and write/s (rchar/wchar), a cache-hit estimate, IO wait ms/s (delay
 //! accounting), state, wchan and cgroup. Sorted by the chosen column; scoped to a cgroup when
-//! one was chosen in the cgroups view. A task's kernel stack shows over it on `K`.
+//! one was chosen in the cgroups view. A task's kernel stack shows over it on `K`. On `r` the
+//! rows are rolled up by command (`Model::commands`: a count in place of the pid, the
+//! command's bytes over the walk). A process whose io jumped with children it reaped reads
+//! `reaped` in its byte-rate columns: that jump is not its rate.
 //!
 //! Owns: the processes table. Must not touch: app state.
 
@@ -108,12 +111,43 @@ fn title(app: &App) -> String {
     if let Some(c) = &app.ui.scope {
         let _ = write!(s, " in {c}");
     }
+    if app.ui.proc_rollup {
+        s.push_str(" by command (r by pid; Esc back)");
+        return s;
+    }
     let _ = write!(
         s,
         " (sort {}; s sorts, K stack, Esc back)",
         app.ui.proc_sort.label()
     );
     s
+}
+
+/// The rolled-up rows as rows of the table: the count in `pid`, rates per command.
+fn command_rows(app: &App) -> Vec<Process> {
+    let commands = app.model.as_ref().and_then(|m| m.commands.as_ref());
+    commands
+        .into_iter()
+        .flatten()
+        .map(|c| Process {
+            pid: u32::try_from(c.pids).unwrap_or(u32::MAX),
+            comm: c.comm.clone(),
+            dirtied_bytes_per_s: c.dirtied_bytes_per_s,
+            read_bytes_per_s: c.read_bytes_per_s,
+            rchar_per_s: c.rchar_per_s,
+            wchar_per_s: c.wchar_per_s,
+            state: ' ',
+            ..Process::default()
+        })
+        .collect()
+}
+
+/// Whether a column is one of the byte rates a reaped jump leaves blank.
+fn byte_rate(sort: Option<ProcSort>) -> bool {
+    matches!(
+        sort,
+        Some(ProcSort::Dirtied | ProcSort::Read | ProcSort::Rchar | ProcSort::Wchar)
+    )
 }
 
 /// Draws the processes view, or the kernel stack asked for in its place.
@@ -132,12 +166,27 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if let Some(note) = shown_note(app, inner) {
         lines.push(Line::from(Span::styled(note, t.dim)));
     }
-    let procs = app.sorted_processes();
-    let selected = app.ui.proc_selected.or(procs.first().map(|p| p.pid));
+    let rolled = if app.ui.proc_rollup {
+        command_rows(app)
+    } else {
+        Vec::new()
+    };
+    let procs: Vec<&Process> = if app.ui.proc_rollup {
+        rolled.iter().collect()
+    } else {
+        app.sorted_processes()
+    };
+    let selected = (!app.ui.proc_rollup)
+        .then(|| app.ui.proc_selected.or(procs.first().map(|p| p.pid)))
+        .flatten();
     let room = usize::from(inner.height).saturating_sub(lines.len());
     for p in procs.iter().take(room) {
         let mut row = String::with_capacity(width);
-        push_right(&mut row, PID_W - 1, p.pid);
+        if app.ui.proc_rollup {
+            push_right(&mut row, PID_W - 1, format!("{}x", p.pid));
+        } else {
+            push_right(&mut row, PID_W - 1, p.pid);
+        }
         row.push(' ');
         let mut comm = p.comm.clone();
         comm.truncate(COMM_W - 1);
@@ -146,6 +195,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         for c in &cols {
             let v = if p.no_permission && !c.4 && c.3.is_some() {
                 Cell::Text("no perm".into())
+            } else if p.reaped_children && byte_rate(c.3) {
+                Cell::Text("reaped".into())
             } else {
                 (c.2)(p)
             };
@@ -179,7 +230,7 @@ fn shown_note(app: &App, inner: Rect) -> Option<String> {
 /// asks; `None` off the rows or while a kernel stack is shown.
 #[must_use]
 pub fn process_at(app: &App, area: Rect, row: u16) -> Option<u32> {
-    if app.ui.stack.is_some() {
+    if app.ui.stack.is_some() || app.ui.proc_rollup {
         return None;
     }
     let inner = ratatui::widgets::Block::bordered().inner(area);
@@ -193,7 +244,11 @@ pub fn process_at(app: &App, area: Rect, row: u16) -> Option<u32> {
 
 fn head(app: &App, cols: &[&Column], width: usize) -> String {
     let mut head = String::with_capacity(width);
-    push_right(&mut head, PID_W - 1, "PID");
+    push_right(
+        &mut head,
+        PID_W - 1,
+        if app.ui.proc_rollup { "PIDS" } else { "PID" },
+    );
     head.push(' ');
     head.push_str("COMMAND");
     pad_to(&mut head, PID_W + COMM_W);
@@ -227,7 +282,16 @@ fn note(app: &App) -> Option<String> {
         .count();
     let mut parts = Vec::new();
     if m.task_delayacct == Some(false) {
-        parts.push("IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1".to_owned());
+        parts.push(
+            "IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1 (counts tasks \
+             started afterwards)"
+                .to_owned(),
+        );
+    } else if m.delayacct_switched_on {
+        parts.push("IOWAIT - for tasks started before delay accounting was switched on".to_owned());
+    }
+    if m.processes.iter().flatten().any(|p| p.reaped_children) {
+        parts.push("reaped: IO of children it waited for, not its own rate".to_owned());
     }
     if hidden > 0 {
         parts.push(format!(
