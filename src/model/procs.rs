@@ -67,6 +67,14 @@ pub struct ProcRow {
     /// Its io file was not readable (another user's process, not root): the rates are
     /// unknown, not zero.
     pub no_permission: bool,
+    /// Its resident bytes (stat field 24), `None` in recordings without a page size.
+    pub rss_bytes: Option<u64>,
+    /// Its resident anonymous bytes (statm resident − shared, `procs_memory`).
+    pub anon_bytes: Option<u64>,
+    /// Change of its resident bytes since the previous walk, per second.
+    pub rss_growth_bytes_per_s: Option<f64>,
+    /// Major page faults per second (stat field 12).
+    pub majflt_per_s: Option<f64>,
 }
 
 /// The rows of walk `cur`, most active first; `prev` is the walk before it, if the caller has
@@ -139,6 +147,8 @@ fn row(r: &ProcRecord, before: Option<(&ProcRecord, u64)>, cur: &Walk, delayacct
             Some(ticks as f64 * 1000.0 / cur.clk_tck as f64 / dt?)
         });
     let no_permission = r.io == ProcIo::Denied;
+    let (rss_bytes, anon_bytes, rss_growth_bytes_per_s, majflt_per_s) =
+        super::procs_memory::row_memory(r, before.map(|(b, _)| b), cur.page_size, dt);
     ProcRow {
         pid: r.pid,
         comm: r.stat.comm.clone(),
@@ -153,6 +163,10 @@ fn row(r: &ProcRecord, before: Option<(&ProcRecord, u64)>, cur: &Walk, delayacct
         // Without ptrace access the kernel prints `0` whatever the task does.
         wchan: r.wchan.clone().filter(|_| !no_permission),
         no_permission,
+        rss_bytes,
+        anon_bytes,
+        rss_growth_bytes_per_s,
+        majflt_per_s,
     }
 }
 
@@ -188,6 +202,7 @@ pub fn throttled_by_wchan(rows: &[ProcRow]) -> Vec<Throttled> {
 pub struct Tracker {
     last: Option<std::sync::Arc<Walk>>,
     rows: Option<Vec<ProcRow>>,
+    memory: Option<Vec<super::procs_memory::MemRow>>,
 }
 
 impl Tracker {
@@ -195,6 +210,7 @@ impl Tracker {
     pub fn update(&mut self, snap: &crate::parse::Snapshot) {
         if let Some(w) = &snap.procs {
             self.rows = Some(derive(self.last.as_deref(), w));
+            self.memory = Some(super::procs_memory::memory_rows(w)).filter(|m| !m.is_empty());
             self.last = Some(w.clone());
         } else if self
             .last
@@ -203,6 +219,7 @@ impl Tracker {
         {
             self.last = None;
             self.rows = None;
+            self.memory = None;
         }
     }
 
@@ -210,6 +227,12 @@ impl Tracker {
     #[must_use]
     pub fn rows(&self) -> Option<&[ProcRow]> {
         self.rows.as_deref()
+    }
+
+    /// The memory rows of the last walk (the memory sort); `None` when no walk is recent.
+    #[must_use]
+    pub fn memory(&self) -> Option<&[super::procs_memory::MemRow]> {
+        self.memory.as_deref()
     }
 
     /// The last walk itself (its scope, delay accounting, clock ticks).
@@ -225,6 +248,7 @@ impl Tracker {
             .rows
             .as_ref()
             .map(|r| r.iter().take(TOP).cloned().collect());
+        m.processes_by_memory = self.memory.clone();
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         let wchan = self
             .rows

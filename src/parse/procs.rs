@@ -105,6 +105,8 @@ pub struct StatLine {
     pub cpu_ticks: u64,
     /// Field 20.
     pub num_threads: u64,
+    /// Field 24, `rss`: resident pages (anon + file + shmem, the mm's counters).
+    pub rss_pages: u64,
     /// Field 22, clock ticks after boot: with the pid, it names one process instance.
     pub starttime: u64,
     /// Field 42, `delayacct_blkio_ticks`: the main thread's block-IO wait (dirty-throttle
@@ -145,6 +147,7 @@ pub fn parse_stat(text: &str) -> std::result::Result<StatLine, String> {
         majflt: field(12)?,
         cpu_ticks: field(14)?.saturating_add(field(15)?),
         num_threads: field(20)?,
+        rss_pages: field(24)?,
         starttime: field(22)?,
         blkio_ticks: if rest.len() > 42 - 3 {
             Some(field(42)?)
@@ -185,6 +188,37 @@ pub struct ProcRecord {
     pub cgroup: Option<String>,
     /// Field 42 summed over every thread (`task/*/stat`), when the source read them.
     pub blkio_tasks: Option<u64>,
+    /// `/proc/PID/statm` `resident` and `shared` pages, when the source read it (`P`
+    /// records). resident − shared is the anon count exactly: the kernel's `task_statm`
+    /// makes `shared` = file + shmem and `resident` = shared + anon.
+    pub statm: Option<(u64, u64)>,
+}
+
+/// A process among the walk's largest by resident memory (an `M` record, `source::procs_memory`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemRecord {
+    /// Its pid.
+    pub pid: u32,
+    /// Its start time (stat field 22).
+    pub starttime: u64,
+    /// Its stat line, as last read.
+    pub stat: StatLine,
+    /// Its stat `rss` pages and `majflt` at the previous walk, when it was seen there.
+    pub before: Option<(u64, u64)>,
+    /// `/proc/PID/status` VmRSS, RssAnon, RssFile, RssShmem, VmSwap, kB (`None`: no line).
+    pub vm_rss_kb: Option<u64>,
+    /// RssAnon, kB.
+    pub rss_anon_kb: Option<u64>,
+    /// RssFile, kB.
+    pub rss_file_kb: Option<u64>,
+    /// RssShmem, kB.
+    pub rss_shmem_kb: Option<u64>,
+    /// VmSwap, kB.
+    pub vm_swap_kb: Option<u64>,
+    /// `/proc/PID/oom_score_adj`.
+    pub oom_score_adj: Option<i32>,
+    /// `/proc/PID/wchan`, when read.
+    pub wchan: Option<String>,
 }
 
 /// One process walk.
@@ -207,28 +241,47 @@ pub struct Walk {
     pub fio: Vec<u32>,
     /// The processes written, in file order.
     pub records: Vec<ProcRecord>,
+    /// The page size the stat and statm pages count in (`page_size` line); `None` in older
+    /// recordings (then no memory figures).
+    pub page_size: Option<u64>,
+    /// The largest processes by resident memory, and those in D state (`M` records).
+    pub memory: Vec<MemRecord>,
 }
 
 /// Parses the walk pseudo-file.
 pub fn parse(text: &str) -> Result<Walk> {
     let mut w = Walk::default();
     let mut open: Option<(usize, Partial)> = None;
+    let mut mem: Option<(usize, MemPartial)> = None;
     let mut have_walk = false;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let err = |msg: String| Error::parse(FILE, n, msg);
         let (tag, value) = line.split_once(' ').unwrap_or((line, ""));
         match tag {
-            "P" | "p" => {
+            "P" | "p" | "M" => {
                 if let Some((at, rec)) = open.take() {
                     w.records
+                        .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+                }
+                if let Some((at, rec)) = mem.take() {
+                    w.memory
                         .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
                 }
                 let (pid, start) = value
                     .split_once(' ')
                     .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                     .ok_or_else(|| err(format!("bad record line {line:?}")))?;
-                open = Some((n, Partial::new(pid, start, tag == "p")));
+                if tag == "M" {
+                    mem = Some((n, MemPartial::new(pid, start)));
+                } else {
+                    open = Some((n, Partial::new(pid, start, tag == "p")));
+                }
+            }
+            _ if mem.is_some() => {
+                if let Some((_, rec)) = mem.as_mut() {
+                    rec.take(tag, value).map_err(err)?;
+                }
             }
             _ if open.is_some() => {
                 if let Some((_, rec)) = open.as_mut() {
@@ -245,6 +298,7 @@ pub fn parse(text: &str) -> Result<Walk> {
                 w.task_delayacct = dash(value).map(|v| v.trim() != "0");
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
+            "page_size" => w.page_size = Some(number(value).map_err(err)?),
             "scope_error" => w.scope_error = Some(value.to_owned()),
             "fio" => {
                 w.fio = value
@@ -258,6 +312,10 @@ pub fn parse(text: &str) -> Result<Walk> {
     }
     if let Some((at, rec)) = open {
         w.records
+            .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+    }
+    if let Some((at, rec)) = mem {
+        w.memory
             .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
     }
     if !have_walk {
@@ -288,6 +346,7 @@ struct Partial {
     wchan: Option<String>,
     cgroup: Option<String>,
     blkio_tasks: Option<u64>,
+    statm: Option<(u64, u64)>,
 }
 
 impl Partial {
@@ -302,6 +361,7 @@ impl Partial {
             wchan: None,
             cgroup: None,
             blkio_tasks: None,
+            statm: None,
         }
     }
 
@@ -318,6 +378,7 @@ impl Partial {
             "wchan" => self.wchan = Some(value.to_owned()),
             "cgroup" => self.cgroup = Some(value.to_owned()),
             "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
+            "statm" => self.statm = Some(statm(value)?),
             _ => {
                 if !self.io.take(line)? {
                     return Err(format!("unexpected line {line:?}"));
@@ -352,7 +413,98 @@ impl Partial {
             wchan: self.wchan,
             cgroup: self.cgroup,
             blkio_tasks: self.blkio_tasks,
+            statm: self.statm,
         })
+    }
+}
+
+/// `resident` and `shared` of a statm line (`size resident shared text lib data dt`, pages).
+fn statm(value: &str) -> std::result::Result<(u64, u64), String> {
+    let mut f = value.split_ascii_whitespace().skip(1).map(str::parse::<u64>);
+    match (f.next(), f.next()) {
+        (Some(Ok(r)), Some(Ok(s))) => Ok((r, s)),
+        _ => Err(format!("statm: bad line {value:?}")),
+    }
+}
+
+/// An `M` record being read.
+struct MemPartial(MemRecord, bool);
+
+impl MemPartial {
+    fn new(pid: u32, starttime: u64) -> Self {
+        let stat = StatLine {
+            pid,
+            comm: String::new(),
+            state: '?',
+            ppid: 0,
+            majflt: 0,
+            cpu_ticks: 0,
+            num_threads: 0,
+            rss_pages: 0,
+            starttime,
+            blkio_ticks: None,
+        };
+        Self(
+            MemRecord {
+                pid,
+                starttime,
+                stat,
+                before: None,
+                vm_rss_kb: None,
+                rss_anon_kb: None,
+                rss_file_kb: None,
+                rss_shmem_kb: None,
+                vm_swap_kb: None,
+                oom_score_adj: None,
+                wchan: None,
+            },
+            false,
+        )
+    }
+
+    fn take(&mut self, tag: &str, value: &str) -> std::result::Result<(), String> {
+        let r = &mut self.0;
+        let kb = |v: &str| number(v.trim().trim_end_matches("kB").trim());
+        match tag {
+            "stat" => {
+                r.stat = parse_stat(value)?;
+                self.1 = true;
+            }
+            "before" => {
+                let (a, b) = value
+                    .split_once(' ')
+                    .ok_or_else(|| format!("before: bad line {value:?}"))?;
+                r.before = Some((number(a)?, number(b)?));
+            }
+            "VmRSS:" => r.vm_rss_kb = Some(kb(value)?),
+            "RssAnon:" => r.rss_anon_kb = Some(kb(value)?),
+            "RssFile:" => r.rss_file_kb = Some(kb(value)?),
+            "RssShmem:" => r.rss_shmem_kb = Some(kb(value)?),
+            "VmSwap:" => r.vm_swap_kb = Some(kb(value)?),
+            "oom_score_adj" => {
+                r.oom_score_adj =
+                    Some(value.trim().parse().map_err(|_| {
+                        format!("oom_score_adj: not a number: {value:?}")
+                    })?);
+            }
+            "wchan" => r.wchan = Some(value.to_owned()),
+            _ => return Err(format!("memory record: unexpected line {tag} {value}")),
+        }
+        Ok(())
+    }
+
+    fn finish(self) -> std::result::Result<MemRecord, String> {
+        let r = self.0;
+        if !self.1 {
+            return Err(format!("memory record {}: no stat line", r.pid));
+        }
+        if r.stat.pid != r.pid || r.stat.starttime != r.starttime {
+            return Err(format!(
+                "memory record {} {}: stat says pid {} start {}",
+                r.pid, r.starttime, r.stat.pid, r.stat.starttime
+            ));
+        }
+        Ok(r)
     }
 }
 

@@ -218,6 +218,10 @@ mod tests {
             state: 'R',
             wchan: None,
             no_permission: false,
+            rss_bytes: None,
+            anon_bytes: None,
+            rss_growth_bytes_per_s: None,
+            majflt_per_s: None,
         }
     }
 

@@ -28,6 +28,7 @@
 //! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! scope /system.slice/x     the cgroup walked (- for all processes)
+//! page_size 4096            the page size of stat's rss and statm
 //! scope_error TEXT          (only when the scope could not be listed: no process then)
 //! fio 5150 5152             the pids whose comm is fio, active or not (only when there are)
 //! P 4242 987654             a process of this walk: pid, start time (stat field 22)
@@ -36,8 +37,10 @@
 //! …                         unknown, never 0) or `io absent` (kernel without io accounting)
 //! wchan balance_dirty_pages its /proc/PID/wchan (the main thread's; `0` when running)
 //! cgroup /user.slice        the `0::` line of /proc/PID/cgroup, when there is one
+//! statm 1000 900 100 …      its /proc/PID/statm (resident − shared: its anon pages)
 //! blkio_tasks 12            field 42 summed over task/*/stat (multi-threaded, delayacct on)
 //! p 4243 987655             its reading at the previous walk: stat and io lines only
+//! M 4242 987654             a memory record (after every P and p; `procs_memory`)
 //! ```
 //!
 //! A newline inside a value (a comm or a cgroup name can hold one) is written as `?`.
@@ -202,6 +205,7 @@ impl Walker {
             delayacct.as_deref().map_or("-", str::trim)
         );
         let _ = writeln!(self.out, "scope {}", clean(scope.as_deref().unwrap_or("-")));
+        let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
         self.pids.clear();
         let listed = match &scope {
             None => list_all(&self.proc_root, &mut self.pids),
@@ -233,6 +237,7 @@ impl Walker {
         for &pid in &pids {
             ctx.visit(pid, &mut self.seen);
         }
+        super::procs_memory::write(&mut ctx, &self.seen, self.walk);
         self.pids = pids;
         if !self.fio.is_empty() {
             let mut line = String::from("fio");
