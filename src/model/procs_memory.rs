@@ -135,8 +135,7 @@ pub fn row_memory(
     let anon = r
         .statm
         .and_then(|(res, shared)| pages(res.checked_sub(shared)?));
-    let growth =
-        before.and_then(|b| Some((rss? as f64 - pages(b.stat.rss_pages)? as f64) / dt?));
+    let growth = before.and_then(|b| Some((rss? as f64 - pages(b.stat.rss_pages)? as f64) / dt?));
     let majflt = before.and_then(|b| Some(r.stat.majflt.checked_sub(b.stat.majflt)? as f64 / dt?));
     (rss, anon, growth, majflt)
 }

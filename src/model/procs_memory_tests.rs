@@ -12,8 +12,19 @@ fn stat(pid: u32, comm: &str, state: char, rss: u64, majflt: u64) -> String {
     format!("{head}) {}", f.join(" "))
 }
 
-fn mem(pid: u32, comm: &str, state: char, rss: u64, before: Option<(u64, u64)>, wchan: &str) -> String {
-    let mut t = format!("M {pid} {}\nstat {}\n", 100 + pid, stat(pid, comm, state, rss, 50));
+fn mem(
+    pid: u32,
+    comm: &str,
+    state: char,
+    rss: u64,
+    before: Option<(u64, u64)>,
+    wchan: &str,
+) -> String {
+    let mut t = format!(
+        "M {pid} {}\nstat {}\n",
+        100 + pid,
+        stat(pid, comm, state, rss, 50)
+    );
     if let Some((r, f)) = before {
         t += &format!("before {r} {f}\n");
     }
@@ -53,15 +64,28 @@ fn the_largest_leads_and_a_task_stalled_in_reclaim_comes_first() {
     assert_eq!(eat.majflt_per_s, Some(20.0));
     assert_eq!(eat.oom_score_adj, Some(0));
     assert_eq!(rows[2].wchan, None, "a running task's wchan 0 is no place");
-    assert_eq!(rows[0].rss_growth_bytes_per_s, None, "first seen: no growth");
+    assert_eq!(
+        rows[0].rss_growth_bytes_per_s, None,
+        "first seen: no growth"
+    );
 }
 
 #[test]
 fn reclaim_paths_are_named_and_other_sleeps_are_not() {
-    for w in ["shrink_folio_list", "try_to_free_pages", "__alloc_pages_slowpath", "reclaim_throttle"] {
+    for w in [
+        "shrink_folio_list",
+        "try_to_free_pages",
+        "__alloc_pages_slowpath",
+        "reclaim_throttle",
+    ] {
         assert!(in_reclaim(w), "{w}");
     }
-    for w in ["balance_dirty_pages", "do_wait", "folio_wait_bit_common", "0"] {
+    for w in [
+        "balance_dirty_pages",
+        "do_wait",
+        "folio_wait_bit_common",
+        "0",
+    ] {
         assert!(!in_reclaim(w), "{w}");
     }
     // A sleeping task in a reclaim wchan is not stalled (not D).
@@ -88,8 +112,12 @@ fn a_processes_row_has_anon_from_statm_and_growth_from_its_carried_reading() {
 #[test]
 fn a_bad_memory_record_is_named_by_line() {
     let head = "walk 1\nprev -\nclk_tck 100\n";
-    let e = parse(&format!("{head}M 3 103\nVmRSS: x kB\n")).unwrap_err().to_string();
+    let e = parse(&format!("{head}M 3 103\nVmRSS: x kB\n"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains(":5:"), "{e}");
-    let e = parse(&format!("{head}M 3 103\nVmRSS: 1 kB\n")).unwrap_err().to_string();
+    let e = parse(&format!("{head}M 3 103\nVmRSS: 1 kB\n"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no stat line"), "{e}");
 }

@@ -200,15 +200,24 @@ mod tests {
         }
         m.memory.AnonPages = Some(1 << 20);
         let mut g = Gate::default();
-        assert!(g.update(&m, &View::default()).is_none_or(|w| w.procs.is_none()));
+        assert!(
+            g.update(&m, &View::default())
+                .is_none_or(|w| w.procs.is_none())
+        );
         m.memory.AnonPages = Some((1 << 20) + 32 * 1024);
-        assert!(g.update(&m, &View::default()).is_none(), "32 MiB/s is not fast");
+        assert!(
+            g.update(&m, &View::default()).is_none(),
+            "32 MiB/s is not fast"
+        );
         m.memory.AnonPages = Some((1 << 20) + 32 * 1024 + 512 * 1024);
         let w = g.update(&m, &View::default()).unwrap();
         assert!(w.procs.is_some(), "512 MiB/s of anon growth wants a walk");
         let mut g = Gate::default();
         m.reclaim.pgscan_direct_s = Some(10.0);
-        assert!(g.update(&m, &View::default()).unwrap().procs.is_some(), "direct reclaim");
+        assert!(
+            g.update(&m, &View::default()).unwrap().procs.is_some(),
+            "direct reclaim"
+        );
     }
 
     #[test]

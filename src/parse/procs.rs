@@ -420,7 +420,10 @@ impl Partial {
 
 /// `resident` and `shared` of a statm line (`size resident shared text lib data dt`, pages).
 fn statm(value: &str) -> std::result::Result<(u64, u64), String> {
-    let mut f = value.split_ascii_whitespace().skip(1).map(str::parse::<u64>);
+    let mut f = value
+        .split_ascii_whitespace()
+        .skip(1)
+        .map(str::parse::<u64>);
     match (f.next(), f.next()) {
         (Some(Ok(r)), Some(Ok(s))) => Ok((r, s)),
         _ => Err(format!("statm: bad line {value:?}")),
@@ -482,10 +485,12 @@ impl MemPartial {
             "RssShmem:" => r.rss_shmem_kb = Some(kb(value)?),
             "VmSwap:" => r.vm_swap_kb = Some(kb(value)?),
             "oom_score_adj" => {
-                r.oom_score_adj =
-                    Some(value.trim().parse().map_err(|_| {
-                        format!("oom_score_adj: not a number: {value:?}")
-                    })?);
+                r.oom_score_adj = Some(
+                    value
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("oom_score_adj: not a number: {value:?}"))?,
+                );
             }
             "wchan" => r.wchan = Some(value.to_owned()),
             _ => return Err(format!("memory record: unexpected line {tag} {value}")),
