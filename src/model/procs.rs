@@ -248,7 +248,7 @@ impl Tracker {
             .rows
             .as_ref()
             .map(|r| r.iter().take(TOP).cloned().collect());
-        m.processes_by_memory = self.memory.clone();
+        m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         let wchan = self
             .rows

@@ -1,3 +1,5 @@
+use std::fmt::Write as _;
+
 use super::*;
 use crate::parse::procs::parse;
 use crate::parse::procs::tests::stat_line;
@@ -26,9 +28,10 @@ fn mem(
         stat(pid, comm, state, rss, 50)
     );
     if let Some((r, f)) = before {
-        t += &format!("before {r} {f}\n");
+        let _ = writeln!(t, "before {r} {f}");
     }
-    t += &format!(
+    let _ = write!(
+        t,
         "VmRSS: {} kB\nRssAnon: {} kB\nRssFile: 0 kB\nRssShmem: 0 kB\nVmSwap: 8 kB\n\
          oom_score_adj 0\nwchan {wchan}\n",
         rss * 4,

@@ -50,11 +50,11 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &HashMap<u32, Seen>, walk: u64) {
         .filter(|(_, s)| s.ident().1 == 'D')
         .take(MEM_TOP);
     for &(&pid, s) in top.chain(blocked) {
-        let (start, _, stat) = s.ident();
-        if stat.is_empty() {
+        let (start, _, stat_text) = s.ident();
+        if stat_text.is_empty() {
             continue;
         }
-        let _ = writeln!(ctx.out, "M {pid} {start}\nstat {stat}");
+        let _ = writeln!(ctx.out, "M {pid} {start}\nstat {stat_text}");
         if let Some((rss, majflt)) = s.before {
             let _ = writeln!(ctx.out, "before {rss} {majflt}");
         }
