@@ -158,6 +158,8 @@ pub enum Action {
     Cgroups,
     /// Show the selected task's kernel stack (root).
     Stack,
+    /// Show command lines in place of command names in the processes view.
+    Cmdline,
     /// Pick a built-in playbook and run it.
     Playbook,
     /// Change one kernel setting by hand (root; restored on quit).
@@ -220,7 +222,7 @@ const fn replay(key: Key, label: &'static str, action: Action, help: &'static st
 }
 
 /// Every binding, in help order.
-pub const KEYMAP: [Binding; 38] = [
+pub const KEYMAP: [Binding; 39] = [
     key(Key::Char('q'), "q", Action::Quit, "quit"),
     key(Key::Ctrl('c'), "Ctrl-C", Action::Quit, "quit"),
     key(Key::Char('?'), "?", Action::Help, "this help"),
@@ -292,6 +294,7 @@ pub const KEYMAP: [Binding; 38] = [
         "cgroups, dirty limits",
     ),
     live(Key::Char('K'), "K", Action::Stack, "kernel stack (root)"),
+    live(Key::Char('a'), "a", Action::Cmdline, "command lines (who)"),
     live(Key::Char('m'), "m", Action::EatMemory, "eat memory"),
     live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),
     live(Key::Char('x'), "x", Action::StopJob, "stop / release a job"),

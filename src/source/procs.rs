@@ -316,6 +316,19 @@ fn fd_budget(proc_root: &Path) -> usize {
     limit.saturating_sub(reserve).saturating_sub(open_now) as usize
 }
 
+/// The command line of process `pid` (`/proc/PID/cmdline`, its NULs as spaces), read on
+/// demand for the rows shown; `None` when it has none (a kernel thread, a zombie) or is gone.
+#[must_use]
+pub fn cmdline(proc_root: &Path, pid: u32) -> Option<String> {
+    let raw = std::fs::read(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
+    let text: String = String::from_utf8_lossy(&raw)
+        .trim_end_matches('\0')
+        .chars()
+        .map(|c| if c == '\0' || c.is_control() { ' ' } else { c })
+        .collect();
+    (!text.trim().is_empty()).then_some(text)
+}
+
 /// The kernel stack of task `pid` (`/proc/PID/stack`, root only), read on demand; the error
 /// says why not in words fit for the screen.
 pub fn kernel_stack(proc_root: &Path, pid: u32) -> std::result::Result<String, String> {
