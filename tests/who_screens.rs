@@ -180,6 +180,18 @@ fn processes_view_sorted_by_storage_io() {
         "sorted by dirtied + read bytes/s"
     );
     assert_screens("who_processes", &app);
+    // 80x24 keeps the who essentials: three processes, three throttled writers, refaults.
+    let text = screen(&app, 80, 24);
+    let rows = |from: &str| {
+        text.lines()
+            .skip_while(|l| !l.contains(from))
+            .skip(2)
+            .take_while(|l| !l.contains('└'))
+            .count()
+    };
+    assert!(rows("Processes by IO") >= 3, "{text}");
+    assert!(rows("Throttled writers") >= 3, "{text}");
+    assert!(text.contains("refault 1328 "), "{text}");
     // `s` moves the sort to memory; Esc closes the view.
     app.update(Msg::Action(Action::Sort));
     assert_eq!(app.ui.proc_sort, pagewatch::app::ProcSort::Memory);
