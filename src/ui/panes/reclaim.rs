@@ -41,13 +41,7 @@ fn direct_level(m: &Model) -> u8 {
 /// Draws the reclaim pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if area.height == 1 {
-        // Beside a who view at 80x24: one line, no borders.
-        // The figures' names (kswapd, direct, stall, refault) say which pane it is.
-        let Some(m) = &app.model else { return };
-        let mut line = one_line(app, m);
-        line.spans.insert(0, Span::styled(" ", theme(app).dim));
-        canvas.lines(area, vec![line]);
-        return;
+        return bare(app, area, canvas);
     }
     let inner = canvas.block(area, frame(app, "Reclaim", app.ui.focus == Focus::Reclaim));
     let Some(m) = &app.model else { return };
@@ -152,6 +146,15 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
 fn efficiency_of(steal: Option<f64>, scan: Option<f64>) -> Option<f64> {
     let scan = scan.filter(|s| *s > 0.0)?;
     Some(steal.unwrap_or(0.0) / scan * 100.0)
+}
+
+/// Beside a who view at 80x24: the one line, without borders (the figures' names, kswapd,
+/// direct, stall, refault, say which pane it is).
+fn bare(app: &App, area: Rect, canvas: &mut Canvas) {
+    let Some(m) = &app.model else { return };
+    let mut line = one_line(app, m);
+    line.spans.insert(0, Span::styled(" ", theme(app).dim));
+    canvas.lines(area, vec![line]);
 }
 
 /// The pane in one line (compact layout): the rates and where free memory stands.
