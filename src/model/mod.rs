@@ -94,7 +94,7 @@ pub struct Model {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_delayacct: Option<bool>,
     /// The processes holding the most resident memory at the last walk, stalled-in-reclaim
-    /// first, then by resident bytes (`procs_memory`, at most `source::procs::MEM_TOP` plus
+    /// first, then by resident bytes (`procs_memory`, at most `source::procs_memory::MEM_TOP` plus
     /// those in D state); `None` when no walk ran recently or it had no memory records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub processes_by_memory: Option<Vec<procs_memory::MemRow>>,

@@ -7,11 +7,15 @@
 //!
 //! The format (written by `source::procs`, documented there in full): header lines
 //! `walk MONO_NS`, `prev MONO_NS|-`, `clk_tck N`, `task_delayacct 0|1|-`, `scope PATH|-`,
-//! optionally `scope_error TEXT` and `fio PID…`; then records, each opened by
+//! optionally `page_size N`, `scope_error TEXT` and `fio PID…`; then records, each opened by
 //! `P PID STARTTIME` (a process of this walk) or `p PID STARTTIME` (its reading at the
 //! previous walk, carried because it was left out of that walk's file), followed by
 //! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
-//! for `P` records `wchan TEXT`, `cgroup PATH` and optionally `blkio_tasks N`.
+//! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `statm RAW_LINE` and
+//! `blkio_tasks N`. Last, the memory records (`source::procs_memory`): `M PID STARTTIME`,
+//! `stat RAW_LINE`, optionally `before RSS_PAGES MAJFLT`, the status lines `VmRSS:`,
+//! `RssAnon:`, `RssFile:`, `RssShmem:`, `VmSwap:` (`N kB`), `oom_score_adj N`, `wchan TEXT`.
+//! Also owns `MemRecord`.
 
 use serde::Serialize;
 

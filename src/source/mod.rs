@@ -10,7 +10,7 @@ mod fs;
 mod host;
 mod mountinfo;
 pub mod procs;
-mod procs_memory;
+pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
 mod trace;
