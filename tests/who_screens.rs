@@ -164,6 +164,9 @@ fn throttled_writers_from_the_tracepoint() {
     let m = app.model.as_ref().unwrap();
     assert!(m.throttled.len() >= 3, "{:?}", m.throttled);
     assert_screens("who_throttled", &app);
+    // Rates in the screen's units; a writer at the hard limit (task_ratelimit 0) says so.
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("250M") && text.contains("at limit"), "{text}");
 }
 
 #[test]

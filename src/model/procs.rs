@@ -203,6 +203,9 @@ pub struct Tracker {
     last: Option<std::sync::Arc<Walk>>,
     rows: Option<Vec<ProcRow>>,
     memory: Option<Vec<super::procs_memory::MemRow>>,
+    /// Command names of the last two walks' processes: a throttled writer that exited
+    /// before the tracepoint's comm was read keeps its name.
+    names: std::collections::HashMap<u32, String>,
 }
 
 impl Tracker {
@@ -210,6 +213,13 @@ impl Tracker {
     pub fn update(&mut self, snap: &crate::parse::Snapshot) {
         if let Some(w) = &snap.procs {
             self.rows = Some(derive(self.last.as_deref(), w));
+            let mut names = std::collections::HashMap::new();
+            for walk in self.last.iter().map(AsRef::as_ref).chain([w.as_ref()]) {
+                let comms = walk.records.iter().map(|r| (r.pid, &r.stat.comm));
+                let comms = comms.chain(walk.memory.iter().map(|r| (r.pid, &r.stat.comm)));
+                names.extend(comms.map(|(p, c)| (p, c.clone())));
+            }
+            self.names = names;
             self.memory = Some(super::procs_memory::memory_rows(w)).filter(|m| !m.is_empty());
             self.last = Some(w.clone());
         } else if self
@@ -220,6 +230,7 @@ impl Tracker {
             self.last = None;
             self.rows = None;
             self.memory = None;
+            self.names.clear();
         }
     }
 
@@ -241,8 +252,10 @@ impl Tracker {
         self.last.as_deref()
     }
 
-    /// Fills `Model::processes` (the `TOP` rows) and `Model::task_delayacct`, and, while the
-    /// tracepoint is not armed, `Model::throttled` with the walk's wchan rows (spec §11).
+    /// Fills `Model::processes` (the `TOP` rows), `Model::processes_by_memory` and
+    /// `Model::task_delayacct`, and, while the tracepoint is not armed, `Model::throttled`
+    /// with the walk's wchan rows (spec §11); a throttled writer without a name (it exited
+    /// before the tracepoint's reader asked) gets its name from the last two walks.
     pub fn fill(&self, m: &mut super::Model) {
         m.processes = self
             .rows
@@ -257,6 +270,11 @@ impl Tracker {
             .unwrap_or_default();
         m.throttled =
             super::throttled::rows(m.tracer.as_ref(), std::mem::take(&mut m.throttled), wchan);
+        for t in m.throttled.iter_mut().filter(|t| t.comm.is_empty()) {
+            if let Some(name) = self.names.get(&t.pid) {
+                t.comm.clone_from(name);
+            }
+        }
     }
 }
 
