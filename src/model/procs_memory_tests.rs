@@ -22,18 +22,14 @@ fn mem(
     before: Option<(u64, u64)>,
     wchan: &str,
 ) -> String {
-    let mut t = format!(
-        "M {pid} {}\nstat {}\n",
-        100 + pid,
-        stat(pid, comm, state, rss, 50)
-    );
-    if let Some((r, f)) = before {
-        let _ = writeln!(t, "before {r} {f}");
+    let mut t = format!("M {pid} {} {state} {rss} 50", 100 + pid);
+    match before {
+        Some((r, f)) => drop(writeln!(t, " {r} {f}")),
+        None => t.push_str(" - -\n"),
     }
     let _ = write!(
         t,
-        "VmRSS: {} kB\nRssAnon: {} kB\nRssFile: 0 kB\nRssShmem: 0 kB\nVmSwap: 8 kB\n\
-         oom_score_adj 0\nwchan {wchan}\n",
+        "mem {} {} 0 0 8\noom_score_adj 0\nwchan {wchan}\ncomm {comm}\n",
         rss * 4,
         rss * 4
     );
@@ -115,12 +111,19 @@ fn a_processes_row_has_anon_from_statm_and_growth_from_its_carried_reading() {
 #[test]
 fn a_bad_memory_record_is_named_by_line() {
     let head = "walk 1\nprev -\nclk_tck 100\n";
-    let e = parse(&format!("{head}M 3 103\nVmRSS: x kB\n"))
-        .unwrap_err()
-        .to_string();
+    let err = |body: &str| parse(&format!("{head}{body}")).unwrap_err().to_string();
+    let e = err("M 3 103 S 1 0 - -\nmem 1 x 0 0 0\n");
     assert!(e.contains(":5:"), "{e}");
-    let e = parse(&format!("{head}M 3 103\nVmRSS: 1 kB\n"))
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("no stat line"), "{e}");
+    let e = err("M 3 103 S 1\n");
+    assert!(e.contains(":4:") && e.contains("bad line"), "{e}");
+    let w = parse(&format!(
+        "{head}M 3 103 S 1 0 - -\nmem 4 - 0 0 -\ncomm a b\n"
+    ))
+    .unwrap();
+    let r = &w.memory[0];
+    assert_eq!(
+        (r.vm_rss_kb, r.rss_anon_kb, r.vm_swap_kb),
+        (Some(4), None, None)
+    );
+    assert_eq!(r.stat.comm, "a b", "a comm may hold spaces");
 }

@@ -12,10 +12,10 @@
 //! previous walk, carried because it was left out of that walk's file), followed by
 //! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
 //! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `statm RAW_LINE` and
-//! `blkio_tasks N`. Last, the memory records (`source::procs_memory`): `M PID STARTTIME`,
-//! `stat RAW_LINE`, optionally `before RSS_PAGES MAJFLT`, the status lines `VmRSS:`,
-//! `RssAnon:`, `RssFile:`, `RssShmem:`, `VmSwap:` (`N kB`), `oom_score_adj N`, `wchan TEXT`.
-//! Also owns `MemRecord`.
+//! `blkio_tasks N`. Last, the memory records (`source::procs_memory`):
+//! `M PID STARTTIME STATE RSS_PAGES MAJFLT BEFORE_RSS|- BEFORE_MAJFLT|-`, then optionally
+//! `mem VMRSS RSSANON RSSFILE RSSSHMEM VMSWAP` (kB, `-` each when absent), `oom_score_adj N`,
+//! `wchan TEXT` and `comm TEXT`. Also owns `MemRecord`.
 
 use serde::Serialize;
 
@@ -205,7 +205,7 @@ pub struct MemRecord {
     pub pid: u32,
     /// Its start time (stat field 22).
     pub starttime: u64,
-    /// Its stat line, as last read.
+    /// Its comm, state, rss (pages) and majflt as last read (the other stat fields are 0).
     pub stat: StatLine,
     /// Its stat `rss` pages and `majflt` at the previous walk, when it was seen there.
     pub before: Option<(u64, u64)>,
@@ -272,13 +272,15 @@ pub fn parse(text: &str) -> Result<Walk> {
                     w.memory
                         .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
                 }
+                if tag == "M" {
+                    mem = Some((n, MemPartial::new(value).map_err(err)?));
+                    continue;
+                }
                 let (pid, start) = value
                     .split_once(' ')
                     .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                     .ok_or_else(|| err(format!("bad record line {line:?}")))?;
-                if tag == "M" {
-                    mem = Some((n, MemPartial::new(pid, start)));
-                } else {
+                {
                     open = Some((n, Partial::new(pid, start, tag == "p")));
                 }
             }
@@ -435,59 +437,68 @@ fn statm(value: &str) -> std::result::Result<(u64, u64), String> {
 }
 
 /// An `M` record being read.
-struct MemPartial(MemRecord, bool);
+struct MemPartial(MemRecord);
 
 impl MemPartial {
-    fn new(pid: u32, starttime: u64) -> Self {
-        let stat = StatLine {
+    /// From the `M` line's value: pid, start, state, rss pages, majflt, and the previous
+    /// walk's rss and majflt (`-` `-` when it was not seen there).
+    fn new(value: &str) -> std::result::Result<Self, String> {
+        let f: Vec<&str> = value.split(' ').collect();
+        let [pid, start, state, rss, majflt, brss, bmaj] = f[..] else {
+            return Err(format!("memory record: bad line M {value}"));
+        };
+        let mut letters = state.chars();
+        let (Some(state), None) = (letters.next(), letters.next()) else {
+            return Err(format!("memory record: bad state {state:?}"));
+        };
+        let pid = u32::try_from(number(pid)?).map_err(|_| "memory record: bad pid".to_owned())?;
+        let starttime = number(start)?;
+        let before = match (dash(brss), dash(bmaj)) {
+            (Some(r), Some(m)) => Some((number(r)?, number(m)?)),
+            _ => None,
+        };
+        let fields = StatLine {
             pid,
             comm: String::new(),
-            state: '?',
+            state,
             ppid: 0,
-            majflt: 0,
+            majflt: number(majflt)?,
             cpu_ticks: 0,
             num_threads: 0,
-            rss_pages: 0,
+            rss_pages: number(rss)?,
             starttime,
             blkio_ticks: None,
         };
-        Self(
-            MemRecord {
-                pid,
-                starttime,
-                stat,
-                before: None,
-                vm_rss_kb: None,
-                rss_anon_kb: None,
-                rss_file_kb: None,
-                rss_shmem_kb: None,
-                vm_swap_kb: None,
-                oom_score_adj: None,
-                wchan: None,
-            },
-            false,
-        )
+        Ok(Self(MemRecord {
+            pid,
+            starttime,
+            stat: fields,
+            before,
+            vm_rss_kb: None,
+            rss_anon_kb: None,
+            rss_file_kb: None,
+            rss_shmem_kb: None,
+            vm_swap_kb: None,
+            oom_score_adj: None,
+            wchan: None,
+        }))
     }
 
     fn take(&mut self, tag: &str, value: &str) -> std::result::Result<(), String> {
         let r = &mut self.0;
-        let kb = |v: &str| number(v.trim().trim_end_matches("kB").trim());
         match tag {
-            "stat" => {
-                r.stat = parse_stat(value)?;
-                self.1 = true;
+            "mem" => {
+                let kb: Vec<Option<u64>> = value
+                    .split(' ')
+                    .map(|v| dash(v).map(number).transpose())
+                    .collect::<std::result::Result<_, _>>()?;
+                let [rss, anon, file, shmem, swap] = kb[..] else {
+                    return Err(format!("mem: expected five figures, not {value:?}"));
+                };
+                (r.vm_rss_kb, r.rss_anon_kb, r.rss_file_kb) = (rss, anon, file);
+                (r.rss_shmem_kb, r.vm_swap_kb) = (shmem, swap);
             }
-            "before" => {
-                let (a, b) = value
-                    .split_once(' ')
-                    .ok_or_else(|| format!("before: bad line {value:?}"))?;
-                r.before = Some((number(a)?, number(b)?));
-            }
-            "VmRSS:" => r.vm_rss_kb = Some(kb(value)?),
-            "RssAnon:" => r.rss_anon_kb = Some(kb(value)?),
-            "RssFile:" => r.rss_file_kb = Some(kb(value)?),
-            "RssShmem:" => r.rss_shmem_kb = Some(kb(value)?),
-            "VmSwap:" => r.vm_swap_kb = Some(kb(value)?),
+            "comm" => value.clone_into(&mut r.stat.comm),
             "oom_score_adj" => {
                 r.oom_score_adj = Some(
                     value
@@ -502,18 +513,9 @@ impl MemPartial {
         Ok(())
     }
 
+    #[allow(clippy::unnecessary_wraps)] // as `Partial::finish`, for the one call site
     fn finish(self) -> std::result::Result<MemRecord, String> {
-        let r = self.0;
-        if !self.1 {
-            return Err(format!("memory record {}: no stat line", r.pid));
-        }
-        if r.stat.pid != r.pid || r.stat.starttime != r.starttime {
-            return Err(format!(
-                "memory record {} {}: stat says pid {} start {}",
-                r.pid, r.starttime, r.stat.pid, r.stat.starttime
-            ));
-        }
-        Ok(r)
+        Ok(self.0)
     }
 }
 

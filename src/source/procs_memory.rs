@@ -8,14 +8,15 @@
 //! # The records
 //!
 //! ```text
-//! M 4242 987654             a memory candidate: pid, start time
-//! stat 4242 (eat) S 1 …     its stat line as last read (field 24 rss, field 12 majflt)
-//! before 262144 17          its rss pages and majflt at the previous walk (when seen there)
-//! VmRSS: 4194304 kB         five lines of /proc/PID/status: VmRSS, RssAnon, RssFile,
-//! RssAnon: 4190000 kB       RssShmem, VmSwap (VmSwap is in no cheaper file)
-//! oom_score_adj 1000        /proc/PID/oom_score_adj
-//! wchan shrink_folio_list   /proc/PID/wchan
+//! M 4242 987654 S 1048576 17 262144 17   pid, start time, state, stat rss (pages) and majflt,
+//!                                        and both at the previous walk (- - when unseen)
+//! mem 4194304 4190000 4304 0 0           status VmRSS RssAnon RssFile RssShmem VmSwap, kB
+//! oom_score_adj 1000                     /proc/PID/oom_score_adj
+//! wchan hrtimer_nanosleep                /proc/PID/wchan
+//! comm pagewatch-eat                     its command name (last: it may hold spaces)
 //! ```
+//!
+//! About 100 bytes a record: 1.5 KB a walk at most (`MEM_TOP` and as many in D state).
 //!
 //! # Cost and freshness
 //!
@@ -34,10 +35,10 @@ use super::procs_visit::{Seen, Visit};
 use super::read::clean;
 
 /// The largest processes a walk writes memory records for.
-pub const MEM_TOP: usize = 20;
+pub const MEM_TOP: usize = 15;
 
 /// The `/proc/PID/status` lines kept (the rest are left out).
-const STATUS_KEYS: [&str; 5] = ["VmRSS:", "RssAnon:", "RssFile:", "RssShmem:", "VmSwap:"];
+const STATUS_KEYS: [&str; 5] = ["VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSwap"];
 
 /// Writes the `M` records of the walk `walk` (see the module doc).
 pub(super) fn write(ctx: &mut Visit<'_>, seen: &HashMap<u32, Seen>, walk: u64) {
@@ -50,23 +51,43 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &HashMap<u32, Seen>, walk: u64) {
         .filter(|(_, s)| s.ident().1 == 'D')
         .take(MEM_TOP);
     for &(&pid, s) in top.chain(blocked) {
-        let (start, _, stat_text) = s.ident();
-        if stat_text.is_empty() {
-            continue;
+        let (start, state, stat_text) = s.ident();
+        let comm = match (stat_text.find(" ("), stat_text.rfind(')')) {
+            (Some(o), Some(c)) if c > o => &stat_text[o + 2..c],
+            _ => continue,
+        };
+        let _ = write!(ctx.out, "M {pid} {start} {state} {} {}", s.rss, s.majflt());
+        match s.before {
+            Some((rss, majflt)) => drop(writeln!(ctx.out, " {rss} {majflt}")),
+            None => ctx.out.push_str(" - -\n"),
         }
-        let _ = writeln!(ctx.out, "M {pid} {start}\nstat {stat_text}");
-        if let Some((rss, majflt)) = s.before {
-            let _ = writeln!(ctx.out, "before {rss} {majflt}");
-        }
+        let comm = clean(comm).into_owned();
         let dir = ctx.root.join(pid.to_string());
         if let Some(status) = ctx.read_small(&dir.join("status")) {
-            for line in status.lines() {
-                if let Some((key, value)) = line.split_once(char::is_whitespace)
-                    && STATUS_KEYS.contains(&key)
+            let mut kb = [None; 5];
+            for line in status
+                .lines()
+                .filter(|l| l.starts_with("Vm") || l.starts_with("Rss"))
+            {
+                if let Some((key, value)) = line.split_once(':')
+                    && let Some(i) = STATUS_KEYS.iter().position(|k| *k == key)
                 {
-                    let _ = writeln!(ctx.out, "{key} {}", clean(value.trim()));
+                    kb[i] = value
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<u64>()
+                        .ok();
                 }
             }
+            ctx.out.push_str("mem");
+            for v in kb {
+                match v {
+                    Some(v) => drop(write!(ctx.out, " {v}")),
+                    None => ctx.out.push_str(" -"),
+                }
+            }
+            ctx.out.push('\n');
         }
         if let Some(adj) = ctx.read_small(&dir.join("oom_score_adj")) {
             let _ = writeln!(ctx.out, "oom_score_adj {}", clean(adj.trim()));
@@ -74,5 +95,6 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &HashMap<u32, Seen>, walk: u64) {
         if let Some(w) = ctx.read_small(&dir.join("wchan")) {
             let _ = writeln!(ctx.out, "wchan {}", clean(w.trim_end()));
         }
+        let _ = writeln!(ctx.out, "comm {comm}");
     }
 }

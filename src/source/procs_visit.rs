@@ -59,6 +59,11 @@ pub(super) struct Seen {
 }
 
 impl Seen {
+    /// majflt as last read (the memory records, `procs_memory`).
+    pub(super) fn majflt(&self) -> u64 {
+        self.majflt
+    }
+
     /// The start time, state and last stat line (the memory records, `procs_memory`).
     pub(super) fn ident(&self) -> (u64, char, &str) {
         (self.start, self.state, &self.stat)
