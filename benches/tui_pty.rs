@@ -4,7 +4,8 @@
 //! Budget (issue #3, 1 Hz, 160x48, idle machine): CPU ≤ 0.5 ms/s, RSS ≤ 8 MB, output ≤ 1000 B/s.
 //! Loaded scenarios (`PW_BENCH_SCENARIO`, only under `cargo bench`): `procs1000` (1,000
 //! sleeping processes, the processes view open: ≤ 3 ms/s) and `throttle` (root: vm.dirty_bytes
-//! 64M and two buffered fio writers, the tracepoint armed: ≤ 2 ms/s). Under `cargo bench`,
+//! 64M and two buffered fio writers, the tracepoint armed: ≤ 2 ms/s) and `record` (the idle
+//! screen, then `pagewatch record` to a temporary file: ≤ the screen's CPU, issue 27). Under `cargo bench`,
 //! htop (`htop -d 10`, 1 Hz) is measured after pagewatch under the same load, in the same run.
 //!
 //! Run: `cargo bench --bench tui_pty` (30 s measured after 5 s of warm-up; set
@@ -257,6 +258,9 @@ enum Scenario {
     Throttle,
     /// The same writers on the VM's disk (`std::env::temp_dir()`), as before.
     ThrottleDisk,
+    /// An idle machine: the screen, then `pagewatch record` (headless, 1 Hz) in the same run;
+    /// the recorder's budget is the screen's measured CPU (issue 27).
+    Record,
 }
 
 impl Scenario {
@@ -265,13 +269,14 @@ impl Scenario {
             Ok("procs1000") => Self::Procs1000,
             Ok("throttle") => Self::Throttle,
             Ok("throttle-disk") => Self::ThrottleDisk,
+            Ok("record") => Self::Record,
             _ => Self::Idle,
         }
     }
 
     fn budget_ms(self) -> f64 {
         match self {
-            Self::Idle => 0.5,
+            Self::Idle | Self::Record => 0.5,
             Self::Procs1000 => 3.0,
             Self::Throttle | Self::ThrottleDisk => 2.0,
         }
@@ -280,7 +285,7 @@ impl Scenario {
     fn pagewatch_args(self) -> Vec<String> {
         match self {
             Self::Procs1000 => vec!["--view".into(), "processes".into()],
-            Self::Idle | Self::Throttle | Self::ThrottleDisk => Vec::new(),
+            Self::Idle | Self::Record | Self::Throttle | Self::ThrottleDisk => Vec::new(),
         }
     }
 }
@@ -328,7 +333,7 @@ impl Load {
             looped: None,
         };
         match s {
-            Scenario::Idle => {}
+            Scenario::Idle | Scenario::Record => {}
             Scenario::Procs1000 => {
                 for _ in 0..1000 {
                     load.children.push(
@@ -491,6 +496,23 @@ fn main() {
     }
     let label = format!("{scenario:?}");
     report(&label, &cmd, &r, secs, scenario.budget_ms());
+    if scenario == Scenario::Record {
+        // The recorder in the same run, its budget the screen's figure just measured.
+        let file = std::env::temp_dir().join(format!("pw-bench-{}.pwrec", std::process::id()));
+        let rec = [
+            env!("CARGO_BIN_EXE_pagewatch").to_owned(),
+            "record".into(),
+            file.display().to_string(),
+        ];
+        let m = measure(&rec, 160, 48, warm, Duration::from_secs(secs));
+        let size = std::fs::metadata(&file).map_or(0, |m| m.len());
+        let _ = std::fs::remove_file(&file);
+        report(&label, &rec, &m, secs, r.cpu_ms_per_s);
+        println!(
+            "  record / screen: {:.2}x; the recording grew to {size} bytes",
+            m.cpu_ms_per_s / r.cpu_ms_per_s
+        );
+    }
     // htop at 1 Hz under the same load, in the same run, for comparison.
     let htop = ["htop".to_owned(), "-d".to_owned(), "10".to_owned()];
     if bench

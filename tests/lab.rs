@@ -10,13 +10,19 @@
 //!   bytes mode, mixed mode, with bg ≥ thresh, with 300 MiB taken by `pagewatch eat`, and
 //!   under a buffered writer;
 //! - iostat -x's since-boot report in the guest equals our columns from the same diskstats;
-//! - a recording made in the guest replays on the host to the same JSON the guest printed.
+//! - a recording made in the guest replays on the host to the same JSON the guest printed;
+//! - with the memcg writer's writeback capped by io.max, a recording made in the guest and
+//!   replayed here names `/box` and its state in batch text wherever the JSON has it
+//!   throttling (`iomax.rs`).
 //!
-//! About 12 s a kernel after the first download. Skips, saying why, only when the kernel
+//! About 45–75 s a kernel after the first download under qemu's TCG on a shared 2-core machine
+//! (the io.max recording is 6 s of it). Skips, saying why, only when the kernel
 //! packages cannot be had (no route to the registry) or qemu is missing; `.ci/run` installs
 //! qemu-system-x86, busybox-static and cpio.
 #![allow(clippy::unwrap_used)]
 
+#[path = "lab/iomax.rs"]
+mod iomax;
 #[path = "common/iostat.rs"]
 mod iostat;
 
@@ -186,6 +192,7 @@ fn check_kernel(suite: &str, version: &str) {
     replay_matches(suite, &s);
     tracepoint_global(suite, &s);
     memcg_domain(suite, &s, version == "6.12.");
+    iomax::box_in_text(suite, &s, EXE);
 }
 
 /// Two buffered writers under vm.dirty_bytes 16M in the root group (checks.sh, `== trace`):

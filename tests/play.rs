@@ -220,6 +220,19 @@ fn record_play_records_the_playbook_and_the_report_shows_its_phases() {
             "{phase}: {table}"
         );
     }
+    // The one pipeline's gate decides what a playbook's recording carries, as it does for
+    // `record`'s: the reads keep the disk busy, so the process walk is in it.
+    let rec = pagewatch::record::read(&dir.path().join("r.pwrec")).unwrap();
+    let walked = rec
+        .samples
+        .iter()
+        .filter(|s| s.files.contains_key(pagewatch::sample::names::PROCS))
+        .count();
+    assert!(
+        walked > 0,
+        "no process walk in {} samples",
+        rec.samples.len()
+    );
     let (code, _, err) = run_in(dir.path(), &["report", "r.pwrec", "-o", "rep"]);
     assert_eq!(code, Some(0), "{err}");
     let report = std::fs::read_to_string(dir.path().join("rep/report.md")).unwrap();

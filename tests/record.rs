@@ -359,6 +359,71 @@ fn sigterm_sighup_and_duration_stop_the_recorder_cleanly() {
     assert!((rec.header.interval_s - 0.1).abs() < 1e-9);
 }
 
+/// Issue 27: the recorder blocks until the next tick instead of polling a flag every 50 ms;
+/// a signal in the middle of a long tick must still end it at once.
+#[test]
+fn a_signal_mid_tick_stops_the_recorder_at_once() {
+    use rustix::process::Signal;
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("long.pwrec");
+    let child = Command::new(BIN)
+        .args(["record", f.to_str().unwrap(), "--interval", "60"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let pid = rustix::process::Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+    let t0 = std::time::Instant::now();
+    rustix::process::kill_process(pid, Signal::INT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = t0.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    assert!(took < Duration::from_secs(3), "stopped after {took:?}");
+    let rec = read(&f).unwrap();
+    assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
+    assert_eq!(rec.samples.len(), 1);
+}
+
+/// Issue 27: the idle tree's samples after the first, as a recording stores them. zstd
+/// level 3 with its default window stored them in 376 bytes a sample; level 8 with the
+/// 128 KiB window in 322. (The 0.8 MB an hour budget is 222 bytes a sample at 1 Hz: four
+/// roots at the start of a stream are not enough history to hold this test to it.)
+#[test]
+fn idle_tree_samples_compress_better_than_level_3() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle");
+    let samples = tree_samples(&dir);
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("idle.pwrec");
+    let mut rec = Recorder::create(&f, &header(&samples[0])).unwrap();
+    rec.write_sample(&samples[0]).unwrap();
+    let after_first = rec.bytes_written();
+    for s in &samples[1..] {
+        rec.write_sample(s).unwrap();
+    }
+    let n = samples.len() as u64 - 1;
+    let per = (rec.bytes_written() - after_first) / n;
+    eprintln!("idle tree: first sample and header {after_first} bytes, then {per} bytes a sample");
+    rec.finish().unwrap();
+    assert_eq!(read(&f).unwrap().samples, samples);
+    assert!(per <= 340, "{per} bytes a sample");
+}
+
+/// The shipped recordings were written at zstd level 3 with a 2 MiB window; the reader
+/// takes the window from each frame, so they read as before the level-8 tuning (issue 27).
+#[test]
+fn recordings_written_at_level_3_still_read() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings");
+    for name in [
+        "idle-150s.pwrec",
+        "demo-randwrite-stress.pwrec",
+        "who-throttled.pwrec",
+    ] {
+        let rec = read(&dir.join(name)).unwrap();
+        assert!(rec.warnings.is_empty(), "{name}: {:?}", rec.warnings);
+        assert!(rec.samples.len() > 10, "{name}: {}", rec.samples.len());
+    }
+}
+
 /// 2 MB an hour at 1 Hz is 555 bytes a sample. Samples 0.1 s apart change less than 1 s
 /// apart (see README for the 1 Hz figure), so the bound here keeps a wide margin.
 #[test]

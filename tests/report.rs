@@ -81,6 +81,85 @@ fn storm_headline_figures_by_hand() {
         ("vda", "w_await", 49.0)
     );
     assert_eq!(w.at.time_ms, common::START_MS + 8_000);
+    // The verdict line says the same: the global domain throttled all 9 s (no memcg of the
+    // tree went past freerun), no tracepoint (no pause figure), and vda's evidence at its
+    // deepest queue, k = 8 (the first of k = 8..=13 at UTIL 99): 796 writes/s × 49 ms =
+    // 39.0 deep, await 49 ms, no calm baseline (above).
+    assert_eq!(s.throttled_by_domain, vec![("global".to_owned(), 9.0)]);
+    assert_eq!(s.paused_s, None);
+    let why = "queue 39 deep (≥ 32), await 49.00 ms (≥ 1 ms), no calm baseline yet";
+    assert_eq!(a.disks[0].worst_why.as_deref(), Some(why));
+    assert_eq!(
+        s.verdict,
+        format!(
+            "Verdict: writers throttled 9.0 s (global); vda saturated 13.0 s ({why}); \
+             direct reclaim 4.0 s"
+        )
+    );
+    let md = report::markdown_of(&rec, &a);
+    let summary = &md[md.find("## Summary\n\n").unwrap() + 12..];
+    assert!(
+        summary.starts_with(&format!("**{}.**\n", s.verdict)),
+        "{summary}"
+    );
+}
+
+/// Checks that `svg` is well-formed XML as far as a chart needs: every element closed in
+/// order, one root, and every `&` an entity.
+fn assert_well_formed(name: &str, svg: &str) {
+    let mut stack: Vec<&str> = Vec::new();
+    let mut roots = 0;
+    let mut rest = svg;
+    while let Some(i) = rest.find('<') {
+        let text = &rest[..i];
+        for (j, _) in text.match_indices('&') {
+            let t = &text[j..];
+            assert!(
+                ["&amp;", "&lt;", "&gt;", "&quot;", "&apos;", "&#"]
+                    .iter()
+                    .any(|e| t.starts_with(e)),
+                "{name}: bare & in {text:?}"
+            );
+        }
+        let end = rest[i..]
+            .find('>')
+            .unwrap_or_else(|| panic!("{name}: unclosed tag"));
+        let tag = &rest[i + 1..i + end];
+        rest = &rest[i + end + 1..];
+        if tag.starts_with('?') || tag.starts_with('!') {
+            continue;
+        }
+        if let Some(close) = tag.strip_prefix('/') {
+            assert_eq!(stack.pop(), tag_name(close), "{name}: </{close}>");
+        } else if !tag.ends_with('/') {
+            if stack.is_empty() {
+                roots += 1;
+            }
+            stack.push(tag_name(tag).unwrap());
+        } else if stack.is_empty() {
+            roots += 1;
+        }
+    }
+    assert!(stack.is_empty(), "{name}: unclosed {stack:?}");
+    assert_eq!(roots, 1, "{name}");
+}
+
+fn tag_name(t: &str) -> Option<&str> {
+    t.split(|c: char| c.is_whitespace() || c == '/').next()
+}
+
+/// The `(x, width)` of every rectangle of `svg` filled with `fill` at the shade's opacity.
+fn shades(svg: &str, fill: &str) -> Vec<(f64, f64)> {
+    let attr = |l: &str, a: &str| -> f64 {
+        let at = l.find(&format!(" {a}=\"")).unwrap() + a.len() + 3;
+        l[at..at + l[at..].find('"').unwrap()].parse().unwrap()
+    };
+    svg.lines()
+        .filter(|l| {
+            l.starts_with("<rect") && l.contains(&format!("opacity=\"0.2\" fill=\"{fill}\""))
+        })
+        .map(|l| (attr(l, "x"), attr(l, "width")))
+        .collect()
 }
 
 #[test]
@@ -123,22 +202,63 @@ fn writes_report_directory_and_refuses_foreign_ones() {
             "memory.svg",
             "dirty.svg",
             "reclaim.svg",
+            "psi.svg",
             "disk-vda.svg",
             "report.md"
         ]
     );
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
-    for n in &names[..4] {
+    for n in &names[..5] {
         assert!(md.contains(&format!("]({n})")), "{n} not referenced");
+        let svg = std::fs::read_to_string(out.join(n)).unwrap();
+        assert!(svg.starts_with("<svg"), "{n}: {}", &svg[..40]);
+        assert_well_formed(n, &svg);
     }
     let svg = std::fs::read_to_string(out.join("dirty.svg")).unwrap();
-    assert!(svg.starts_with("<svg"), "{}", &svg[..40]);
     for label in [
         "E1",
         "E5",
         "Dirty+Writeback",
         "freerun (throttle start)",
         "background",
+        "writers throttled",
+    ] {
+        assert!(
+            svg.contains(&format!(">\n{label}\n</text>")),
+            "{label} missing"
+        );
+    }
+    // The shades sit where the periods are. Each panel plots 0 to 23 s (the first record's
+    // interval starts at +0 s, the last is read at +23 s) on the pixel columns 72 (8 px
+    // margin, 64 px of y labels) to 891 (the last of 900 − 8): 819 px for 23 s, each end
+    // truncated to a pixel. Writers throttled from +6 s to +15 s: x = 72 + 819·6/23 = 285.7,
+    // 819·9/23 = 320.5 px wide; then its legend swatch.
+    let near = |got: (f64, f64), want: (f64, f64)| {
+        (got.0 - want.0).abs() <= 1.0 && (got.1 - want.1).abs() <= 1.0
+    };
+    let s = shades(&svg, "#9467BD");
+    assert_eq!(s.len(), 2, "{s:?}");
+    assert!(near(s[0], (285.7, 320.5)), "{s:?}");
+    assert!((s[1].1 - 16.0).abs() < 1e-9, "legend swatch {s:?}");
+    // vda saturated from +5 s to +18 s, on each of its three panels, each with a legend
+    // entry: x = 72 + 819·5/23 = 250.0, 819·13/23 = 462.9 px wide.
+    let svg = std::fs::read_to_string(out.join("disk-vda.svg")).unwrap();
+    let s = shades(&svg, "#BC8C00");
+    assert_eq!(s.len(), 6, "{s:?}");
+    for panel in s.chunks(2) {
+        assert!(near(panel[0], (250.0, 462.9)), "{s:?}");
+        assert!((panel[1].1 - 16.0).abs() < 1e-9, "legend swatch {s:?}");
+    }
+    assert_eq!(svg.matches(">\nsaturated\n</text>").count(), 3);
+    // The PSI chart: some and full for the three resources.
+    let svg = std::fs::read_to_string(out.join("psi.svg")).unwrap();
+    for label in [
+        "cpu some",
+        "memory some",
+        "io some",
+        "cpu full",
+        "memory full",
+        "io full",
     ] {
         assert!(
             svg.contains(&format!(">\n{label}\n</text>")),
@@ -197,14 +317,8 @@ fn with_closed_stdout(args: &[&std::ffi::OsStr]) -> std::process::Output {
 
 #[test]
 fn report_and_play_lists_stop_quietly_on_a_closed_pipe() {
-    let rec = common::storm(common::storm_events());
     let tmp = tempfile::tempdir().unwrap();
-    let file = tmp.path().join("storm.pwrec");
-    let mut w = pagewatch::record::Recorder::create(&file, &rec.header).unwrap();
-    for s in &rec.samples {
-        w.write_sample(s).unwrap();
-    }
-    w.finish().unwrap();
+    let file = storm_file(tmp.path());
     let out_dir = tmp.path().join("rep");
     let report = [
         "report".as_ref(),
@@ -223,4 +337,39 @@ fn report_and_play_lists_stop_quietly_on_a_closed_pipe() {
         assert!(o.status.success(), "{args:?}: {:?} {err}", o.status);
     }
     assert!(out_dir.join("report.md").exists());
+}
+
+/// The storm written as a recording file in `dir`.
+fn storm_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let rec = common::storm(common::storm_events());
+    let file = dir.join("storm.pwrec");
+    let mut w = pagewatch::record::Recorder::create(&file, &rec.header).unwrap();
+    for s in &rec.samples {
+        w.write_sample(s).unwrap();
+    }
+    w.finish().unwrap();
+    file
+}
+
+#[test]
+fn report_command_names_the_files_and_ends_with_the_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = storm_file(tmp.path());
+    let out_dir = tmp.path().join("rep");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args([
+            "report".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out_dir.as_os_str(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    assert!(stdout.contains("report.md\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("\nVerdict: writers throttled 9.0 s (global); vda saturated 13.0 s (queue 39 deep (≥ 32), await 49.00 ms (≥ 1 ms), no calm baseline yet); direct reclaim 4.0 s\n"),
+        "{stdout}"
+    );
 }

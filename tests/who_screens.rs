@@ -1,9 +1,11 @@
 //! Whole-screen snapshots of the "who" panes at 80x24 and 160x48, from a recording made on
 //! this VM (`assets/recordings/who-throttled.pwrec`: vm.dirty_bytes 64M, two buffered fio
 //! writers and a dd, `pagewatch record`, which armed the tracepoint and walked the processes)
-//! and from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12), and the memory
-//! sort from `assets/recordings/who-memory.pwrec` (`pagewatch record` while `pagewatch eat
-//! 4G` held 4 GiB for 10 s on this VM).
+//! from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12), from the kernel
+//! lab's thrashing recording (`assets/recordings/lab-thrash-6.12.pwrec`, made by
+//! `assets/lab/thrash.sh` on 6.12: /thrash re-reads 160M inside a 64M memory.max, /busy
+//! rewrites 64M), and the memory sort from `assets/recordings/who-memory.pwrec` (`pagewatch
+//! record` while `pagewatch eat 4G` held 4 GiB for 10 s on this VM).
 //!
 //! The samples go through `App::update` as live samples do; host facts are fixed. Snapshots
 //! live in `snapshots/`.
@@ -120,12 +122,23 @@ fn the_kernel_stack_is_re_read_while_open_and_command_lines_on_demand() {
         !fx.iter()
             .any(|e| matches!(e, Effect::Job(JobCmd::ReadStack(_))))
     );
+    // A row whose command line the walk carried (`ProcRow::cmdline`) shows it and is not
+    // read again; this older recording's walks carry none, so one is set here.
+    let walked = app.shown_pids()[1];
+    let m = app.model.as_mut().unwrap();
+    let row = m.processes.iter_mut().flatten().find(|r| r.pid == walked);
+    row.unwrap().cmdline = Some("dd of=/tmp/walked bs=1M".into());
     // `a`: command lines of the rows shown, in place of comm.
     let fx = app.update(Msg::Action(Action::Cmdline));
     let Some(Effect::Job(JobCmd::ReadCmdlines(pids))) = fx.first() else {
         panic!("{fx:?}");
     };
-    assert_eq!(*pids, app.shown_pids());
+    let mut others = app.shown_pids();
+    others.retain(|&p| p != walked);
+    assert_eq!(
+        *pids, others,
+        "every shown row but the one the walk carried"
+    );
     let first = pids[0];
     app.update(Msg::Job(JobReport::Cmdlines(vec![(
         first,
@@ -133,7 +146,9 @@ fn the_kernel_stack_is_re_read_while_open_and_command_lines_on_demand() {
     )])));
     let text = screen(&app, 160, 48);
     assert!(text.contains("fio --name=w1 --rw=write"), "{text}");
+    assert!(text.contains("dd of=/tmp/walked bs=1M"), "{text}");
     app.update(Msg::Action(Action::Cmdline));
+    assert!(!screen(&app, 160, 48).contains("of=/tmp/walked"));
     assert!(!screen(&app, 160, 48).contains("--name=w1"));
 }
 
@@ -200,6 +215,32 @@ fn processes_view_sorted_by_storage_io() {
     assert_eq!(app.ui.proc_sort, pagewatch::app::ProcSort::Memory);
     app.update(Msg::Action(Action::Back));
     assert_eq!(app.ui.who, None);
+}
+
+#[test]
+fn processes_view_rolled_up_by_command() {
+    let mut app = recorded(THROTTLED_AT);
+    app.update(Msg::Action(Action::Processes));
+    app.update(Msg::Action(Action::RollUp));
+    let m = app.model.as_ref().unwrap();
+    let commands = m.commands.as_ref().unwrap();
+    let fio = commands.iter().find(|c| c.comm == "fio").unwrap();
+    let fio_pids = m
+        .processes
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|p| p.comm == "fio")
+        .count();
+    assert!(fio.pids >= 2 && fio.pids >= fio_pids, "{commands:?}");
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("by command (r by pid"), "{text}");
+    assert!(text.contains("PIDS"), "{text}");
+    assert!(text.contains(&format!("{}x fio", fio.pids)), "{text}");
+    assert_screens("who_commands", &app);
+    // `r` again: back to one row a pid.
+    app.update(Msg::Action(Action::RollUp));
+    assert!(!screen(&app, 160, 48).contains("PIDS"));
 }
 
 #[test]
@@ -281,4 +322,31 @@ fn capped_devices_are_listed_under_the_cgroups() {
         text.contains("bdi 0:52     cap T 1.6M f 1.2M  d+wb 1.2M  writers throttled"),
         "{text}"
     );
+}
+
+#[test]
+fn cgroups_view_sorted_by_refaults_leads_with_the_thrashing_group() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/lab-thrash-6.12.pwrec");
+    let rec = pagewatch::record::read(&path).unwrap();
+    let mut app = App::new(host(), Look::default(), 0.5);
+    for s in rec.samples {
+        app.update(Msg::Sample(s));
+    }
+    app.update(Msg::Action(Action::Cgroups));
+    let order = |app: &App| -> Vec<String> {
+        app.sorted_cgroups()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
+    };
+    // By activity /busy's dirty pages lead; `s` sorts by refaults, and /thrash leads.
+    assert_eq!(order(&app), ["/busy", "/thrash"]);
+    assert_screens("who_cgroups_activity", &app);
+    app.update(Msg::Action(Action::Sort));
+    assert_eq!(app.ui.cgroup_sort, pagewatch::app::CgroupSort::Refault);
+    assert_eq!(order(&app), ["/thrash", "/busy"]);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("[sort refault/s]"), "{text}");
+    assert_screens("who_cgroups_thrash", &app);
 }

@@ -1,6 +1,7 @@
 # Run inside the kernel lab's guest (assets/lab/boot.sh) by tests/lab.rs: pagewatch's derived
 # figures next to the kernel's own in each dirty-threshold mode and with memory taken, iostat's
-# since-boot report beside /proc/diskstats, and a recording made here for the host to replay.
+# since-boot report beside /proc/diskstats, a recording made here for the host to replay, a
+# writer in a 300M memcg (then capped by io.max, recorded) and the throttle tracepoint.
 # Each section starts with a line `== NAME`.
 vm=/proc/sys/vm
 sample() { echo "== $1"; pagewatch --batch --format json --count 1 --interval 0.5 | tail -n 1; }
@@ -60,6 +61,19 @@ echo "== memcg"
 pagewatch --batch --format json --count 8 --interval 0.5 | grep '^{'
 echo "== wb_stats"
 cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
+# Issue 23's incident, with the same writer: /box's writeback to vda capped by io.max at
+# 4 MiB/s, so its dirty pages pile up at its own threshold and dd is paced by /box while the
+# global domain is far below its own. pagewatch records 6 s of it (its gate arms the
+# tracepoint) to tmpfs, and the host replays that one recording in both batch formats.
+echo "== iomax-log"
+if echo "$vda wbps=4194304" > $cg/box/io.max; then
+  pagewatch record /tmp/iomax.pwrec --interval 0.5 --duration 6s
+  echo "== iomax $(cat $cg/box/io.max)"
+  base64 /tmp/iomax.pwrec
+  rm -f /tmp/iomax.pwrec
+  # Uncapped again, so the writer's last 600M run ends at the disk's own pace.
+  echo "$vda wbps=max" > $cg/box/io.max
+fi
 touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
 # The throttle tracepoint (spec §7, tracefs mounted by boot.sh), after the memcg writer has
 # stopped: two buffered writers in the root group under vm.dirty_bytes 16M, sampled 16 times

@@ -26,7 +26,7 @@ pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
 pub use state::{Focus, UiState};
 
-pub use crate::config::{ProcSort, SortKey, WhoView};
+pub use crate::config::{CgroupSort, ProcSort, SortKey, WhoView};
 use crate::event::{Event, EventKind};
 use crate::history::History;
 pub use crate::jobs::fio::FioFigures;
@@ -446,7 +446,11 @@ impl App {
                 }
             }
             // Handled by `who_act` (these reach here only when there is nothing to act on).
-            Action::Processes | Action::Cgroups | Action::Stack | Action::Cmdline => {}
+            Action::Processes
+            | Action::Cgroups
+            | Action::Stack
+            | Action::Cmdline
+            | Action::RollUp => {}
             Action::Sort => ui.sort = ui.sort.next(),
             Action::Units => ui.pages = !ui.pages,
             Action::Up | Action::Down if ui.focus == Focus::Jobs => {

@@ -3,7 +3,7 @@
 //! Owns: `UiState`, `Focus` (the sort columns and views it holds are `config::choices`).
 //! Must not touch: drawing.
 
-use crate::config::{ProcSort, SortKey, WhoView};
+use crate::config::{CgroupSort, ProcSort, SortKey, WhoView};
 
 /// Which pane has the focus.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -72,10 +72,14 @@ pub struct UiState {
     pub scope: Option<String>,
     /// The processes view's sort column.
     pub proc_sort: ProcSort,
+    /// The processes view rolls rows up by command (`r`).
+    pub proc_rollup: bool,
     /// The selected process (stays on the pid when the order changes).
     pub proc_selected: Option<u32>,
     /// The selected cgroup in the cgroups view.
     pub cgroup_selected: Option<String>,
+    /// The cgroups view's sort.
+    pub cgroup_sort: CgroupSort,
     /// A task's kernel stack, shown over the processes view: (pid, text or why not).
     pub stack: Option<(u32, String)>,
     /// The task whose stack is open (`K`): re-read at every sample until Esc.

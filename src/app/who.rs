@@ -7,7 +7,8 @@
 //! files (the stack is read by the runtime, `JobCmd::ReadStack`).
 
 use super::{Action, App, Effect, JobCmd};
-use crate::config::{ProcSort, WhoView};
+use crate::config::{CgroupSort, ProcSort, WhoView};
+use crate::model::cgroups::CgroupRow;
 use crate::model::procs::ProcRow as Process;
 
 /// The rows whose command lines are read while `a` is on (more than any screen shows).
@@ -22,6 +23,7 @@ impl App {
             (Action::Processes, _) => toggle(&mut ui.who, WhoView::Processes),
             (Action::Cgroups, _) => toggle(&mut ui.who, WhoView::Cgroups),
             (Action::Sort, Some(WhoView::Processes)) => ui.proc_sort = ui.proc_sort.next(),
+            (Action::Sort, Some(WhoView::Cgroups)) => ui.cgroup_sort = ui.cgroup_sort.next(),
             (Action::Up | Action::Down, Some(WhoView::Processes)) => {
                 let pids = self.shown_pids();
                 let cur = self.selected_pid();
@@ -66,6 +68,11 @@ impl App {
             (Action::Cmdline, _) => {
                 self.notice =
                     Some("a shows command lines in the processes view: open it (w)".into());
+            }
+            (Action::RollUp, Some(WhoView::Processes)) => ui.proc_rollup = !ui.proc_rollup,
+            (Action::RollUp, _) => {
+                self.notice =
+                    Some("r rolls the processes up by command: open the processes view (w)".into());
             }
             (Action::Stack, _) => {
                 self.notice = Some(
@@ -126,11 +133,31 @@ impl App {
             fx.push(Effect::Job(JobCmd::ReadStack(pid)));
         }
         if self.ui.cmdline {
+            // The walk carries the command lines of the processes it wrote: read only the
+            // others' (the memory rows, a process whose line the walk did not have).
             let mut pids = self.shown_pids();
             pids.truncate(CMDLINE_ROWS);
-            fx.push(Effect::Job(JobCmd::ReadCmdlines(pids)));
+            pids.retain(|&p| self.walk_cmdline(p).is_none());
+            if !pids.is_empty() {
+                fx.push(Effect::Job(JobCmd::ReadCmdlines(pids)));
+            }
         }
         fx
+    }
+
+    /// The command line of process `pid` as the walk carried it (`ProcRow::cmdline`).
+    fn walk_cmdline(&self, pid: u32) -> Option<&str> {
+        let rows = self.model.as_ref()?.processes.as_ref()?;
+        let row = rows.iter().find(|r| r.pid == pid)?;
+        row.cmdline.as_deref().filter(|l| !l.is_empty())
+    }
+
+    /// The command line shown for `pid` while `a` is on: the walk's, else the one read for the
+    /// shown rows (`JobCmd::ReadCmdlines`); `None` when neither has it.
+    #[must_use]
+    pub fn cmdline_of(&self, pid: u32) -> Option<&str> {
+        self.walk_cmdline(pid)
+            .or_else(|| self.ui.cmdlines.get(&pid).map(String::as_str))
     }
 
     /// The processes in display order: the current sort, busiest first.
@@ -144,13 +171,23 @@ impl App {
         v
     }
 
-    /// The cgroups in display order (as the model sorts them: most active first).
+    /// The cgroups in display order: the view's sort (`Activity`: the model's order, most
+    /// active first).
+    #[must_use]
+    pub fn sorted_cgroups(&self) -> Vec<&CgroupRow> {
+        let Some(c) = self.model.as_ref().and_then(|m| m.cgroups.as_ref()) else {
+            return Vec::new();
+        };
+        let mut v: Vec<&CgroupRow> = c.rows.iter().collect();
+        self.ui.cgroup_sort.sort(&mut v);
+        v
+    }
+
     fn cgroup_paths(&self) -> Vec<String> {
-        self.model
-            .as_ref()
-            .and_then(|m| m.cgroups.as_ref())
-            .map(|c| c.rows.iter().map(|r| r.path.clone()).collect())
-            .unwrap_or_default()
+        self.sorted_cgroups()
+            .iter()
+            .map(|r| r.path.clone())
+            .collect()
     }
 }
 
@@ -194,5 +231,115 @@ impl ProcSort {
             }
         };
         v.sort_by(|a, b| key(b).total_cmp(&key(a)).then(a.pid.cmp(&b.pid)));
+    }
+}
+
+impl CgroupSort {
+    /// Sorts `v` (the model's rows, most active first) by this key. The thrashing keys take
+    /// each group's own rate: its figure less those of its children among the rows (memory.stat
+    /// counts a group's descendants in its own), so the group that thrashes leads, not its
+    /// parent; ties go to the larger figure, then the deeper group, then the path. A group
+    /// without the rate (its first sample, an older kernel) sorts last.
+    pub fn sort(self, v: &mut [&CgroupRow]) {
+        let rate: fn(&CgroupRow) -> Option<f64> = match self {
+            CgroupSort::Activity => return,
+            CgroupSort::Path => {
+                v.sort_by(|a, b| a.path.cmp(&b.path));
+                return;
+            }
+            CgroupSort::Refault => {
+                |r| Some(r.refault_file_per_s? + r.refault_anon_per_s.unwrap_or(0.0))
+            }
+            CgroupSort::Scan => |r| r.pgscan_per_s,
+            CgroupSort::MajFault => |r| r.pgmajfault_per_s,
+        };
+        let mut children: std::collections::HashMap<&str, f64> = std::collections::HashMap::new();
+        for r in v.iter() {
+            if let (Some(x), Some(i)) = (rate(r), r.path.rfind('/')) {
+                let parent = if i == 0 { "/" } else { &r.path[..i] };
+                *children.entry(parent).or_default() += x;
+            }
+        }
+        let key = |r: &CgroupRow| -> (f64, f64) {
+            rate(r).map_or((-1.0, -1.0), |x| {
+                let own = x - children.get(r.path.as_str()).copied().unwrap_or(0.0);
+                (own.max(0.0), x)
+            })
+        };
+        let keys: std::collections::HashMap<&str, (f64, f64)> =
+            v.iter().map(|r| (r.path.as_str(), key(r))).collect();
+        v.sort_by(|a, b| {
+            let (ka, kb) = (keys[a.path.as_str()], keys[b.path.as_str()]);
+            kb.0.total_cmp(&ka.0)
+                .then(kb.1.total_cmp(&ka.1))
+                .then(b.depth.cmp(&a.depth))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(path: &str, refault: Option<f64>, scan: Option<f64>) -> CgroupRow {
+        CgroupRow {
+            path: path.into(),
+            depth: path.matches('/').count(),
+            refault_file_per_s: refault,
+            refault_anon_per_s: refault.map(|_| 0.0),
+            pgscan_per_s: scan,
+            ..CgroupRow::default()
+        }
+    }
+
+    fn sorted(key: CgroupSort, rows: &[CgroupRow]) -> Vec<&str> {
+        let mut v: Vec<&CgroupRow> = rows.iter().collect();
+        key.sort(&mut v);
+        v.iter().map(|r| r.path.as_str()).collect()
+    }
+
+    #[test]
+    fn thrashing_sorts_by_the_groups_own_rate() {
+        // Hierarchical counters: /k8s's 15/s are its children's 10 + 5.
+        let rows = [
+            row("/idle", Some(0.0), Some(0.0)),
+            row("/k8s", Some(15.0), Some(15.0)),
+            row("/k8s/a", Some(10.0), Some(1.0)),
+            row("/k8s/b", Some(5.0), Some(14.0)),
+            row("/new", None, None),
+            row("/solo", Some(12.0), Some(0.0)),
+        ];
+        assert_eq!(
+            sorted(CgroupSort::Refault, &rows),
+            ["/solo", "/k8s/a", "/k8s/b", "/k8s", "/idle", "/new"]
+        );
+        assert_eq!(
+            sorted(CgroupSort::Scan, &rows),
+            ["/k8s/b", "/k8s/a", "/k8s", "/idle", "/solo", "/new"]
+        );
+        // /k8s owns none of its scans but is above the idle groups by its figure; ties by
+        // path. The model's order stands for `Activity`.
+        assert_eq!(sorted(CgroupSort::Activity, &rows)[0], "/idle");
+        assert_eq!(sorted(CgroupSort::Path, &rows)[5], "/solo");
+        let mut k = CgroupSort::default();
+        let cycle: Vec<CgroupSort> = (0..5)
+            .map(|_| {
+                let cur = k;
+                k = k.next();
+                cur
+            })
+            .collect();
+        assert_eq!(
+            cycle,
+            [
+                CgroupSort::Activity,
+                CgroupSort::Refault,
+                CgroupSort::Scan,
+                CgroupSort::MajFault,
+                CgroupSort::Path
+            ]
+        );
+        assert_eq!(k, CgroupSort::Activity);
     }
 }

@@ -43,6 +43,33 @@ pub fn run(
     err: &mut dyn Write,
     wait: &mut dyn FnMut(),
 ) -> std::io::Result<Summary> {
+    run_viewing(
+        source,
+        count,
+        format,
+        opts,
+        &View::default(),
+        out,
+        err,
+        wait,
+    )
+}
+
+/// `run` as if the screen showed `view`: with the processes view (`--batch --view
+/// processes`), the process walk runs every 2 s (`WALK_PERIOD_NS`) and whatever the load,
+/// as it does while the screen shows the pane, instead of every 5 s when there is something
+/// to attribute.
+#[allow(clippy::too_many_arguments)]
+pub fn run_viewing(
+    source: &mut dyn Source,
+    count: Option<u64>,
+    format: Format,
+    opts: Options,
+    view: &View,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    wait: &mut dyn FnMut(),
+) -> std::io::Result<Summary> {
     let mut pipeline = Pipeline::new(opts, 2);
     let mut summary = Summary::default();
     let mut table = TextTable::default();
@@ -56,7 +83,7 @@ pub fn run(
         reads += 1;
         let step = match source.next_sample() {
             Ok(None) => break,
-            Ok(Some(raw)) => pipeline.push(&raw, &View::default()),
+            Ok(Some(raw)) => pipeline.push(&raw, view),
             Err(e) => Err(e),
         };
         let step = match step {

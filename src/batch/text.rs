@@ -114,22 +114,19 @@ pub fn render_text(m: &Model, legend: bool) -> String {
     s
 }
 
-/// The global domain's state over the interval, with the tracepoint's pause when writers were
-/// paced while the sampled count read lower.
+/// The global domain's state over the interval, with what raised it when the sampled count
+/// read lower (`Domain::raised_by`).
 fn global_state(m: &Model) -> String {
-    let d = &m.dirty;
-    let Some(st) = d.state else {
+    let Some(st) = m.dirty.state else {
         return "-".to_owned();
     };
-    match m.domains.first().filter(|g| g.kind == Kind::Global) {
-        Some(g) if d.sampled_state != d.state => {
-            let how = g
-                .throttled_by_tracepoint_ms_per_s
-                .filter(|p| *p > 0.0)
-                .map_or_else(|| "wchan".to_owned(), |p| format!("paused {p:.0} ms/s"));
-            format!("{} ({how})", st.label())
-        }
-        _ => st.label().to_owned(),
+    match m
+        .domains
+        .first()
+        .and_then(crate::model::domains::Domain::raised_by)
+    {
+        Some(why) => format!("{} ({why})", st.label()),
+        None => st.label().to_owned(),
     }
 }
 

@@ -35,11 +35,18 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     let opts = Options {
         partitions: args.partitions,
     };
-    let summary = crate::batch::run(
+    // `--view processes` walks the processes as the screen's pane does (every 2 s).
+    let view = crate::model::who::View {
+        processes: args.view == Some(crate::cli::View::Processes),
+        cgroups: args.view == Some(crate::cli::View::Cgroups),
+        scope: None,
+    };
+    let summary = crate::batch::run_viewing(
         source.as_mut(),
         args.count,
         args.format,
         opts,
+        &view,
         &mut out,
         &mut err,
         &mut wait,

@@ -6,8 +6,6 @@
 //! it), parsing, deriving.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -28,10 +26,19 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         return record_play(args, book);
     }
     let limit = args.duration.as_deref().map(parse_duration).transpose()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("installing signal handler")?;
-    }
+    // Signals arrive on a channel the ticker blocks on until the next tick (as `serve`
+    // does): one wake-up a tick, not one every 50 ms (issue 27).
+    let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+        .context("installing signal handlers")?;
+    std::thread::Builder::new()
+        .name("signals".into())
+        .spawn(move || {
+            if signals.forever().next().is_some() {
+                let _ = stop_tx.send(());
+            }
+        })
+        .context("starting the signal thread")?;
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
@@ -69,7 +76,8 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     // are re-read, as it does for the screen and batch mode.
     let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
     let view = crate::model::who::View::default();
-    let _ = pipeline.push(&first, &view);
+    // The first step's wants too: a recording started mid-incident asks at once.
+    let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &first, &view);
     let mut failures = 0u64;
     while ticker.wait_unless(&stop, limit) {
         let t0 = Instant::now();
@@ -81,14 +89,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
                 if let Some(f) = &mut metrics {
                     f.sample(&s, read_s);
                 }
-                if let Ok(step) = pipeline.push(&s, &view) {
-                    if let Some(w) = &step.wants {
-                        source.want(w);
-                    }
-                    if step.refresh {
-                        source.refresh_soon();
-                    }
-                }
+                let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &s, &view);
             }
             Err(e) => {
                 if let Some(f) = &mut metrics {

@@ -18,6 +18,8 @@ pub fn run(a: &crate::cli::ReportArgs) -> Result<()> {
     for f in &s.files {
         let _ = writeln!(text, "  {}", f.display());
     }
+    // The report's first line, so the answer is on the terminal too.
+    let _ = writeln!(text, "{}", crate::fmt::escape_controls(&s.verdict));
     // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
     crate::batch::print_stdout(&text).context("writing output")
 }

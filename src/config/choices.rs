@@ -2,7 +2,7 @@
 //! view's sort columns and the "who" views. They sit below `app` so that `config` can name them
 //! without importing the app.
 //!
-//! Owns: `SortKey`, `ProcSort`, `WhoView`. Must not touch: drawing, files.
+//! Owns: `SortKey`, `ProcSort`, `CgroupSort`, `WhoView`. Must not touch: drawing, files.
 
 use crate::model::Disk;
 
@@ -135,6 +135,62 @@ impl ProcSort {
             ProcSort::IoWait => "iowait",
             ProcSort::Pid => "pid",
         }
+    }
+}
+
+/// The cgroups view's sort. `Activity` is the model's order (dirty + writeback bytes and IO
+/// bytes per second); the thrashing sorts order by the group's own share of a memory.stat
+/// rate (its figure less its children's: the counters are hierarchical, so a parent would
+/// otherwise lead with its busiest child's refaults), busiest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CgroupSort {
+    /// Dirty + writeback bytes plus IO bytes per second.
+    #[default]
+    Activity,
+    /// Workingset refaults (anon + file) per second: the group thrashing its own memory.
+    Refault,
+    /// Pages scanned by reclaim per second.
+    Scan,
+    /// Major faults per second.
+    MajFault,
+    /// Path, ascending.
+    Path,
+}
+
+impl CgroupSort {
+    const ORDER: [CgroupSort; 5] = [
+        CgroupSort::Activity,
+        CgroupSort::Refault,
+        CgroupSort::Scan,
+        CgroupSort::MajFault,
+        CgroupSort::Path,
+    ];
+
+    /// The next sort, wrapping.
+    #[must_use]
+    pub fn next(self) -> Self {
+        next_in(&Self::ORDER, self)
+    }
+
+    /// The sort's name, as the footer shows it.
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            CgroupSort::Activity => "activity",
+            CgroupSort::Refault => "refault/s",
+            CgroupSort::Scan => "scan/s",
+            CgroupSort::MajFault => "majflt/s",
+            CgroupSort::Path => "path",
+        }
+    }
+
+    /// Whether the view leads with the thrashing columns.
+    #[must_use]
+    pub fn thrashing(self) -> bool {
+        matches!(
+            self,
+            CgroupSort::Refault | CgroupSort::Scan | CgroupSort::MajFault
+        )
     }
 }
 

@@ -25,7 +25,7 @@ mod names;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-pub use choices::{ProcSort, SortKey, WhoView};
+pub use choices::{CgroupSort, ProcSort, SortKey, WhoView};
 pub use edit::set;
 pub use flags::with_flags;
 pub use names::{ColorMode, Units};

@@ -1,6 +1,8 @@
 //! Rows for a cgroups pane (spec §11): each cgroup v2 group read this tick with its memory
 //! against high/max, file/dirty/writeback pages, its dirty domain (`domains`), PSI, memory
-//! events and io.stat rates since the previous sample; plus why there are none.
+//! events, io.stat rates and memory.stat's reclaim and thrashing rates (refaults,
+//! activations, pgscan, pgsteal, major faults: hierarchical, like every memory.stat counter)
+//! since the previous sample; plus why there are none.
 //!
 //! Owns: `Cgroups`, `CgroupRow` and their order (most active first). Must not touch: I/O,
 //! the domain formulas (`domains`), drawing.
@@ -11,10 +13,10 @@ use super::dirty::State;
 use super::domains::{Domain, Kind};
 use super::rate;
 use crate::parse::Snapshot;
-use crate::parse::cgroup::{Group, Limit, Status};
+use crate::parse::cgroup::{Group, Limit, MemoryStat, Status};
 
 /// One group's row. Bytes unless named otherwise; rates per second.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CgroupRow {
     /// Path below the cgroup2 mount.
     pub path: String,
@@ -61,6 +63,21 @@ pub struct CgroupRow {
     pub read_ios_per_s: Option<f64>,
     /// io.stat writes per second.
     pub write_ios_per_s: Option<f64>,
+    /// memory.stat `workingset_refault_anon`, pages per second: evicted anon pages faulted
+    /// back in (swap thrashing).
+    pub refault_anon_per_s: Option<f64>,
+    /// memory.stat `workingset_refault_file` (`workingset_refault` before 5.9), pages per
+    /// second: evicted page cache read back in, the group thrashing its own cache.
+    pub refault_file_per_s: Option<f64>,
+    /// memory.stat `workingset_activate_anon + _file` (`workingset_activate` before 5.9),
+    /// pages per second: refaults of pages that were part of the working set.
+    pub activate_per_s: Option<f64>,
+    /// memory.stat `pgscan`, pages scanned by reclaim per second.
+    pub pgscan_per_s: Option<f64>,
+    /// memory.stat `pgsteal`, pages reclaimed per second.
+    pub pgsteal_per_s: Option<f64>,
+    /// memory.stat `pgmajfault`, major faults per second.
+    pub pgmajfault_per_s: Option<f64>,
 }
 
 /// The cgroups pane's figures.
@@ -148,6 +165,15 @@ fn row(g: &Group, p: Option<&Group>, dt_s: Option<f64>, domains: &[Domain]) -> C
             dt_s,
         )
     };
+    // memory.stat's event counters: a rate needs the same group (path and inode) in the
+    // previous sample; a counter that went back (a group re-made with the same inode) is None.
+    let mem = |f: fn(&MemoryStat) -> Option<u64>| {
+        rate::per_sec(
+            p.and_then(|p| f(&p.stat?)),
+            g.stat.and_then(|s| f(&s)),
+            dt_s,
+        )
+    };
     let avg10 = |psi: Option<crate::parse::Psi>| psi?.some.map(|l| l.avg10);
     CgroupRow {
         path: g.path.clone(),
@@ -174,6 +200,12 @@ fn row(g: &Group, p: Option<&Group>, dt_s: Option<f64>, domains: &[Domain]) -> C
         write_bytes_per_s: io(|i| i.wbytes),
         read_ios_per_s: io(|i| i.rios),
         write_ios_per_s: io(|i| i.wios),
+        refault_anon_per_s: mem(|s| s.refault_anon),
+        refault_file_per_s: mem(MemoryStat::refault_file_pages),
+        activate_per_s: mem(MemoryStat::activate_pages),
+        pgscan_per_s: mem(|s| s.pgscan),
+        pgsteal_per_s: mem(|s| s.pgsteal),
+        pgmajfault_per_s: mem(|s| s.pgmajfault),
     }
 }
 
@@ -232,5 +264,75 @@ mod tests {
             note(Status::V1Memory),
             Some("container dirty limits need cgroup v2 with the memory controller")
         );
+    }
+
+    #[test]
+    fn thrashing_rates_by_hand_from_memory_stat_text() {
+        let text = |rf_anon: u64,
+                    rf_file: u64,
+                    act_anon: u64,
+                    act_file: u64,
+                    scan: u64,
+                    steal: u64,
+                    maj: u64| {
+            format!(
+                "anon 0\nfile 66502656\nfile_dirty 0\nworkingset_refault_anon {rf_anon}\n\
+                 workingset_refault_file {rf_file}\nworkingset_activate_anon {act_anon}\n\
+                 workingset_activate_file {act_file}\nworkingset_restore_anon 0\n\
+                 pgfault 33\npgmajfault {maj}\npgrefill 0\npgscan {scan}\npgsteal {steal}\n"
+            )
+        };
+        let g = |path: &str, ino: u64, t: &str| Group {
+            path: path.into(),
+            ino,
+            stat: Some(crate::parse::cgroup::stat("memory.stat", t).unwrap()),
+            ..Group::default()
+        };
+        let snap = |groups: Vec<Group>| Snapshot {
+            cgroups: Some(crate::parse::cgroup::Cgroups {
+                status: Status::Ok,
+                full_walk: true,
+                groups,
+            }),
+            ..Snapshot::default()
+        };
+        let before = text(0, 1000, 0, 40, 3752, 3752, 3);
+        let p = snap(vec![
+            g("/thrash", 5, &before),
+            g("/back", 6, &text(9, 9, 9, 9, 9, 9, 9)),
+            g("/old", 7, &before),
+        ]);
+        let c = snap(vec![
+            g("/thrash", 5, &text(10, 5096, 2, 90, 7848, 7000, 4)),
+            // Counters below the previous read's: not a rate.
+            g("/back", 6, &text(1, 1, 1, 1, 1, 1, 1)),
+            // Same path, another inode: a new group, no rate.
+            g("/old", 8, &before),
+            g("/new", 9, &before),
+        ]);
+        let m = derive(Some(&p), &c, Some(0.5), &[]).unwrap();
+        let row = |path: &str| m.rows.iter().find(|r| r.path == path).unwrap();
+        let t = row("/thrash");
+        // Over 0.5 s: +4096 file and +10 anon refaults, +2 anon and +50 file activations,
+        // +4096 scanned, +3248 stolen, +1 major fault.
+        assert_eq!(
+            (t.refault_file_per_s, t.refault_anon_per_s, t.activate_per_s),
+            (Some(8192.0), Some(20.0), Some(104.0))
+        );
+        assert_eq!(
+            (t.pgscan_per_s, t.pgsteal_per_s, t.pgmajfault_per_s),
+            (Some(8192.0), Some(6496.0), Some(2.0))
+        );
+        for path in ["/back", "/old", "/new"] {
+            let r = row(path);
+            assert_eq!(
+                (r.refault_file_per_s, r.activate_per_s, r.pgscan_per_s),
+                (None, None, None),
+                "{path}"
+            );
+        }
+        // The first sample has no rates.
+        let first = derive(None, &c, None, &[]).unwrap();
+        assert!(first.rows.iter().all(|r| r.refault_file_per_s.is_none()));
     }
 }

@@ -84,6 +84,24 @@ impl Domain {
         }
     }
 
+    /// What raised this domain's state above the sampled count's, when something did:
+    /// `2 writers paused 908 ms/s` (tracepoint; the pauses summed over the writers) or
+    /// `1 writer in balance_dirty_pages` (wchan).
+    #[must_use]
+    pub fn raised_by(&self) -> Option<String> {
+        if self.state == self.sampled_state || self.throttled_writers == 0 {
+            return None;
+        }
+        let n = self.throttled_writers;
+        let s = if n == 1 { "" } else { "s" };
+        Some(
+            match self.throttled_by_tracepoint_ms_per_s.filter(|p| *p > 0.0) {
+                Some(p) => format!("{n} writer{s} paused {p:.0} ms/s"),
+                None => format!("{n} writer{s} in balance_dirty_pages"),
+            },
+        )
+    }
+
     /// One line for the dirty pane: `cgroup /box: writers throttled (d+wb 61M > f 44M)`.
     #[must_use]
     pub fn summary(&self, page_size: u64) -> String {

@@ -6,6 +6,7 @@
 //! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
 
 pub mod cgroups;
+pub mod commands;
 pub mod cpu;
 pub mod dirty;
 pub mod disk;
@@ -115,6 +116,14 @@ pub struct Model {
     /// The headline answers with their evidence (`verdict`); `None` until the pipeline
     /// judged this model (`Model::derive` alone does not).
     pub verdict: Option<verdict::Verdict>,
+    /// The last walk's processes rolled up by command (`commands::roll_up`), most active
+    /// first; `None` when no walk ran recently. Filled by `procs::Tracker::fill`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Vec<commands::CommandRow>>,
+    /// pagewatch saw `kernel.task_delayacct` switch on: tasks started before it have no IO
+    /// wait figure (`None`), since the kernel accounts only tasks forked afterwards.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub delayacct_switched_on: bool,
 }
 
 impl Model {
@@ -183,6 +192,8 @@ impl Model {
             cgroups,
             domains_error: cur.domains_error.clone(),
             verdict: None,
+            commands: None,
+            delayacct_switched_on: false,
         }
     }
 }

@@ -17,29 +17,53 @@
 //!   before they are asked for) and reads by mmap faults (not in rchar). Given only when
 //!   rchar moved at least `HIT_MIN_RCHAR` bytes, clamped to 0–100.
 //! - All io counters of a process include its exited threads and, once it reaps them, its
-//!   children's totals (the kernel adds them at wait()): a shell whose dd just exited shows
-//!   dd's whole output as one burst.
+//!   children's totals (the kernel adds them at wait(), `wait_task_zombie`). A process whose
+//!   reaped-children marks (stat fields 11, 13, 16, 17: the children's minor and major faults
+//!   and CPU time, added at the same wait()) moved over the interval is marked
+//!   `reaped_children`: its io jump is no rate of its own (its rates are `None`; the dirtied
+//!   bytes are kept as `reaped_dirtied_bytes`). A shell whose dd just exited shows no burst.
+//!   Limits: the process's own IO in that interval is withheld with its children's (one io
+//!   file holds both); a child that exits without being waited for (SIGCHLD ignored) adds
+//!   nothing to anyone; a child that used no CPU tick and faulted no page leaves no mark.
+//! - A process that started after the previous walk (stat field 22 at or after that walk on
+//!   the boot clock, `Walk::boot_ns`) and has no earlier reading is rated against zero over
+//!   its own age (the walk's boot time less its start), at least `MIN_BORN_SPAN_NS` (1 s)
+//!   and at most the interval. Its age rather than the interval (pidstat divides by its
+//!   interval, but that is 1 s with `pidstat -d 1`; a walk spans 2–5 s): a 1.5 s dd at
+//!   100 MB/s reads 100 MB/s, not 30 MB/s under a steady 20 MB/s writer over a 5 s walk. The
+//!   1 s floor is pidstat's resolution: a compiler that writes 30 MB in its last 100 ms reads
+//!   30 MB/s, not 300 MB/s, and outranks no steady writer on one burst. `walk_ms` is the span
+//!   each row's rates cover, so rate × span is always bytes.
+//! - What a process did between its last walk and its exit is lost to it (it shows in the
+//!   parent's reaped jump); exit notifications (taskstats) are not read. `exited` is false.
+//! - Delay accounting counts only tasks forked after `kernel.task_delayacct` was turned on:
+//!   when the tracker saw it switch on, `iowait_ms_per_s` of a task started before the first
+//!   walk that saw it on is `None` (unknown), not 0.
 //! - `iowait_ms_per_s` is stat field 42 (block-IO delay, throttle sleeps included) in ms per
 //!   s; `None` when `kernel.task_delayacct` is off (the field is then 0, not a measurement).
 //!   Field 42 is the main thread's: a multi-threaded process needs the threads' sum
 //!   (`blkio_tasks`) at both ends, which the source reads only for processes it writes, so
 //!   its first active interval has none.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::rate::elapsed_s;
 use super::throttled::{ThrottleSource, Throttled};
-use crate::parse::procs::{ProcIo, ProcRecord, Walk};
+use crate::parse::procs::{IoCounters, ProcIo, ProcRecord, Walk};
 
 /// Rows `Model::processes` keeps: the most active.
 pub const TOP: usize = 20;
 /// The cache-hit estimate needs rchar to move at least this much over the interval.
 pub const HIT_MIN_RCHAR: u64 = 1 << 20;
+/// The shortest span a process born since the previous walk is rated over (the module doc).
+pub const MIN_BORN_SPAN_NS: u64 = 1_000_000_000;
 /// Rows are dropped when no walk came for this long (the walks were turned off).
 pub const STALE_NS: u64 = 5_000_000_000;
 
 /// One process over the interval between two walks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ProcRow {
     /// Its pid.
     pub pid: u32,
@@ -75,12 +99,40 @@ pub struct ProcRow {
     pub rss_growth_bytes_per_s: Option<f64>,
     /// Major page faults per second (stat field 12).
     pub majflt_per_s: Option<f64>,
+    /// The span the rates cover, ms: the interval between the walks, or the process's age
+    /// when it started since the previous walk; `None` without rates.
+    pub walk_ms: Option<u64>,
+    /// The monotonic time (ms) of the walk the rates come from: records between walks repeat
+    /// the last walk's rows with the same value (count each walk once).
+    pub rates_from_walk_ms: u64,
+    /// Its io counters jumped with children it reaped (see the module doc): not its rate.
+    pub reaped_children: bool,
+    /// The dirtied bytes of that jump (write_bytes), when `reaped_children`.
+    pub reaped_dirtied_bytes: Option<u64>,
+    /// Its command line (NULs as spaces, capped), when the walk read it.
+    pub cmdline: Option<String>,
+    /// Kept from an exit notification (never yet: taskstats are not read).
+    pub exited: bool,
+}
+
+/// What `derive` needs beyond the two walks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Context {
+    /// The boot time (ns) of the first walk that saw `kernel.task_delayacct` switch on, when
+    /// the tracker saw it: tasks started before it have no delay accounting.
+    pub delayacct_since_boot_ns: Option<u64>,
 }
 
 /// The rows of walk `cur`, most active first; `prev` is the walk before it, if the caller has
 /// it (a process's previous reading is found there or carried in `cur`).
 #[must_use]
 pub fn derive(prev: Option<&Walk>, cur: &Walk) -> Vec<ProcRow> {
+    derive_with(prev, cur, Context::default())
+}
+
+/// `derive` knowing when delay accounting was switched on.
+#[must_use]
+pub fn derive_with(prev: Option<&Walk>, cur: &Walk, ctx: Context) -> Vec<ProcRow> {
     let prev = prev.filter(|p| cur.prev_mono_ns == Some(p.mono_ns));
     let delayacct = cur.task_delayacct == Some(true);
     let mut rows: Vec<ProcRow> = cur
@@ -89,7 +141,12 @@ pub fn derive(prev: Option<&Walk>, cur: &Walk) -> Vec<ProcRow> {
         .filter(|r| !r.carried)
         .map(|r| {
             let before = previous(prev, cur, r);
-            row(r, before, cur, delayacct)
+            let base = match before {
+                Some((b, t)) => Some(Base::of(b, elapsed_s(t, cur.mono_ns))),
+                None => born(cur, r).map(Base::zero),
+            };
+            let delayacct = delayacct && !older_than(cur, r, ctx.delayacct_since_boot_ns);
+            row(r, base.as_ref(), before.map(|(b, _)| b), cur, delayacct)
         })
         .collect();
     rows.sort_by(|a, b| activity(b).total_cmp(&activity(a)).then(a.pid.cmp(&b.pid)));
@@ -118,13 +175,95 @@ fn previous<'a>(
     }
 }
 
-fn row(r: &ProcRecord, before: Option<(&ProcRecord, u64)>, cur: &Walk, delayacct: bool) -> ProcRow {
-    let dt = before.and_then(|(_, t)| elapsed_s(t, cur.mono_ns));
-    let counters = match (before.map(|(b, _)| &b.io), &r.io) {
-        (Some(ProcIo::Counters(a)), ProcIo::Counters(b)) => Some((a, b)),
+/// What a row's rates are taken against: the previous reading, or zeros for a process born
+/// since the previous walk.
+struct Base {
+    io: Option<IoCounters>,
+    blkio: Option<u64>,
+    blkio_tasks: Option<u64>,
+    threads: u64,
+    reaped_marks: u64,
+    /// The span, s.
+    dt: Option<f64>,
+}
+
+impl Base {
+    fn of(b: &ProcRecord, dt: Option<f64>) -> Self {
+        Base {
+            io: match b.io {
+                ProcIo::Counters(c) => Some(c),
+                _ => None,
+            },
+            blkio: b.stat.blkio_ticks,
+            blkio_tasks: b.blkio_tasks,
+            threads: b.stat.num_threads,
+            reaped_marks: b.stat.reaped_marks,
+            dt,
+        }
+    }
+
+    fn zero(age_s: f64) -> Self {
+        Base {
+            io: Some(IoCounters::default()),
+            blkio: Some(0),
+            blkio_tasks: Some(0),
+            threads: 1,
+            reaped_marks: 0,
+            dt: Some(age_s),
+        }
+    }
+}
+
+/// A process's start time (stat field 22) on the boot clock, ns.
+fn start_ns(cur: &Walk, r: &ProcRecord) -> Option<u64> {
+    (cur.clk_tck > 0)
+        .then(|| (u128::from(r.starttime) * 1_000_000_000 / u128::from(cur.clk_tck)) as u64)
+}
+
+/// The age (s) of a process that started after the previous walk (at or after it, in whole
+/// clock ticks, as the source decides which to write); `None` otherwise or when the walks
+/// do not say (a first walk, an older recording without `boot`). At least
+/// `MIN_BORN_SPAN_NS` (and a tick), at most the interval.
+fn born(cur: &Walk, r: &ProcRecord) -> Option<f64> {
+    let boot = cur.boot_ns?;
+    let interval = cur.mono_ns.checked_sub(cur.prev_mono_ns?)?;
+    let tck = u128::from(cur.clk_tck.max(1));
+    let prev_boot = boot.checked_sub(interval)?;
+    let threshold = (u128::from(prev_boot) * tck / 1_000_000_000) as u64;
+    if r.starttime < threshold {
+        return None;
+    }
+    let one_tick_ns = 1e9 / cur.clk_tck.max(1) as f64;
+    let floor = (MIN_BORN_SPAN_NS.min(interval) as f64).max(one_tick_ns);
+    let age = boot.saturating_sub(start_ns(cur, r)?) as f64;
+    Some(age.clamp(floor, (interval as f64).max(floor)) / 1e9)
+}
+
+/// The process started before `since` (boot ns), when it is known.
+fn older_than(cur: &Walk, r: &ProcRecord, since: Option<u64>) -> bool {
+    since.is_some_and(|s| start_ns(cur, r).is_some_and(|t| t < s))
+}
+
+/// `before`: its previous reading, when there is one (the memory figures need it; a process
+/// born since the previous walk has none).
+fn row(
+    r: &ProcRecord,
+    base: Option<&Base>,
+    before: Option<&ProcRecord>,
+    cur: &Walk,
+    delayacct: bool,
+) -> ProcRow {
+    let dt = base.and_then(|b| b.dt);
+    let reaped = base.is_some_and(|b| r.stat.reaped_marks > b.reaped_marks);
+    let counters = match (base.and_then(|b| b.io.as_ref()), &r.io) {
+        (Some(a), ProcIo::Counters(b)) if !reaped => Some((a, b)),
         _ => None,
     };
-    let rate = |f: fn(&crate::parse::procs::IoCounters) -> u64| {
+    let reaped_dirtied_bytes = match (base.and_then(|b| b.io), &r.io) {
+        (Some(a), ProcIo::Counters(b)) if reaped => b.write_bytes.checked_sub(a.write_bytes),
+        _ => None,
+    };
+    let rate = |f: fn(&IoCounters) -> u64| {
         let (a, b) = counters?;
         Some(f(b).checked_sub(f(a))? as f64 / dt?)
     };
@@ -134,21 +273,19 @@ fn row(r: &ProcRecord, before: Option<(&ProcRecord, u64)>, cur: &Walk, delayacct
         (rchar >= HIT_MIN_RCHAR && dt.is_some())
             .then(|| (100.0 * (1.0 - read as f64 / rchar as f64)).clamp(0.0, 100.0))
     });
-    let iowait = before
-        .filter(|_| delayacct && cur.clk_tck > 0)
-        .and_then(|(b, _)| {
-            let ticks = match (b.blkio_tasks, r.blkio_tasks) {
-                (Some(x), Some(y)) => y.checked_sub(x)?,
-                _ if r.stat.num_threads == 1 && b.stat.num_threads == 1 => {
-                    r.stat.blkio_ticks?.checked_sub(b.stat.blkio_ticks?)?
-                }
-                _ => return None,
-            };
-            Some(ticks as f64 * 1000.0 / cur.clk_tck as f64 / dt?)
-        });
+    let iowait = base.filter(|_| delayacct && cur.clk_tck > 0).and_then(|b| {
+        let ticks = match (b.blkio_tasks, r.blkio_tasks) {
+            (Some(x), Some(y)) => y.checked_sub(x)?,
+            _ if r.stat.num_threads == 1 && b.threads == 1 => {
+                r.stat.blkio_ticks?.checked_sub(b.blkio?)?
+            }
+            _ => return None,
+        };
+        Some(ticks as f64 * 1000.0 / cur.clk_tck as f64 / dt?)
+    });
     let no_permission = r.io == ProcIo::Denied;
     let (rss_bytes, anon_bytes, rss_growth_bytes_per_s, majflt_per_s) =
-        super::procs_memory::row_memory(r, before.map(|(b, _)| b), cur.page_size, dt);
+        super::procs_memory::row_memory(r, before, cur.page_size, dt);
     ProcRow {
         pid: r.pid,
         comm: r.stat.comm.clone(),
@@ -167,6 +304,12 @@ fn row(r: &ProcRecord, before: Option<(&ProcRecord, u64)>, cur: &Walk, delayacct
         anon_bytes,
         rss_growth_bytes_per_s,
         majflt_per_s,
+        walk_ms: dt.map(|d| (d * 1000.0).round() as u64),
+        rates_from_walk_ms: cur.mono_ns / 1_000_000,
+        reaped_children: reaped,
+        reaped_dirtied_bytes,
+        cmdline: r.cmdline.clone(),
+        exited: false,
     }
 }
 
@@ -205,15 +348,31 @@ pub struct Tracker {
     memory: Option<Vec<super::procs_memory::MemRow>>,
     /// Command names of the last two walks' processes: a throttled writer that exited
     /// before the tracepoint's comm was read keeps its name.
-    names: std::collections::HashMap<u32, String>,
+    names: HashMap<u32, String>,
+    /// `kernel.task_delayacct` at the last walk that read it (kept while walks are off).
+    delayacct: Option<bool>,
+    ctx: Context,
+    /// The command lines of the last walk's processes: pid → (start time, command line).
+    /// The source writes one only when the previous walk did not (or it changed).
+    cmdlines: HashMap<u32, (u64, String)>,
 }
 
 impl Tracker {
     /// Takes the next snapshot's walk, if it has one.
     pub fn update(&mut self, snap: &crate::parse::Snapshot) {
         if let Some(w) = &snap.procs {
-            self.rows = Some(derive(self.last.as_deref(), w));
-            let mut names = std::collections::HashMap::new();
+            if self.delayacct == Some(false) && w.task_delayacct == Some(true) {
+                // Switched on since the last walk: tasks older than this walk were forked
+                // without it (those forked in between cannot be told apart: unknown too).
+                self.ctx.delayacct_since_boot_ns = w.boot_ns;
+            }
+            if w.task_delayacct.is_some() {
+                self.delayacct = w.task_delayacct;
+            }
+            let mut rows = derive_with(self.last.as_deref(), w, self.ctx);
+            self.carry_cmdlines(w, &mut rows);
+            self.rows = Some(rows);
+            let mut names = HashMap::new();
             for walk in self.last.iter().map(AsRef::as_ref).chain([w.as_ref()]) {
                 let comms = walk.records.iter().map(|r| (r.pid, &r.stat.comm));
                 let comms = comms.chain(walk.memory.iter().map(|r| (r.pid, &r.stat.comm)));
@@ -231,7 +390,27 @@ impl Tracker {
             self.rows = None;
             self.memory = None;
             self.names.clear();
+            self.cmdlines.clear();
         }
+    }
+
+    /// Gives rows without a command line the one the previous walk had for the same process
+    /// (pid and start time), and keeps this walk's for the next.
+    fn carry_cmdlines(&mut self, w: &Walk, rows: &mut [ProcRow]) {
+        let mut next = HashMap::with_capacity(w.records.len());
+        for r in w.records.iter().filter(|r| !r.carried) {
+            let line = r.cmdline.clone().or_else(|| {
+                let (start, line) = self.cmdlines.remove(&r.pid)?;
+                (start == r.starttime).then_some(line)
+            });
+            if let Some(line) = line {
+                next.insert(r.pid, (r.starttime, line));
+            }
+        }
+        for row in rows.iter_mut().filter(|row| row.cmdline.is_none()) {
+            row.cmdline = next.get(&row.pid).map(|(_, l)| l.clone());
+        }
+        self.cmdlines = next;
     }
 
     /// Every row of the last walk, most active first; `None` when no walk is recent.
@@ -263,6 +442,12 @@ impl Tracker {
             .map(|r| r.iter().take(TOP).cloned().collect());
         m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
+        m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();
+        let interval_ms = self.last.as_ref().and_then(|w| {
+            let ns = w.mono_ns.checked_sub(w.prev_mono_ns?)?;
+            Some((ns + 500_000) / 1_000_000)
+        });
+        m.commands = (self.rows.as_deref()).map(|r| super::commands::roll_up(r, interval_ms));
         let wchan = self
             .rows
             .as_deref()

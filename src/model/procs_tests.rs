@@ -252,3 +252,156 @@ fn an_exited_throttled_writer_keeps_its_name_from_the_last_walk() {
         "never seen: no name made up: {named:?}"
     );
 }
+
+/// A walk at `mono_s` after one at `prev_s`, with the boot clock `offset_s` ahead of the
+/// monotonic one (time spent suspended).
+fn walk_boot(mono_s: u64, prev_s: u64, offset_s: u64, delayacct: &str, records: &[String]) -> Walk {
+    let text = format!(
+        "walk {}\nprev {}\nclk_tck 100\ntask_delayacct {delayacct}\nscope -\nboot {}\n{}",
+        mono_s * 1_000_000_000,
+        prev_s * 1_000_000_000,
+        (mono_s + offset_s) * 1_000_000_000,
+        records.concat()
+    );
+    parse(&text).unwrap()
+}
+
+#[test]
+fn a_process_born_since_the_previous_walk_is_rated_against_zero_over_its_age() {
+    // Walks at 10 s and 15 s monotonic, the boot clock 100 s ahead: the previous walk was at
+    // boot 110 s (tick 11000). A dd born at boot 114 s (tick 11400) lived 1 s and dirtied
+    // 8 MiB: 8 MiB/s over 1 s, not 1.6 MiB/s over the 5 s interval.
+    let cur = walk_boot(15, 10, 100, "1", &[rec('P', 42, 11_400, 'R', B, 30)]);
+    let r = &derive(None, &cur)[0];
+    assert!(close(r.dirtied_bytes_per_s, 8.0 * MIB as f64), "{r:?}");
+    assert!(close(r.read_bytes_per_s, MIB as f64));
+    assert!(close(r.iowait_ms_per_s, 300.0), "30 ticks over 1 s");
+    assert_eq!((r.walk_ms, r.rates_from_walk_ms), (Some(1000), 15_000));
+    // Born before the previous walk (another scope, or unreadable then): no rate, as before.
+    let old = walk_boot(15, 10, 100, "1", &[rec('P', 42, 10_900, 'R', B, 30)]);
+    assert_eq!(derive(None, &old)[0].dirtied_bytes_per_s, None);
+    // Born 0.5 s or 0 s before the walk: rated over 1 s (pidstat -d 1's resolution), never a
+    // burst over a few ms, never a division by 0.
+    for start in [11_450, 11_500] {
+        let young = walk_boot(15, 10, 100, "1", &[rec('P', 42, start, 'R', B, 0)]);
+        let r = &derive(None, &young)[0];
+        assert!(close(r.dirtied_bytes_per_s, 8.0 * MIB as f64), "{r:?}");
+        assert_eq!(r.walk_ms, Some(1000));
+    }
+    // Born 3 s before the walk: over 3 s.
+    let older = walk_boot(15, 10, 100, "1", &[rec('P', 42, 11_200, 'R', B, 0)]);
+    assert_eq!(derive(None, &older)[0].walk_ms, Some(3000));
+    // A previous reading, when there is one, comes first.
+    let prev = walk_boot(10, 5, 100, "1", &[rec('P', 42, 11_400, 'R', A, 0)]);
+    let r = &derive(Some(&prev), &cur)[0];
+    assert!(close(r.dirtied_bytes_per_s, 8.0 * MIB as f64 / 5.0));
+    assert_eq!(r.walk_ms, Some(5000));
+    // Without a boot line (an older recording) a new process has no rate.
+    let no_boot = walk(15, Some(10), "1", &[rec('P', 42, 11_400, 'R', B, 30)]);
+    assert_eq!(derive(None, &no_boot)[0].dirtied_bytes_per_s, None);
+}
+
+/// A stat line of a shell: `marks` in cminflt (field 11).
+fn shell(tag: char, started: u64, io: Io, marks: u64) -> String {
+    let line = stat_line(7, "sh", 'S', 1, started, 0);
+    let mut f: Vec<String> = line.split(' ').map(str::to_owned).collect();
+    // f[0] pid, f[1] (comm), f[i] field i + 1.
+    f[10] = marks.to_string();
+    let stat = f.join(" ");
+    format!(
+        "{tag} 7 {started}\nstat {stat}\n{}{}",
+        io_text(io),
+        if tag == 'P' { "wchan do_wait\n" } else { "" }
+    )
+}
+
+#[test]
+fn a_parent_whose_children_were_reaped_shows_the_jump_as_reaped_not_as_its_rate() {
+    let prev = walk(2, None, "1", &[shell('P', 100, A, 5000)]);
+    // The io jumped and cminflt moved: a child was waited for. No rate, the jump named.
+    let cur = walk(4, Some(2), "1", &[shell('P', 100, B, 5400)]);
+    let r = &derive(Some(&prev), &cur)[0];
+    assert!(r.reaped_children);
+    assert_eq!(r.dirtied_bytes_per_s, None);
+    assert_eq!(r.rchar_per_s, None);
+    assert_eq!(r.reaped_dirtied_bytes, Some(8 * MIB));
+    // The same jump with no reaping: its own IO, rated.
+    let own = walk(4, Some(2), "1", &[shell('P', 100, B, 5000)]);
+    let r = &derive(Some(&prev), &own)[0];
+    assert!(!r.reaped_children);
+    assert!(close(r.dirtied_bytes_per_s, 4.0 * MIB as f64));
+    assert_eq!(r.reaped_dirtied_bytes, None);
+}
+
+#[test]
+fn after_delay_accounting_is_switched_on_older_tasks_have_no_iowait() {
+    use crate::parse::Snapshot;
+    let mut t = Tracker::default();
+    let mut feed = |w: Walk| {
+        t.update(&Snapshot {
+            mono_ns: w.mono_ns,
+            procs: Some(std::sync::Arc::new(w)),
+            ..Snapshot::default()
+        });
+        t.rows().unwrap().to_vec()
+    };
+    // Boot clock = monotonic. Off at 10 s; on at 15 s.
+    feed(walk_boot(10, 5, 0, "0", &[rec('P', 42, 100, 'D', A, 0)]));
+    let old = rec('P', 42, 100, 'D', B, 0);
+    let young = rec('P', 43, 1_520, 'D', B, 0);
+    let rows = feed(walk_boot(15, 10, 0, "1", &[rec('P', 42, 100, 'D', A, 0)]));
+    assert_eq!(
+        rows[0].iowait_ms_per_s, None,
+        "started at 1 s, before the switch"
+    );
+    let rows = feed(walk_boot(20, 15, 0, "1", &[old, young]));
+    let by = |pid: u32| rows.iter().find(|r| r.pid == pid).unwrap().iowait_ms_per_s;
+    assert_eq!(by(42), None, "older than the switch: unknown, not 0");
+    assert!(by(43).is_some(), "started after the walk that saw it on");
+    // A tracker that never saw it off cannot tell: every task counts.
+    let mut fresh = Tracker::default();
+    fresh.update(&Snapshot {
+        mono_ns: 20_000_000_000,
+        procs: Some(std::sync::Arc::new(walk_boot(
+            20,
+            15,
+            0,
+            "1",
+            &[rec('p', 42, 100, 'D', A, 0), rec('P', 42, 100, 'D', B, 0)],
+        ))),
+        ..Snapshot::default()
+    });
+    assert_eq!(fresh.rows().unwrap()[0].iowait_ms_per_s, Some(0.0));
+}
+
+#[test]
+fn the_tracker_carries_a_command_line_the_source_left_out() {
+    use crate::parse::Snapshot;
+    let with = |tag: char, start: u64, io: Io, line: &str| {
+        let mut r = rec(tag, 42, start, 'R', io, 0);
+        if !line.is_empty() {
+            r = format!("{r}cmdline {line}\n");
+        }
+        r
+    };
+    let mut t = Tracker::default();
+    let mut feed = |mono: u64, prev: Option<u64>, recs: &[String]| {
+        let w = walk(mono, prev, "0", recs);
+        t.update(&Snapshot {
+            mono_ns: w.mono_ns,
+            procs: Some(std::sync::Arc::new(w)),
+            ..Snapshot::default()
+        });
+        t.rows().unwrap()[0].cmdline.clone()
+    };
+    assert_eq!(
+        feed(2, None, &[with('P', 500, A, "dd of=/x")]).as_deref(),
+        Some("dd of=/x")
+    );
+    assert_eq!(
+        feed(4, Some(2), &[with('P', 500, B, "")]).as_deref(),
+        Some("dd of=/x")
+    );
+    // The same pid, another process: not its command line.
+    assert_eq!(feed(6, Some(4), &[with('P', 600, B, "")]), None);
+}

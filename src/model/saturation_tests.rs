@@ -131,3 +131,30 @@ fn the_baseline_falls_fast_and_rises_slowly() {
     let s = run(&mut j, &disk("vda", true, 1.0, 0.1, 10.6, 10.0), 1);
     assert!((s.baseline_await_ms.unwrap() - 0.8).abs() < 1e-9);
 }
+
+#[test]
+fn a_burst_of_discards_is_not_latency() {
+    let mut j = Judge::default();
+    let calm = disk("vda", true, 3.0, 0.05, 0.25, 144.0);
+    run(&mut j, &calm, 20);
+    // Online discard after a delete: 2 discards/s of 45 MB at 11 ms each beside the reads.
+    let mut trim = calm.clone();
+    trim.cols.d_s = Some(2.0);
+    trim.cols.d_await = Some(11.0);
+    trim.cols.aqu_sz = Some(1.2);
+    let s = run(&mut j, &trim, 3);
+    assert_eq!(s.saturation_level, 0, "{s:?}");
+}
+
+#[test]
+fn a_held_sample_says_it_is_held() {
+    let mut j = Judge::default();
+    run(&mut j, &disk("vda", true, 1.0, 0.1, 0.4, 50.0), 10);
+    run(&mut j, &disk("vda", true, 98.0, 144.0, 3.0, 30_000.0), 1);
+    let s = run(&mut j, &disk("vda", true, 1.0, 0.1, 0.4, 50.0), 1);
+    assert!(s.saturated);
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some("held 1 sample(s) after the last evidence")
+    );
+}

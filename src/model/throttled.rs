@@ -112,8 +112,9 @@ impl Tracer {
 }
 
 /// The throttled writers of one interval from the tracepoint: one row per task id, pause ms
-/// per second = the sum of its positive `pause` over the interval ÷ the interval (each event
-/// announces the sleep about to be taken, spec §7), the other figures from its last event.
+/// per second = the sum of its positive `pause` over the interval ÷ the interval, at most
+/// 1000 (each event announces the sleep about to be taken, spec §7), the other figures from
+/// its last event.
 /// `dt_s` `None` (first sample): no rate. Sorted by `by_pause`.
 #[must_use]
 pub fn from_trace(t: &Trace, dt_s: Option<f64>) -> Vec<Throttled> {
@@ -127,7 +128,13 @@ pub fn from_trace(t: &Trace, dt_s: Option<f64>) -> Vec<Throttled> {
             task_ratelimit_kbps: Some(w.task_ratelimit),
             limit_pages: Some(w.limit),
             setpoint_pages: Some(w.setpoint),
-            pause_ms_per_s: dt_s.filter(|d| *d > 0.0).map(|d| w.pause_ms as f64 / d),
+            // Each event announces the sleep about to be taken, so a pause announced near the
+            // end of the interval runs into the next one: one task cannot sleep longer than
+            // the interval, so its figure is capped at 1000 ms/s (seen without the cap: a dd
+            // alternating 800 and 1200 ms/s at a 0.5 s interval).
+            pause_ms_per_s: dt_s
+                .filter(|d| *d > 0.0)
+                .map(|d| (w.pause_ms as f64 / d).min(1000.0)),
             is_self: t.status.pid == Some(w.pid) || t.status.tasks.contains(&w.pid),
             ..Throttled::new(w.pid, w.comm.clone(), ThrottleSource::Tracepoint)
         })

@@ -67,6 +67,8 @@ fn per_task_sums_over_the_interval() {
         (11, Some(50.0), Some(700))
     );
     assert!(b.is_self);
+    // Over 0.2 s pid 10 announced 240 ms of sleep: 1200 ms/s, capped at the interval's 1000.
+    assert_eq!(from_trace(&t, Some(0.2))[0].pause_ms_per_s, Some(1000.0));
     // First sample: no interval, no rate; the rows still stand.
     let first = from_trace(&t, None);
     assert!(first.iter().all(|r| r.pause_ms_per_s.is_none()) && first.len() == 2);

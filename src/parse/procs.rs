@@ -11,8 +11,9 @@
 //! `P PID STARTTIME` (a process of this walk) or `p PID STARTTIME` (its reading at the
 //! previous walk, carried because it was left out of that walk's file), followed by
 //! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
-//! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `statm RAW_LINE` and
-//! `blkio_tasks N`. Last, the memory records (`source::procs_memory`):
+//! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `statm RAW_LINE`,
+//! `blkio_tasks N` and `cmdline TEXT`. A `boot NS` header line (CLOCK_BOOTTIME at the walk)
+//! may follow `scope`. Last, the memory records (`source::procs_memory`):
 //! `M PID STARTTIME STATE RSS_PAGES MAJFLT BEFORE_RSS|- BEFORE_MAJFLT|-`, then optionally
 //! `mem VMRSS RSSANON RSSFILE RSSSHMEM VMSWAP` (kB, `-` each when absent), `oom_score_adj N`,
 //! `wchan TEXT` and `comm TEXT`. Also owns `MemRecord`.
@@ -117,6 +118,10 @@ pub struct StatLine {
     /// sleeps included), clock ticks; always 0 unless `kernel.task_delayacct=1` (spec §11).
     /// `None` on kernels whose stat line stops before it.
     pub blkio_ticks: Option<u64>,
+    /// Fields 11 + 13 + 16 + 17 (`cminflt`, `cmajflt`, `cutime`, `cstime`): what the kernel
+    /// adds from each child it reaps with wait() (`wait_task_zombie`, where the child's io
+    /// counters join the parent's too). A move between two walks means children were reaped.
+    pub reaped_marks: u64,
 }
 
 /// Parses one /proc/PID/stat line.
@@ -158,6 +163,10 @@ pub fn parse_stat(text: &str) -> std::result::Result<StatLine, String> {
         } else {
             None
         },
+        reaped_marks: field(11)?
+            .saturating_add(field(13)?)
+            .saturating_add(field(16)?)
+            .saturating_add(field(17)?),
     })
 }
 
@@ -196,6 +205,8 @@ pub struct ProcRecord {
     /// records). resident − shared is the anon count exactly: the kernel's `task_statm`
     /// makes `shared` = file + shmem and `resident` = shared + anon.
     pub statm: Option<(u64, u64)>,
+    /// Its command line (`/proc/PID/cmdline`, NULs as spaces, capped), when read.
+    pub cmdline: Option<String>,
 }
 
 /// A process among the walk's largest by resident memory (an `M` record, `source::procs_memory`).
@@ -238,6 +249,9 @@ pub struct Walk {
     pub task_delayacct: Option<bool>,
     /// The cgroup the walk was scoped to.
     pub scope: Option<String>,
+    /// `CLOCK_BOOTTIME` at the walk, ns: the clock of the stat start times (field 22), so a
+    /// process that started after the previous walk is known (`None` in older recordings).
+    pub boot_ns: Option<u64>,
     /// Why the scope could not be walked (no cgroup2 mount, no such group).
     pub scope_error: Option<String>,
     /// The processes of the walk whose comm is `fio`, active or not (the foreign-fio scan
@@ -305,6 +319,7 @@ pub fn parse(text: &str) -> Result<Walk> {
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
             "page_size" => w.page_size = Some(number(value).map_err(err)?),
+            "boot" => w.boot_ns = Some(number(value).map_err(err)?),
             "scope_error" => w.scope_error = Some(value.to_owned()),
             "fio" => {
                 w.fio = value
@@ -353,6 +368,7 @@ struct Partial {
     cgroup: Option<String>,
     blkio_tasks: Option<u64>,
     statm: Option<(u64, u64)>,
+    cmdline: Option<String>,
 }
 
 impl Partial {
@@ -368,6 +384,7 @@ impl Partial {
             cgroup: None,
             blkio_tasks: None,
             statm: None,
+            cmdline: None,
         }
     }
 
@@ -385,6 +402,7 @@ impl Partial {
             "cgroup" => self.cgroup = Some(value.to_owned()),
             "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
             "statm" => self.statm = Some(statm(value)?),
+            "cmdline" => self.cmdline = Some(value.to_owned()),
             _ => {
                 if !self.io.take(line)? {
                     return Err(format!("unexpected line {line:?}"));
@@ -420,6 +438,7 @@ impl Partial {
             cgroup: self.cgroup,
             blkio_tasks: self.blkio_tasks,
             statm: self.statm,
+            cmdline: self.cmdline,
         })
     }
 }
@@ -468,6 +487,7 @@ impl MemPartial {
             rss_pages: number(rss)?,
             starttime,
             blkio_ticks: None,
+            reaped_marks: 0,
         };
         Ok(Self(MemRecord {
             pid,

@@ -37,6 +37,7 @@ fn stat_fields_come_after_the_last_paren() {
             rss_pages: 0,
             starttime: 12345,
             blkio_ticks: Some(77),
+            reaped_marks: 0,
         }
     );
     // A real line from this VM (pid 1, 6.18): 52 fields, 13 threads.
@@ -48,6 +49,11 @@ fn stat_fields_come_after_the_last_paren() {
         (s.majflt, s.cpu_ticks),
         (0, 71 + 318),
         "fields 12, 14 and 15"
+    );
+    assert_eq!(
+        s.reaped_marks,
+        13_019_016 + 1497 + 40957 + 6767,
+        "fields 11, 13, 16 and 17: what reaped children add"
     );
     assert_eq!(
         (s.state, s.starttime, s.blkio_ticks, s.num_threads),

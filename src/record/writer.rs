@@ -21,9 +21,21 @@ use crate::event::Event;
 use crate::sample::RawSample;
 
 /// zstd level. On 240 live samples taken 1 s apart (10 devices), line patches compressed to
-/// 464, 459, 413 and 390 bytes a sample at levels 1, 3, 6 and 9; 6 and 9 cost 35 % and 85 %
-/// more CPU than 3 for 10–15 % less size, which the 2 MB an hour budget does not need.
-pub const ZSTD_LEVEL: i32 = 3;
+/// 464, 459, 413 and 390 bytes a sample at levels 1, 3, 6 and 9. Issue 27 (≤ 0.8 MB an
+/// hour idle): on a 601-sample, 10-minute recording of this VM (1 Hz, builds running),
+/// level 3 gave 626 bytes a sample, 7 → 553, 8 → 531, 9 → 531, 10 → 532, 16 → 494, 19 → 478;
+/// 8 took 0.08 ms a sample against 3's 0.02 (16 took 0.8, 19 took 1: more than the screen's
+/// whole CPU budget). With the window and tables below.
+pub const ZSTD_LEVEL: i32 = 8;
+
+/// log2 of the zstd window: 128 KiB, the last ~40 busy samples or minutes of idle ones.
+/// Level 8's own default (4 MiB, with 1 MiB tables) would cost the 8 MB RSS budget; a
+/// larger window measured 529 against 531 bytes a sample.
+pub const ZSTD_WINDOW_LOG: u32 = 17;
+
+/// log2 of the match-finder's hash and chain tables (256 KiB each): 15 gave 542 bytes a
+/// sample, 16 gave 531, 17 gave 530.
+pub const ZSTD_TABLE_LOG: u32 = 16;
 
 /// Writes one recording file.
 pub struct Recorder {
@@ -66,8 +78,7 @@ impl Recorder {
         let mut out = Counted { file, bytes: 0 };
         out.write_all(magic_line(FORMAT_VERSION).as_bytes())
             .map_err(|e| RecordError::io(path, e))?;
-        let enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)
-            .map_err(|e| RecordError::io(path, e))?;
+        let enc = encoder(out).map_err(|e| RecordError::io(path, e))?;
         let mut rec = Recorder {
             path: path.to_owned(),
             enc,
@@ -144,6 +155,17 @@ impl Recorder {
         res.and_then(|()| self.syncer.poke())
             .map_err(|e| RecordError::io(&self.path, e))
     }
+}
+
+/// The zstd stream at `ZSTD_LEVEL` with the window and tables sized above. Readers need no
+/// setting: the frame header carries the window size.
+fn encoder<W: Write>(out: W) -> io::Result<zstd::stream::write::Encoder<'static, W>> {
+    use zstd::stream::raw::CParameter;
+    let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
+    enc.set_parameter(CParameter::WindowLog(ZSTD_WINDOW_LOG))?;
+    enc.set_parameter(CParameter::HashLog(ZSTD_TABLE_LOG))?;
+    enc.set_parameter(CParameter::ChainLog(ZSTD_TABLE_LOG))?;
+    Ok(enc)
 }
 
 /// The file, counting the bytes written to it.

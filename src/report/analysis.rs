@@ -201,10 +201,23 @@ fn disk_reports(models: &[Model]) -> (Vec<DiskReport>, Vec<String>) {
             name: name.to_owned(),
             rows,
             saturated,
+            worst_why: worst_why(&recs),
             chart: format!("disk-{}.svg", safe(name)),
         });
     }
     (disks, idle)
+}
+
+/// The saturation evidence of the saturated record with the deepest queue (the first of
+/// equals), as the verdict ranks saturated devices.
+fn worst_why(recs: &[&Disk]) -> Option<String> {
+    recs.iter()
+        .filter(|d| d.saturation.saturated && d.saturation.saturation_why.is_some())
+        .fold(None::<&Disk>, |w, d| match w {
+            Some(w) if d.cols.aqu_sz.unwrap_or(0.0) <= w.cols.aqu_sz.unwrap_or(0.0) => Some(w),
+            _ => Some(d),
+        })
+        .and_then(|d| d.saturation.saturation_why.clone())
 }
 
 fn first_time(rec: &Recording) -> i64 {

@@ -1,6 +1,8 @@
-//! SVG charts of a report: MemAvailable, dirty against its thresholds, reclaim rates and each
-//! busy disk's await / aqu-sz / %util, with a dashed vertical line for every event, labelled
-//! with its timeline number (E1, E2, …).
+//! SVG charts of a report: MemAvailable, dirty against its thresholds, reclaim rates, pressure
+//! stall (PSI) and each busy disk's await / aqu-sz / %util, with a dashed vertical line for
+//! every event, labelled with its timeline number (E1, E2, …). The verdict's periods are
+//! shaded behind the lines: writers throttled on the dirty chart, a disk's saturated periods
+//! on each panel of its chart.
 //!
 //! Drawn with plotters' SVG backend into strings. Without plotters' font features the SVG
 //! backend writes `<text>` elements itself and leaves glyphs to the viewer, so labels need
@@ -10,7 +12,8 @@ use anyhow::anyhow;
 use plotters::prelude::*;
 
 use super::analysis::{Analysis, DiskReport};
-use super::series::{DISK, SYSTEM, bg_thresh, thresh};
+use super::periods::Period;
+use super::series::{DISK, SYSTEM, bg_thresh, has_psi, psi_pct, thresh};
 use crate::model::Model;
 
 const WIDTH: u32 = 900;
@@ -23,6 +26,13 @@ const COLOURS: [RGBColor; 4] = [
     RGBColor(255, 127, 14),
 ];
 const MARKER: RGBColor = RGBColor(120, 120, 120);
+/// Shade of the periods with writers throttled, and of a disk's saturated periods.
+const THROTTLED: RGBColor = RGBColor(148, 103, 189);
+const SATURATED: RGBColor = RGBColor(188, 140, 0);
+/// Opacity of a shade, light enough for the lines to read through it.
+const SHADE_ALPHA: f64 = 0.2;
+/// The PSI chart's file name.
+pub(crate) const PSI: &str = "psi.svg";
 
 /// One line of a panel: a name and one optional value per record.
 struct Line {
@@ -30,11 +40,21 @@ struct Line {
     values: Vec<Option<f64>>,
 }
 
-/// One panel: a title, the y unit and its lines.
+/// Periods shaded behind a panel's lines: a legend name, a colour and the spans, seconds
+/// since the recording started.
+#[derive(Debug, Clone, PartialEq)]
+struct Shade {
+    name: &'static str,
+    colour: RGBColor,
+    spans: Vec<(f64, f64)>,
+}
+
+/// One panel: a title, the y unit, its lines and the periods shaded behind them.
 struct Panel {
     title: String,
     unit: &'static str,
     lines: Vec<Line>,
+    shade: Option<Shade>,
 }
 
 /// A rendered chart.
@@ -123,6 +143,16 @@ fn draw_panel(
         .x_label_formatter(&secs_label)
         .light_line_style(RGBColor(235, 235, 235))
         .draw()?;
+    // Shaded periods first, so the lines stay on top.
+    if let Some(sh) = panel.shade.as_ref().filter(|s| !s.spans.is_empty()) {
+        let fill = sh.colour.mix(SHADE_ALPHA).filled();
+        chart
+            .draw_series(sh.spans.iter().map(|&(a, b)| {
+                Rectangle::new([(a.max(axis.x0), 0.0), (b.min(axis.x1), y1)], fill)
+            }))?
+            .label(sh.name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], fill));
+    }
     for (i, l) in panel.lines.iter().enumerate() {
         let colour = COLOURS[i % COLOURS.len()];
         // A record without the figure breaks the line rather than bridging the gap.
@@ -167,7 +197,16 @@ fn draw_panel(
 
 type Spec = (String, String, Vec<Panel>);
 
-fn system_charts(m: &[Model]) -> Vec<Spec> {
+/// The spans of `periods` in seconds since `started_ms`.
+fn spans(periods: &[Period], started_ms: i64) -> Vec<(f64, f64)> {
+    let rel = |ms: i64| (ms - started_ms) as f64 / 1000.0;
+    periods
+        .iter()
+        .map(|p| (rel(p.start_ms), rel(p.end_ms)))
+        .collect()
+}
+
+fn system_charts(m: &[Model], throttled: Vec<(f64, f64)>) -> Vec<Spec> {
     let pages = |m: &Model, p: Option<u64>| p.map(|p| p as f64 * m.page_size as f64 / MIB);
     let none: fn(&Model) -> Option<f64> = |_| None;
     let sys = |name: &str| SYSTEM.iter().find(|s| s.0 == name).map_or(none, |s| s.3);
@@ -175,6 +214,7 @@ fn system_charts(m: &[Model]) -> Vec<Spec> {
         title: title.to_owned(),
         unit,
         lines,
+        shade: None,
     };
     vec![
         (
@@ -192,20 +232,27 @@ fn system_charts(m: &[Model]) -> Vec<Spec> {
         (
             "dirty.svg".into(),
             "Dirty+Writeback against the dirty thresholds".into(),
-            vec![panel(
-                "Dirty + writeback against the thresholds",
-                "MiB",
-                vec![
-                    line("Dirty+Writeback", m, |m| {
-                        pages(m, m.dirty.dirty_writeback_pages)
-                    }),
-                    line("thresh (hard limit)", m, |m| pages(m, thresh(m))),
-                    line("background", m, |m| pages(m, bg_thresh(m))),
-                    line("freerun (throttle start)", m, |m| {
-                        pages(m, m.dirty.freerun_pages)
-                    }),
-                ],
-            )],
+            vec![Panel {
+                shade: Some(Shade {
+                    name: "writers throttled",
+                    colour: THROTTLED,
+                    spans: throttled,
+                }),
+                ..panel(
+                    "Dirty + writeback against the thresholds",
+                    "MiB",
+                    vec![
+                        line("Dirty+Writeback", m, |m| {
+                            pages(m, m.dirty.dirty_writeback_pages)
+                        }),
+                        line("thresh (hard limit)", m, |m| pages(m, thresh(m))),
+                        line("background", m, |m| pages(m, bg_thresh(m))),
+                        line("freerun (throttle start)", m, |m| {
+                            pages(m, m.dirty.freerun_pages)
+                        }),
+                    ],
+                )
+            }],
         ),
         (
             "reclaim.svg".into(),
@@ -234,7 +281,41 @@ fn system_charts(m: &[Model]) -> Vec<Spec> {
     ]
 }
 
-fn disk_chart(d: &DiskReport, m: &[Model]) -> Spec {
+/// Pressure stall: the share of each interval in which some, and all non-idle, tasks stalled.
+fn psi_chart(m: &[Model]) -> Spec {
+    let panel = |title: &str, lines| Panel {
+        title: title.to_owned(),
+        unit: "% of the interval",
+        lines,
+        shade: None,
+    };
+    (
+        PSI.into(),
+        "Pressure stall (PSI): share of each interval stalled on cpu, memory, io".into(),
+        vec![
+            panel(
+                "Pressure stall: some task stalled",
+                vec![
+                    line("cpu some", m, |m| psi_pct(m.pressure.cpu, false)),
+                    line("memory some", m, |m| psi_pct(m.pressure.memory, false)),
+                    line("io some", m, |m| psi_pct(m.pressure.io, false)),
+                ],
+            ),
+            panel(
+                "Pressure stall: all non-idle tasks stalled",
+                // cpu full too (0 at the system level since 5.13, absent before), so each
+                // resource keeps its colour in both panels.
+                vec![
+                    line("cpu full", m, |m| psi_pct(m.pressure.cpu, true)),
+                    line("memory full", m, |m| psi_pct(m.pressure.memory, true)),
+                    line("io full", m, |m| psi_pct(m.pressure.io, true)),
+                ],
+            ),
+        ],
+    )
+}
+
+fn disk_chart(d: &DiskReport, m: &[Model], saturated: &[(f64, f64)]) -> Spec {
     let get = |col: &str| {
         let f = DISK.iter().find(|c| c.0 == col).map(|c| c.3);
         let name = d.name.clone();
@@ -244,6 +325,11 @@ fn disk_chart(d: &DiskReport, m: &[Model]) -> Spec {
         title: format!("{}: {what}", d.name),
         unit,
         lines,
+        shade: Some(Shade {
+            name: "saturated",
+            colour: SATURATED,
+            spans: saturated.to_vec(),
+        }),
     };
     (
         d.chart.clone(),
@@ -297,8 +383,15 @@ pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
             .collect(),
         xs,
     };
-    let mut specs = system_charts(m);
-    specs.extend(a.disks.iter().map(|d| disk_chart(d, m)));
+    let mut specs = system_charts(m, spans(&a.throttled, started_ms));
+    if has_psi(m) {
+        specs.push(psi_chart(m));
+    }
+    specs.extend(
+        a.disks
+            .iter()
+            .map(|d| disk_chart(d, m, &spans(&d.saturated, started_ms))),
+    );
     specs
         .into_iter()
         .map(|(file, title, panels)| {

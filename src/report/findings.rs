@@ -160,6 +160,7 @@ pub(crate) fn fio(o: &mut String, a: &Analysis) {
 }
 
 pub(crate) fn method(o: &mut String) {
+    use crate::model::saturation::{DEEP_QUEUE, DEEP_QUEUE_AWAIT_MS, HOLD};
     let _ = writeln!(
         o,
         "## How these figures were made\n\n\
@@ -168,13 +169,24 @@ pub(crate) fn method(o: &mut String) {
 timed at its read. The first sample only seeds the rates.\n\
 - min / avg / p95 / max are over the records in the period that had the figure; \
 p95 is the nearest-rank percentile (a measured value).\n\
-- Writers throttled: nr_dirty + nr_writeback above the freerun ceiling \
-((thresh + bg_thresh) / 2), where balance_dirty_pages() paces writers; over thresh: at or \
-above the dirty threshold (the kernel's hard limit, max(thresh, dirty_limit), is not in /proc). Direct reclaim: any direct scanning or allocation stall.\n\
-- Saturated: rotational disks at ≥ 70 % util (critical ≥ 90 %); disks that serve requests in \
-parallel (non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational \
-flag says) with aqu-sz ≥ 1 and await ≥ 2× their own median await (critical ≥ 3×), as the \
-screen judges them.\n\
+- Verdict: the summary's first line, from the same records as the periods below: the \
+seconds each dirty domain had writers throttled, the tracepoint's pauses summed over the \
+writers, and for each saturated disk the evidence of its record with the deepest queue.\n\
+- Writers throttled: in any dirty domain (global, a memory cgroup, a capped device), \
+nr_dirty + nr_writeback above its freerun ceiling ((thresh + bg_thresh) / 2), where \
+balance_dirty_pages() paces writers, or a writer paused in balance_dirty_pages() during the \
+record's interval (its tracepoint, or a task seen there by the process walk), which the \
+one-second counters can miss; over thresh: at or above the dirty threshold (the kernel's hard \
+limit, max(thresh, dirty_limit), is not in /proc). Direct reclaim: any direct scanning or \
+allocation stall.\n\
+- Saturated: rotational disks at ≥ 90 % util; disks that serve requests in parallel \
+(non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational flag \
+says) with aqu-sz ≥ 1 and an await ≥ 3× their own calm baseline (the await of records with \
+a short queue, frozen while the queue is long, so a long flood does not become its own \
+baseline), or, before any calm record, a queue ≥ {DEEP_QUEUE:.0} deep with an await \
+≥ {DEEP_QUEUE_AWAIT_MS:.0} ms. A saturated disk stays so while its evidence holds at the \
+warning level (await ≥ 2× the baseline, 70 % util) and for {HOLD} records after, as the \
+screen judges it.\n\
 - A period runs from the start of its first record's interval to the read of its last; \
 its duration is the sum of those intervals."
     );

@@ -40,11 +40,22 @@ pub fn render(rec: &Recording, a: &Analysis) -> String {
     let _ = writeln!(o, "## Charts\n");
     let _ = writeln!(
         o,
-        "Dashed vertical lines mark the timeline's events (E1, E2, …).\n"
+        "Dashed vertical lines mark the timeline's events (E1, E2, …). Shaded: the periods \
+         with writers throttled on the dirty chart, each disk's saturated periods on its \
+         chart.\n"
     );
     let _ = writeln!(o, "![Memory](memory.svg)\n");
     let _ = writeln!(o, "![Dirty against the thresholds](dirty.svg)\n");
     let _ = writeln!(o, "![Reclaim](reclaim.svg)\n");
+    if super::series::has_psi(&a.models) {
+        let _ = writeln!(o, "![Pressure stall (PSI)]({})\n", super::charts::PSI);
+    } else {
+        let _ = writeln!(
+            o,
+            "No pressure stall information (PSI) in this recording: the kernel has no \
+             /proc/pressure (CONFIG_PSI off, or booted with psi=0).\n"
+        );
+    }
     for d in &a.disks {
         let _ = writeln!(o, "![{}]({})\n", cell(&d.name), d.chart);
     }
@@ -78,6 +89,7 @@ fn phases(o: &mut String, a: &Analysis, last: i64) {
 fn headline(o: &mut String, a: &Analysis, started: i64) {
     let s = &a.summary;
     let _ = writeln!(o, "## Summary\n");
+    let _ = writeln!(o, "**{}.**\n", cell(&s.verdict));
     if let Some(m) = s.min_mem_available_mib {
         let _ = writeln!(
             o,

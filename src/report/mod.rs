@@ -1,9 +1,10 @@
 //! `pagewatch report`: a Markdown bug report with SVG charts from a recording.
 //!
 //! Owns: summarising derived figures over a recording and writing the report directory.
-//! Records are derived exactly as batch mode derives them (`model::series`), so the report's
-//! figures are the ones `pagewatch replay --batch` prints. Must not touch: the recording
-//! format (it reads `Recording`s), the terminal, any file it did not create.
+//! Records are derived and judged exactly as batch mode derives them
+//! (`pipeline::derive_all`), so the report's figures and verdict are the ones `pagewatch
+//! replay --batch` prints. Must not touch: the recording format (it reads `Recording`s), the
+//! terminal, any file it did not create.
 
 mod analysis;
 mod charts;

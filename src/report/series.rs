@@ -58,6 +58,24 @@ fn psi(p: Option<crate::model::Pressure>) -> Option<f64> {
     p.and_then(|p| p.some).and_then(|s| s.total_pct)
 }
 
+/// The share of the record's interval in which some (or, with `full`, all non-idle) tasks
+/// stalled on the resource, %: Δtotal / Δt, exact over the interval where the kernel's avg10
+/// is a decaying average.
+pub(crate) fn psi_pct(p: Option<crate::model::Pressure>, full: bool) -> Option<f64> {
+    let p = p?;
+    if full { p.full } else { p.some }?.total_pct
+}
+
+/// Whether any record has a PSI figure (the kernel has /proc/pressure).
+pub(crate) fn has_psi(models: &[Model]) -> bool {
+    models.iter().any(|m| {
+        let p = m.pressure;
+        [p.cpu, p.memory, p.io]
+            .into_iter()
+            .any(|r| psi_pct(r, false).is_some())
+    })
+}
+
 type DiskGet = fn(&Disk) -> Option<f64>;
 
 /// Per-disk series: (iostat name, unit, decimals, value).

@@ -1,13 +1,20 @@
-//! The headline figures of a report (its closing note): lowest MemAvailable, highest dirty
-//! against the threshold, seconds throttled and in direct reclaim, the worst disk latency and
-//! how long each disk was saturated.
+//! The headline figures of a report: the verdict over the period in one line (seconds with
+//! writers throttled and in which dirty domains, each saturated disk with the evidence of its
+//! worst record, seconds of direct reclaim), lowest MemAvailable, highest dirty against the
+//! threshold, the worst disk latency weighted by IOPS.
 //!
-//! Owns: `ReportSummary` and how it is computed from the analysed records. Must not touch: I/O.
+//! Owns: `ReportSummary`, the verdict line, and how they are computed from the analysed
+//! records (each judged by the pipeline's verdict). Must not touch: I/O, Markdown.
+
+use std::collections::BTreeMap;
 
 use super::periods::{self, Period};
 use super::series::{SYSTEM, dirty_pct_of_thresh};
 use super::types::DiskReport;
 use crate::model::Model;
+use crate::model::dirty::State;
+use crate::model::domains::Kind;
+use crate::model::throttled::ThrottleSource;
 
 /// A figure at a moment.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,8 +49,17 @@ pub struct ReportSummary {
     pub min_mem_available_mib: Option<At>,
     /// Highest nr_dirty + nr_writeback as a percentage of the dirty threshold.
     pub max_dirty_pct_of_thresh: Option<At>,
-    /// Seconds with writers throttled (or over the threshold).
+    /// The verdict over the period in one line (`Verdict: writers throttled
+    /// 9.0 s (global), vda saturated 13.0 s (queue …), direct reclaim 4.0 s`).
+    pub verdict: String,
+    /// Seconds with writers throttled (or over the threshold) in any dirty domain.
     pub throttled_s: f64,
+    /// Seconds each dirty domain had writers throttled (`global`, `cgroup /box`, `bdi 0:52`),
+    /// longest first.
+    pub throttled_by_domain: Vec<(String, f64)>,
+    /// Seconds throttled writers slept in balance_dirty_pages, summed over writers (the
+    /// tracepoint's pauses, pagewatch aside); `None` without any tracepoint row.
+    pub paused_s: Option<f64>,
     /// Seconds with direct reclaim.
     pub direct_reclaim_s: f64,
     /// Highest await of any disk and direction carrying real load (`verdict::worst_latency`).
@@ -99,12 +115,15 @@ pub(crate) fn summarise(
             });
         }
     }
-    ReportSummary {
+    let mut s = ReportSummary {
         records: models.len(),
         skipped_samples: skipped,
         min_mem_available_mib: extreme(models, SYSTEM[0].3, false),
         max_dirty_pct_of_thresh: extreme(models, dirty_pct_of_thresh, true),
+        verdict: String::new(),
         throttled_s: periods::total_seconds(throttled),
+        throttled_by_domain: by_domain(models),
+        paused_s: paused(models),
         direct_reclaim_s: periods::total_seconds(direct),
         worst_await: worst,
         saturated_s: disks
@@ -113,5 +132,215 @@ pub(crate) fn summarise(
             .map(|d| (d.name.clone(), periods::total_seconds(&d.saturated)))
             .collect(),
         files: Vec::new(),
+    };
+    s.verdict = verdict_line(&s, disks);
+    s
+}
+
+fn throttling(s: Option<State>) -> bool {
+    s.is_some_and(|s| s >= State::WritersThrottled)
+}
+
+/// Seconds each domain had writers throttled (its folded state), longest first, then by name.
+fn by_domain(models: &[Model]) -> Vec<(String, f64)> {
+    let mut by: BTreeMap<String, f64> = BTreeMap::new();
+    for m in models {
+        let dt = m.interval_s.unwrap_or(0.0);
+        let mut labels: Vec<String> = m
+            .domains
+            .iter()
+            .filter(|d| throttling(d.state))
+            .map(crate::model::domains::Domain::label)
+            .collect();
+        // A record without domains still has the global state line.
+        if throttling(m.dirty.state) && !m.domains.iter().any(|d| d.kind == Kind::Global) {
+            labels.push("global".to_owned());
+        }
+        for l in labels {
+            *by.entry(l).or_default() += dt;
+        }
+    }
+    let mut v: Vec<(String, f64)> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    v
+}
+
+/// Σ pause ms/s × interval over the tracepoint's rows, pagewatch's own aside.
+fn paused(models: &[Model]) -> Option<f64> {
+    let mut total: Option<f64> = None;
+    for m in models {
+        let dt = m.interval_s.unwrap_or(0.0);
+        for r in m
+            .throttled
+            .iter()
+            .filter(|r| r.source == ThrottleSource::Tracepoint && !r.is_self)
+        {
+            *total.get_or_insert(0.0) += r.pause_ms_per_s.unwrap_or(0.0) * dt / 1000.0;
+        }
+    }
+    total
+}
+
+/// The verdict over the period: throttled writers and their domains, each saturated disk with
+/// the evidence of its worst record, direct reclaim; what did not happen is said too.
+fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
+    let mut parts = Vec::new();
+    if s.throttled_s > 0.0 {
+        let domains = match s.throttled_by_domain.as_slice() {
+            [(one, _)] => one.clone(),
+            many => many
+                .iter()
+                .map(|(d, t)| format!("{d} {t:.1} s"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        let pause = s
+            .paused_s
+            .filter(|p| *p > 0.0)
+            .map(|p| format!("writers paused {p:.1} s in all, tracepoint"));
+        let detail: Vec<String> = [Some(domains), pause]
+            .into_iter()
+            .flatten()
+            .filter(|d| !d.is_empty())
+            .collect();
+        let detail = if detail.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", detail.join("; "))
+        };
+        parts.push(format!("writers throttled {:.1} s{detail}", s.throttled_s));
+    } else {
+        parts.push("no writers throttled".to_owned());
+    }
+    let mut any = false;
+    for d in disks.iter().filter(|d| !d.saturated.is_empty()) {
+        any = true;
+        let why = d
+            .worst_why
+            .as_ref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        parts.push(format!(
+            "{} saturated {:.1} s{why}",
+            d.name,
+            periods::total_seconds(&d.saturated)
+        ));
+    }
+    if !any {
+        parts.push("no disk saturated".to_owned());
+    }
+    if s.direct_reclaim_s > 0.0 {
+        parts.push(format!("direct reclaim {:.1} s", s.direct_reclaim_s));
+    } else {
+        parts.push("no direct reclaim".to_owned());
+    }
+    format!("Verdict: {}", parts.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::domains::Domain;
+    use crate::model::throttled::Throttled;
+    use crate::report::periods::{Flag, merge};
+
+    /// Three one-second records of the idle tree.
+    fn models() -> Vec<Model> {
+        let s = crate::source::test_samples("live-idle");
+        let snaps: Vec<_> = s
+            .iter()
+            .map(|r| crate::parse::Snapshot::parse(r).unwrap())
+            .collect();
+        (1..=3)
+            .map(|i| {
+                let mut m = Model::derive(
+                    Some(&snaps[i - 1]),
+                    &snaps[i],
+                    crate::model::Options::default(),
+                );
+                m.interval_s = Some(1.0);
+                m.time_ms = 1000 * i64::try_from(i).unwrap();
+                m
+            })
+            .collect()
+    }
+
+    fn row(comm: &str, ms: f64, source: ThrottleSource) -> Throttled {
+        Throttled {
+            pause_ms_per_s: Some(ms),
+            ..Throttled::new(7, comm, source)
+        }
+    }
+
+    fn on(m: &Model) -> Flag {
+        Flag {
+            time_ms: m.time_ms,
+            interval_s: 1.0,
+            on: true,
+            peak: 0.0,
+            severe: false,
+        }
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp, reason = "sums of whole seconds")]
+    fn the_verdict_names_each_domain_the_pauses_and_the_disk_evidence() {
+        let mut m = models();
+        let global = m[0].domains[0].clone();
+        assert_eq!(global.kind, Kind::Global);
+        let boxd = Domain {
+            kind: Kind::Memcg,
+            path: "/box".into(),
+            ..global.clone()
+        };
+        // The container throttles all three seconds, the global domain only the first.
+        let states = [
+            State::WritersThrottled,
+            State::BackgroundFlushing,
+            State::BelowBackground,
+        ];
+        for (m, g) in m.iter_mut().zip(states) {
+            m.domains = vec![
+                Domain {
+                    state: Some(g),
+                    ..global.clone()
+                },
+                Domain {
+                    state: Some(State::WritersThrottled),
+                    ..boxd.clone()
+                },
+            ];
+            m.dirty.state = Some(g);
+        }
+        // Pauses: fio 300 ms/s and dd 200 ms/s from the tracepoint count; pagewatch's own row
+        // and a wchan row's delay-accounting figure do not.
+        let mut me = row("pagewatch", 500.0, ThrottleSource::Tracepoint);
+        me.is_self = true;
+        m[0].throttled = vec![row("fio", 300.0, ThrottleSource::Tracepoint), me];
+        m[1].throttled = vec![
+            row("dd", 200.0, ThrottleSource::Tracepoint),
+            row("dd", 100.0, ThrottleSource::Wchan),
+        ];
+        let throttled = merge(m.iter().map(on));
+        let disk = DiskReport {
+            name: "sdb".into(),
+            rows: Vec::new(),
+            saturated: merge(m[1..].iter().map(on)),
+            worst_why: Some("95 %util on a single-queue rotational disk, queue 3.0".into()),
+            chart: "disk-sdb.svg".into(),
+        };
+        let s = summarise(&m, &throttled, &[], &[disk], 0);
+        assert_eq!(s.throttled_s, 3.0);
+        assert_eq!(
+            s.throttled_by_domain,
+            [("cgroup /box".to_owned(), 3.0), ("global".to_owned(), 1.0)]
+        );
+        assert!((s.paused_s.unwrap() - 0.5).abs() < 1e-12);
+        assert_eq!(
+            s.verdict,
+            "Verdict: writers throttled 3.0 s (cgroup /box 3.0 s, global 1.0 s; writers paused \
+             0.5 s in all, tracepoint); sdb saturated 2.0 s (95 %util on a single-queue \
+             rotational disk, queue 3.0); no direct reclaim"
+        );
     }
 }

@@ -29,6 +29,9 @@ pub struct DiskReport {
     /// Saturated periods (the pipeline's verdict per record); `peak` is the worst
     /// r/w-weighted await, ms.
     pub saturated: Vec<Period>,
+    /// Why the worst saturated record was saturated (the pipeline's `saturation_why` of the
+    /// saturated record with the deepest queue); `None` when never saturated.
+    pub worst_why: Option<String>,
     /// Chart file name.
     pub chart: String,
 }

@@ -1,16 +1,17 @@
 //! The report's "who" section: who was throttled, for how long and in which cgroup, and the
 //! processes that dirtied the most, from the records' throttled-writer rows (tracepoint or
-//! wchan) and process walks.
+//! wchan) and process walks; then both rolled up by command, so a shell loop of short-lived
+//! `dd` writers reads as `dd ×40` with their total rather than forty rows of a second each.
 //!
-//! Owns: those two tables. Must not touch: I/O, derivation (the records carry the rows).
+//! Owns: those three tables. Must not touch: I/O, derivation (the records carry the rows).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use super::md::{at, cell, secs};
 use crate::fmt::Bytes;
 use crate::model::Model;
-use crate::model::throttled::ThrottleSource;
+use crate::model::throttled::{ThrottleSource, Throttled};
 
 /// One throttled writer over the report's records.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,12 +22,12 @@ pub struct Writer {
     pub comm: String,
     /// Its cgroup, when known.
     pub cgroup: Option<String>,
-    /// Seconds of records in which it was listed.
+    /// Seconds of records in which it was throttled (`throttled`: the verdict's rule).
     pub listed_s: f64,
     /// Seconds it slept in balance_dirty_pages (Σ pause ms/s × interval); `None` when no
     /// record had a pause figure (wchan rows without delay accounting).
     pub paused_s: Option<f64>,
-    /// When it was first listed, ms since the epoch.
+    /// When it was first throttled, ms since the epoch.
     pub first_ms: i64,
     /// Whether any of its rows came from the tracepoint (else wchan: approximate).
     pub exact: bool,
@@ -47,13 +48,45 @@ pub struct Dirtier {
     pub read: f64,
 }
 
-/// The throttled writers, longest paused (then listed) first.
+/// One command's dirtying and throttling over its pids and the report's records.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Command {
+    /// The command name.
+    pub comm: String,
+    /// Distinct pids of that name that dirtied or were throttled.
+    pub pids: usize,
+    /// Their cgroups, when known, sorted.
+    pub cgroups: Vec<String>,
+    /// Bytes they dirtied, summed (`Dirtier::dirtied`).
+    pub dirtied: f64,
+    /// Bytes read from storage for them, summed over those that dirtied (`Dirtier::read`).
+    pub read: f64,
+    /// Seconds of records in which at least one of them was listed throttled (wall time, so a
+    /// loop of writers one after another adds up, and two at once count once).
+    pub listed_s: f64,
+    /// Seconds they slept in balance_dirty_pages, summed over pids (`Writer::paused_s`); can
+    /// exceed `listed_s` when several slept at once. `None` when no row had a pause figure.
+    pub paused_s: Option<f64>,
+}
+
+/// Whether a row shows its writer throttled in the record, as the verdict counts it
+/// (`verdict::fold_dirty`): a tracepoint row with a pause, or a task seen in
+/// balance_dirty_pages (wchan). A tracepoint row with no pause passed through without sleeping.
+fn throttled(t: &Throttled) -> bool {
+    match t.source {
+        ThrottleSource::Tracepoint => t.pause_ms_per_s.is_some_and(|p| p > 0.0),
+        ThrottleSource::Wchan => true,
+    }
+}
+
+/// The throttled writers, longest paused (then listed) first; a writer whose rows all passed
+/// through without a pause is left out, as the verdict leaves it out.
 #[must_use]
 pub fn writers(models: &[Model]) -> Vec<Writer> {
     let mut by: BTreeMap<(u32, String), Writer> = BTreeMap::new();
     for m in models {
         let dt = m.interval_s.unwrap_or(0.0);
-        for t in &m.throttled {
+        for t in m.throttled.iter().filter(|t| throttled(t)) {
             let w = by.entry((t.pid, t.comm.clone())).or_insert_with(|| Writer {
                 pid: t.pid,
                 comm: t.comm.clone(),
@@ -109,6 +142,76 @@ pub fn dirtiers(models: &[Model]) -> Vec<Dirtier> {
     v
 }
 
+/// The per-pid writers and dirtiers rolled up by command name: most dirtied first, then
+/// longest paused, then by name.
+#[must_use]
+pub fn commands(models: &[Model]) -> Vec<Command> {
+    #[derive(Default)]
+    struct Acc {
+        pids: BTreeSet<u32>,
+        cgroups: BTreeSet<String>,
+        dirtied: f64,
+        read: f64,
+        listed_s: f64,
+        paused_s: Option<f64>,
+    }
+    let mut by: BTreeMap<String, Acc> = BTreeMap::new();
+    for d in dirtiers(models) {
+        let a = by.entry(d.comm).or_default();
+        a.pids.insert(d.pid);
+        a.cgroups.extend(d.cgroup);
+        a.dirtied += d.dirtied;
+        a.read += d.read;
+    }
+    for w in writers(models) {
+        let a = by.entry(w.comm).or_default();
+        a.pids.insert(w.pid);
+        a.cgroups.extend(w.cgroup);
+        if let Some(p) = w.paused_s {
+            *a.paused_s.get_or_insert(0.0) += p;
+        }
+    }
+    // Listed: once per record for each command with any row in it.
+    for m in models {
+        let dt = m.interval_s.unwrap_or(0.0);
+        let listed: BTreeSet<&str> = m
+            .throttled
+            .iter()
+            .filter(|t| throttled(t))
+            .map(|t| t.comm.as_str())
+            .collect();
+        for comm in listed {
+            if let Some(a) = by.get_mut(comm) {
+                a.listed_s += dt;
+            }
+        }
+    }
+    let mut v: Vec<Command> = by
+        .into_iter()
+        .map(|(comm, a)| Command {
+            comm,
+            pids: a.pids.len(),
+            cgroups: a.cgroups.into_iter().collect(),
+            dirtied: a.dirtied,
+            read: a.read,
+            listed_s: a.listed_s,
+            paused_s: a.paused_s,
+        })
+        .collect();
+    v.sort_by(|a, b| {
+        b.dirtied
+            .total_cmp(&a.dirtied)
+            .then(
+                b.paused_s
+                    .unwrap_or(0.0)
+                    .total_cmp(&a.paused_s.unwrap_or(0.0)),
+            )
+            .then(b.listed_s.total_cmp(&a.listed_s))
+            .then_with(|| a.comm.cmp(&b.comm))
+    });
+    v
+}
+
 /// Most rows a table shows.
 const ROWS: usize = 10;
 
@@ -122,9 +225,10 @@ pub fn render(o: &mut String, models: &[Model], started: i64) {
     if !w.is_empty() {
         let _ = writeln!(
             o,
-            "Throttled writers (balance_dirty_pages): seconds listed, seconds paused, and \
-             where they wrote. Rows from the tracepoint are exact; wchan rows (no root) are \
-             sampled at each process walk, so they are approximate.\n"
+            "Throttled writers (balance_dirty_pages): seconds listed (records in which the \
+             writer was paused, as the verdict counts them), seconds paused, and where they \
+             wrote. Rows from the tracepoint are exact; wchan rows (no root) are sampled at \
+             each process walk, so they are approximate.\n"
         );
         let _ = writeln!(
             o,
@@ -168,13 +272,52 @@ pub fn render(o: &mut String, models: &[Model], started: i64) {
         }
         let _ = writeln!(o);
     }
+    by_command(o, &commands(models));
+}
+
+/// The rolled-up table.
+fn by_command(o: &mut String, c: &[Command]) {
+    if c.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "By command, over all its pids (a loop of short-lived writers adds up here): bytes \
+         and pauses summed over the pids; listed is the time any of them was throttled.\n"
+    );
+    let _ = writeln!(
+        o,
+        "| command × pids | cgroup | dirtied | read from storage | listed | paused |\n|---|---|---|---|---|---|"
+    );
+    for x in c.iter().take(ROWS) {
+        let cgroup = match x.cgroups.as_slice() {
+            [] => "-".to_owned(),
+            [one] => one.clone(),
+            many => format!("{} cgroups", many.len()),
+        };
+        let listed = if x.listed_s > 0.0 {
+            secs(x.listed_s)
+        } else {
+            "-".to_owned()
+        };
+        let _ = writeln!(
+            o,
+            "| {} ×{} | {} | {} | {} | {listed} | {} |",
+            cell(&x.comm),
+            x.pids,
+            cell(&cgroup),
+            Bytes(x.dirtied),
+            Bytes(x.read),
+            x.paused_s.map_or_else(|| "-".to_owned(), secs),
+        );
+    }
+    let _ = writeln!(o);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::model::procs::ProcRow;
-    use crate::model::throttled::Throttled;
 
     fn models(n: usize) -> Vec<Model> {
         let s = crate::source::test_samples("live-idle");
@@ -222,6 +365,12 @@ mod tests {
             anon_bytes: None,
             rss_growth_bytes_per_s: None,
             majflt_per_s: None,
+            walk_ms: Some(1000),
+            rates_from_walk_ms: 0,
+            reaped_children: false,
+            reaped_dirtied_bytes: None,
+            cmdline: None,
+            exited: false,
         }
     }
 
@@ -233,7 +382,13 @@ mod tests {
             writer(7, Some(300.0), ThrottleSource::Tracepoint),
             writer(9, None, ThrottleSource::Wchan),
         ];
-        m[2].throttled = vec![writer(9, None, ThrottleSource::Wchan)];
+        // Passing through balance_dirty_pages without a pause is not being throttled: pid 7's
+        // third row and pid 11 (only such rows) do not count.
+        m[2].throttled = vec![
+            writer(9, None, ThrottleSource::Wchan),
+            writer(7, Some(0.0), ThrottleSource::Tracepoint),
+            writer(11, Some(0.0), ThrottleSource::Tracepoint),
+        ];
         let w = writers(&m);
         assert_eq!(w.len(), 2);
         // pid 7: listed 2 s, paused 0.2 + 0.3 = 0.5 s, first at the first record.
@@ -259,6 +414,84 @@ mod tests {
         let d = dirtiers(&m);
         let got: Vec<(u32, f64, f64)> = d.iter().map(|d| (d.pid, d.dirtied, d.read)).collect();
         assert_eq!(got, [(3, 5000.0, 10.0), (1, 4000.0, 20.0)]);
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp, reason = "sums of whole MiB and tenths of a second")]
+    fn a_loop_of_short_lived_writers_rolls_up_by_command() {
+        use ThrottleSource::{Tracepoint, Wchan};
+        const MIB: f64 = 1024.0 * 1024.0;
+        let named = |comm: &str, pid: u32, dirtied_mib: f64| ProcRow {
+            comm: comm.into(),
+            ..proc_row(pid, dirtied_mib * MIB)
+        };
+        let paced = |comm: &str, pid: u32, ms: Option<f64>, src| Throttled {
+            comm: comm.into(),
+            ..writer(pid, ms, src)
+        };
+        // Four one-second records (the tree has three intervals: the last one again, a
+        // second later).
+        let mut m = models(3);
+        m.push(m[2].clone());
+        m[3].time_ms = 4000;
+        // A shell loop starts a new dd each second (two overlap at the second record); fio
+        // runs throughout; bash walks by without dirtying; dd 105 exits without dirtying.
+        m[0].processes = Some(vec![named("dd", 101, 4.0), named("fio", 7, 5.0)]);
+        m[0].throttled = vec![
+            paced("dd", 101, Some(200.0), Tracepoint),
+            paced("fio", 7, Some(300.0), Tracepoint),
+        ];
+        m[1].processes = Some(vec![
+            named("dd", 102, 5.0),
+            named("dd", 103, 6.0),
+            named("fio", 7, 5.0),
+        ]);
+        m[1].throttled = vec![
+            paced("dd", 102, Some(100.0), Tracepoint),
+            paced("dd", 103, Some(100.0), Tracepoint),
+            paced("fio", 7, Some(300.0), Tracepoint),
+        ];
+        m[2].processes = Some(vec![named("dd", 104, 7.0), named("bash", 50, 0.0)]);
+        m[2].throttled = vec![paced("dd", 104, None, Wchan)];
+        m[3].processes = Some(vec![named("dd", 105, 0.0), named("fio", 7, 5.0)]);
+        // fio passes through balance_dirty_pages without a pause: not throttled there.
+        m[3].throttled = vec![paced("fio", 7, Some(0.0), Tracepoint)];
+        let c = commands(&m);
+        assert_eq!(c.len(), 2, "{c:?}");
+        // dd: pids 101–104 (105 dirtied nothing and was never throttled); 4 + 5 + 6 + 7 =
+        // 22 MiB; read 10 B/s × 1 s by each; listed in records 0, 1, 2 (102 and 103 at once
+        // count once): 3 s; paused 0.2 + 0.1 + 0.1 = 0.4 s (104's wchan row has no figure).
+        assert_eq!(
+            (
+                c[0].comm.as_str(),
+                c[0].pids,
+                c[0].dirtied,
+                c[0].read,
+                c[0].listed_s
+            ),
+            ("dd", 4, 22.0 * MIB, 40.0, 3.0)
+        );
+        assert!((c[0].paused_s.unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(c[0].cgroups, ["/box"]);
+        // fio: one pid, 3 × 5 = 15 MiB, listed 2 s (not the last record), paused 0.3 + 0.3 =
+        // 0.6 s.
+        assert_eq!(
+            (c[1].comm.as_str(), c[1].pids, c[1].dirtied, c[1].listed_s),
+            ("fio", 1, 15.0 * MIB, 2.0)
+        );
+        assert!((c[1].paused_s.unwrap() - 0.6).abs() < 1e-12);
+        let mut o = String::new();
+        render(&mut o, &m, 0);
+        assert!(
+            o.contains("| dd ×4 | /box | 22.0M | 40B | 3.0 s | 0.4 s |"),
+            "{o}"
+        );
+        assert!(
+            o.contains("| fio ×1 | /box | 15.0M | 30B | 2.0 s | 0.6 s |"),
+            "{o}"
+        );
+        // The per-pid table still lists each dd on its own.
+        assert!(o.contains("| 104 | dd | - | 7.0M | 10B |"), "{o}");
     }
 
     #[test]

@@ -250,7 +250,7 @@ fn spawn_sampler(
         // the same process walk, tracepoint and cgroup data, and the same verdicts.
         let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
         let view = crate::model::who::View::default();
-        let _ = pipeline.push(&first, &view);
+        let _ = super::sampler::step(&mut pipeline, &mut source, &first, &view);
         let mut ticker = crate::source::Ticker::new(interval);
         loop {
             let last = done.load(Ordering::Acquire);
@@ -258,14 +258,8 @@ fn spawn_sampler(
                 ticker.wait();
             }
             if let Ok(raw) = source.read()
-                && let Ok(step) = pipeline.push(&raw, &view)
+                && let Ok(step) = super::sampler::step(&mut pipeline, &mut source, &raw, &view)
             {
-                if let Some(w) = &step.wants {
-                    crate::source::Source::want(&mut source, w);
-                }
-                if step.refresh {
-                    source.refresh_soon();
-                }
                 let mut l = lock_log(&log);
                 if let Some(r) = &mut l.rec {
                     let _ = r.write_sample(&raw);

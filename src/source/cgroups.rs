@@ -3,8 +3,9 @@
 //!
 //! Owns: finding the cgroup2 mount, choosing which groups to read each tick, the
 //! `sys/fs/cgroup/` index and `sys/class/bdi/` pseudo-files (`sample::names`), and when to
-//! read debugfs `wb_stats`. Must not touch: parsing beyond the two memory.stat counters that
-//! decide which groups are live, derivation, mounting anything.
+//! read debugfs `wb_stats`. Must not touch: parsing beyond the memory.stat counters that
+//! decide which groups are live (dirty, writeback, refaults, scans, major faults),
+//! derivation, mounting anything.
 //!
 //! Cost control. Three cgroup files cost about 25 µs a group (spec §11), so the whole tree is
 //! walked only on the slow refresh, every tick while the cgroups pane is open
@@ -13,7 +14,11 @@
 //! starts writing between walks shows within seconds). On the other ticks only the groups
 //! that had dirty or writeback pages at their last read are read again, with their
 //! ancestors (for the headroom), so a throttled container's domain is live; on an idle
-//! machine that is none at all. A walk for the domains alone (pane closed) reads each
+//! machine that is none at all. A group that thrashes or is reclaimed (its refault, pgscan or
+//! pgmajfault counters moved since its last read) is read every tick in the same way, for
+//! `LIVE_READS` reads after they last moved, so its rates have two samples in a row; a group
+//! first seen with any refaults or scans is read again at the next tick to find out. A walk
+//! for the domains alone (pane closed) reads each
 //! group's memory.stat and the other files only where it shows dirty or writeback pages. Without cgroup v2 memory + io (this development VM keeps
 //! memory on cgroup v1) nothing is walked: the index only says why, from `self/mountinfo`.
 //! Every read here that fails (a group removed between listing and reading, debugfs not
@@ -74,6 +79,11 @@ pub(super) struct Cgroups {
     /// (`LIVE_READS`): a writer that pauses for a tick (reclaim at memory.max, a journal
     /// commit) keeps its domain read.
     live: BTreeMap<String, u32>,
+    /// Groups whose reclaim counters (`reclaim_events`) moved at a recent read, or were first
+    /// seen non-zero, and the reads left, as `live` (no ancestors: they are not needed).
+    thrashing: BTreeMap<String, u32>,
+    /// Each group's `reclaim_events` at its last read; rebuilt on each full walk.
+    reclaim_seen: BTreeMap<String, u64>,
     ticks_since_walk: u32,
     last_dirtied: Option<u64>,
     /// BDIs whose wb_stats showed a cgroup's wb at the last listing.
@@ -93,6 +103,8 @@ impl Cgroups {
             found: None,
             captured: false,
             live: BTreeMap::new(),
+            thrashing: BTreeMap::new(),
+            reclaim_seen: BTreeMap::new(),
             ticks_since_walk: 0,
             last_dirtied: None,
             cg_bdis: Vec::new(),
@@ -141,8 +153,10 @@ impl Cgroups {
             walk(&mount)
         } else {
             index.push_str("walk\tactive\n");
-            self.live
-                .keys()
+            let picked: std::collections::BTreeSet<&String> =
+                self.live.keys().chain(self.thrashing.keys()).collect();
+            picked
+                .into_iter()
                 .filter_map(|g| {
                     let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
                     Some((g.clone(), ino))
@@ -150,10 +164,15 @@ impl Cgroups {
                 .collect()
         };
         // Every group read counts down; a dirty one (and its ancestors) is refilled below.
-        for left in self.live.values_mut() {
+        for left in self.live.values_mut().chain(self.thrashing.values_mut()) {
             *left = left.saturating_sub(1);
         }
         self.live.retain(|_, left| *left > 0);
+        self.thrashing.retain(|_, left| *left > 0);
+        if full {
+            self.reclaim_seen
+                .retain(|g, _| groups.iter().any(|(x, _)| x == g));
+        }
         for (group, mut ino) in groups {
             let dir = mount.join(group.trim_start_matches('/'));
             if self.captured
@@ -172,7 +191,8 @@ impl Cgroups {
                     self.live.insert(a.to_owned(), LIVE_READS);
                 }
             }
-            let all = every_tick || dirty || group == "/";
+            let thrashing = group != "/" && self.note_reclaim(&group, stat.as_deref());
+            let all = every_tick || dirty || thrashing || group == "/";
             for file in names::CGROUP_FILES {
                 let text = if file == "memory.stat" {
                     stat.clone()
@@ -197,6 +217,27 @@ impl Cgroups {
         self.out.push((names::CGROUP_INDEX.to_owned(), index));
         if !self.live.is_empty() {
             self.read_wb_stats(full, &mut buf);
+        }
+    }
+
+    /// Notes a group's reclaim counters (`reclaim_events`) at this read; whether they moved
+    /// since its last read. A moving group is read every tick for `LIVE_READS` reads; one
+    /// first seen with any is read again at the next tick, to find out.
+    fn note_reclaim(&mut self, group: &str, stat: Option<&str>) -> bool {
+        let Some(now) = stat.map(reclaim_events) else {
+            return false;
+        };
+        match self.reclaim_seen.insert(group.to_owned(), now) {
+            Some(before) if now > before => {
+                self.thrashing.insert(group.to_owned(), LIVE_READS);
+                true
+            }
+            None if now > 0 => {
+                let left = self.thrashing.entry(group.to_owned()).or_insert(0);
+                *left = (*left).max(1);
+                false
+            }
+            _ => false,
         }
     }
 
@@ -353,6 +394,25 @@ fn dirty_pages(stat: &str) -> u64 {
         .fold(0, u64::saturating_add)
 }
 
+/// The memory.stat counters that move while a group thrashes or is reclaimed: refaults (the
+/// 5.9+ split keys and the older single one), pgscan and pgmajfault, summed.
+fn reclaim_events(stat: &str) -> u64 {
+    stat.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            matches!(
+                k,
+                "workingset_refault_anon"
+                    | "workingset_refault_file"
+                    | "workingset_refault"
+                    | "pgscan"
+                    | "pgmajfault"
+            )
+            .then(|| v.trim().parse::<u64>().ok())?
+        })
+        .fold(0, u64::saturating_add)
+}
+
 /// `nr_dirtied` of a vmstat text.
 fn nr_dirtied(vmstat: &str) -> Option<u64> {
     let i = vmstat.find("\nnr_dirtied ")?;
@@ -448,6 +508,68 @@ mod tests {
                 .iter()
                 .any(|(n, _)| n == "sys/fs/cgroup/a/memory.stat")
         );
+    }
+
+    #[test]
+    fn a_thrashing_group_is_read_every_tick_while_its_counters_move() {
+        let t = tempfile::tempdir().unwrap();
+        let cg = t.path().join("sys/fs/cgroup");
+        for g in ["thrash", "idle", "old"] {
+            std::fs::create_dir_all(cg.join(g)).unwrap();
+            std::fs::write(cg.join(g).join("memory.pressure"), "").unwrap();
+        }
+        std::fs::write(cg.join("cgroup.controllers"), "io memory\n").unwrap();
+        let stat = |g: &str, refaults: u64| {
+            let text = format!("file 1\nworkingset_refault_file {refaults}\npgscan 0\n");
+            std::fs::write(cg.join(g).join("memory.stat"), text).unwrap();
+        };
+        stat("thrash", 100);
+        stat("idle", 0);
+        stat("old", 7);
+        let mut c = Cgroups::new(&t.path().join("proc"), &t.path().join("sys"));
+        let read = |c: &mut Cgroups, refresh: bool| -> Vec<String> {
+            c.read(refresh, false, None);
+            let index = &c
+                .out
+                .iter()
+                .find(|(n, _)| n == names::CGROUP_INDEX)
+                .unwrap()
+                .1;
+            index
+                .lines()
+                .skip(2)
+                .map(|l| l.rsplit('\t').next().unwrap().to_owned())
+                .collect()
+        };
+        let pressure = |c: &Cgroups| {
+            c.out
+                .iter()
+                .any(|(n, _)| n == "sys/fs/cgroup/thrash/memory.pressure")
+        };
+        assert_eq!(read(&mut c, true), ["/", "/idle", "/old", "/thrash"]);
+        // Seen with refaults at the walk: read again at the next tick to find out. /thrash's
+        // moved: it is read with its other files, and then every tick...
+        stat("thrash", 900);
+        assert_eq!(read(&mut c, false), ["/old", "/thrash"]);
+        assert!(pressure(&c));
+        stat("thrash", 1000);
+        assert_eq!(
+            read(&mut c, false),
+            ["/thrash"],
+            "/old did not move: dropped"
+        );
+        assert!(pressure(&c));
+        // ... until LIVE_READS reads without a move, where only memory.stat is read.
+        for _ in 0..LIVE_READS {
+            assert_eq!(read(&mut c, false), ["/thrash"]);
+            assert!(!pressure(&c));
+        }
+        // LIVE_READS reads without a move: no longer read between walks.
+        assert!(read(&mut c, false).is_empty());
+        // Moved since its last read, found at the next walk.
+        stat("old", 8);
+        read(&mut c, true);
+        assert_eq!(read(&mut c, false), ["/old"]);
     }
 
     /// Prints what the reads cost on this machine: `cargo test --release --lib cgroups_cost

@@ -27,6 +27,19 @@ impl Clock for SystemClock {
     }
 }
 
+/// `CLOCK_BOOTTIME` less `CLOCK_MONOTONIC` now, ns: the time spent suspended. The process
+/// start times in `/proc/PID/stat` (field 22) are on the boot clock; a monotonic time plus
+/// this is the boot time of the same instant.
+#[must_use]
+pub fn boot_minus_mono_ns() -> u64 {
+    let ns = |t: rustix::time::Timespec| (t.tv_sec as u64) * 1_000_000_000 + t.tv_nsec as u64;
+    let mono = ns(rustix::time::clock_gettime(
+        rustix::time::ClockId::Monotonic,
+    ));
+    let boot = ns(rustix::time::clock_gettime(rustix::time::ClockId::Boottime));
+    boot.saturating_sub(mono)
+}
+
 /// Paces a loop at a fixed interval without drift: each wait sleeps until the next multiple
 /// of the interval after the start, skipping ticks that were missed.
 #[derive(Debug)]
@@ -68,15 +81,16 @@ impl Ticker {
 }
 
 impl Ticker {
-    /// Sleeps until the next tick in short slices, so that `stop` is noticed within 50 ms.
-    /// True when the tick came; false when `stop` was set or the next tick would fall later
-    /// than `limit` after the ticker's start.
+    /// Blocks until the next tick or a message on `stop`, whichever comes first, waking
+    /// once (issue 27: it used to sleep in 50 ms slices, 20 wake-ups a second). True when
+    /// the tick came; false when `stop` received a message or was disconnected, or when the
+    /// next tick would fall later than `limit` after the ticker's start.
     pub fn wait_unless(
         &mut self,
-        stop: &std::sync::atomic::AtomicBool,
+        stop: &std::sync::mpsc::Receiver<()>,
         limit: Option<std::time::Duration>,
     ) -> bool {
-        const SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+        use std::sync::mpsc::RecvTimeoutError;
         let next = self.advance();
         if limit.is_some_and(|l| next > l) {
             return false;
@@ -84,13 +98,63 @@ impl Ticker {
         let tick = self.start + next;
         loop {
             let now = std::time::Instant::now();
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return false;
-            }
             if now >= tick {
-                return true;
+                return stop.try_recv() == Err(std::sync::mpsc::TryRecvError::Empty);
             }
-            std::thread::sleep(SLICE.min(tick - now));
+            match stop.recv_timeout(tick - now) {
+                Err(RecvTimeoutError::Timeout) => {}
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => return false,
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Voluntary context switches of the calling thread so far.
+    fn switches() -> u64 {
+        let s = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+        s.lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// Issue 27: `record` woke 20 times a second to look at its stop flag. A tick of 0.6 s
+    /// must now cost a handful of wake-ups, not one per 50 ms slice.
+    #[test]
+    fn waiting_for_a_tick_wakes_once_not_every_slice() {
+        let (_tx, stop) = std::sync::mpsc::channel();
+        let mut t = Ticker::new(0.6);
+        let before = switches();
+        assert!(t.wait_unless(&stop, None));
+        let woke = switches() - before;
+        assert!(woke <= 3, "{woke} wake-ups in one 0.6 s tick");
+    }
+
+    #[test]
+    fn a_stop_ends_the_wait_at_once_and_a_limit_before_the_tick_refuses_it() {
+        let (tx, stop) = std::sync::mpsc::channel();
+        let mut t = Ticker::new(30.0);
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            tx.send(()).unwrap();
+            tx
+        });
+        let t0 = std::time::Instant::now();
+        assert!(!t.wait_unless(&stop, None));
+        let took = t0.elapsed();
+        assert!(took < std::time::Duration::from_secs(2), "{took:?}");
+        let tx = sender.join().unwrap();
+        let mut t = Ticker::new(0.05);
+        assert!(t.wait_unless(&stop, Some(std::time::Duration::from_secs(1))));
+        assert!(!t.wait_unless(&stop, Some(std::time::Duration::from_millis(60))));
+        drop(tx);
+        assert!(
+            !Ticker::new(0.05).wait_unless(&stop, None),
+            "a hung-up sender stops too"
+        );
     }
 }

@@ -52,6 +52,13 @@ impl Tree {
     }
 }
 
+/// A walker over the fake tree, on a boot clock equal to the monotonic one.
+fn fake_walker(tree: &Tree) -> Walker {
+    let mut w = Walker::new(tree.proc());
+    w.boot_minus_mono = || 0;
+    w
+}
+
 /// `(tag, pid)` of each record of a walk.
 fn records(w: &Walk) -> Vec<(char, u32)> {
     w.records
@@ -121,7 +128,7 @@ fn only_active_processes_are_written_with_their_previous_reading() {
     let tree = Tree::new();
     tree.set(42, 'S', 500, 0); // idle, then writes from walk 3
     tree.set(43, 'S', 600, 0); // idle throughout
-    let mut w = Walker::new(tree.proc());
+    let mut w = fake_walker(&tree);
     let scope = ProcScope {
         fast: true,
         ..ProcScope::default()
@@ -142,13 +149,61 @@ fn only_active_processes_are_written_with_their_previous_reading() {
         [('P', 42)],
         "walk 3 has its reading"
     );
-    // Pid 42 reused by a new process that writes: first sight again, no previous reading.
-    tree.set(42, 'S', 900, 1 << 20);
+    // Pid 42 reused by a process that started before the previous walk (6 s) and writes:
+    // first sight again, no previous reading, not written (its counters span its life).
+    tree.set(42, 'S', 550, 1 << 20);
     assert!(records(&walk_at(&mut w, 8)).is_empty());
     // A process gone: nothing, and no error.
     std::fs::remove_dir_all(tree.proc().join("43")).unwrap();
-    tree.set(42, 'S', 900, 2 << 20);
+    tree.set(42, 'S', 550, 2 << 20);
     assert_eq!(records(&walk_at(&mut w, 10)), [('p', 42), ('P', 42)]);
+}
+
+#[test]
+fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_io() {
+    let tree = Tree::new();
+    let mut w = fake_walker(&tree);
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
+    let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
+    // Born before the first walk: a first walk rates nothing, so writes nothing.
+    tree.set(40, 'S', 50, 1 << 20);
+    let first = walk_at(&mut w, 1);
+    assert!(records(&first).is_empty());
+    assert_eq!(first.boot_ns, Some(S), "boot = mono here");
+    // Born at 2.5 s and 2.6 s (ticks of 10 ms), after the walk at 1 s: the writer is
+    // written, alone (no previous reading to carry); the idle one is not.
+    tree.set(41, 'S', 250, 3 << 20);
+    let args = format!("dd\0if=/dev/zero\0of=/x\ny\0{}\0", "a".repeat(300));
+    std::fs::write(tree.proc().join("41/cmdline"), args).unwrap();
+    tree.set(42, 'S', 260, 0);
+    let second = walk_at(&mut w, 3);
+    assert_eq!(records(&second), [('P', 41)]);
+    let cmdline = second.records[0].cmdline.as_deref().unwrap();
+    assert!(
+        cmdline.starts_with("dd if=/dev/zero of=/x?y aaa"),
+        "{cmdline}"
+    );
+    assert_eq!(
+        cmdline.len(),
+        super::super::procs_visit::CMDLINE_MAX,
+        "capped"
+    );
+    // Born exactly at the previous walk's tick (3 s) counts as after it. Pid 41 written
+    // again: its command line was in the previous walk's file, so it is left out.
+    tree.set(43, 'S', 300, 4096);
+    tree.set(41, 'S', 250, 4 << 20);
+    let third = walk_at(&mut w, 5);
+    assert_eq!(records(&third), [('P', 41), ('P', 43)]);
+    assert_eq!(third.records[0].cmdline, None);
+    // Idle at 7 s, writing at 9 s: written afresh, with its command line.
+    walk_at(&mut w, 7);
+    tree.set(41, 'S', 250, 5 << 20);
+    let fifth = walk_at(&mut w, 9);
+    assert_eq!(records(&fifth), [('p', 41), ('P', 41)]);
+    assert!(fifth.records[1].cmdline.is_some());
 }
 
 #[test]
@@ -156,7 +211,7 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
     // Rates from the active-only walks equal the hand-computed ones: 4096 bytes over 2 s.
     let tree = Tree::new();
     tree.set(42, 'S', 500, 0);
-    let mut w = Walker::new(tree.proc());
+    let mut w = fake_walker(&tree);
     let scope = ProcScope {
         fast: true,
         ..ProcScope::default()
@@ -411,7 +466,7 @@ fn the_walk_names_its_fio_processes() {
         let stat = stat_line(pid, "fio", 'S', 1, 700, 0) + "\n";
         std::fs::write(tree.proc().join(pid.to_string()).join("stat"), stat).unwrap();
     }
-    let mut w = Walker::new(tree.proc());
+    let mut w = fake_walker(&tree);
     let scope = ProcScope::default();
     let first = parse(w.maybe_walk(0, &scope).unwrap()).unwrap();
     assert_eq!((first.fio, first.records.len()), (vec![50, 51], 0));

@@ -56,6 +56,8 @@ pub(super) struct Seen {
     io: Io,
     sched: Option<String>,
     pub(super) fds: Option<Fds>,
+    /// Its command line as last read, and the comm it was read under (an exec changes both).
+    cmdline: Option<(String, String)>,
 }
 
 impl Seen {
@@ -67,6 +69,11 @@ impl Seen {
     /// The start time, state and last stat line (the memory records, `procs_memory`).
     pub(super) fn ident(&self) -> (u64, char, &str) {
         (self.start, self.state, &self.stat)
+    }
+
+    /// The comm of the stat line kept (empty before the first).
+    fn stat_comm(&self) -> String {
+        parse_stat(&self.stat).map(|f| f.comm).unwrap_or_default()
     }
 
     fn new(f: &StatLine) -> Self {
@@ -86,6 +93,7 @@ impl Seen {
             io: Io::Absent,
             sched: None,
             fds: None,
+            cmdline: None,
         }
     }
 }
@@ -153,12 +161,47 @@ pub(super) fn moved(before: Marks<'_>, now: Marks<'_>) -> bool {
     matches!(now.io, Io::Denied(_)) && (now.cpu != before.cpu || now.majflt != before.majflt)
 }
 
+/// Whether a process first seen counted anything since it started: an io counter, field 42,
+/// or (its io denied) CPU time or major faults.
+fn did_something(now: Marks<'_>) -> bool {
+    let io = match now.io {
+        Io::Text(t) => crate::parse::procs::parse_io(t)
+            .is_ok_and(|c| c != crate::parse::procs::IoCounters::default()),
+        Io::Denied(_) => now.cpu > 0 || now.majflt > 0,
+        Io::Absent => false,
+    };
+    io || now.blkio.is_some_and(|b| b > 0)
+}
+
+/// The longest command line a record carries, bytes.
+pub(super) const CMDLINE_MAX: usize = 256;
+
+/// A `/proc/PID/cmdline` as one line: the NULs between arguments as spaces, trailing NULs
+/// dropped, newlines as `?`, cut at `CMDLINE_MAX` bytes (on a character boundary).
+pub(super) fn cmdline_text(raw: &str) -> String {
+    let mut s = raw
+        .trim_end_matches('\0')
+        .replace('\0', " ")
+        .replace('\n', "?");
+    if s.len() > CMDLINE_MAX {
+        let mut end = CMDLINE_MAX;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
 /// What one walk's visits share.
 pub(super) struct Visit<'a> {
     pub(super) root: &'a Path,
     pub(super) walk: u64,
     pub(super) procfs: bool,
     pub(super) delayacct_on: bool,
+    /// The start time (boot-clock ticks) from which a process started after the previous
+    /// walk; `None` on a first walk.
+    pub(super) new_after: Option<u64>,
     pub(super) buf: &'a mut Vec<u8>,
     pub(super) out: &'a mut String,
     /// Fds held, and how many may be (`procs::fd_budget`; lowered when an open runs out).
@@ -334,7 +377,10 @@ impl Visit<'_> {
             cpu,
             majflt,
         };
-        let write = state == 'D' || (was_last && moved(before, now));
+        // A process born since the previous walk: everything it counted is new.
+        let born = e.walk == 0 && self.new_after.is_some_and(|t| e.start >= t);
+        let write =
+            state == 'D' || (was_last && moved(before, now)) || (born && did_something(now));
         if write {
             if was_last && !e.written {
                 self.record('p', pid, e.start, &e.stat, &e.io);
@@ -342,6 +388,11 @@ impl Visit<'_> {
             let line = stat.as_ref().map_or(e.stat.as_str(), |(l, _)| l.as_str());
             self.record('P', pid, e.start, line, &io);
             self.extras(&self.dir(pid), threads);
+            // A process written at the previous walk too had its command line there: the
+            // model carries it (recordings stay small).
+            let comm = stat.as_ref().map(|(_, f)| f.comm.as_str());
+            let carried = was_last && e.written;
+            self.cmdline(&self.dir(pid), e, comm, !carried);
         }
         if let Some((line, f)) = stat {
             e.stat = line;
@@ -432,6 +483,28 @@ impl Visit<'_> {
             if let Some(sum) = sum {
                 let _ = writeln!(self.out, "blkio_tasks {sum}");
             }
+        }
+    }
+
+    /// The `cmdline` line of a process being written: read at its first record, and again
+    /// when its comm changed (`comm`: this walk's, when its stat was re-read); written when
+    /// `always` (the previous walk did not write the process) or when it changed.
+    fn cmdline(&mut self, dir: &Path, e: &mut Seen, comm: Option<&str>, always: bool) {
+        use std::fmt::Write;
+        let comm = comm.map_or_else(|| e.stat_comm(), str::to_owned);
+        let changed = e.cmdline.as_ref().is_none_or(|(c, _)| *c != comm);
+        if changed {
+            let line = self
+                .read_small(&dir.join("cmdline"))
+                .map(|t| cmdline_text(&t))
+                .unwrap_or_default();
+            e.cmdline = Some((comm, line));
+        }
+        if let Some((_, line)) = &e.cmdline
+            && !line.is_empty()
+            && (always || changed)
+        {
+            let _ = writeln!(self.out, "cmdline {line}");
         }
     }
 

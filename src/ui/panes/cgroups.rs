@@ -1,8 +1,12 @@
-//! Cgroups view: the cgroup v2 tree, most active first. For each group: memory.current against
+//! Cgroups view: the cgroup v2 tree in the view's sort (`s`: most active first, then by
+//! refaults, reclaim scans, major faults, path). For each group: memory.current against
 //! memory.high/max, file / dirty / writeback, its own dirty domain (spec §1.8: threshold,
-//! freerun and state), memory and io PSI, memory.events since the last sample and io.stat
-//! rates. Enter scopes the processes view to the selected group. On a host without cgroup v2
-//! memory it is one line saying why there are no container dirty limits.
+//! freerun and state), memory and io PSI, memory.events since the last sample, io.stat rates
+//! and memory.stat's thrashing rates (refaults file/anon, activations, pgscan, pgsteal, major
+//! faults; pages per second). Sorted by a thrashing key, those columns come first, beside
+//! the memory PSI, the limits and the dirty domain. Enter scopes the processes view to the
+//! selected group. On a host without cgroup v2 memory it is one line saying why there are no
+//! container dirty limits.
 //!
 //! Owns: the cgroups table. Must not touch: app state.
 
@@ -10,7 +14,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
-use crate::fmt::{Bytes, Fit};
+use crate::fmt::{Bytes, Fit, Rate};
 use crate::model::cgroups::CgroupRow;
 use crate::ui::canvas::Canvas;
 use crate::ui::panes::dirty::state_level;
@@ -21,7 +25,45 @@ const PATH_W: usize = 28;
 
 /// Columns after the path: (title, width, value).
 type Getter = fn(&CgroupRow, u64) -> String;
-const COLUMNS: [(&str, usize, Getter); 12] = [
+type Column = (&'static str, usize, Getter);
+
+/// The thrashing columns (pages per second).
+const REFAULT: Column = ("RFLT/s f/a", 12, |c, _| {
+    format!(
+        "{}/{}",
+        Rate(c.refault_file_per_s),
+        Rate(c.refault_anon_per_s)
+    )
+});
+const ACTIVATE: Column = ("ACT/s", 7, |c, _| Rate(c.activate_per_s).to_string());
+const SCAN: Column = ("SCAN/s", 7, |c, _| Rate(c.pgscan_per_s).to_string());
+const STEAL: Column = ("STEAL/s", 8, |c, _| Rate(c.pgsteal_per_s).to_string());
+const MAJFLT: Column = ("MAJF/s", 7, |c, _| Rate(c.pgmajfault_per_s).to_string());
+
+/// Sorted by a thrashing key: refaults, scans, memory PSI, limits and major faults first (all
+/// of them in 80 columns), then the dirty domain.
+const THRASH_COLUMNS: [Column; 17] = [
+    COLUMNS[0],
+    REFAULT,
+    SCAN,
+    COLUMNS[7],
+    COLUMNS[6],
+    MAJFLT,
+    STEAL,
+    ACTIVATE,
+    COLUMNS[1],
+    COLUMNS[2],
+    COLUMNS[3],
+    COLUMNS[4],
+    COLUMNS[5],
+    COLUMNS[8],
+    COLUMNS[9],
+    COLUMNS[10],
+    COLUMNS[11],
+];
+
+/// The other sorts: the dirty domain first; the refaults where there is room (160 columns).
+const COLUMNS: [Column; 17] = [
     ("MEM", 8, |c, _| bytes(c.current_bytes)),
     ("DIRTY", 8, |c, _| bytes(c.dirty_bytes)),
     ("WB", 7, |c, _| bytes(c.writeback_bytes)),
@@ -47,6 +89,11 @@ const COLUMNS: [(&str, usize, Getter); 12] = [
     ("RD/s", 8, |c, _| rate(c.read_bytes_per_s)),
     ("WR/s", 8, |c, _| rate(c.write_bytes_per_s)),
     ("FILE", 8, |c, _| bytes(c.file_bytes)),
+    REFAULT,
+    SCAN,
+    STEAL,
+    MAJFLT,
+    ACTIVATE,
 ];
 
 fn bytes(v: Option<u64>) -> String {
@@ -77,7 +124,9 @@ pub fn cgroup_at(app: &App, area: Rect, row: u16) -> Option<String> {
     if row >= inner.bottom() {
         return None;
     }
-    cg.rows.get(usize::from(i)).map(|r| r.path.clone())
+    app.sorted_cgroups()
+        .get(usize::from(i))
+        .map(|r| r.path.clone())
 }
 
 /// Draws the cgroups view.
@@ -106,7 +155,12 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     // 80 columns: a shorter path column, so the state fits.
     let path_w = if width < 100 { 20 } else { PATH_W };
     let avail = width.saturating_sub(path_w);
-    let cols = fitting(&COLUMNS, avail, |c| c.1);
+    let all: &[Column] = if app.ui.cgroup_sort.thrashing() {
+        &THRASH_COLUMNS
+    } else {
+        &COLUMNS
+    };
+    let cols = fitting(all, avail, |c| c.1);
     let mut lines = Vec::with_capacity(usize::from(inner.height));
     if let Some(note) = cg.note {
         lines.push(Line::from(Span::styled(note, t.warn)));
@@ -123,13 +177,14 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         head.push(' ');
     }
     lines.push(Line::from(Span::styled(head, t.title)));
+    let rows = app.sorted_cgroups();
     let selected = app
         .ui
         .cgroup_selected
         .as_deref()
-        .or(cg.rows.first().map(|r| r.path.as_str()));
+        .or(rows.first().map(|r| r.path.as_str()));
     let room = usize::from(inner.height).saturating_sub(lines.len());
-    for r in cg.rows.iter().take(room) {
+    for r in rows.iter().take(room) {
         let mut row = String::with_capacity(width);
         let mut path = r.path.clone();
         if path.chars().count() > path_w - 1 {

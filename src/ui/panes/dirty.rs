@@ -103,17 +103,21 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     canvas.lines(inner, lines(app, m, inner.width, inner.height));
 }
 
-/// The state over the interval can be above the sampled count's: what raised it.
-fn raised_by(m: &Model) -> String {
-    match m.domains.first() {
-        Some(g) if m.dirty.state != m.dirty.sampled_state => g
-            .throttled_by_tracepoint_ms_per_s
-            .filter(|p| *p > 0.0)
-            .map_or_else(
-                || " (writer in balance_dirty_pages)".to_owned(),
-                |p| format!(" (paused {p:.0} ms/s)"),
-            ),
-        _ => String::new(),
+/// The state over the interval can be above the sampled count's: what raised it, in full
+/// when it fits beside the state's label in `width` columns, else only how many writers.
+fn raised_by(m: &Model, width: u16) -> String {
+    let Some(g) = m.domains.first() else {
+        return String::new();
+    };
+    let Some(why) = g.raised_by() else {
+        return String::new();
+    };
+    let label = m.dirty.state.map_or(0, |s| s.label().chars().count());
+    let full = format!(" ({why})");
+    if label + full.chars().count() <= usize::from(width) {
+        full
+    } else {
+        format!(" ({} paused)", g.throttled_writers)
     }
 }
 
@@ -131,7 +135,7 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     let state = d.state.map_or(Span::styled("-", t.dim), |s| {
         Span::styled(s.label(), level(app, state_level(s)))
     });
-    let raised = raised_by(m);
+    let raised = raised_by(m, width);
     let (kind, mode_t, mode_b) = mode_parts(&m.sysctl, d.thresh_mode, d.bg_thresh_mode);
     let mut out = Vec::with_capacity(10);
     out.push(Line::from(vec![

@@ -68,10 +68,10 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     }
     spans.push(Span::styled("[sort ", t.dim));
     spans.push(Span::styled(
-        if app.ui.who == Some(WhoView::Processes) {
-            app.ui.proc_sort.label()
-        } else {
-            app.ui.sort.label()
+        match app.ui.who {
+            Some(WhoView::Processes) => app.ui.proc_sort.label(),
+            Some(WhoView::Cgroups) => app.ui.cgroup_sort.label(),
+            None => app.ui.sort.label(),
         },
         t.dim,
     ));

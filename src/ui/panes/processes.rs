@@ -4,7 +4,10 @@
 //! accounting), state, wchan and cgroup. Sorted by the chosen column (by default bytes to or
 //! from storage; the memory sort draws the memory table, `processes_memory`); scoped to a
 //! cgroup when one was chosen in the cgroups view. A task's kernel stack shows over it on
-//! `K`; `a` shows command lines in place of command names.
+//! `K`; `a` shows command lines in place of command names (`App::cmdline_of`). On `r` the
+//! rows are rolled up by command (`Model::commands`: a count in place of the pid, the
+//! command's bytes over the walk). A process whose io jumped with children it reaped reads
+//! `reaped` in its byte-rate columns: that jump is not its rate.
 //!
 //! Owns: the processes table. Must not touch: app state.
 
@@ -113,12 +116,13 @@ pub(super) fn comm_w(app: &App, width: usize) -> usize {
     }
 }
 
-/// A row's name: its command line while `a` is on and it was read, else its comm.
-pub(super) fn name(app: &App, pid: u32, comm: &str, w: usize) -> String {
-    let mut s: String = match app.ui.cmdline.then(|| app.ui.cmdlines.get(&pid)).flatten() {
-        Some(line) => line.clone(),
-        None => comm.to_owned(),
-    };
+/// A row's name: its command line while `a` is on and one is known (`App::cmdline_of`), else
+/// its comm. `pid`: `None` for a rolled-up row (a command, not a process).
+pub(super) fn name(app: &App, pid: Option<u32>, comm: &str, w: usize) -> String {
+    let line = pid
+        .filter(|_| app.ui.cmdline)
+        .and_then(|p| app.cmdline_of(p));
+    let mut s = line.unwrap_or(comm).to_owned();
     if let Some((i, _)) = s.char_indices().nth(w.saturating_sub(1)) {
         s.truncate(i);
     }
@@ -136,12 +140,43 @@ fn title(app: &App) -> String {
     if let Some(c) = &app.ui.scope {
         let _ = write!(s, " in {c}");
     }
+    if app.ui.proc_rollup {
+        s.push_str(" by command (r by pid; Esc back)");
+        return s;
+    }
     let _ = write!(
         s,
         " (sort {}; s sorts, a cmdline, K stack, Esc back)",
         app.ui.proc_sort.label()
     );
     s
+}
+
+/// The rolled-up rows as rows of the table: the count in `pid`, rates per command.
+fn command_rows(app: &App) -> Vec<Process> {
+    let commands = app.model.as_ref().and_then(|m| m.commands.as_ref());
+    commands
+        .into_iter()
+        .flatten()
+        .map(|c| Process {
+            pid: u32::try_from(c.pids).unwrap_or(u32::MAX),
+            comm: c.comm.clone(),
+            dirtied_bytes_per_s: c.dirtied_bytes_per_s,
+            read_bytes_per_s: c.read_bytes_per_s,
+            rchar_per_s: c.rchar_per_s,
+            wchar_per_s: c.wchar_per_s,
+            state: ' ',
+            ..Process::default()
+        })
+        .collect()
+}
+
+/// Whether a column is one of the byte rates a reaped jump leaves blank.
+fn byte_rate(sort: Option<ProcSort>) -> bool {
+    matches!(
+        sort,
+        Some(ProcSort::Dirtied | ProcSort::Read | ProcSort::Rchar | ProcSort::Wchar)
+    )
 }
 
 /// Draws the processes view, or the kernel stack asked for in its place.
@@ -168,18 +203,34 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if let Some(note) = shown_note(app, inner) {
         lines.push(Line::from(Span::styled(note, t.dim)));
     }
-    let procs = app.sorted_processes();
-    let selected = app.selected_pid();
+    let rolled = if app.ui.proc_rollup {
+        command_rows(app)
+    } else {
+        Vec::new()
+    };
+    let procs: Vec<&Process> = if app.ui.proc_rollup {
+        rolled.iter().collect()
+    } else {
+        app.sorted_processes()
+    };
+    let selected = (!app.ui.proc_rollup).then(|| app.selected_pid()).flatten();
     let room = usize::from(inner.height).saturating_sub(lines.len());
     for p in procs.iter().take(room) {
         let mut row = String::with_capacity(width);
-        push_right(&mut row, PID_W - 1, p.pid);
+        if app.ui.proc_rollup {
+            push_right(&mut row, PID_W - 1, format!("{}x", p.pid));
+        } else {
+            push_right(&mut row, PID_W - 1, p.pid);
+        }
         row.push(' ');
-        row.push_str(&name(app, p.pid, &p.comm, comm_w));
+        let pid = (!app.ui.proc_rollup).then_some(p.pid);
+        row.push_str(&name(app, pid, &p.comm, comm_w));
         pad_to(&mut row, PID_W + comm_w);
         for c in &cols {
             let v = if p.no_permission && !c.4 && c.3.is_some() {
                 Cell::Text("no perm".into())
+            } else if p.reaped_children && byte_rate(c.3) {
+                Cell::Text("reaped".into())
             } else {
                 (c.2)(p)
             };
@@ -218,7 +269,7 @@ pub(super) fn shown_note(app: &App, inner: Rect) -> Option<String> {
 /// asks; `None` off the rows or while a kernel stack is shown.
 #[must_use]
 pub fn process_at(app: &App, area: Rect, row: u16) -> Option<u32> {
-    if app.ui.stack.is_some() {
+    if app.ui.stack.is_some() || app.ui.proc_rollup {
         return None;
     }
     let inner = ratatui::widgets::Block::bordered().inner(area);
@@ -231,7 +282,8 @@ pub fn process_at(app: &App, area: Rect, row: u16) -> Option<u32> {
 }
 
 fn head(app: &App, cols: &[&Column], width: usize, comm_w: usize) -> String {
-    let mut head = start_head(width, comm_w);
+    let pid = if app.ui.proc_rollup { "PIDS" } else { "PID" };
+    let mut head = start_head(width, comm_w, pid);
     for (title, w, _, sort, text) in cols {
         // The storage sort is dirtied + read: both are marked.
         let storage = app.ui.proc_sort == ProcSort::Storage
@@ -253,10 +305,10 @@ fn head(app: &App, cols: &[&Column], width: usize, comm_w: usize) -> String {
     head
 }
 
-/// The head's PID and COMMAND titles.
-pub(super) fn start_head(width: usize, comm_w: usize) -> String {
+/// The head's PID (titled `pid`) and COMMAND titles.
+pub(super) fn start_head(width: usize, comm_w: usize, pid: &str) -> String {
     let mut head = String::with_capacity(width);
-    push_right(&mut head, PID_W - 1, "PID");
+    push_right(&mut head, PID_W - 1, pid);
     head.push(' ');
     head.push_str("COMMAND");
     pad_to(&mut head, PID_W + comm_w);
@@ -275,7 +327,16 @@ fn note(app: &App) -> Option<String> {
         .count();
     let mut parts = Vec::new();
     if m.task_delayacct == Some(false) {
-        parts.push("IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1".to_owned());
+        parts.push(
+            "IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1 (counts tasks \
+             started afterwards)"
+                .to_owned(),
+        );
+    } else if m.delayacct_switched_on {
+        parts.push("IOWAIT - for tasks started before delay accounting was switched on".to_owned());
+    }
+    if m.processes.iter().flatten().any(|p| p.reaped_children) {
+        parts.push("reaped: IO of children it waited for, not its own rate".to_owned());
     }
     if hidden > 0 {
         parts.push(format!(

@@ -55,7 +55,7 @@ pub(super) fn draw(app: &App, inner: Rect, canvas: &mut Canvas) {
     let width = usize::from(inner.width);
     let comm_w = comm_w(app, width);
     let cols = fitting(&COLUMNS, width.saturating_sub(PID_W + comm_w), |c| c.1);
-    let mut head = start_head(width, comm_w);
+    let mut head = start_head(width, comm_w, "PID");
     for (title, w, _, text) in &cols {
         if *text {
             let start = head.chars().count();
@@ -77,7 +77,7 @@ pub(super) fn draw(app: &App, inner: Rect, canvas: &mut Canvas) {
         let mut row = String::with_capacity(width);
         push_right(&mut row, PID_W - 1, r.pid);
         row.push(' ');
-        row.push_str(&name(app, r.pid, &r.comm, comm_w));
+        row.push_str(&name(app, Some(r.pid), &r.comm, comm_w));
         pad_to(&mut row, PID_W + comm_w);
         for c in &cols {
             cell(&mut row, c.1, (c.2)(r), c.3);

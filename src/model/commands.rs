@@ -1,0 +1,137 @@
+//! The processes of a walk rolled up by command: many short pids doing the same thing (a
+//! shell loop of dd, a build's compilers) read as one row with a count.
+//!
+//! Owns: `CommandRow` and `roll_up` (pure: a walk's rows → one row per comm). Must not
+//! touch: files, the clock, the per-process rates (`model::procs`).
+//!
+//! A command's rates are the bytes its processes counted over the walk, per second of the
+//! walk's interval: each row's rate × the span it covers (`ProcRow::walk_ms`: a process born
+//! since the previous walk covers less than the interval), summed, over the interval.
+//! So a 1 s dd at 1 GB/s in a 5 s walk adds 200 MB/s to `dd`, and a consumer multiplying the
+//! command's rate by `walk_ms` gets bytes. Rows without a rate (no permission, reaped
+//! children) count in `pids` and add nothing; `reaped_children` counts them.
+
+use serde::Serialize;
+
+use super::procs::{ProcRow, TOP};
+
+/// One command at one walk.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommandRow {
+    /// The command name (`comm`).
+    pub comm: String,
+    /// How many of the walk's processes had it (the walk lists the active ones).
+    pub pids: usize,
+    /// Pages dirtied, bytes/s over the walk (see the module doc).
+    pub dirtied_bytes_per_s: Option<f64>,
+    /// Bytes read from storage, bytes/s over the walk.
+    pub read_bytes_per_s: Option<f64>,
+    /// Bytes passed to read syscalls, bytes/s over the walk.
+    pub rchar_per_s: Option<f64>,
+    /// Bytes passed to write syscalls, bytes/s over the walk.
+    pub wchar_per_s: Option<f64>,
+    /// Of its processes, those whose io jumped with reaped children (no rate of their own).
+    pub reaped_children: usize,
+    /// The span the rates cover, ms (the walk's interval); `None` when no row had a rate.
+    pub walk_ms: Option<u64>,
+    /// The monotonic time (ms) of the walk the rates come from.
+    pub rates_from_walk_ms: u64,
+}
+
+/// One row per comm of a walk's rows, most storage bytes first (then most pids, then by
+/// name); at most `TOP`. `interval_ms` is the walk's interval (`None` on a first walk).
+#[must_use]
+pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
+    let span = interval_ms;
+    let mut out: Vec<CommandRow> = Vec::new();
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for r in rows {
+        let i = *index.entry(r.comm.as_str()).or_insert_with(|| {
+            out.push(CommandRow {
+                comm: r.comm.clone(),
+                pids: 0,
+                dirtied_bytes_per_s: None,
+                read_bytes_per_s: None,
+                rchar_per_s: None,
+                wchar_per_s: None,
+                reaped_children: 0,
+                walk_ms: span,
+                rates_from_walk_ms: r.rates_from_walk_ms,
+            });
+            out.len() - 1
+        });
+        let c = &mut out[i];
+        c.pids += 1;
+        c.reaped_children += usize::from(r.reaped_children);
+        let add = |sum: &mut Option<f64>, rate: Option<f64>| {
+            if let (Some(rate), Some(ms), Some(span)) = (rate, r.walk_ms, span)
+                && span > 0
+            {
+                *sum = Some(sum.unwrap_or(0.0) + rate * ms as f64 / span as f64);
+            }
+        };
+        add(&mut c.dirtied_bytes_per_s, r.dirtied_bytes_per_s);
+        add(&mut c.read_bytes_per_s, r.read_bytes_per_s);
+        add(&mut c.rchar_per_s, r.rchar_per_s);
+        add(&mut c.wchar_per_s, r.wchar_per_s);
+    }
+    let storage =
+        |c: &CommandRow| c.dirtied_bytes_per_s.unwrap_or(0.0) + c.read_bytes_per_s.unwrap_or(0.0);
+    out.sort_by(|a, b| {
+        storage(b)
+            .total_cmp(&storage(a))
+            .then(b.pids.cmp(&a.pids))
+            .then(a.comm.cmp(&b.comm))
+    });
+    out.truncate(TOP);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pid: u32, comm: &str, dirtied: Option<f64>, walk_ms: Option<u64>) -> ProcRow {
+        ProcRow {
+            pid,
+            comm: comm.into(),
+            dirtied_bytes_per_s: dirtied,
+            walk_ms,
+            rates_from_walk_ms: 9000,
+            ..ProcRow::default()
+        }
+    }
+
+    #[test]
+    fn short_pids_of_one_command_roll_up_into_bytes_over_the_walk() {
+        let mb = 1e6;
+        let rows = [
+            // Two dd born in a 5 s walk: 1 s at 100 MB/s and 2 s at 50 MB/s: 200 MB in all.
+            row(10, "dd", Some(100.0 * mb), Some(1000)),
+            row(11, "dd", Some(50.0 * mb), Some(2000)),
+            // fio over the whole walk at 30 MB/s.
+            row(12, "fio", Some(30.0 * mb), Some(5000)),
+            // The shell: its jump is reaped, no rate.
+            ProcRow {
+                reaped_children: true,
+                ..row(13, "sh", None, None)
+            },
+        ];
+        let c = roll_up(&rows, Some(5000));
+        let names: Vec<(&str, usize)> = c.iter().map(|c| (c.comm.as_str(), c.pids)).collect();
+        assert_eq!(names, [("dd", 2), ("fio", 1), ("sh", 1)]);
+        assert!(
+            (c[0].dirtied_bytes_per_s.unwrap() - 40.0 * mb).abs() < 1e-6,
+            "200 MB / 5 s"
+        );
+        assert!((c[1].dirtied_bytes_per_s.unwrap() - 30.0 * mb).abs() < 1e-6);
+        assert_eq!((c[2].dirtied_bytes_per_s, c[2].reaped_children), (None, 1));
+        assert_eq!((c[0].walk_ms, c[0].rates_from_walk_ms), (Some(5000), 9000));
+        // A first walk: no interval, no rates, still the counts.
+        assert!(
+            roll_up(&rows, None)
+                .iter()
+                .all(|c| c.dirtied_bytes_per_s.is_none())
+        );
+    }
+}
