@@ -118,7 +118,8 @@ fn with_trace(mut s: RawSample) -> RawSample {
 }
 
 /// A process walk as the source writes it (`source::procs`): a written process with its
-/// carried previous reading, a D task whose io is denied, and a multi-threaded one.
+/// carried previous reading, a D task whose io is denied, a multi-threaded one, and the
+/// memory record of the largest.
 fn walk_text(mono_ns: u64) -> String {
     let stat = |pid: &str, comm: &str, state: &str, threads: u32, start: u32, blkio: u32| {
         format!(
@@ -140,7 +141,9 @@ fn walk_text(mono_ns: u64) -> String {
          p 4242 9000\nstat {}\n{}\
          P 77 120\nstat {}\nio denied\nwchan 0\n\
          P 900 3000\nstat {}\n{}wchan futex_wait_queue\ncgroup /system.slice/db.service\n\
-         blkio_tasks 420\n",
+         blkio_tasks 420\nstatm 1344 384 100 1 0 200 0\n\
+         M 900 3000 S 384 7 380 5\nmem 1536 1024 512 0 4\noom_score_adj -500\n\
+         wchan shrink_folio_list\ncomm db (main)\n",
         mono_ns.saturating_sub(2_000_000_000),
         stat("4242", "dd", "D", 1, 9000, 310),
         io(2_147_483_648),

@@ -123,9 +123,9 @@ fn clicks_and_the_wheel_select_processes_and_the_mouse_is_given_back() {
         return;
     }
     let s = start("mouse", "--no-config --view processes");
-    s.wait_for("sort dirtied/s", 15);
+    s.wait_for("sort storage/s", 15);
     // Sort by pid, then freeze the display so the rows stay put.
-    for _ in 0..5 {
+    for _ in 0..7 {
         s.keys(&["s"]);
     }
     s.wait_for("sort pid", 5);

@@ -1,6 +1,6 @@
 //! The "who" views end to end in tmux, keys only, at 80x24 and 160x48 as a user would: a
 //! buffered `dd` writes, `w` opens the processes view and dd shows first by dirtied bytes,
-//! `s` changes the sort, `K` shows the selected task's kernel stack (root), `c` opens the
+//! `s` changes the sort (storage IO, then memory), `K` shows the selected task's kernel stack (root), `c` opens the
 //! cgroups view (on this VM's cgroup v1 memory controller: the one-line note), Esc goes back,
 //! `q` quits. Skips only when tmux is missing; `.ci/run` installs it.
 
@@ -107,11 +107,12 @@ fn run(w: u16, h: u16) {
         "dd is not first by dirtied bytes once it has a rate:\n{screen}"
     );
     s.keys(&["s"]);
-    s.wait_for("sort read/s", 5);
+    s.wait_for("sort memory", 5);
+    s.wait_for("RSS*", 5);
     s.keys(&["K"]);
     s.wait_for("Kernel stack of", 5);
     s.keys(&["Escape"]);
-    s.wait_for("Processes by IO", 5);
+    s.wait_for("Processes by memory", 5);
     s.keys(&["c"]);
     let screen = s.wait_for("Cgroups: dirty domains", 5);
     if std::fs::read_to_string("/proc/self/cgroup").is_ok_and(|c| c.contains(":memory:")) {

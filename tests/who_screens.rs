@@ -1,10 +1,11 @@
 //! Whole-screen snapshots of the "who" panes at 80x24 and 160x48, from a recording made on
 //! this VM (`assets/recordings/who-throttled.pwrec`: vm.dirty_bytes 64M, two buffered fio
 //! writers and a dd, `pagewatch record`, which armed the tracepoint and walked the processes)
-//! from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12), and from the kernel
+//! from the kernel lab's memcg tree (a writer in a 300M cgroup on 6.12), from the kernel
 //! lab's thrashing recording (`assets/recordings/lab-thrash-6.12.pwrec`, made by
 //! `assets/lab/thrash.sh` on 6.12: /thrash re-reads 160M inside a 64M memory.max, /busy
-//! rewrites 64M).
+//! rewrites 64M), and the memory sort from `assets/recordings/who-memory.pwrec` (`pagewatch
+//! record` while `pagewatch eat 4G` held 4 GiB for 10 s on this VM).
 //!
 //! The samples go through `App::update` as live samples do; host facts are fixed. Snapshots
 //! live in `snapshots/`.
@@ -13,7 +14,7 @@
 
 use std::path::Path;
 
-use pagewatch::app::{Action, App, Look, Msg, WhoView};
+use pagewatch::app::{Action, App, Effect, JobCmd, JobReport, Look, Msg, ProcSort, WhoView};
 use pagewatch::source::HostInfo;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -28,14 +29,127 @@ fn host() -> HostInfo {
 
 /// The app after the recording's first `n` samples.
 fn recorded(n: usize) -> App {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/who-throttled.pwrec");
+    recording("who-throttled", n).0
+}
+
+/// The app after the first `n` samples of `assets/recordings/NAME.pwrec`, and the samples.
+fn recording(name: &str, n: usize) -> (App, Vec<pagewatch::sample::RawSample>) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/recordings")
+        .join(format!("{name}.pwrec"));
     let rec = pagewatch::record::read(&path).unwrap();
     assert!(rec.warnings.is_empty(), "{:?}", rec.warnings);
     let mut app = App::new(host(), Look::default(), 1.0);
     for s in rec.samples.iter().take(n) {
         app.update(Msg::Sample(s.clone()));
     }
-    app
+    (app, rec.samples)
+}
+
+#[test]
+fn memory_sort_puts_the_eater_first() {
+    let (mut app, _) = recording("who-memory", 10);
+    app.update(Msg::Action(Action::Processes));
+    app.update(Msg::Action(Action::Sort));
+    assert_eq!(app.ui.proc_sort, ProcSort::Memory);
+    let rows = app.sorted_memory();
+    assert_eq!(rows[0].comm, "pagewatch-eat", "{rows:?}");
+    assert!(rows[0].rss_bytes.unwrap() >= 4 << 30);
+    assert!(
+        rows.windows(2).all(|w| w[0].rss_bytes >= w[1].rss_bytes),
+        "by resident bytes"
+    );
+    assert_eq!(
+        app.shown_pids()[0],
+        rows[0].pid,
+        "the rows shown are the memory rows"
+    );
+    assert_screens("who_memory", &app);
+}
+
+#[test]
+fn the_selection_follows_the_process_when_rows_re_sort() {
+    let (mut app, samples) = recording("who-throttled", 4);
+    app.update(Msg::Action(Action::Processes));
+    let mut chosen = None;
+    let mut moved = false;
+    for s in samples.iter().skip(4).take(20) {
+        app.update(Msg::Sample(s.clone()));
+        let first = app.shown_pids().first().copied();
+        let chosen = *chosen.get_or_insert(app.selected_pid());
+        assert_eq!(
+            app.selected_pid(),
+            chosen,
+            "the selection stays on its process"
+        );
+        moved |= first.is_some() && first != chosen;
+    }
+    assert!(
+        moved,
+        "the rows re-sorted under the selection at least once"
+    );
+}
+
+#[test]
+fn the_kernel_stack_is_re_read_while_open_and_command_lines_on_demand() {
+    let (mut app, samples) = recording("who-throttled", THROTTLED_AT);
+    app.update(Msg::Action(Action::Processes));
+    let pid = app.selected_pid().unwrap();
+    let fx = app.update(Msg::Action(Action::Stack));
+    assert!(fx.contains(&Effect::Job(JobCmd::ReadStack(pid))), "{fx:?}");
+    app.update(Msg::Job(JobReport::Stack {
+        pid,
+        text: "first".into(),
+    }));
+    let fx = app.update(Msg::Sample(samples[THROTTLED_AT].clone()));
+    assert!(
+        fx.contains(&Effect::Job(JobCmd::ReadStack(pid))),
+        "re-read each sample: {fx:?}"
+    );
+    app.update(Msg::Job(JobReport::Stack {
+        pid,
+        text: "second".into(),
+    }));
+    assert_eq!(app.ui.stack.as_ref().unwrap().1, "second");
+    app.update(Msg::Action(Action::Back));
+    app.update(Msg::Job(JobReport::Stack {
+        pid,
+        text: "late".into(),
+    }));
+    assert!(app.ui.stack.is_none(), "a late read does not reopen it");
+    let fx = app.update(Msg::Sample(samples[THROTTLED_AT + 1].clone()));
+    assert!(
+        !fx.iter()
+            .any(|e| matches!(e, Effect::Job(JobCmd::ReadStack(_))))
+    );
+    // A row whose command line the walk carried (`ProcRow::cmdline`) shows it and is not
+    // read again; this older recording's walks carry none, so one is set here.
+    let walked = app.shown_pids()[1];
+    let m = app.model.as_mut().unwrap();
+    let row = m.processes.iter_mut().flatten().find(|r| r.pid == walked);
+    row.unwrap().cmdline = Some("dd of=/tmp/walked bs=1M".into());
+    // `a`: command lines of the rows shown, in place of comm.
+    let fx = app.update(Msg::Action(Action::Cmdline));
+    let Some(Effect::Job(JobCmd::ReadCmdlines(pids))) = fx.first() else {
+        panic!("{fx:?}");
+    };
+    let mut others = app.shown_pids();
+    others.retain(|&p| p != walked);
+    assert_eq!(
+        *pids, others,
+        "every shown row but the one the walk carried"
+    );
+    let first = pids[0];
+    app.update(Msg::Job(JobReport::Cmdlines(vec![(
+        first,
+        "fio --name=w1 --rw=write".into(),
+    )])));
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("fio --name=w1 --rw=write"), "{text}");
+    assert!(text.contains("dd of=/tmp/walked bs=1M"), "{text}");
+    app.update(Msg::Action(Action::Cmdline));
+    assert!(!screen(&app, 160, 48).contains("of=/tmp/walked"));
+    assert!(!screen(&app, 160, 48).contains("--name=w1"));
 }
 
 fn screen(app: &App, w: u16, h: u16) -> String {
@@ -65,23 +179,40 @@ fn throttled_writers_from_the_tracepoint() {
     let m = app.model.as_ref().unwrap();
     assert!(m.throttled.len() >= 3, "{:?}", m.throttled);
     assert_screens("who_throttled", &app);
+    // Rates in the screen's units; a writer at the hard limit (task_ratelimit 0) says so.
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("250M") && text.contains("at limit"), "{text}");
 }
 
 #[test]
-fn processes_view_sorted_by_dirtied() {
+fn processes_view_sorted_by_storage_io() {
     let mut app = recorded(THROTTLED_AT);
     app.update(Msg::Action(Action::Processes));
     assert_eq!(app.ui.who, Some(WhoView::Processes));
     let top = app.sorted_processes();
+    let storage = |p: &&pagewatch::model::procs::ProcRow| {
+        p.dirtied_bytes_per_s.unwrap_or(0.0) + p.read_bytes_per_s.unwrap_or(0.0)
+    };
     assert!(
-        top.windows(2)
-            .all(|w| w[0].dirtied_bytes_per_s >= w[1].dirtied_bytes_per_s),
-        "sorted by dirtied/s"
+        top.windows(2).all(|w| storage(&w[0]) >= storage(&w[1])),
+        "sorted by dirtied + read bytes/s"
     );
     assert_screens("who_processes", &app);
-    // `s` moves the sort to storage reads; Esc closes the view.
+    // 80x24 keeps the who essentials: three processes, three throttled writers, refaults.
+    let text = screen(&app, 80, 24);
+    let rows = |from: &str| {
+        text.lines()
+            .skip_while(|l| !l.contains(from))
+            .skip(2)
+            .take_while(|l| !l.contains('└'))
+            .count()
+    };
+    assert!(rows("Processes by IO") >= 3, "{text}");
+    assert!(rows("Throttled writers") >= 3, "{text}");
+    assert!(text.contains("refault 1328 "), "{text}");
+    // `s` moves the sort to memory; Esc closes the view.
     app.update(Msg::Action(Action::Sort));
-    assert_eq!(app.ui.proc_sort, pagewatch::app::ProcSort::Read);
+    assert_eq!(app.ui.proc_sort, pagewatch::app::ProcSort::Memory);
     app.update(Msg::Action(Action::Back));
     assert_eq!(app.ui.who, None);
 }

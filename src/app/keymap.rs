@@ -158,6 +158,8 @@ pub enum Action {
     Cgroups,
     /// Show the selected task's kernel stack (root).
     Stack,
+    /// Show command lines in place of command names in the processes view.
+    Cmdline,
     /// The processes view by command (rolled up, with a count) or by pid.
     RollUp,
     /// Pick a built-in playbook and run it.
@@ -222,7 +224,7 @@ const fn replay(key: Key, label: &'static str, action: Action, help: &'static st
 }
 
 /// Every binding, in help order.
-pub const KEYMAP: [Binding; 39] = [
+pub const KEYMAP: [Binding; 40] = [
     key(Key::Char('q'), "q", Action::Quit, "quit"),
     key(Key::Ctrl('c'), "Ctrl-C", Action::Quit, "quit"),
     key(Key::Char('?'), "?", Action::Help, "this help"),
@@ -294,6 +296,7 @@ pub const KEYMAP: [Binding; 39] = [
         "cgroups, dirty limits",
     ),
     live(Key::Char('K'), "K", Action::Stack, "kernel stack (root)"),
+    live(Key::Char('a'), "a", Action::Cmdline, "command lines (who)"),
     key(Key::Char('r'), "r", Action::RollUp, "processes by command"),
     live(Key::Char('m'), "m", Action::EatMemory, "eat memory"),
     live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),

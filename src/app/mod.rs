@@ -180,6 +180,7 @@ impl App {
         if std::mem::take(&mut self.step_refresh) {
             effects.push(Effect::RefreshSlow);
         }
+        effects.extend(self.who_refresh());
         let wants = self.step_wants.take();
         if let Some(w) = wants.filter(|_| !self.caps.captured && self.replay.is_none()) {
             effects.push(Effect::Want(w));
@@ -257,7 +258,11 @@ impl App {
             }
             // A resize is redrawn; a mouse event is placed on the screen by the runtime first
             // (`ui::hit`) and comes back as `Msg::Pointer`.
-            Msg::Resize | Msg::Mouse(_) => {}
+            Msg::Job(JobReport::Stack { pid, text }) if self.ui.stack_pid == Some(pid) => {
+                self.ui.stack = Some((pid, text));
+            }
+            // A stack closed (Esc) before its read came back stays closed.
+            Msg::Resize | Msg::Mouse(_) | Msg::Job(JobReport::Stack { .. }) => {}
             Msg::Quit => return self.quit(),
             Msg::Action(a) => return self.act(a),
             Msg::Key(k) => return self.key(k),
@@ -269,7 +274,7 @@ impl App {
                 return self.log(EventKind::DropCaches { level, took_ms });
             }
             Msg::Notice(n) | Msg::Job(JobReport::Notice(n)) => self.notice = Some(n),
-            Msg::Job(JobReport::Stack { pid, text }) => self.ui.stack = Some((pid, text)),
+            Msg::Job(JobReport::Cmdlines(lines)) => self.ui.cmdlines = lines.into_iter().collect(),
             m @ (Msg::Job(JobReport::Tuned(_))
             | Msg::PlayChecked { .. }
             | Msg::TuneChecked { .. }) => {
@@ -441,7 +446,11 @@ impl App {
                 }
             }
             // Handled by `who_act` (these reach here only when there is nothing to act on).
-            Action::Processes | Action::Cgroups | Action::Stack | Action::RollUp => {}
+            Action::Processes
+            | Action::Cgroups
+            | Action::Stack
+            | Action::Cmdline
+            | Action::RollUp => {}
             Action::Sort => ui.sort = ui.sort.next(),
             Action::Units => ui.pages = !ui.pages,
             Action::Up | Action::Down if ui.focus == Focus::Jobs => {

@@ -82,4 +82,10 @@ pub struct UiState {
     pub cgroup_sort: CgroupSort,
     /// A task's kernel stack, shown over the processes view: (pid, text or why not).
     pub stack: Option<(u32, String)>,
+    /// The task whose stack is open (`K`): re-read at every sample until Esc.
+    pub stack_pid: Option<u32>,
+    /// The processes view shows command lines in place of comm (`a`).
+    pub cmdline: bool,
+    /// The command lines of the rows shown, as last read (`JobReport::Cmdlines`).
+    pub cmdlines: std::collections::HashMap<u32, String>,
 }

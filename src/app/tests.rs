@@ -382,7 +382,7 @@ fn saved_settings_are_saved_when_changed_and_only_then() {
     // With the processes view open, `s` sorts the processes.
     assert_eq!(
         saves(a.update(Msg::Key(Key::Char('s')))),
-        vec![Setting::ProcessSort(ProcSort::Read)]
+        vec![Setting::ProcessSort(ProcSort::Memory)]
     );
     assert_eq!(
         saves(a.update(Msg::Key(Key::Esc))),
@@ -406,7 +406,7 @@ fn saved_settings_are_saved_when_changed_and_only_then() {
     b.use_settings(&crate::config::Settings {
         units: Some(Units::Pages),
         disk_sort: Some(SortKey::AquSz),
-        process_sort: Some(ProcSort::Read),
+        process_sort: Some(ProcSort::Memory),
         view: Some(None),
         partitions: Some(true),
         ..Default::default()

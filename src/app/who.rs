@@ -1,5 +1,6 @@
 //! The "who" views' state changes: opening the processes or cgroups view, their sort and
-//! selection, scoping the processes to a cgroup, and asking for a task's kernel stack.
+//! selection (kept on the process, not the row), scoping the processes to a cgroup, asking
+//! for a task's kernel stack (re-read every sample while open) and the rows' command lines.
 //!
 //! While a who view is open it takes the arrows, `s`, Enter and Esc (as htop's process list
 //! does); the other keys keep their meaning. Owns: those transitions. Must not touch: drawing,
@@ -9,6 +10,9 @@ use super::{Action, App, Effect, JobCmd};
 use crate::config::{CgroupSort, ProcSort, WhoView};
 use crate::model::cgroups::CgroupRow;
 use crate::model::procs::ProcRow as Process;
+
+/// The rows whose command lines are read while `a` is on (more than any screen shows).
+const CMDLINE_ROWS: usize = 60;
 
 impl App {
     /// Handles `a` when it is a who-view action, or one a who view takes while open; `None`
@@ -21,8 +25,9 @@ impl App {
             (Action::Sort, Some(WhoView::Processes)) => ui.proc_sort = ui.proc_sort.next(),
             (Action::Sort, Some(WhoView::Cgroups)) => ui.cgroup_sort = ui.cgroup_sort.next(),
             (Action::Up | Action::Down, Some(WhoView::Processes)) => {
-                let pids: Vec<u32> = self.sorted_processes().iter().map(|p| p.pid).collect();
-                self.ui.proc_selected = step(&pids, self.ui.proc_selected, a == Action::Down);
+                let pids = self.shown_pids();
+                let cur = self.selected_pid();
+                self.ui.proc_selected = step(&pids, cur, a == Action::Down);
             }
             (Action::Up | Action::Down, Some(WhoView::Cgroups)) => {
                 let paths = self.cgroup_paths();
@@ -39,8 +44,9 @@ impl App {
                 }
             }
             (Action::Back, Some(_)) if !ui.help && !ui.detail => {
-                if ui.stack.is_some() {
+                if ui.stack.is_some() || ui.stack_pid.is_some() {
                     ui.stack = None;
+                    ui.stack_pid = None;
                 } else if ui.scope.is_some() {
                     ui.scope = None;
                 } else {
@@ -48,11 +54,20 @@ impl App {
                 }
             }
             (Action::Stack, Some(WhoView::Processes)) => {
-                let pid = self
-                    .ui
-                    .proc_selected
-                    .or_else(|| self.sorted_processes().first().map(|p| p.pid))?;
+                let pid = self.selected_pid()?;
+                self.ui.stack_pid = Some(pid);
                 return Some(vec![Effect::Job(JobCmd::ReadStack(pid))]);
+            }
+            (Action::Cmdline, Some(WhoView::Processes)) => {
+                self.ui.cmdline = !self.ui.cmdline;
+                if !self.ui.cmdline {
+                    self.ui.cmdlines.clear();
+                }
+                return Some(self.who_refresh());
+            }
+            (Action::Cmdline, _) => {
+                self.notice =
+                    Some("a shows command lines in the processes view: open it (w)".into());
             }
             (Action::RollUp, Some(WhoView::Processes)) => ui.proc_rollup = !ui.proc_rollup,
             (Action::RollUp, _) => {
@@ -68,6 +83,81 @@ impl App {
             _ => return None,
         }
         Some(Vec::new())
+    }
+
+    /// The selected process: the one chosen, else the first row shown, which is then kept
+    /// (`pin_selection`) so the selection follows the process when the rows re-sort.
+    #[must_use]
+    pub fn selected_pid(&self) -> Option<u32> {
+        self.ui
+            .proc_selected
+            .or_else(|| self.shown_pids().first().copied())
+    }
+
+    /// The pids of the processes view's rows, in display order (the memory rows under the
+    /// memory sort).
+    #[must_use]
+    pub fn shown_pids(&self) -> Vec<u32> {
+        if self.ui.proc_sort == ProcSort::Memory {
+            self.sorted_memory().iter().map(|r| r.pid).collect()
+        } else {
+            self.sorted_processes().iter().map(|p| p.pid).collect()
+        }
+    }
+
+    /// The memory rows in display order (the model's: stalled in reclaim, then resident).
+    #[must_use]
+    pub fn sorted_memory(&self) -> Vec<&crate::model::procs_memory::MemRow> {
+        self.model
+            .as_ref()
+            .and_then(|m| m.processes_by_memory.as_ref())
+            .map(|v| v.iter().collect())
+            .unwrap_or_default()
+    }
+
+    /// At each sample while the processes view is open (live): keeps the selection on the
+    /// process shown first when none was chosen, re-reads the open kernel stack, and reads
+    /// the shown rows' command lines while `a` is on.
+    pub(super) fn who_refresh(&mut self) -> Vec<Effect> {
+        if self.ui.who != Some(WhoView::Processes) {
+            return Vec::new();
+        }
+        if self.ui.proc_selected.is_none() {
+            self.ui.proc_selected = self.shown_pids().first().copied();
+        }
+        if self.caps.captured || self.replay.is_some() {
+            return Vec::new();
+        }
+        let mut fx = Vec::new();
+        if let Some(pid) = self.ui.stack_pid {
+            fx.push(Effect::Job(JobCmd::ReadStack(pid)));
+        }
+        if self.ui.cmdline {
+            // The walk carries the command lines of the processes it wrote: read only the
+            // others' (the memory rows, a process whose line the walk did not have).
+            let mut pids = self.shown_pids();
+            pids.truncate(CMDLINE_ROWS);
+            pids.retain(|&p| self.walk_cmdline(p).is_none());
+            if !pids.is_empty() {
+                fx.push(Effect::Job(JobCmd::ReadCmdlines(pids)));
+            }
+        }
+        fx
+    }
+
+    /// The command line of process `pid` as the walk carried it (`ProcRow::cmdline`).
+    fn walk_cmdline(&self, pid: u32) -> Option<&str> {
+        let rows = self.model.as_ref()?.processes.as_ref()?;
+        let row = rows.iter().find(|r| r.pid == pid)?;
+        row.cmdline.as_deref().filter(|l| !l.is_empty())
+    }
+
+    /// The command line shown for `pid` while `a` is on: the walk's, else the one read for the
+    /// shown rows (`JobCmd::ReadCmdlines`); `None` when neither has it.
+    #[must_use]
+    pub fn cmdline_of(&self, pid: u32) -> Option<&str> {
+        self.walk_cmdline(pid)
+            .or_else(|| self.ui.cmdlines.get(&pid).map(String::as_str))
     }
 
     /// The processes in display order: the current sort, busiest first.
@@ -122,6 +212,16 @@ impl ProcSort {
     pub fn sort(self, v: &mut [&Process]) {
         let key = |p: &Process| -> f64 {
             match self {
+                ProcSort::Storage => {
+                    let (d, r) = (p.dirtied_bytes_per_s, p.read_bytes_per_s);
+                    if d.is_none() && r.is_none() {
+                        -1.0
+                    } else {
+                        d.unwrap_or(0.0) + r.unwrap_or(0.0)
+                    }
+                }
+                // The memory sort shows the memory rows (`sorted_memory`); here, by rss.
+                ProcSort::Memory => p.rss_bytes.map_or(-1.0, |b| b as f64),
                 ProcSort::Dirtied => p.dirtied_bytes_per_s.unwrap_or(-1.0),
                 ProcSort::Read => p.read_bytes_per_s.unwrap_or(-1.0),
                 ProcSort::Rchar => p.rchar_per_s.unwrap_or(-1.0),

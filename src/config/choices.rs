@@ -85,8 +85,12 @@ impl SortKey {
 /// The processes view's sort column; all but `Pid` sort busiest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProcSort {
-    /// Bytes dirtied per second (`write_bytes`).
+    /// Bytes to or from storage per second: dirtied + read (as batch JSON orders).
     #[default]
+    Storage,
+    /// Memory: stalled in reclaim first, then resident bytes (`model::procs_memory`).
+    Memory,
+    /// Bytes dirtied per second (`write_bytes`).
     Dirtied,
     /// Bytes read from storage per second (`read_bytes`).
     Read,
@@ -101,7 +105,9 @@ pub enum ProcSort {
 }
 
 impl ProcSort {
-    const ORDER: [ProcSort; 6] = [
+    const ORDER: [ProcSort; 8] = [
+        ProcSort::Storage,
+        ProcSort::Memory,
         ProcSort::Dirtied,
         ProcSort::Read,
         ProcSort::Rchar,
@@ -120,6 +126,8 @@ impl ProcSort {
     #[must_use]
     pub fn label(self) -> &'static str {
         match self {
+            ProcSort::Storage => "storage/s",
+            ProcSort::Memory => "memory",
             ProcSort::Dirtied => "dirtied/s",
             ProcSort::Read => "read/s",
             ProcSort::Rchar => "rchar/s",

@@ -39,7 +39,9 @@ const DISK_SORTS: [(&str, SortKey); 6] = [
     ("throughput", SortKey::Throughput),
     ("name", SortKey::Name),
 ];
-const PROC_SORTS: [(&str, ProcSort); 6] = [
+const PROC_SORTS: [(&str, ProcSort); 8] = [
+    ("storage", ProcSort::Storage),
+    ("memory", ProcSort::Memory),
     ("dirtied", ProcSort::Dirtied),
     ("read", ProcSort::Read),
     ("rchar", ProcSort::Rchar),

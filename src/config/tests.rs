@@ -55,8 +55,8 @@ fn round_trip_every_setting_the_screen_changes() {
 #[test]
 fn every_sort_and_view_survives_the_file() {
     let mut k = SortKey::Util;
-    let mut p = ProcSort::Dirtied;
-    for _ in 0..6 {
+    let mut p = ProcSort::Storage;
+    for _ in 0..8 {
         let t = set("", &[Setting::DiskSort(k), Setting::ProcessSort(p)]).unwrap();
         let (s, problems) = parse(&t);
         assert!(problems.is_empty(), "{t}");

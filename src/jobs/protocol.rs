@@ -14,6 +14,9 @@ pub enum JobCmd {
     /// Read this task's kernel stack (`/proc/PID/stack`, root) and report it
     /// (`JobReport::Stack`).
     ReadStack(u32),
+    /// Read these processes' command lines (`/proc/PID/cmdline`, the rows shown) and
+    /// report them (`JobReport::Cmdlines`).
+    ReadCmdlines(Vec<u32>),
     /// Start a memory eater as job `id`.
     StartEat {
         /// Job number.
@@ -72,6 +75,9 @@ pub enum JobReport {
         /// The stack's text, or the reason it is not there.
         text: String,
     },
+    /// Command lines of the rows shown (`JobCmd::ReadCmdlines`): (pid, line); a process
+    /// without one (a kernel thread, gone) is left out.
+    Cmdlines(Vec<(u32, String)>),
     /// A setting was written (or put back), or why not (`JobCmd::Tune`).
     Tuned(Result<crate::jobs::tune::Change, String>),
 }

@@ -81,6 +81,14 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
                 };
                 let _ = self.tx.send(JobReport::Stack { pid: *pid, text }.into());
             }
+            JobCmd::ReadCmdlines(pids) => {
+                let root = Path::new("/proc");
+                let lines = pids
+                    .iter()
+                    .filter_map(|&p| Some((p, crate::source::procs::cmdline(root, p)?)))
+                    .collect();
+                let _ = self.tx.send(JobReport::Cmdlines(lines).into());
+            }
             JobCmd::Tune { .. } => {}
         }
     }

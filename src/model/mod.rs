@@ -13,6 +13,7 @@ pub mod disk;
 pub mod domains;
 pub mod memory;
 pub mod procs;
+pub mod procs_memory;
 pub mod rate;
 pub mod reclaim;
 pub mod refresh;
@@ -93,6 +94,11 @@ pub struct Model {
     /// (`sysctl kernel.task_delayacct=1` turns it on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_delayacct: Option<bool>,
+    /// The processes holding the most resident memory at the last walk, stalled-in-reclaim
+    /// first, then by resident bytes (`procs_memory`, at most `source::procs_memory::MEM_TOP` plus
+    /// those in D state); `None` when no walk ran recently or it had no memory records.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes_by_memory: Option<Vec<procs_memory::MemRow>>,
     /// The throttled writers of the interval, most paused first: the tracepoint's rows while
     /// it is armed, else the wchan rows of the process walk (spec §7, §11).
     pub throttled: Vec<throttled::Throttled>,
@@ -171,6 +177,7 @@ impl Model {
             zoneinfo_error: cur.zones_error.clone(),
             processes: None,
             task_delayacct: None,
+            processes_by_memory: None,
             throttled: throttled::rows(
                 tracer.as_ref(),
                 cur.trace

@@ -91,6 +91,14 @@ pub struct ProcRow {
     /// Its io file was not readable (another user's process, not root): the rates are
     /// unknown, not zero.
     pub no_permission: bool,
+    /// Its resident bytes (stat field 24), `None` in recordings without a page size.
+    pub rss_bytes: Option<u64>,
+    /// Its resident anonymous bytes (statm resident − shared, `procs_memory`).
+    pub anon_bytes: Option<u64>,
+    /// Change of its resident bytes since the previous walk, per second.
+    pub rss_growth_bytes_per_s: Option<f64>,
+    /// Major page faults per second (stat field 12).
+    pub majflt_per_s: Option<f64>,
     /// The span the rates cover, ms: the interval between the walks, or the process's age
     /// when it started since the previous walk; `None` without rates.
     pub walk_ms: Option<u64>,
@@ -132,12 +140,13 @@ pub fn derive_with(prev: Option<&Walk>, cur: &Walk, ctx: Context) -> Vec<ProcRow
         .iter()
         .filter(|r| !r.carried)
         .map(|r| {
-            let base = match previous(prev, cur, r) {
+            let before = previous(prev, cur, r);
+            let base = match before {
                 Some((b, t)) => Some(Base::of(b, elapsed_s(t, cur.mono_ns))),
                 None => born(cur, r).map(Base::zero),
             };
             let delayacct = delayacct && !older_than(cur, r, ctx.delayacct_since_boot_ns);
-            row(r, base.as_ref(), cur, delayacct)
+            row(r, base.as_ref(), before.map(|(b, _)| b), cur, delayacct)
         })
         .collect();
     rows.sort_by(|a, b| activity(b).total_cmp(&activity(a)).then(a.pid.cmp(&b.pid)));
@@ -235,7 +244,15 @@ fn older_than(cur: &Walk, r: &ProcRecord, since: Option<u64>) -> bool {
     since.is_some_and(|s| start_ns(cur, r).is_some_and(|t| t < s))
 }
 
-fn row(r: &ProcRecord, base: Option<&Base>, cur: &Walk, delayacct: bool) -> ProcRow {
+/// `before`: its previous reading, when there is one (the memory figures need it; a process
+/// born since the previous walk has none).
+fn row(
+    r: &ProcRecord,
+    base: Option<&Base>,
+    before: Option<&ProcRecord>,
+    cur: &Walk,
+    delayacct: bool,
+) -> ProcRow {
     let dt = base.and_then(|b| b.dt);
     let reaped = base.is_some_and(|b| r.stat.reaped_marks > b.reaped_marks);
     let counters = match (base.and_then(|b| b.io.as_ref()), &r.io) {
@@ -267,6 +284,8 @@ fn row(r: &ProcRecord, base: Option<&Base>, cur: &Walk, delayacct: bool) -> Proc
         Some(ticks as f64 * 1000.0 / cur.clk_tck as f64 / dt?)
     });
     let no_permission = r.io == ProcIo::Denied;
+    let (rss_bytes, anon_bytes, rss_growth_bytes_per_s, majflt_per_s) =
+        super::procs_memory::row_memory(r, before, cur.page_size, dt);
     ProcRow {
         pid: r.pid,
         comm: r.stat.comm.clone(),
@@ -281,6 +300,10 @@ fn row(r: &ProcRecord, base: Option<&Base>, cur: &Walk, delayacct: bool) -> Proc
         // Without ptrace access the kernel prints `0` whatever the task does.
         wchan: r.wchan.clone().filter(|_| !no_permission),
         no_permission,
+        rss_bytes,
+        anon_bytes,
+        rss_growth_bytes_per_s,
+        majflt_per_s,
         walk_ms: dt.map(|d| (d * 1000.0).round() as u64),
         rates_from_walk_ms: cur.mono_ns / 1_000_000,
         reaped_children: reaped,
@@ -322,6 +345,10 @@ pub fn throttled_by_wchan(rows: &[ProcRow]) -> Vec<Throttled> {
 pub struct Tracker {
     last: Option<std::sync::Arc<Walk>>,
     rows: Option<Vec<ProcRow>>,
+    memory: Option<Vec<super::procs_memory::MemRow>>,
+    /// Command names of the last two walks' processes: a throttled writer that exited
+    /// before the tracepoint's comm was read keeps its name.
+    names: HashMap<u32, String>,
     /// `kernel.task_delayacct` at the last walk that read it (kept while walks are off).
     delayacct: Option<bool>,
     ctx: Context,
@@ -345,6 +372,14 @@ impl Tracker {
             let mut rows = derive_with(self.last.as_deref(), w, self.ctx);
             self.carry_cmdlines(w, &mut rows);
             self.rows = Some(rows);
+            let mut names = HashMap::new();
+            for walk in self.last.iter().map(AsRef::as_ref).chain([w.as_ref()]) {
+                let comms = walk.records.iter().map(|r| (r.pid, &r.stat.comm));
+                let comms = comms.chain(walk.memory.iter().map(|r| (r.pid, &r.stat.comm)));
+                names.extend(comms.map(|(p, c)| (p, c.clone())));
+            }
+            self.names = names;
+            self.memory = Some(super::procs_memory::memory_rows(w)).filter(|m| !m.is_empty());
             self.last = Some(w.clone());
         } else if self
             .last
@@ -353,6 +388,8 @@ impl Tracker {
         {
             self.last = None;
             self.rows = None;
+            self.memory = None;
+            self.names.clear();
             self.cmdlines.clear();
         }
     }
@@ -382,19 +419,28 @@ impl Tracker {
         self.rows.as_deref()
     }
 
+    /// The memory rows of the last walk (the memory sort); `None` when no walk is recent.
+    #[must_use]
+    pub fn memory(&self) -> Option<&[super::procs_memory::MemRow]> {
+        self.memory.as_deref()
+    }
+
     /// The last walk itself (its scope, delay accounting, clock ticks).
     #[must_use]
     pub fn walk(&self) -> Option<&Walk> {
         self.last.as_deref()
     }
 
-    /// Fills `Model::processes` (the `TOP` rows) and `Model::task_delayacct`, and, while the
-    /// tracepoint is not armed, `Model::throttled` with the walk's wchan rows (spec §11).
+    /// Fills `Model::processes` (the `TOP` rows), `Model::processes_by_memory` and
+    /// `Model::task_delayacct`, and, while the tracepoint is not armed, `Model::throttled`
+    /// with the walk's wchan rows (spec §11); a throttled writer without a name (it exited
+    /// before the tracepoint's reader asked) gets its name from the last two walks.
     pub fn fill(&self, m: &mut super::Model) {
         m.processes = self
             .rows
             .as_ref()
             .map(|r| r.iter().take(TOP).cloned().collect());
+        m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();
         let interval_ms = self.last.as_ref().and_then(|w| {
@@ -409,6 +455,11 @@ impl Tracker {
             .unwrap_or_default();
         m.throttled =
             super::throttled::rows(m.tracer.as_ref(), std::mem::take(&mut m.throttled), wchan);
+        for t in m.throttled.iter_mut().filter(|t| t.comm.is_empty()) {
+            if let Some(name) = self.names.get(&t.pid) {
+                t.comm.clone_from(name);
+            }
+        }
     }
 }
 

@@ -208,6 +208,51 @@ fn the_tracker_keeps_rows_between_walks_and_drops_them_when_walks_stop() {
     assert_eq!((m.processes, m.task_delayacct), (None, None));
 }
 
+#[test]
+fn an_exited_throttled_writer_keeps_its_name_from_the_last_walk() {
+    use crate::model::throttled::{ThrottleSource, Throttled};
+    let snap = |mono_s: u64, w: Option<Walk>| crate::parse::Snapshot {
+        mono_ns: mono_s * 1_000_000_000,
+        procs: w.map(std::sync::Arc::new),
+        page_size: 4096,
+        ..crate::parse::Snapshot::default()
+    };
+    let mut t = Tracker::default();
+    t.update(&snap(
+        2,
+        Some(walk(2, None, "1", &[rec('P', 42, 500, 'D', A, 10)])),
+    ));
+    // The next walk no longer has it (it exited); its name stays one more walk.
+    t.update(&snap(
+        4,
+        Some(walk(4, Some(2), "1", &[rec('P', 43, 501, 'D', A, 10)])),
+    ));
+    let mut m = crate::model::Model::derive(None, &snap(4, None), crate::model::Options::default());
+    m.throttled = vec![
+        Throttled::new(42, "", ThrottleSource::Tracepoint),
+        Throttled::new(44, "", ThrottleSource::Tracepoint),
+    ];
+    m.tracer = Some(crate::model::throttled::Tracer {
+        state: crate::parse::trace::TraceState::Armed,
+        why: None,
+        events: 2,
+        lost: 0,
+        capped: false,
+        error: None,
+    });
+    t.fill(&mut m);
+    let named: Vec<(u32, &str)> = m
+        .throttled
+        .iter()
+        .map(|r| (r.pid, r.comm.as_str()))
+        .collect();
+    assert!(named.contains(&(42, "dd")), "{named:?}");
+    assert!(
+        named.contains(&(44, "")),
+        "never seen: no name made up: {named:?}"
+    );
+}
+
 /// A walk at `mono_s` after one at `prev_s`, with the boot clock `offset_s` ahead of the
 /// monotonic one (time spent suspended).
 fn walk_boot(mono_s: u64, prev_s: u64, offset_s: u64, delayacct: &str, records: &[String]) -> Walk {

@@ -6,8 +6,9 @@
 //!
 //! A full process walk costs about 12 µs a process (spec §11: 12.5 ms at 1,000), far over an
 //! idle monitor's budget at 1 Hz, so it runs only when there is something to attribute:
-//! the processes pane is open, a task is in IO wait, a disk is busy, or pages are dirtied
-//! fast. The tracepoint is armed only while some dirty domain is at least flushing in the
+//! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
+//! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
+//! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some dirty domain is at least flushing in the
 //! background (writers can be throttled soon, spec §7). Both stay on for `LINGER_S` after the
 //! last reason, so a writer that pauses for a second does not drop off the list.
 
@@ -23,6 +24,10 @@ const BUSY_UTIL_PCT: f64 = 50.0;
 const BUSY_AQU_SZ: f64 = 1.0;
 /// ...and pages are "dirtied fast" from this many bytes a second.
 const FAST_DIRTYING_BYTES_PER_S: f64 = 1024.0 * 1024.0;
+/// Memory is "taken fast" from this growth of AnonPages a second...
+const FAST_ANON_BYTES_PER_S: f64 = 64.0 * 1024.0 * 1024.0;
+/// ...and "under pressure" from this memory PSI `some` avg10, %.
+const MEMORY_PSI_SOME_PCT: f32 = 1.0;
 
 /// What the screen shows that decides the wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -42,6 +47,8 @@ pub struct Gate {
     procs_quiet_s: Option<f64>,
     /// Seconds since the last reason to arm the tracepoint.
     trace_quiet_s: Option<f64>,
+    /// AnonPages (kB) of the last model, for its growth.
+    last_anon_kb: Option<u64>,
     wants: Wants,
 }
 
@@ -55,7 +62,10 @@ impl Gate {
     /// Updates the gate with a new model; returns the new wants when they changed.
     pub fn update(&mut self, m: &Model, view: &View) -> Option<Wants> {
         let dt = m.interval_s.unwrap_or(0.0);
-        let walk = view.processes || busy(m);
+        let anon = m.memory.AnonPages;
+        let taking = memory_taken(m, self.last_anon_kb, anon, dt);
+        self.last_anon_kb = anon;
+        let walk = view.processes || busy(m) || taking;
         let trace = throttling_near(m);
         let procs = linger(&mut self.procs_quiet_s, walk, dt).then(|| ProcScope {
             cgroup: view.scope.clone(),
@@ -94,6 +104,23 @@ fn busy(m: &Model) -> bool {
         || m.dirty
             .dirtied_per_s
             .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
+}
+
+/// Memory taken fast (AnonPages grew `FAST_ANON_BYTES_PER_S` since the last model) or
+/// under pressure (direct reclaim scanned, or memory PSI `some` avg10 at least
+/// `MEMORY_PSI_SOME_PCT`).
+fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -> bool {
+    let grew = match (last_kb, now_kb) {
+        (Some(a), Some(b)) if dt > 0.0 => {
+            b.saturating_sub(a) as f64 * 1024.0 / dt >= FAST_ANON_BYTES_PER_S
+        }
+        _ => false,
+    };
+    grew || m.reclaim.pgscan_direct_s.is_some_and(|s| s > 0.0)
+        || m.pressure
+            .memory
+            .and_then(|p| p.some)
+            .is_some_and(|s| s.avg10 >= MEMORY_PSI_SOME_PCT)
 }
 
 /// Some dirty domain (global, a memcg's, a capped device's) flushes in the background or
@@ -157,6 +184,40 @@ mod tests {
         )];
         let w = g.update(&m, &View::default()).unwrap();
         assert!(w.trace, "a task in balance_dirty_pages is reason enough");
+    }
+
+    #[test]
+    fn memory_taken_fast_wants_a_walk() {
+        let mut m = model("live-idle", 1);
+        m.interval_s = Some(1.0);
+        m.procs_blocked = Some(0);
+        m.dirty.dirtied_per_s = Some(0.0);
+        m.reclaim.pgscan_direct_s = Some(0.0);
+        m.pressure.memory = None;
+        for d in &mut m.disks {
+            d.cols.util_pct = Some(0.0);
+            d.cols.aqu_sz = Some(0.0);
+        }
+        m.memory.AnonPages = Some(1 << 20);
+        let mut g = Gate::default();
+        assert!(
+            g.update(&m, &View::default())
+                .is_none_or(|w| w.procs.is_none())
+        );
+        m.memory.AnonPages = Some((1 << 20) + 32 * 1024);
+        assert!(
+            g.update(&m, &View::default()).is_none(),
+            "32 MiB/s is not fast"
+        );
+        m.memory.AnonPages = Some((1 << 20) + 32 * 1024 + 512 * 1024);
+        let w = g.update(&m, &View::default()).unwrap();
+        assert!(w.procs.is_some(), "512 MiB/s of anon growth wants a walk");
+        let mut g = Gate::default();
+        m.reclaim.pgscan_direct_s = Some(10.0);
+        assert!(
+            g.update(&m, &View::default()).unwrap().procs.is_some(),
+            "direct reclaim"
+        );
     }
 
     #[test]

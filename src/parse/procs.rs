@@ -7,12 +7,16 @@
 //!
 //! The format (written by `source::procs`, documented there in full): header lines
 //! `walk MONO_NS`, `prev MONO_NS|-`, `clk_tck N`, `task_delayacct 0|1|-`, `scope PATH|-`,
-//! optionally `scope_error TEXT` and `fio PID…`; then records, each opened by
+//! optionally `page_size N`, `scope_error TEXT` and `fio PID…`; then records, each opened by
 //! `P PID STARTTIME` (a process of this walk) or `p PID STARTTIME` (its reading at the
 //! previous walk, carried because it was left out of that walk's file), followed by
 //! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
-//! for `P` records `wchan TEXT`, `cgroup PATH` and optionally `blkio_tasks N` and
-//! `cmdline TEXT`. A `boot NS` header line (CLOCK_BOOTTIME at the walk) may follow `scope`.
+//! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `statm RAW_LINE`,
+//! `blkio_tasks N` and `cmdline TEXT`. A `boot NS` header line (CLOCK_BOOTTIME at the walk)
+//! may follow `scope`. Last, the memory records (`source::procs_memory`):
+//! `M PID STARTTIME STATE RSS_PAGES MAJFLT BEFORE_RSS|- BEFORE_MAJFLT|-`, then optionally
+//! `mem VMRSS RSSANON RSSFILE RSSSHMEM VMSWAP` (kB, `-` each when absent), `oom_score_adj N`,
+//! `wchan TEXT` and `comm TEXT`. Also owns `MemRecord`.
 
 use serde::Serialize;
 
@@ -106,6 +110,8 @@ pub struct StatLine {
     pub cpu_ticks: u64,
     /// Field 20.
     pub num_threads: u64,
+    /// Field 24, `rss`: resident pages (anon + file + shmem, the mm's counters).
+    pub rss_pages: u64,
     /// Field 22, clock ticks after boot: with the pid, it names one process instance.
     pub starttime: u64,
     /// Field 42, `delayacct_blkio_ticks`: the main thread's block-IO wait (dirty-throttle
@@ -150,6 +156,7 @@ pub fn parse_stat(text: &str) -> std::result::Result<StatLine, String> {
         majflt: field(12)?,
         cpu_ticks: field(14)?.saturating_add(field(15)?),
         num_threads: field(20)?,
+        rss_pages: field(24)?,
         starttime: field(22)?,
         blkio_ticks: if rest.len() > 42 - 3 {
             Some(field(42)?)
@@ -194,8 +201,39 @@ pub struct ProcRecord {
     pub cgroup: Option<String>,
     /// Field 42 summed over every thread (`task/*/stat`), when the source read them.
     pub blkio_tasks: Option<u64>,
+    /// `/proc/PID/statm` `resident` and `shared` pages, when the source read it (`P`
+    /// records). resident − shared is the anon count exactly: the kernel's `task_statm`
+    /// makes `shared` = file + shmem and `resident` = shared + anon.
+    pub statm: Option<(u64, u64)>,
     /// Its command line (`/proc/PID/cmdline`, NULs as spaces, capped), when read.
     pub cmdline: Option<String>,
+}
+
+/// A process among the walk's largest by resident memory (an `M` record, `source::procs_memory`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MemRecord {
+    /// Its pid.
+    pub pid: u32,
+    /// Its start time (stat field 22).
+    pub starttime: u64,
+    /// Its comm, state, rss (pages) and majflt as last read (the other stat fields are 0).
+    pub stat: StatLine,
+    /// Its stat `rss` pages and `majflt` at the previous walk, when it was seen there.
+    pub before: Option<(u64, u64)>,
+    /// `/proc/PID/status` VmRSS, RssAnon, RssFile, RssShmem, VmSwap, kB (`None`: no line).
+    pub vm_rss_kb: Option<u64>,
+    /// RssAnon, kB.
+    pub rss_anon_kb: Option<u64>,
+    /// RssFile, kB.
+    pub rss_file_kb: Option<u64>,
+    /// RssShmem, kB.
+    pub rss_shmem_kb: Option<u64>,
+    /// VmSwap, kB.
+    pub vm_swap_kb: Option<u64>,
+    /// `/proc/PID/oom_score_adj`.
+    pub oom_score_adj: Option<i32>,
+    /// `/proc/PID/wchan`, when read.
+    pub wchan: Option<String>,
 }
 
 /// One process walk.
@@ -221,28 +259,49 @@ pub struct Walk {
     pub fio: Vec<u32>,
     /// The processes written, in file order.
     pub records: Vec<ProcRecord>,
+    /// The page size the stat and statm pages count in (`page_size` line); `None` in older
+    /// recordings (then no memory figures).
+    pub page_size: Option<u64>,
+    /// The largest processes by resident memory, and those in D state (`M` records).
+    pub memory: Vec<MemRecord>,
 }
 
 /// Parses the walk pseudo-file.
 pub fn parse(text: &str) -> Result<Walk> {
     let mut w = Walk::default();
     let mut open: Option<(usize, Partial)> = None;
+    let mut mem: Option<(usize, MemPartial)> = None;
     let mut have_walk = false;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let err = |msg: String| Error::parse(FILE, n, msg);
         let (tag, value) = line.split_once(' ').unwrap_or((line, ""));
         match tag {
-            "P" | "p" => {
+            "P" | "p" | "M" => {
                 if let Some((at, rec)) = open.take() {
                     w.records
                         .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+                }
+                if let Some((at, rec)) = mem.take() {
+                    w.memory
+                        .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+                }
+                if tag == "M" {
+                    mem = Some((n, MemPartial::new(value).map_err(err)?));
+                    continue;
                 }
                 let (pid, start) = value
                     .split_once(' ')
                     .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
                     .ok_or_else(|| err(format!("bad record line {line:?}")))?;
-                open = Some((n, Partial::new(pid, start, tag == "p")));
+                {
+                    open = Some((n, Partial::new(pid, start, tag == "p")));
+                }
+            }
+            _ if mem.is_some() => {
+                if let Some((_, rec)) = mem.as_mut() {
+                    rec.take(tag, value).map_err(err)?;
+                }
             }
             _ if open.is_some() => {
                 if let Some((_, rec)) = open.as_mut() {
@@ -259,6 +318,7 @@ pub fn parse(text: &str) -> Result<Walk> {
                 w.task_delayacct = dash(value).map(|v| v.trim() != "0");
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
+            "page_size" => w.page_size = Some(number(value).map_err(err)?),
             "boot" => w.boot_ns = Some(number(value).map_err(err)?),
             "scope_error" => w.scope_error = Some(value.to_owned()),
             "fio" => {
@@ -273,6 +333,10 @@ pub fn parse(text: &str) -> Result<Walk> {
     }
     if let Some((at, rec)) = open {
         w.records
+            .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
+    }
+    if let Some((at, rec)) = mem {
+        w.memory
             .push(rec.finish().map_err(|m| Error::parse(FILE, at, m))?);
     }
     if !have_walk {
@@ -303,6 +367,7 @@ struct Partial {
     wchan: Option<String>,
     cgroup: Option<String>,
     blkio_tasks: Option<u64>,
+    statm: Option<(u64, u64)>,
     cmdline: Option<String>,
 }
 
@@ -318,6 +383,7 @@ impl Partial {
             wchan: None,
             cgroup: None,
             blkio_tasks: None,
+            statm: None,
             cmdline: None,
         }
     }
@@ -335,6 +401,7 @@ impl Partial {
             "wchan" => self.wchan = Some(value.to_owned()),
             "cgroup" => self.cgroup = Some(value.to_owned()),
             "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
+            "statm" => self.statm = Some(statm(value)?),
             "cmdline" => self.cmdline = Some(value.to_owned()),
             _ => {
                 if !self.io.take(line)? {
@@ -370,8 +437,105 @@ impl Partial {
             wchan: self.wchan,
             cgroup: self.cgroup,
             blkio_tasks: self.blkio_tasks,
+            statm: self.statm,
             cmdline: self.cmdline,
         })
+    }
+}
+
+/// `resident` and `shared` of a statm line (`size resident shared text lib data dt`, pages).
+fn statm(value: &str) -> std::result::Result<(u64, u64), String> {
+    let mut f = value
+        .split_ascii_whitespace()
+        .skip(1)
+        .map(str::parse::<u64>);
+    match (f.next(), f.next()) {
+        (Some(Ok(r)), Some(Ok(s))) => Ok((r, s)),
+        _ => Err(format!("statm: bad line {value:?}")),
+    }
+}
+
+/// An `M` record being read.
+struct MemPartial(MemRecord);
+
+impl MemPartial {
+    /// From the `M` line's value: pid, start, state, rss pages, majflt, and the previous
+    /// walk's rss and majflt (`-` `-` when it was not seen there).
+    fn new(value: &str) -> std::result::Result<Self, String> {
+        let f: Vec<&str> = value.split(' ').collect();
+        let [pid, start, state, rss, majflt, brss, bmaj] = f[..] else {
+            return Err(format!("memory record: bad line M {value}"));
+        };
+        let mut letters = state.chars();
+        let (Some(state), None) = (letters.next(), letters.next()) else {
+            return Err(format!("memory record: bad state {state:?}"));
+        };
+        let pid = u32::try_from(number(pid)?).map_err(|_| "memory record: bad pid".to_owned())?;
+        let starttime = number(start)?;
+        let before = match (dash(brss), dash(bmaj)) {
+            (Some(r), Some(m)) => Some((number(r)?, number(m)?)),
+            _ => None,
+        };
+        let fields = StatLine {
+            pid,
+            comm: String::new(),
+            state,
+            ppid: 0,
+            majflt: number(majflt)?,
+            cpu_ticks: 0,
+            num_threads: 0,
+            rss_pages: number(rss)?,
+            starttime,
+            blkio_ticks: None,
+            reaped_marks: 0,
+        };
+        Ok(Self(MemRecord {
+            pid,
+            starttime,
+            stat: fields,
+            before,
+            vm_rss_kb: None,
+            rss_anon_kb: None,
+            rss_file_kb: None,
+            rss_shmem_kb: None,
+            vm_swap_kb: None,
+            oom_score_adj: None,
+            wchan: None,
+        }))
+    }
+
+    fn take(&mut self, tag: &str, value: &str) -> std::result::Result<(), String> {
+        let r = &mut self.0;
+        match tag {
+            "mem" => {
+                let kb: Vec<Option<u64>> = value
+                    .split(' ')
+                    .map(|v| dash(v).map(number).transpose())
+                    .collect::<std::result::Result<_, _>>()?;
+                let [rss, anon, file, shmem, swap] = kb[..] else {
+                    return Err(format!("mem: expected five figures, not {value:?}"));
+                };
+                (r.vm_rss_kb, r.rss_anon_kb, r.rss_file_kb) = (rss, anon, file);
+                (r.rss_shmem_kb, r.vm_swap_kb) = (shmem, swap);
+            }
+            "comm" => value.clone_into(&mut r.stat.comm),
+            "oom_score_adj" => {
+                r.oom_score_adj = Some(
+                    value
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("oom_score_adj: not a number: {value:?}"))?,
+                );
+            }
+            "wchan" => r.wchan = Some(value.to_owned()),
+            _ => return Err(format!("memory record: unexpected line {tag} {value}")),
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::unnecessary_wraps)] // as `Partial::finish`, for the one call site
+    fn finish(self) -> std::result::Result<MemRecord, String> {
+        Ok(self.0)
     }
 }
 

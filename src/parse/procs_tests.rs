@@ -34,6 +34,7 @@ fn stat_fields_come_after_the_last_paren() {
             majflt: 0,
             cpu_ticks: 0,
             num_threads: 3,
+            rss_pages: 0,
             starttime: 12345,
             blkio_ticks: Some(77),
             reaped_marks: 0,

@@ -10,6 +10,7 @@ mod fs;
 mod host;
 mod mountinfo;
 pub mod procs;
+pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
 mod trace;

@@ -32,6 +32,7 @@
 //! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! scope /system.slice/x     the cgroup walked (- for all processes)
+//! page_size 4096            the page size of stat's rss and statm
 //! boot 8125000000000        CLOCK_BOOTTIME at the walk, ns (the clock of stat field 22)
 //! scope_error TEXT          (only when the scope could not be listed: no process then)
 //! fio 5150 5152             the pids whose comm is fio, active or not (only when there are)
@@ -41,6 +42,7 @@
 //! …                         unknown, never 0) or `io absent` (kernel without io accounting)
 //! wchan balance_dirty_pages its /proc/PID/wchan (the main thread's; `0` when running)
 //! cgroup /user.slice        the `0::` line of /proc/PID/cgroup, when there is one
+//! statm 1000 900 100 …      its /proc/PID/statm (resident − shared: its anon pages)
 //! blkio_tasks 12            field 42 summed over task/*/stat (multi-threaded, delayacct on)
 //! cmdline dd if=/dev/zero   /proc/PID/cmdline, NULs as spaces, capped at CMDLINE_MAX bytes
 //!                           (none for kernel threads); read once per process instance, at
@@ -48,6 +50,7 @@
 //!                           left out when the previous walk wrote the process with the same
 //!                           one (the model carries it from there)
 //! p 4243 987655             its reading at the previous walk: stat and io lines only
+//! M 4242 987654             a memory record (after every P and p; `procs_memory`)
 //! ```
 //!
 //! A newline inside a value (a comm or a cgroup name can hold one) is written as `?`.
@@ -219,6 +222,7 @@ impl Walker {
             delayacct.as_deref().map_or("-", str::trim)
         );
         let _ = writeln!(self.out, "scope {}", clean(scope.as_deref().unwrap_or("-")));
+        let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
         let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
         let _ = writeln!(self.out, "boot {boot_ns}");
         // The start time (stat field 22, boot-clock ticks) from which a process started
@@ -260,6 +264,7 @@ impl Walker {
         for &pid in &pids {
             ctx.visit(pid, &mut self.seen);
         }
+        super::procs_memory::write(&mut ctx, &self.seen, self.walk);
         self.pids = pids;
         if !self.fio.is_empty() {
             let mut line = String::from("fio");
@@ -336,6 +341,19 @@ fn fd_budget(proc_root: &Path) -> usize {
     // The read_dir's own fd is among those counted: a slight over-count, on the safe side.
     let open_now = std::fs::read_dir(proc_root.join("self/fd")).map_or(limit, |d| d.count() as u64);
     limit.saturating_sub(reserve).saturating_sub(open_now) as usize
+}
+
+/// The command line of process `pid` (`/proc/PID/cmdline`, its NULs as spaces), read on
+/// demand for the rows shown; `None` when it has none (a kernel thread, a zombie) or is gone.
+#[must_use]
+pub fn cmdline(proc_root: &Path, pid: u32) -> Option<String> {
+    let raw = std::fs::read(proc_root.join(pid.to_string()).join("cmdline")).ok()?;
+    let text: String = String::from_utf8_lossy(&raw)
+        .trim_end_matches('\0')
+        .chars()
+        .map(|c| if c == '\0' || c.is_control() { ' ' } else { c })
+        .collect();
+    (!text.trim().is_empty()).then_some(text)
 }
 
 /// The kernel stack of task `pid` (`/proc/PID/stack`, root only), read on demand; the error

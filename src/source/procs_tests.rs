@@ -477,3 +477,64 @@ fn the_walk_names_its_fio_processes() {
     let third = w.maybe_walk(10 * S, &scope).unwrap();
     assert!(!third.contains("\nfio"), "no fio line without fio: {third}");
 }
+
+/// Sets process `pid`'s stat rss (field 24, pages) and its status and oom_score_adj files.
+fn set_memory(t: &Tree, pid: u32, state: char, rss: u64) {
+    let d = t.proc().join(pid.to_string());
+    let line = stat_line(pid, "w", state, 1, 10, 0);
+    let (head, rest) = line.split_once(") ").unwrap();
+    let mut f: Vec<String> = rest.split(' ').map(str::to_owned).collect();
+    f[24 - 3] = rss.to_string();
+    std::fs::write(d.join("stat"), format!("{head}) {}\n", f.join(" "))).unwrap();
+    let kb = rss * 4;
+    let status = format!(
+        "Name:\tw\nVmPeak:\t 9 kB\nVmRSS:\t {kb} kB\nRssAnon:\t {kb} kB\nRssFile:\t 0 kB\n\
+         RssShmem:\t 0 kB\nVmSwap:\t 4 kB\nThreads:\t1\n"
+    );
+    std::fs::write(d.join("status"), status).unwrap();
+    std::fs::write(d.join("oom_score_adj"), "-500\n").unwrap();
+}
+
+#[test]
+fn the_largest_by_rss_and_those_in_d_state_get_memory_records() {
+    use crate::source::procs_memory::MEM_TOP;
+    let t = Tree::new();
+    let n = MEM_TOP as u32 + 5;
+    for pid in 1..=n {
+        t.set(pid, 'S', 10, 0);
+        set_memory(&t, pid, 'S', u64::from(pid) * 100);
+    }
+    // A small process stalled in D state is written too, beyond the top.
+    set_memory(&t, 1, 'D', 1);
+    let mut w = Walker::new(t.proc());
+    let scope = ProcScope::default();
+    let first = parse(w.maybe_walk(1_000 * S, &scope).unwrap()).unwrap();
+    let pids: Vec<u32> = first.memory.iter().map(|r| r.pid).collect();
+    assert_eq!(pids.len(), MEM_TOP + 1, "{pids:?}");
+    assert_eq!(pids[0], n, "the largest first");
+    assert!(pids.contains(&1), "the D-state task: {pids:?}");
+    assert!(!pids.contains(&2), "small and asleep: left out");
+    let top = &first.memory[0];
+    assert_eq!(top.before, None, "a first walk has no previous reading");
+    assert_eq!(
+        (
+            top.vm_rss_kb,
+            top.rss_anon_kb,
+            top.vm_swap_kb,
+            top.oom_score_adj
+        ),
+        (
+            Some(u64::from(n) * 400),
+            Some(u64::from(n) * 400),
+            Some(4),
+            Some(-500)
+        )
+    );
+    assert_eq!(first.page_size, Some(rustix::param::page_size() as u64));
+    // The largest grows: the next walk carries its previous rss.
+    set_memory(&t, n, 'S', u64::from(n) * 200);
+    let second = parse(w.maybe_walk(1_005 * S, &scope).unwrap()).unwrap();
+    let top = &second.memory[0];
+    assert_eq!((top.pid, top.stat.rss_pages), (n, u64::from(n) * 200));
+    assert_eq!(top.before, Some((u64::from(n) * 100, 0)));
+}

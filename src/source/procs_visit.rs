@@ -47,6 +47,10 @@ pub(super) struct Seen {
     /// utime + stime and majflt: what moves when another user's process is busy.
     cpu: u64,
     majflt: u64,
+    /// stat field 24 (resident pages) as last read.
+    pub(super) rss: u64,
+    /// rss and majflt at the previous walk, when it was seen there (growth, faults/s).
+    pub(super) before: Option<(u64, u64)>,
     /// Its comm is `fio`.
     pub(super) fio: bool,
     io: Io,
@@ -57,6 +61,16 @@ pub(super) struct Seen {
 }
 
 impl Seen {
+    /// majflt as last read (the memory records, `procs_memory`).
+    pub(super) fn majflt(&self) -> u64 {
+        self.majflt
+    }
+
+    /// The start time, state and last stat line (the memory records, `procs_memory`).
+    pub(super) fn ident(&self) -> (u64, char, &str) {
+        (self.start, self.state, &self.stat)
+    }
+
     /// The comm of the stat line kept (empty before the first).
     fn stat_comm(&self) -> String {
         parse_stat(&self.stat).map(|f| f.comm).unwrap_or_default()
@@ -73,6 +87,8 @@ impl Seen {
             blkio: None,
             cpu: f.cpu_ticks,
             majflt: f.majflt,
+            rss: f.rss_pages,
+            before: None,
             fio: f.comm == "fio",
             io: Io::Absent,
             sched: None,
@@ -258,8 +274,9 @@ impl Visit<'_> {
             return self.finish(pid, e, None, io);
         }
         // Another user's multi-threaded process: its io is not readable, so its stat (CPU
-        // time, faults) is what shows its other threads at work.
-        let stat = if ran || matches!(e.io, Io::Denied(_)) {
+        // time, faults) is what shows its other threads at work. Any multi-threaded process:
+        // its other threads can grow its memory (stat rss) while the main one sleeps.
+        let stat = if ran || matches!(e.io, Io::Denied(_)) || e.threads > 1 {
             let read = e
                 .fds
                 .as_ref()
@@ -344,6 +361,10 @@ impl Visit<'_> {
             None => (e.state, e.threads, e.blkio, e.cpu, e.majflt),
         };
         let was_last = e.walk != 0 && e.walk + 1 == self.walk;
+        e.before = was_last.then_some((e.rss, e.majflt));
+        if let Some((_, f)) = &stat {
+            e.rss = f.rss_pages;
+        }
         let before = Marks {
             io: &e.io,
             blkio: e.blkio,
@@ -437,11 +458,14 @@ impl Visit<'_> {
         }
     }
 
-    /// wchan, cgroup and the threads' field 42 of a process being written.
+    /// wchan, cgroup, statm and the threads' field 42 of a process being written.
     fn extras(&mut self, dir: &Path, threads: u64) {
         use std::fmt::Write;
         if let Some(w) = self.read_small(&dir.join("wchan")) {
             let _ = writeln!(self.out, "wchan {}", clean(w.trim_end()));
+        }
+        if let Some(m) = self.read_small(&dir.join("statm")) {
+            let _ = writeln!(self.out, "statm {}", clean(m.trim_end()));
         }
         if let Some(cg) = self.read_small(&dir.join("cgroup"))
             && let Some(path) = cg.lines().find_map(|l| l.strip_prefix("0::"))
@@ -485,7 +509,7 @@ impl Visit<'_> {
     }
 
     /// A file opened, read and closed; `None` when it cannot be.
-    fn read_small(&mut self, path: &Path) -> Option<String> {
+    pub(super) fn read_small(&mut self, path: &Path) -> Option<String> {
         let (_, n) = self.open_read(path).ok()?;
         Some(text(&self.buf[..n]).into_owned())
     }

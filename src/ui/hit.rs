@@ -25,7 +25,7 @@ pub fn target(app: &App, area: Rect, column: u16, row: u16) -> Option<Target> {
     for (rect, focus) in [
         (r.memory, Focus::Memory),
         (r.dirty, Focus::Dirty),
-        (r.reclaim, Focus::Reclaim),
+        (w.reclaim, Focus::Reclaim),
     ] {
         if rect.contains(at) {
             return Some(Target::Pane(focus));

@@ -132,12 +132,16 @@ pub struct WhoRects {
     pub who: Rect,
     /// The history charts (large: empty while a who view is open).
     pub charts: Rect,
+    /// The reclaim pane: one borderless row beside an open who view (compact), so the view
+    /// keeps three rows and the table three writers.
+    pub reclaim: Rect,
 }
 
 /// Cuts the who panes out of `r`: the throttled-writers table (`throttled_h` rows with its
 /// borders, 0 for none) on top of the charts (large) or below the disks (compact, at most 5
-/// rows, 4 beside an open who view, leaving the disks 4); an open who view takes the rest of
-/// the charts (large) or the disks' place (compact).
+/// rows, leaving the disks 4); an open who view takes the rest of the charts (large) or the
+/// disks' place (compact), where the reclaim pane gives up its borders (one row) so the view
+/// keeps three rows and the table three writers (6 rows each at 80x24).
 #[must_use]
 pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
     let empty = |a: Rect| Rect::new(a.x, a.y, a.width, 0);
@@ -156,12 +160,24 @@ pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
             throttled,
             who,
             charts,
+            reclaim: r.reclaim,
         }
     } else {
-        let area = r.disks;
-        // With a who view open the table keeps two writers, so the view keeps its rows.
-        let cap = if view { 4 } else { 5 };
-        let th = throttled_h.min(cap).min(area.height.saturating_sub(4));
+        // With a who view open the reclaim pane is one line and the disks are hidden: the
+        // view and the table share the rest, three rows and three writers each.
+        let (reclaim, area, cap, keep) = if view && r.reclaim.height >= 3 {
+            let line = Rect::new(r.reclaim.x, r.reclaim.y, r.reclaim.width, 1);
+            let below = Rect::new(
+                r.disks.x,
+                line.bottom(),
+                r.disks.width,
+                r.disks.bottom() - line.bottom(),
+            );
+            (line, below, 6, 6)
+        } else {
+            (r.reclaim, r.disks, 5, 4)
+        };
+        let th = throttled_h.min(cap).min(area.height.saturating_sub(keep));
         let top = Rect::new(area.x, area.y, area.width, area.height - th);
         let throttled = Rect::new(area.x, top.bottom(), area.width, th);
         let (who, disks) = if view {
@@ -174,6 +190,7 @@ pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
             throttled,
             who,
             charts: r.charts,
+            reclaim,
         }
     }
 }
@@ -300,15 +317,21 @@ mod tests {
         assert_eq!((w.who.height, w.disks), (0, large.disks));
         let w = who(&large, true, 0);
         assert_eq!((w.who, w.charts.height), (large.charts, 0));
-        // Compact: the table under the disks (at most 5 rows, 4 beside a view), the view in
-        // the disks' place; the disks keep 4 rows.
+        // Compact: the table under the disks (at most 5 rows), the view in the disks' place
+        // and the reclaim pane's borders (6 rows each); the disks keep 4 rows.
         let small = PaneRects::for_area(Rect::new(0, 0, 80, 24), 1, 0);
         let w = who(&small, false, 9);
         assert_eq!(w.throttled.height, 5);
         assert_eq!(w.disks.height, small.disks.height - 5);
         assert_eq!(w.throttled.y, w.disks.bottom());
         let w = who(&small, true, 9);
-        assert_eq!((w.throttled.height, w.disks.height), (4, 0));
-        assert_eq!(w.who.height, small.disks.height - 4);
+        assert_eq!((w.throttled.height, w.disks.height), (6, 0));
+        assert_eq!((w.who.height, w.who.y), (6, small.reclaim.y + 1));
+        assert_eq!(
+            (w.reclaim.height, w.throttled.bottom()),
+            (1, small.disks.bottom())
+        );
+        assert_eq!(w.reclaim, who(&small, true, 0).reclaim);
+        assert_eq!(who(&small, false, 9).reclaim, small.reclaim);
     }
 }

@@ -111,7 +111,7 @@ fn main_view(app: &App, r: &PaneRects, c: &mut Canvas) {
     let w = layout::who(r, app.ui.who.is_some(), panes::throttled::height(app));
     panes::memory::draw(app, r.memory, c);
     panes::dirty::draw(app, r.dirty, c);
-    panes::reclaim::draw(app, r.reclaim, c);
+    panes::reclaim::draw(app, w.reclaim, c);
     if w.disks.height > 0 {
         panes::disks::draw(app, w.disks, c);
     }

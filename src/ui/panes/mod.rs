@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod memory;
 pub mod phases;
 pub mod processes;
+mod processes_memory;
 pub mod prompt;
 pub mod reclaim;
 pub mod throttled;

@@ -1,8 +1,10 @@
 //! Processes view: who dirties, reads, waits, htop-like but about IO. One row a process:
 //! dirtied/s (write_bytes, counted when pages are dirtied), storage reads/s (read_bytes),
 //! syscall read and write/s (rchar/wchar), a cache-hit estimate, IO wait ms/s (delay
-//! accounting), state, wchan and cgroup. Sorted by the chosen column; scoped to a cgroup when
-//! one was chosen in the cgroups view. A task's kernel stack shows over it on `K`. On `r` the
+//! accounting), state, wchan and cgroup. Sorted by the chosen column (by default bytes to or
+//! from storage; the memory sort draws the memory table, `processes_memory`); scoped to a
+//! cgroup when one was chosen in the cgroups view. A task's kernel stack shows over it on
+//! `K`; `a` shows command lines in place of command names (`App::cmdline_of`). On `r` the
 //! rows are rolled up by command (`Model::commands`: a count in place of the pid, the
 //! command's bytes over the walk). A process whose io jumped with children it reaped reads
 //! `reaped` in its byte-rate columns: that jump is not its rate.
@@ -96,18 +98,45 @@ pub fn wchan(w: Option<&str>) -> &str {
 }
 
 /// One table cell's value.
-enum Cell {
+pub(super) enum Cell {
     Bytes(Option<f64>),
     Num(Option<f64>, usize),
     Text(String),
 }
 
-const PID_W: usize = 8;
+pub(super) const PID_W: usize = 8;
 const COMM_W: usize = 16;
+
+/// The command column's width: wider for command lines, when the pane has room.
+pub(super) fn comm_w(app: &App, width: usize) -> usize {
+    if app.ui.cmdline {
+        COMM_W.max(width / 3)
+    } else {
+        COMM_W
+    }
+}
+
+/// A row's name: its command line while `a` is on and one is known (`App::cmdline_of`), else
+/// its comm. `pid`: `None` for a rolled-up row (a command, not a process).
+pub(super) fn name(app: &App, pid: Option<u32>, comm: &str, w: usize) -> String {
+    let line = pid
+        .filter(|_| app.ui.cmdline)
+        .and_then(|p| app.cmdline_of(p));
+    let mut s = line.unwrap_or(comm).to_owned();
+    if let Some((i, _)) = s.char_indices().nth(w.saturating_sub(1)) {
+        s.truncate(i);
+    }
+    s
+}
 
 /// The pane's title: scope, sort and where the figures come from.
 fn title(app: &App) -> String {
-    let mut s = String::from("Processes by IO");
+    let memory = app.ui.proc_sort == ProcSort::Memory;
+    let mut s = String::from(if memory {
+        "Processes by memory"
+    } else {
+        "Processes by IO"
+    });
     if let Some(c) = &app.ui.scope {
         let _ = write!(s, " in {c}");
     }
@@ -117,7 +146,7 @@ fn title(app: &App) -> String {
     }
     let _ = write!(
         s,
-        " (sort {}; s sorts, K stack, Esc back)",
+        " (sort {}; s sorts, a cmdline, K stack, Esc back)",
         app.ui.proc_sort.label()
     );
     s
@@ -157,12 +186,20 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         return;
     }
     let inner = canvas.block(area, frame(app, title(app), true));
+    if app.ui.proc_sort == ProcSort::Memory {
+        super::processes_memory::draw(app, inner, canvas);
+        return;
+    }
     let t = theme(app);
     let width = usize::from(inner.width);
-    let avail = width.saturating_sub(PID_W + COMM_W);
+    let comm_w = comm_w(app, width);
+    let avail = width.saturating_sub(PID_W + comm_w);
     let cols = fitting(&COLUMNS, avail, |c| c.1);
     let mut lines = Vec::with_capacity(usize::from(inner.height));
-    lines.push(Line::from(Span::styled(head(app, &cols, width), t.title)));
+    lines.push(Line::from(Span::styled(
+        head(app, &cols, width, comm_w),
+        t.title,
+    )));
     if let Some(note) = shown_note(app, inner) {
         lines.push(Line::from(Span::styled(note, t.dim)));
     }
@@ -176,9 +213,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     } else {
         app.sorted_processes()
     };
-    let selected = (!app.ui.proc_rollup)
-        .then(|| app.ui.proc_selected.or(procs.first().map(|p| p.pid)))
-        .flatten();
+    let selected = (!app.ui.proc_rollup).then(|| app.selected_pid()).flatten();
     let room = usize::from(inner.height).saturating_sub(lines.len());
     for p in procs.iter().take(room) {
         let mut row = String::with_capacity(width);
@@ -188,10 +223,9 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
             push_right(&mut row, PID_W - 1, p.pid);
         }
         row.push(' ');
-        let mut comm = p.comm.clone();
-        comm.truncate(COMM_W - 1);
-        row.push_str(&comm);
-        pad_to(&mut row, PID_W + COMM_W);
+        let pid = (!app.ui.proc_rollup).then_some(p.pid);
+        row.push_str(&name(app, pid, &p.comm, comm_w));
+        pad_to(&mut row, PID_W + comm_w);
         for c in &cols {
             let v = if p.no_permission && !c.4 && c.3.is_some() {
                 Cell::Text("no perm".into())
@@ -222,8 +256,13 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
 
 /// The note line, when the view at `inner` shows one: the note is for a roomy view; at 80x24
 /// the rows matter more.
-fn shown_note(app: &App, inner: Rect) -> Option<String> {
-    if inner.height > 8 { note(app) } else { None }
+pub(super) fn shown_note(app: &App, inner: Rect) -> Option<String> {
+    let note = if app.ui.proc_sort == ProcSort::Memory {
+        super::processes_memory::note(app)
+    } else {
+        note(app)
+    };
+    if inner.height > 8 { note } else { None }
 }
 
 /// The process on row `row` of the view drawn at `area` (its border included), as `ui::hit`
@@ -239,21 +278,17 @@ pub fn process_at(app: &App, area: Rect, row: u16) -> Option<u32> {
     if row >= inner.bottom() {
         return None;
     }
-    app.sorted_processes().get(usize::from(i)).map(|p| p.pid)
+    app.shown_pids().get(usize::from(i)).copied()
 }
 
-fn head(app: &App, cols: &[&Column], width: usize) -> String {
-    let mut head = String::with_capacity(width);
-    push_right(
-        &mut head,
-        PID_W - 1,
-        if app.ui.proc_rollup { "PIDS" } else { "PID" },
-    );
-    head.push(' ');
-    head.push_str("COMMAND");
-    pad_to(&mut head, PID_W + COMM_W);
+fn head(app: &App, cols: &[&Column], width: usize, comm_w: usize) -> String {
+    let pid = if app.ui.proc_rollup { "PIDS" } else { "PID" };
+    let mut head = start_head(width, comm_w, pid);
     for (title, w, _, sort, text) in cols {
-        let mark = if *sort == Some(app.ui.proc_sort) {
+        // The storage sort is dirtied + read: both are marked.
+        let storage = app.ui.proc_sort == ProcSort::Storage
+            && matches!(sort, Some(ProcSort::Dirtied | ProcSort::Read));
+        let mark = if *sort == Some(app.ui.proc_sort) || storage {
             '*'
         } else {
             ' '
@@ -267,6 +302,16 @@ fn head(app: &App, cols: &[&Column], width: usize) -> String {
             head.push(mark);
         }
     }
+    head
+}
+
+/// The head's PID (titled `pid`) and COMMAND titles.
+pub(super) fn start_head(width: usize, comm_w: usize, pid: &str) -> String {
+    let mut head = String::with_capacity(width);
+    push_right(&mut head, PID_W - 1, pid);
+    head.push(' ');
+    head.push_str("COMMAND");
+    pad_to(&mut head, PID_W + comm_w);
     head
 }
 
@@ -312,7 +357,7 @@ fn empty_text(app: &App) -> &'static str {
     }
 }
 
-fn cell(row: &mut String, w: usize, c: Cell, text_column: bool) {
+pub(super) fn cell(row: &mut String, w: usize, c: Cell, text_column: bool) {
     match c {
         Cell::Text(s) if !text_column => {
             push_right(row, w - 1, s);

@@ -40,6 +40,9 @@ fn direct_level(m: &Model) -> u8 {
 
 /// Draws the reclaim pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
+    if area.height == 1 {
+        return bare(app, area, canvas);
+    }
     let inner = canvas.block(area, frame(app, "Reclaim", app.ui.focus == Focus::Reclaim));
     let Some(m) = &app.model else { return };
     let t = theme(app);
@@ -145,6 +148,15 @@ fn efficiency_of(steal: Option<f64>, scan: Option<f64>) -> Option<f64> {
     Some(steal.unwrap_or(0.0) / scan * 100.0)
 }
 
+/// Beside a who view at 80x24: the one line, without borders (the figures' names, kswapd,
+/// direct, stall, refault, say which pane it is).
+fn bare(app: &App, area: Rect, canvas: &mut Canvas) {
+    let Some(m) = &app.model else { return };
+    let mut line = one_line(app, m);
+    line.spans.insert(0, Span::styled(" ", theme(app).dim));
+    canvas.lines(area, vec![line]);
+}
+
 /// The pane in one line (compact layout): the rates and where free memory stands.
 fn one_line(app: &App, m: &Model) -> Line<'static> {
     let t = theme(app);
@@ -163,6 +175,9 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     ));
     l.push(Span::styled(" stall ", t.dim));
     l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
+    // Refaults next: the key figure under memory pressure is never what an 80-column line
+    // cuts.
+    l.extend(kv(app, " refault", Rate(r.refault_s)));
     if r.pgscan_memcg_s.is_some_and(|s| s > 0.0) {
         l.extend(kv(
             app,
@@ -187,7 +202,6 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
         format_args!("{}/{}", Rate(r.pswpin_s), Rate(r.pswpout_s)),
     ));
     l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
-    l.extend(kv(app, " refault", Rate(r.refault_s)));
     Line::from(l)
 }
 

@@ -12,7 +12,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::App;
-use crate::fmt::{self, Fit};
+use crate::fmt::{self, Bytes, Fit};
 use crate::model::throttled::{ThrottleSource, Throttled};
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
@@ -67,6 +67,16 @@ fn title(app: &App, list: &[Throttled]) -> String {
     s
 }
 
+/// The rate the kernel allows a writer, in the screen's units (`249.5M`); `at limit` when it
+/// is 0: the domain is at its hard limit and the writer sleeps the longest pause (spec §7).
+fn rate(kbps: Option<u64>) -> String {
+    match kbps {
+        None => "-".to_owned(),
+        Some(0) => "at limit".to_owned(),
+        Some(k) => Bytes::kb(k).to_string(),
+    }
+}
+
 /// Draws the table.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let list = rows(app);
@@ -76,7 +86,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let mut head = String::with_capacity(width);
     head.push_str("    pid comm            ");
     push_right(&mut head, 9, "pause ms/s");
-    push_right(&mut head, 11, "rate KiB/s");
+    push_right(&mut head, 11, "rate/s");
     head.push_str("  bdi     cgroup");
     let mut lines = vec![Line::from(Span::styled(head, t.title))];
     for w in list
@@ -94,11 +104,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         row.push_str(&comm);
         pad_to(&mut row, 24);
         push_right(&mut row, 10, Fit(w.pause_ms_per_s, 1, 10));
-        push_right(
-            &mut row,
-            11,
-            Fit(w.task_ratelimit_kbps.map(|v| v as f64), 0, 11),
-        );
+        push_right(&mut row, 11, rate(w.task_ratelimit_kbps));
         row.push_str("  ");
         row.push_str(w.bdi.as_deref().unwrap_or("-"));
         pad_to(&mut row, 24 + 10 + 11 + 10);
