@@ -15,13 +15,21 @@ struct Fio(Child);
 
 impl Drop for Fio {
     fn drop(&mut self) {
-        let _ = self.0.kill();
+        // fio's job runs in a child process: take its whole group down.
+        if let Some(pid) = i32::try_from(self.0.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
         let _ = self.0.wait();
     }
 }
 
 fn fio(dir: &std::path::Path, args: &[&str], secs: u64) -> Fio {
+    use std::os::unix::process::CommandExt;
     Fio(Command::new("fio")
+        .process_group(0)
         .args(["--name=sat", "--size=256M", "--direct=1", "--time_based"])
         .arg(format!("--runtime={secs}"))
         .arg(format!("--directory={}", dir.display()))
@@ -172,16 +180,14 @@ fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Val
     for line in lines {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
         let t = start.elapsed().as_secs_f64();
-        if flood.is_none() && t >= light_s as f64 {
+        if flood_at.is_none() && t >= light_s as f64 {
             light = None;
+            // 1 MiB direct writes 32 deep: on virtio-blk here they wait ~30 ms against a
+            // calm baseline of 0.1–0.5 ms (4k writes 64 deep are served at 0.3–0.7 ms: a fast
+            // device keeping up, which the verdict rightly does not call saturated).
             flood = Some(fio(
                 dir,
-                &[
-                    "--rw=randwrite",
-                    "--bs=4k",
-                    "--iodepth=64",
-                    "--ioengine=libaio",
-                ],
+                &["--rw=write", "--bs=1M", "--iodepth=32", "--ioengine=libaio"],
                 flood_s,
             ));
             flood_at = Some(t);
