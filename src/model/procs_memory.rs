@@ -95,8 +95,8 @@ pub fn memory_rows(cur: &Walk) -> Vec<MemRow> {
 }
 
 fn mem_row(r: &MemRecord, page: Option<u64>, dt: Option<f64>) -> MemRow {
-    let kb = |v: Option<u64>| v.map(|k| k * 1024);
-    let pages = |n: u64| page.map(|p| n * p);
+    let kb = |v: Option<u64>| v.map(|k| k.saturating_mul(1024));
+    let pages = |n: u64| page.map(|p| n.saturating_mul(p));
     let growth = r
         .before
         .and_then(|(rss, _)| Some((pages(r.stat.rss_pages)? as f64 - pages(rss)? as f64) / dt?));
@@ -130,7 +130,7 @@ pub fn row_memory(
     page: Option<u64>,
     dt: Option<f64>,
 ) -> (Option<u64>, Option<u64>, Option<f64>, Option<f64>) {
-    let pages = |n: u64| page.map(|p| n * p);
+    let pages = |n: u64| page.map(|p| n.saturating_mul(p));
     let rss = pages(r.stat.rss_pages);
     let anon = r
         .statm
