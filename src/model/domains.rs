@@ -125,26 +125,27 @@ impl Domain {
 pub fn most_constrained(domains: &[Domain]) -> Option<&Domain> {
     domains
         .iter()
-        .filter_map(|d| {
-            let f = d.freerun_pages.filter(|f| *f > 0)?;
-            Some((d.dirty_writeback()? as f64 / f as f64, d))
-        })
+        .filter_map(|d| Some((nearness(d)?, d)))
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, d)| d)
+}
+
+/// (dirty + writeback) / freerun: how near the domain is its throttle point; `None` without
+/// both figures or with a zero freerun.
+fn nearness(d: &Domain) -> Option<f64> {
+    let f = d.freerun_pages.filter(|f| *f > 0)?;
+    Some(d.dirty_writeback()? as f64 / f as f64)
 }
 
 /// The domain in the most severe state over the interval (`verdict::fold_dirty`), the one
 /// nearest its throttle point among equals.
 #[must_use]
 pub fn most_severe<'a>(domains: impl IntoIterator<Item = &'a Domain>) -> Option<&'a Domain> {
-    let ratio = |d: &Domain| match (d.dirty_writeback(), d.freerun_pages) {
-        (Some(x), Some(f)) if f > 0 => x as f64 / f as f64,
-        _ => 0.0,
-    };
+    let near = |d: &Domain| nearness(d).unwrap_or(0.0);
     domains
         .into_iter()
         .filter(|d| d.state.is_some())
-        .max_by(|a, b| a.state.cmp(&b.state).then(ratio(a).total_cmp(&ratio(b))))
+        .max_by(|a, b| a.state.cmp(&b.state).then(near(a).total_cmp(&near(b))))
 }
 
 /// `mem_cgroup_wb_stats()`'s headroom (spec §1.8): over the group and each ancestor below
