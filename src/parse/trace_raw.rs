@@ -2,8 +2,9 @@
 //! buffer pages read from `per_cpu/cpuN/trace_pipe_raw`, decoded with the layouts tracefs
 //! publishes (`events/header_page` for the page, `format` for the record).
 //!
-//! Owns: decoding one page into `BdpEvent`s (timestamps, lost-event counts, the record's
-//! fields by name). Must not touch: tracefs itself (the source reads the pages), the
+//! Owns: walking one page's records (timestamps, lost-event counts; `walk_page`, for any
+//! event), integer fields by name (`Field`), and decoding `balance_dirty_pages` records into
+//! `BdpEvent`s. Must not touch: tracefs itself (the source reads the pages), the
 //! per-writer sums (`parse::trace_writers`).
 //!
 //! Why binary: the kernel formats every event of `trace_pipe` as text (printf of 16 fields),
@@ -160,22 +161,7 @@ impl RecordLayout {
                 return Ok(None);
             }
         }
-        let int = |s: Slot| -> std::result::Result<i128, &'static str> {
-            let b = rec.get(s.0..s.0 + s.1).ok_or(short)?;
-            let mut raw = [0u8; 8];
-            if cfg!(target_endian = "little") {
-                raw[..s.1].copy_from_slice(b);
-            } else {
-                raw[8 - s.1..].copy_from_slice(b);
-            }
-            let u = u64::from_ne_bytes(raw);
-            Ok(if s.2 {
-                let shift = 64 - 8 * s.1 as u32;
-                i128::from(i64::from_ne_bytes((u << shift).to_ne_bytes()) >> shift)
-            } else {
-                i128::from(u)
-            })
-        };
+        let int = |s: Slot| int_at(rec, s);
         let u = |s: Slot| int(s).map(|v| u64::try_from(v).unwrap_or(0));
         let i = |s: Slot| int(s).map(|v| i64::try_from(v).unwrap_or(0));
         let opt_u = |s: Option<Slot>| s.map(u).transpose();
@@ -246,6 +232,31 @@ pub fn decode_page(
     cpu: u32,
     out: &mut RawEvents,
 ) -> std::result::Result<(), String> {
+    let mut lost = 0;
+    let r = walk_page(page, layout, cpu, &mut lost, |ts, rec| {
+        match record.decode(rec, cpu, ts)? {
+            Some(ev) => out.events.push(ev),
+            None => out.other += 1,
+        }
+        Ok(())
+    });
+    out.lost = out.lost.saturating_add(lost);
+    r
+}
+
+/// Walks the records of one ring-buffer page in order, calling `each(timestamp_ns, record)`
+/// for every data record (the bytes after the entry header: the common header, then the
+/// event's fields), and adds to `lost` the events the kernel dropped before the page. Any
+/// event's records: `event_id` tells them apart. An error from `each` or a page that does not
+/// hold together stops the walk with an error naming the offset; the records before it were
+/// handed over.
+pub fn walk_page(
+    page: &[u8],
+    layout: &PageLayout,
+    cpu: u32,
+    lost: &mut u64,
+    mut each: impl FnMut(u64, &[u8]) -> std::result::Result<(), &'static str>,
+) -> std::result::Result<(), String> {
     let bad = |at: usize, what: &str| format!("cpu{cpu} page offset {at}: {what}");
     let mut ts = uint_at(page, 0, 8).ok_or_else(|| bad(0, "shorter than its header"))?;
     let commit = uint_at(page, 8, layout.commit_size).ok_or_else(|| bad(8, "no commit"))?;
@@ -256,9 +267,9 @@ pub fn decode_page(
     }
     if commit & MISSED_STORED != 0 {
         let n = uint_at(page, end, layout.commit_size).unwrap_or(1);
-        out.lost = out.lost.saturating_add(n.max(1));
+        *lost = lost.saturating_add(n.max(1));
     } else if commit & MISSED_EVENTS != 0 {
-        out.lost = out.lost.saturating_add(1);
+        *lost = lost.saturating_add(1);
     }
     let mut at = start;
     while at + 4 <= end {
@@ -296,15 +307,77 @@ pub fn decode_page(
             return Err(bad(at, "entry past the committed data"));
         }
         if let Some(range) = data {
-            match record.decode(&page[range], cpu, ts) {
-                Ok(Some(ev)) => out.events.push(ev),
-                Ok(None) => out.other += 1,
-                Err(what) => return Err(bad(at, what)),
-            }
+            each(ts, &page[range]).map_err(|what| bad(at, what))?;
         }
         at += len;
     }
     Ok(())
+}
+
+/// A record's event id (`common_type`, the first two bytes); `None` for a record too short.
+#[must_use]
+pub fn event_id(rec: &[u8]) -> Option<u16> {
+    Some(u16::from_ne_bytes(rec.get(..2)?.try_into().ok()?))
+}
+
+/// One integer field of a record, found by name in a `format` (the event's fields, then the
+/// common ones): its offset, size (1, 2, 4 or 8) and sign. For events other than
+/// `balance_dirty_pages`, whose layout is `RecordLayout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    offset: usize,
+    size: usize,
+    signed: bool,
+}
+
+impl Field {
+    /// The integer field named `name` in `fmt`, if it is one of 1–8 bytes.
+    #[must_use]
+    pub fn find(fmt: &TraceFormat, name: &str) -> Option<Self> {
+        let f = fmt
+            .fields
+            .iter()
+            .chain(fmt.common.iter())
+            .find(|f| f.name == name)?;
+        matches!(f.size, 1 | 2 | 4 | 8).then_some(Self {
+            offset: f.offset as usize,
+            size: f.size as usize,
+            signed: f.signed,
+        })
+    }
+
+    /// The field's value in `rec`, sign-extended when signed; `None` when the record is
+    /// shorter than the field's end.
+    #[must_use]
+    pub fn get(self, rec: &[u8]) -> Option<i128> {
+        int_at(rec, Slot(self.offset, self.size, self.signed)).ok()
+    }
+
+    /// The value as a `u64` (0 for a negative value).
+    #[must_use]
+    pub fn get_u64(self, rec: &[u8]) -> Option<u64> {
+        self.get(rec).map(|v| u64::try_from(v).unwrap_or(0))
+    }
+}
+
+/// An integer of 1–8 bytes at `s` in `rec`, in the host's byte order.
+fn int_at(rec: &[u8], s: Slot) -> std::result::Result<i128, &'static str> {
+    let b = rec
+        .get(s.0..s.0 + s.1)
+        .ok_or("a record shorter than its format")?;
+    let mut raw = [0u8; 8];
+    if cfg!(target_endian = "little") {
+        raw[..s.1].copy_from_slice(b);
+    } else {
+        raw[8 - s.1..].copy_from_slice(b);
+    }
+    let u = u64::from_ne_bytes(raw);
+    Ok(if s.2 {
+        let shift = 64 - 8 * s.1 as u32;
+        i128::from(i64::from_ne_bytes((u << shift).to_ne_bytes()) >> shift)
+    } else {
+        i128::from(u)
+    })
 }
 
 #[cfg(test)]

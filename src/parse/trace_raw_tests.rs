@@ -171,3 +171,41 @@ fn time_extends_and_stamps_move_the_clock() {
     assert_eq!(ns(first), 1000 + (1 << 27) + 5 + 2 + 7);
     assert_eq!(ns(&out.events[1]), (2 << 27) | 3);
 }
+
+/// `Field` reads the same values `RecordLayout` does, and `walk_page` hands over every record
+/// (all of them this event's) with the timestamps `decode_page` gives.
+#[test]
+fn fields_by_name_agree_with_the_record_layout() {
+    let (page, record, cpus, _) = fixture("raw-6.18-3s");
+    let d = format!("{DIR}/raw-6.18-3s/format");
+    let fmt = parse_format(&std::fs::read_to_string(d).unwrap()).unwrap();
+    let (pause, pid) = (
+        Field::find(&fmt, "pause").unwrap(),
+        Field::find(&fmt, "common_pid").unwrap(),
+    );
+    assert!(
+        Field::find(&fmt, "bdi").is_none(),
+        "a string is not an integer"
+    );
+    let want = decode_all(&page, &record, &cpus);
+    let mut got = Vec::new();
+    let mut lost = 0;
+    for (cpu, bytes) in cpus.iter().enumerate() {
+        for p in bytes.chunks(page.page_size) {
+            walk_page(p, &page, cpu as u32, &mut lost, |ts, rec| {
+                assert_eq!(event_id(rec).map(u32::from), fmt.id);
+                let pause = pause.get(rec).ok_or("short")?;
+                got.push((ts, pid.get_u64(rec).ok_or("short")?, pause));
+                Ok(())
+            })
+            .unwrap();
+        }
+    }
+    assert_eq!(lost, want.lost);
+    assert_eq!(got.len(), want.events.len());
+    for ((ts, pid, pause), e) in got.iter().zip(&want.events) {
+        assert_eq!((*pid as u32, *pause as i64), (e.pid, e.pause));
+        assert!((*ts as f64 / 1e9 - e.ts_s).abs() < 1e-9);
+    }
+    assert!(got.iter().any(|g| g.2 > 0));
+}

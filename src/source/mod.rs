@@ -15,12 +15,14 @@ mod procs_visit;
 mod read;
 mod trace;
 pub mod trace_guard;
+pub mod trace_instance;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};
 pub use fs::{FsSource, SLOW_REFRESH_TICKS};
 pub use host::HostInfo;
-pub use trace::{TRACE_READ_CAP, Tracer, remove_instance as remove_trace_instance};
+pub use trace::{TRACE_READ_CAP, Tracer};
+pub use trace_instance::remove_instance as remove_trace_instance;
 #[cfg(test)]
 pub use tree::test_samples;
 pub use tree::{TreeSource, parse_uptime_cs};

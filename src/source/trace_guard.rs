@@ -2,8 +2,8 @@
 //! pagewatch ends without doing so itself (SIGKILL, `process::exit`, a crash), so the
 //! `balance_dirty_pages` event never stays enabled behind it.
 //!
-//! Owns: starting that guard (`start`, called by `source::trace` when it arms) and its body
-//! (`run`). Must not touch: any instance but `instances/pagewatch-<its parent's pid>` (checked
+//! Owns: starting that guard (`start`, called by `source::trace_instance` when it creates one) and its body
+//! (`run`). Must not touch: any instance but `instances/pagewatch-<its parent's pid>[-<name>]` (checked
 //! before waiting), the event anywhere else. Like the fio file guard (`jobs/fio/dir.rs`) it
 //! waits for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at
 //! the terminal does not stop it first.
@@ -34,7 +34,7 @@ pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
 
 /// The guard: checks `instance` is `instances/pagewatch-<parent pid>`, waits until the parent
 /// closes the pipe on stdin (it exits, however it ends), then disables the event in the
-/// instance and removes it (`source::trace::remove_instance`, which also checks it is on
+/// instance and removes it (`source::trace_instance::remove_instance`, which also checks it is on
 /// tracefs).
 pub fn run(instance: &Path) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -66,11 +66,13 @@ pub fn run(instance: &Path) -> Result<()> {
         .with_context(|| format!("removing {}", instance.display()))
 }
 
-/// Whether `dir` is named `instances/pagewatch-<pid>`.
+/// Whether `dir` is named `instances/pagewatch-<pid>` or `instances/pagewatch-<pid>-<name>`.
 fn instance_of(dir: &Path, pid: i32) -> bool {
     let name_ok = dir
         .file_name()
-        .is_some_and(|n| n.to_str() == Some(format!("pagewatch-{pid}").as_str()));
+        .and_then(|n| n.to_str())
+        .and_then(super::trace_instance::owner_pid)
+        .is_some_and(|p| i64::from(p) == i64::from(pid));
     let parent_ok = dir
         .parent()
         .and_then(Path::file_name)
@@ -87,6 +89,9 @@ mod tests {
         let p = Path::new("/sys/kernel/tracing/instances/pagewatch-42");
         assert!(instance_of(p, 42));
         assert!(!instance_of(p, 43));
+        let named = Path::new("/sys/kernel/tracing/instances/pagewatch-42-blk");
+        assert!(instance_of(named, 42));
+        assert!(!instance_of(named, 4));
         assert!(!instance_of(
             Path::new("/sys/kernel/tracing/pagewatch-42"),
             42

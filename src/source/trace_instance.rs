@@ -1,0 +1,367 @@
+//! One private tracefs instance of pagewatch's, `instances/pagewatch-<pid>[-<name>]`: created
+//! with a small buffer and only the events asked for enabled, read without blocking from its
+//! per-CPU `trace_pipe_raw`, and removed (its events disabled first) when dropped, or by its
+//! cleanup guard if pagewatch is SIGKILLed (`source::trace_guard`).
+//!
+//! Owns: finding tracefs (mountinfo; never mounted here), creating, arming and removing an
+//! instance, the per-CPU raw readers, removing stale instances of dead pagewatch processes,
+//! and refusing to remove anything that is not a pagewatch instance on tracefs. Must not
+//! touch: anything in tracefs outside `instances/pagewatch-*` (the top-level buffer and its
+//! events stay as they are), what the events mean (each tracer: `source::trace` for
+//! `balance_dirty_pages`), decoding pages (`parse::trace_raw`).
+
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin};
+
+use crate::parse::trace_raw::{PageLayout, parse_header_page};
+
+/// tracefs's `f_type` (`TRACEFS_MAGIC`).
+const TRACEFS_MAGIC: u64 = 0x7472_6163;
+
+/// One event to enable: its directory under `events/` (`writeback/balance_dirty_pages`) and
+/// an optional filter (an old kernel that refuses it gets every event).
+pub struct Event<'a> {
+    /// Under `events/`: `subsystem/event`.
+    pub dir: &'a str,
+    /// The event's `filter` text, if any.
+    pub filter: Option<&'a str>,
+}
+
+/// What to create: the name after `pagewatch-<pid>` (empty, or `-` and lowercase letters),
+/// the ring buffer per CPU, the trace clock (`None` keeps the default `local`), the events.
+pub struct Spec<'a> {
+    /// Appended to `pagewatch-<pid>`: empty, or `-` and lowercase letters (`-blk`).
+    pub name: &'a str,
+    /// `buffer_size_kb`: the ring buffer per CPU.
+    pub buffer_kb: u32,
+    /// `trace_clock` (`mono` to compare timestamps across CPUs); `None` keeps `local`.
+    pub clock: Option<&'a str>,
+    /// The events to enable, in the order `Instance::format` numbers them.
+    pub events: &'a [Event<'a>],
+}
+
+/// A created, armed instance. Dropping it disables its events, removes it and lets its
+/// guard go.
+pub struct Instance {
+    dir: PathBuf,
+    /// `per_cpu/cpuN/trace_pipe_raw`, opened non-blocking, with N, in CPU order.
+    cpus: Vec<(u32, File)>,
+    page: PageLayout,
+    /// Each event's `format` text, in the order of the spec.
+    formats: Vec<String>,
+    guard: Option<(Child, ChildStdin)>,
+}
+
+/// Why an instance could not be made: the state for the status pseudo-file (`not-root`,
+/// `no-tracefs`, `no-event`, `error`) and a sentence.
+pub type Refusal = (&'static str, String);
+
+impl Instance {
+    /// Creates the instance, starts its guard (`guard_exe __guard --tracefs-instance DIR`),
+    /// sets its buffer, clock and filters, opens the per-CPU readers and enables the events.
+    /// Any failure removes what was made.
+    pub fn create(proc_root: &Path, guard_exe: &Path, spec: &Spec) -> Result<Self, Refusal> {
+        let euid = rustix::process::geteuid();
+        if !euid.is_root() {
+            return Err(("not-root", format!("euid {}", euid.as_raw())));
+        }
+        let Some(tracefs) = find_tracefs(proc_root) else {
+            return Err(("no-tracefs", "no tracefs mount in mountinfo".into()));
+        };
+        for e in spec.events {
+            let format = tracefs.join("events").join(e.dir).join("format");
+            if !format.exists() {
+                return Err(("no-event", format!("{} is missing", format.display())));
+            }
+        }
+        remove_stale(&tracefs, proc_root);
+        let dir = tracefs.join("instances").join(format!(
+            "pagewatch-{}{}",
+            std::process::id(),
+            spec.name
+        ));
+        let err = |what: &str, e: &dyn std::fmt::Display| ("error", format!("{what}: {e}"));
+        // Ours from an earlier arming that could not be removed: start afresh.
+        if dir.exists() {
+            remove_instance(&dir).map_err(|e| err("removing the old instance", &e))?;
+        }
+        std::fs::create_dir(&dir).map_err(|e| err("creating the instance", &e))?;
+        let guard = match super::trace_guard::start(guard_exe, &dir) {
+            Ok(g) => g,
+            Err(e) => {
+                let _ = remove_instance(&dir);
+                return Err(err("starting its cleanup guard", &format!("{e:#}")));
+            }
+        };
+        let mut made = Self {
+            dir,
+            cpus: Vec::new(),
+            page: PageLayout::default(),
+            formats: Vec::new(),
+            guard: Some(guard),
+        };
+        match made.setup(&tracefs, spec) {
+            Ok(()) => Ok(made),
+            Err(e) => Err(("error", format!("setting up {}: {e}", made.dir.display()))),
+        }
+    }
+
+    fn setup(&mut self, tracefs: &Path, spec: &Spec) -> std::io::Result<()> {
+        let dir = &self.dir;
+        std::fs::write(dir.join("buffer_size_kb"), format!("{}\n", spec.buffer_kb))?;
+        if let Some(clock) = spec.clock {
+            std::fs::write(dir.join("trace_clock"), format!("{clock}\n"))?;
+        }
+        self.page = parse_header_page(&read_in_one(&tracefs.join("events/header_page"))?)
+            .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e.to_string()))?;
+        for e in spec.events {
+            let event = dir.join("events").join(e.dir);
+            self.formats
+                .push(std::fs::read_to_string(event.join("format"))?);
+            if let Some(f) = e.filter {
+                let _ = std::fs::write(event.join("filter"), f);
+            }
+        }
+        for e in std::fs::read_dir(dir.join("per_cpu"))? {
+            let e = e?;
+            let Some(cpu) = e
+                .file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("cpu")?.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(e.path().join("trace_pipe_raw"))?;
+            self.cpus.push((cpu, file));
+        }
+        self.cpus.sort_by_key(|c| c.0);
+        for e in spec.events {
+            std::fs::write(dir.join("events").join(e.dir).join("enable"), "1\n")?;
+        }
+        Ok(())
+    }
+
+    /// The instance's directory.
+    #[must_use]
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The ring buffer's page layout (`events/header_page`).
+    #[must_use]
+    pub fn page_layout(&self) -> &PageLayout {
+        &self.page
+    }
+
+    /// The `format` text of the spec's `i`th event.
+    #[must_use]
+    pub fn format(&self, i: usize) -> &str {
+        self.formats.get(i).map_or("", String::as_str)
+    }
+
+    /// Reads the pages the per-CPU buffers hold, up to `cap` bytes in all, handing each page
+    /// to `each(cpu, page)`: (bytes read, whether the cap was reached, the first read error).
+    pub fn read_pages(
+        &self,
+        buf: &mut Vec<u8>,
+        cap: usize,
+        mut each: impl FnMut(u32, &[u8]),
+    ) -> (usize, bool, Option<String>) {
+        let page = self.page.page_size;
+        if buf.len() < page {
+            buf.resize(page, 0);
+        }
+        let (mut n, mut err) = (0, None);
+        'cpus: for (cpu, file) in &self.cpus {
+            while n < cap {
+                match rustix::io::read(file, &mut buf[..page]) {
+                    Ok(0) | Err(rustix::io::Errno::AGAIN) => break,
+                    Ok(k) => {
+                        n += k;
+                        each(*cpu, &buf[..k]);
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => {
+                        err = Some(format!("reading cpu{cpu}/trace_pipe_raw: {e}"));
+                        break 'cpus;
+                    }
+                }
+            }
+        }
+        (n, n >= cap, err)
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.cpus.clear();
+        let _ = remove_instance(&self.dir);
+        if let Some((mut child, stdin)) = self.guard.take() {
+            // Closing the pipe tells the guard; it finds the instance gone and exits.
+            drop(stdin);
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A small tracefs file read with one large read: `events/header_page` regenerates its text
+/// on every read and answers a second, small read with end-of-file (6.18 gives 32 bytes to
+/// `read_to_string`'s first probe and then nothing).
+fn read_in_one(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut buf = vec![0u8; 64 * 1024];
+    let n = File::open(path)?.read(&mut buf)?;
+    buf.truncate(n);
+    String::from_utf8(buf).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
+}
+
+/// The tracefs mount point: `/sys/kernel/tracing` if mounted, else any tracefs mount (such
+/// as `/sys/kernel/debug/tracing`), from `mountinfo` (field 5 the mount point, the type after
+/// ` - `).
+fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
+    let mut found: Vec<PathBuf> = super::mountinfo::mounts(&text)
+        .filter(|m| m.fstype == "tracefs")
+        .map(|m| m.point)
+        .collect();
+    found.sort_by_key(|p| p != Path::new("/sys/kernel/tracing"));
+    found.into_iter().next()
+}
+
+/// The pid in an instance's name, `pagewatch-<pid>` or `pagewatch-<pid>-<lowercase letters>`.
+#[must_use]
+pub fn owner_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix("pagewatch-")?;
+    let (pid, suffix) = match rest.split_once('-') {
+        Some((p, s)) => (p, Some(s)),
+        None => (rest, None),
+    };
+    let suffix_ok =
+        suffix.is_none_or(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase()));
+    let pid_ok = !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
+    (suffix_ok && pid_ok).then(|| pid.parse().ok()).flatten()
+}
+
+/// Removes the instances of pagewatch pids that no longer exist.
+fn remove_stale(tracefs: &Path, proc_root: &Path) {
+    let Ok(entries) = std::fs::read_dir(tracefs.join("instances")) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(owner_pid) else {
+            continue;
+        };
+        if pid != std::process::id() && !proc_root.join(pid.to_string()).exists() {
+            let _ = remove_instance(&e.path());
+        }
+    }
+}
+
+/// Disables every event in a pagewatch instance and removes it. Refuses anything that is not
+/// `<tracefs>/instances/pagewatch-<digits>[-<letters>]`. Retries a busy instance (a reader
+/// still closing) for about two seconds. Gone already: fine.
+pub fn remove_instance(dir: &Path) -> std::io::Result<()> {
+    let named = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(owner_pid)
+        .is_some();
+    let parent = dir.parent();
+    let in_instances = parent
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "instances");
+    let on_tracefs = parent
+        .and_then(|p| rustix::fs::statfs(p).ok())
+        .is_some_and(|s| s.f_type as u64 == TRACEFS_MAGIC);
+    if !(named && in_instances && on_tracefs) {
+        return Err(std::io::Error::new(
+            ErrorKind::InvalidInput,
+            format!("{} is not a pagewatch tracefs instance", dir.display()),
+        ));
+    }
+    match std::fs::write(dir.join("events/enable"), "0\n") {
+        Err(e) if e.kind() == ErrorKind::NotFound && !dir.exists() => return Ok(()),
+        _ => {}
+    }
+    for _ in 0..20 {
+        match std::fs::remove_dir(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    std::fs::remove_dir(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_tracefs_and_prefers_the_usual_place() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("self")).unwrap();
+        let info = "22 1 0:5 / /proc rw - proc proc rw\n\
+                    40 30 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n\
+                    42 23 0:13 / /sys/kernel/tracing rw,relatime - tracefs nodev rw\n";
+        std::fs::write(dir.path().join("self/mountinfo"), info).unwrap();
+        assert_eq!(
+            find_tracefs(dir.path()).unwrap(),
+            Path::new("/sys/kernel/tracing")
+        );
+        let info = "40 30 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n";
+        std::fs::write(dir.path().join("self/mountinfo"), info).unwrap();
+        assert_eq!(
+            find_tracefs(dir.path()).unwrap(),
+            Path::new("/sys/kernel/debug/tracing")
+        );
+        std::fs::write(
+            dir.path().join("self/mountinfo"),
+            "22 1 0:5 / /proc rw - proc p rw\n",
+        )
+        .unwrap();
+        assert_eq!(find_tracefs(dir.path()), None);
+    }
+
+    #[test]
+    fn instance_names() {
+        assert_eq!(owner_pid("pagewatch-42"), Some(42));
+        assert_eq!(owner_pid("pagewatch-42-blk"), Some(42));
+        for n in [
+            "pagewatch-",
+            "pagewatch-42-",
+            "pagewatch--blk",
+            "pagewatch-42-Blk",
+            "pagewatch-42-b/k",
+            "pagewatch-4x",
+            "other-42",
+        ] {
+            assert_eq!(owner_pid(n), None, "{n}");
+        }
+    }
+
+    #[test]
+    fn refuses_to_remove_anything_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let fake = dir.path().join("instances/pagewatch-1");
+        std::fs::create_dir_all(&fake).unwrap();
+        assert!(remove_instance(&fake).is_err(), "not on tracefs");
+        assert!(fake.exists());
+        for p in [
+            "/sys/kernel/tracing/instances/other",
+            "/sys/kernel/tracing/instances/pagewatch-",
+            "/sys/kernel/tracing/instances/pagewatch-1-",
+        ] {
+            assert!(remove_instance(Path::new(p)).is_err(), "{p}");
+        }
+    }
+}
