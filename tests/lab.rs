@@ -25,6 +25,8 @@
 mod iomax;
 #[path = "common/iostat.rs"]
 mod iostat;
+#[path = "common/lab.rs"]
+mod lab;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -34,80 +36,11 @@ use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 
-fn lab_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/lab")
-}
-
 /// The guest's output split into `== NAME` sections, or why the lab cannot run here.
 fn boot(suite: &str) -> Result<BTreeMap<String, String>, String> {
-    for tool in [
-        "qemu-system-x86_64",
-        "busybox",
-        "cpio",
-        "mkfs.ext4",
-        "iostat",
-    ] {
-        if Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .map_or(true, |o| !o.status.success())
-        {
-            return Err(format!(
-                "{tool} is not installed (bash .ci/run installs it)"
-            ));
-        }
-    }
-    let fetch = Command::new(lab_dir().join("fetch-kernel.sh"))
-        .arg(suite)
-        .output()
-        .unwrap();
-    if !fetch.status.success() {
-        return Err(format!(
-            "the {suite} kernel cannot be fetched: {}",
-            String::from_utf8_lossy(&fetch.stderr).trim()
-        ));
-    }
-    // A guest kernel that panics while booting, before the script starts (seen once: an int3
-    // oops in sched_clock_cpu under qemu at 2.3 s), is the emulator's flake, not a finding:
-    // boot once more.
-    let mut attempt = 0;
-    let (out, text) = loop {
-        attempt += 1;
-        let out = Command::new(lab_dir().join("boot.sh"))
-            .arg(suite)
-            .arg(lab_dir().join("checks.sh"))
-            .env("PAGEWATCH_BIN", EXE)
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-        let panicked_booting = !text.contains("==PW-LAB-BEGIN==") && text.contains("Kernel panic");
-        if !panicked_booting || attempt == 2 {
-            break (out, text);
-        }
-        println!("{suite}: the guest kernel panicked while booting; booting it again");
-    };
-    let Some((inner, _)) = text
-        .split_once("==PW-LAB-BEGIN==\n")
-        .and_then(|(_, rest)| rest.split_once("==PW-LAB-END=="))
-    else {
-        panic!(
-            "{suite}: the guest printed no results: {}\n{}",
-            text,
-            String::from_utf8_lossy(&out.stderr)
-        )
-    };
-    let mut sections = BTreeMap::new();
-    let mut name = String::new();
-    for line in inner.lines() {
-        if let Some(n) = line.strip_prefix("== ") {
-            n.clone_into(&mut name);
-            sections.insert(name.clone(), String::new());
-        } else if let Some(s) = sections.get_mut(&name) {
-            s.push_str(line);
-            s.push('\n');
-        }
-    }
-    Ok(sections)
+    let mut g = lab::Guest::new(suite, "checks.sh", Path::new(EXE));
+    g.tools = &["iostat"];
+    g.boot()
 }
 
 fn json(sections: &BTreeMap<String, String>, name: &str, suite: &str) -> Value {

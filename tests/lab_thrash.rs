@@ -14,6 +14,9 @@
 //! one instead of booting again (to work on the host side without the guest's minute).
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/lab.rs"]
+mod lab;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
@@ -25,69 +28,12 @@ use serde_json::Value;
 
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 
-fn lab_dir() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/lab")
-}
-
-/// The guest's output split into `== NAME` sections, or why the lab cannot run here.
+/// The guest's output split into `== NAME` sections, or why the lab cannot run here; kept in
+/// `PAGEWATCH_LAB_OUTPUT` when that is set (and read back from there on the next run).
 fn boot(suite: &str) -> Result<BTreeMap<String, String>, String> {
-    for tool in ["qemu-system-x86_64", "busybox", "cpio", "mkfs.ext4"] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if !found {
-            return Err(format!(
-                "{tool} is not installed (bash .ci/run installs it)"
-            ));
-        }
-    }
-    let fetch = Command::new(lab_dir().join("fetch-kernel.sh"))
-        .arg(suite)
-        .output()
-        .unwrap();
-    if !fetch.status.success() {
-        return Err(format!(
-            "the {suite} kernel cannot be fetched: {}",
-            String::from_utf8_lossy(&fetch.stderr).trim()
-        ));
-    }
-    let kept = std::env::var_os("PAGEWATCH_LAB_OUTPUT")
-        .map(|d| Path::new(&d).join(format!("{suite}.txt")));
-    let (text, stderr) =
-        if let Some(text) = kept.as_ref().and_then(|k| std::fs::read_to_string(k).ok()) {
-            (text, String::new())
-        } else {
-            let out = Command::new(lab_dir().join("boot.sh"))
-                .arg(suite)
-                .arg(lab_dir().join("thrash.sh"))
-                .env("PAGEWATCH_BIN", EXE)
-                .output()
-                .unwrap();
-            let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-            if let Some(k) = &kept {
-                std::fs::write(k, &text).unwrap();
-            }
-            (text, String::from_utf8_lossy(&out.stderr).into_owned())
-        };
-    let Some((inner, _)) = text
-        .split_once("==PW-LAB-BEGIN==\n")
-        .and_then(|(_, rest)| rest.split_once("==PW-LAB-END=="))
-    else {
-        panic!("{suite}: the guest printed no results: {text}\n{stderr}")
-    };
-    let mut sections = BTreeMap::new();
-    let mut name = String::new();
-    for line in inner.lines() {
-        if let Some(n) = line.strip_prefix("== ") {
-            n.clone_into(&mut name);
-            sections.insert(name.clone(), String::new());
-        } else if let Some(s) = sections.get_mut(&name) {
-            s.push_str(line);
-            s.push('\n');
-        }
-    }
-    Ok(sections)
+    let mut g = lab::Guest::new(suite, "thrash.sh", Path::new(EXE));
+    g.keep = std::env::var_os("PAGEWATCH_LAB_OUTPUT").map(Into::into);
+    g.boot()
 }
 
 /// A memory.stat counter from the raw text, by hand (not pagewatch's parser).

@@ -5,6 +5,9 @@
 //! and the derived MemAvailable must be within 1 % of the kernel's (spec §2, §9.4).
 //! Every test here takes one static lock, so the sysctl changes never race the other checks.
 
+#[path = "common/sysctl.rs"]
+mod sysctl;
+
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -12,6 +15,7 @@ use pagewatch::model::dirty::Mode;
 use pagewatch::model::{Model, Options};
 use pagewatch::parse::Snapshot;
 use pagewatch::source::FsSource;
+use sysctl::DirtyKnobs;
 
 /// Serialises the tests of this file: one of them rewrites global vm sysctls.
 static LOCK: Mutex<()> = Mutex::new(());
@@ -163,13 +167,6 @@ fn derived_mem_available_within_1pct() {
 // sysctl changes
 
 const VM: &str = "/proc/sys/vm";
-const KNOBS: [&str; 4] = [
-    "dirty_ratio",
-    "dirty_bytes",
-    "dirty_background_ratio",
-    "dirty_background_bytes",
-];
-
 fn read_knob(knob: &str) -> u64 {
     let path = Path::new(VM).join(knob);
     std::fs::read_to_string(&path)
@@ -186,63 +183,6 @@ fn write_knob(knob: &str, value: u64) -> std::io::Result<()> {
 fn set(knob: &str, value: u64) {
     write_knob(knob, value).unwrap_or_else(|e| panic!("write {value} to vm.{knob}: {e}"));
     assert_eq!(read_knob(knob), value, "vm.{knob} did not take {value}");
-}
-
-/// The original values of the four dirty knobs; restores them when dropped.
-struct Restore {
-    orig: [u64; 4],
-}
-
-impl Restore {
-    fn capture() -> Self {
-        Self {
-            orig: KNOBS.map(read_knob),
-        }
-    }
-
-    /// Restores one (ratio, bytes) pair. Writing one knob zeroes its twin only if the value
-    /// changed (spec §1.2), so when the read-back is wrong, write a different value first.
-    fn restore_pair(ratio_knob: &str, ratio: u64, bytes_knob: &str, bytes: u64) {
-        let (knob, value, bump) = if bytes != 0 {
-            (bytes_knob, bytes, bytes + 4096)
-        } else {
-            (
-                ratio_knob,
-                ratio,
-                if ratio >= 100 { ratio - 1 } else { ratio + 1 },
-            )
-        };
-        let ok = || read_knob(ratio_knob) == ratio && read_knob(bytes_knob) == bytes;
-        let _ = write_knob(knob, value);
-        if !ok() {
-            let _ = write_knob(knob, bump);
-            let _ = write_knob(knob, value);
-        }
-        if !ok() {
-            eprintln!(
-                "WARNING: could not restore vm.{ratio_knob}={ratio} vm.{bytes_knob}={bytes}; now {} / {}",
-                read_knob(ratio_knob),
-                read_knob(bytes_knob)
-            );
-        }
-    }
-}
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let [r, b, bgr, bgb] = self.orig;
-        // Background first: with a small bg and a large thresh no transient bg ≥ thresh halving
-        // matters anyway, but this keeps the order fixed and simple.
-        Self::restore_pair("dirty_background_ratio", bgr, "dirty_background_bytes", bgb);
-        Self::restore_pair("dirty_ratio", r, "dirty_bytes", b);
-        println!(
-            "restored vm.dirty_ratio={} dirty_bytes={} dirty_background_ratio={} dirty_background_bytes={}",
-            read_knob("dirty_ratio"),
-            read_knob("dirty_bytes"),
-            read_knob("dirty_background_ratio"),
-            read_knob("dirty_background_bytes"),
-        );
-    }
 }
 
 /// Why the sysctl test cannot run here, if it cannot.
@@ -277,12 +217,12 @@ fn derived_thresholds_follow_sysctl_changes() {
         println!("skipped: {why}");
         return;
     }
-    let restore = Restore::capture();
+    let restore = DirtyKnobs::take();
     println!(
         "original {}",
-        KNOBS
+        sysctl::DIRTY
             .iter()
-            .zip(restore.orig)
+            .zip(restore.taken())
             .map(|(k, v)| format!("vm.{k}={v}"))
             .collect::<Vec<_>>()
             .join(" ")

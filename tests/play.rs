@@ -274,42 +274,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+#[path = "common/sysctl.rs"]
+mod sysctl;
 
-fn sysctl(name: &str) -> String {
-    std::fs::read_to_string(format!("/proc/sys/vm/{name}"))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
-/// Puts the dirty thresholds back as they were, whatever the test did.
-struct DirtyGuard {
-    bytes: String,
-    ratio: String,
-}
-
-impl DirtyGuard {
-    fn take() -> Self {
-        Self {
-            bytes: sysctl("dirty_bytes"),
-            ratio: sysctl("dirty_ratio"),
-        }
-    }
-}
-
-impl Drop for DirtyGuard {
-    fn drop(&mut self) {
-        let (file, v) = if self.bytes == "0" {
-            ("dirty_ratio", &self.ratio)
-        } else {
-            ("dirty_bytes", &self.bytes)
-        };
-        let _ = std::fs::write(format!("/proc/sys/vm/{file}"), v);
-    }
-}
+use sysctl::{DirtyKnobs, is_root, vm as sysctl};
 
 fn book(dir: &std::path::Path, text: &str) -> std::path::PathBuf {
     let p = dir.join("book.toml");
@@ -335,7 +303,7 @@ fn sigkill_in_a_tuned_playbook_restores_dirty_bytes() {
         return;
     }
     let _s = serial();
-    let before = DirtyGuard::take();
+    let before = DirtyKnobs::take();
     let dir = tempfile::tempdir().unwrap();
     let p = book(
         dir.path(),
@@ -355,9 +323,7 @@ fn sigkill_in_a_tuned_playbook_restores_dirty_bytes() {
     });
     child.kill().unwrap();
     child.wait().unwrap();
-    wait_for("the guard to restore", 10, || {
-        sysctl("dirty_bytes") == before.bytes && sysctl("dirty_ratio") == before.ratio
-    });
+    wait_for("the guard to restore", 10, || before.restored());
 }
 
 #[test]

@@ -5,6 +5,9 @@
 //! One lock serialises the tests: the dirty limit is global.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/sysctl.rs"]
+mod sysctl;
+
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -275,38 +278,7 @@ fn an_idle_batch_run_walks_no_process() {
     );
 }
 
-/// Restores `vm.dirty_bytes` and `vm.dirty_ratio` (writing one zeroes the other).
-struct DirtyLimit {
-    ratio: String,
-    bytes: String,
-}
-
 const VM: &str = "/proc/sys/vm";
-
-impl DirtyLimit {
-    fn set_bytes(bytes: u64) -> Self {
-        let read = |k: &str| std::fs::read_to_string(Path::new(VM).join(k)).unwrap();
-        let guard = DirtyLimit {
-            ratio: read("dirty_ratio").trim().to_owned(),
-            bytes: read("dirty_bytes").trim().to_owned(),
-        };
-        std::fs::write(Path::new(VM).join("dirty_bytes"), bytes.to_string()).unwrap();
-        guard
-    }
-}
-
-impl Drop for DirtyLimit {
-    fn drop(&mut self) {
-        let (knob, value) = if self.bytes == "0" {
-            ("dirty_ratio", &self.ratio)
-        } else {
-            ("dirty_bytes", &self.bytes)
-        };
-        if let Err(e) = std::fs::write(Path::new(VM).join(knob), value) {
-            eprintln!("WARNING: could not restore vm.{knob}={value}: {e}");
-        }
-    }
-}
 
 #[test]
 fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
@@ -323,7 +295,8 @@ fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
         .trim()
         .parse()
         .unwrap();
-    let _limit = (bytes == 0 || bytes > 64 << 20).then(|| DirtyLimit::set_bytes(16 << 20));
+    let _limit =
+        (bytes == 0 || bytes > 64 << 20).then(|| sysctl::DirtyKnobs::set_dirty_bytes(16 << 20));
     let dd = Dd::start(dir.path());
     let mut walker = Walker::new("/proc");
     let scope = ProcScope {

@@ -12,6 +12,9 @@
 //! root and the lab tests qemu; each skips, saying why, without.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/lab.rs"]
+mod lab;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -211,59 +214,9 @@ fn the_static_binary_runs_in_an_empty_root() {
 /// Boots `suite` with only busybox and the static binary in the initramfs; the guest's
 /// `== NAME` sections, or why the lab cannot run here.
 fn bare_guest(suite: &str) -> Result<std::collections::BTreeMap<String, String>, String> {
-    for tool in ["qemu-system-x86_64", "busybox", "cpio", "mkfs.ext4"] {
-        if Command::new("sh")
-            .args(["-c", &format!("command -v {tool}")])
-            .output()
-            .map_or(true, |o| !o.status.success())
-        {
-            return Err(format!(
-                "{tool} is not installed (bash .ci/run installs it)"
-            ));
-        }
-    }
-    let lab = repo().join("assets/lab");
-    let fetch = Command::new(lab.join("fetch-kernel.sh"))
-        .arg(suite)
-        .output()
-        .unwrap();
-    if !fetch.status.success() {
-        return Err(format!(
-            "the {suite} kernel cannot be fetched: {}",
-            String::from_utf8_lossy(&fetch.stderr).trim()
-        ));
-    }
-    let out = Command::new(lab.join("boot.sh"))
-        .arg(suite)
-        .arg(lab.join("static-checks.sh"))
-        .env("PAGEWATCH_BIN", static_bin())
-        .env("LAB_BARE", "1")
-        .env("LAB_DISK", "64M")
-        .env("LAB_MEM", "512")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-    let Some((inner, _)) = text
-        .split_once("==PW-LAB-BEGIN==\n")
-        .and_then(|(_, rest)| rest.split_once("==PW-LAB-END=="))
-    else {
-        panic!(
-            "{suite}: the guest printed no results: {text}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    };
-    let mut sections = std::collections::BTreeMap::new();
-    let mut name = String::new();
-    for line in inner.lines() {
-        if let Some(n) = line.strip_prefix("== ") {
-            n.clone_into(&mut name);
-            sections.insert(name.clone(), String::new());
-        } else if let Some(s) = sections.get_mut(&name) {
-            s.push_str(line);
-            s.push('\n');
-        }
-    }
-    Ok(sections)
+    let mut g = lab::Guest::new(suite, "static-checks.sh", static_bin());
+    g.env = &[("LAB_BARE", "1"), ("LAB_DISK", "64M"), ("LAB_MEM", "512")];
+    g.boot()
 }
 
 fn check_bare_guest(suite: &str, version: &str) {

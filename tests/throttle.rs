@@ -4,7 +4,7 @@
 //! pauses; pagewatch's tracefs instance is gone after a normal end and after a SIGKILL (its
 //! guard); the top-level instance's `enable` of the event is never changed.
 //!
-//! `vm.dirty_bytes` and `vm.dirty_ratio` are restored afterwards, also on failure (`Restore`).
+//! `vm.dirty_bytes` and `vm.dirty_ratio` are restored afterwards, also on failure (`DirtyKnobs`).
 //! fio writes into a temporary directory under /var/tmp made here, removed at the end.
 //! The screen too: at 160x48 in tmux the throttled-writers table shows the fio workers from the
 //! tracepoint, and `q` removes the instance.
@@ -12,8 +12,12 @@
 //! pagewatch's CPU per second with the tracepoint armed under the two writers.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/sysctl.rs"]
+mod sysctl;
 #[path = "common/tmux.rs"]
 mod tmux;
+
+use sysctl::DirtyKnobs;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -61,60 +65,6 @@ fn read_knob(knob: &str) -> u64 {
         .trim()
         .parse()
         .unwrap()
-}
-
-/// vm.dirty_bytes and vm.dirty_ratio as they were; restored when dropped (writing one of the
-/// pair zeroes the other, spec §1.2).
-struct Restore {
-    bytes: u64,
-    ratio: u64,
-}
-
-impl Restore {
-    fn set_dirty_bytes(value: u64) -> Self {
-        let r = Restore {
-            bytes: read_knob("dirty_bytes"),
-            ratio: read_knob("dirty_ratio"),
-        };
-        std::fs::write(Path::new(VM).join("dirty_bytes"), format!("{value}\n")).unwrap();
-        r
-    }
-}
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        let (knob, value, bump) = if self.bytes != 0 {
-            ("dirty_bytes", self.bytes, self.bytes + 4096)
-        } else {
-            (
-                "dirty_ratio",
-                self.ratio,
-                if self.ratio >= 100 {
-                    99
-                } else {
-                    self.ratio + 1
-                },
-            )
-        };
-        let ok =
-            || read_knob("dirty_bytes") == self.bytes && read_knob("dirty_ratio") == self.ratio;
-        let write = |v: u64| std::fs::write(Path::new(VM).join(knob), format!("{v}\n"));
-        let _ = write(value);
-        if !ok() {
-            let _ = write(bump);
-            let _ = write(value);
-        }
-        eprintln!(
-            "restored vm.dirty_bytes={} vm.dirty_ratio={}{}",
-            read_knob("dirty_bytes"),
-            read_knob("dirty_ratio"),
-            if ok() {
-                ""
-            } else {
-                " (NOT the original values!)"
-            }
-        );
-    }
 }
 
 /// Two buffered fio writers in a temporary directory; killed and removed when dropped.
@@ -255,7 +205,7 @@ fn two_throttled_writers_are_listed_and_the_instance_is_removed() {
         return;
     }
     let before = top_level_enable();
-    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let _restore = DirtyKnobs::set_dirty_bytes(64 << 20);
     let writers = Writers::start(60);
     std::thread::sleep(Duration::from_secs(2));
     let workers = writers.workers();
@@ -363,7 +313,7 @@ fn a_sigkilled_pagewatch_leaves_no_instance_behind() {
         return;
     }
     let before = top_level_enable();
-    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let _restore = DirtyKnobs::set_dirty_bytes(64 << 20);
     let _writers = Writers::start(40);
     let mut pw = batch(100);
     let pid = pw.id();
@@ -414,7 +364,7 @@ fn cost_of_the_armed_tracepoint() {
         println!("skipped: {why}");
         return;
     }
-    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let _restore = DirtyKnobs::set_dirty_bytes(64 << 20);
     let _writers = Writers::start(60);
     let mut pw = batch(40);
     let pid = pw.id();
@@ -457,7 +407,7 @@ fn the_screen_lists_them_and_q_removes_the_instance() {
         return;
     }
     let before = top_level_enable();
-    let _restore = Restore::set_dirty_bytes(64 << 20);
+    let _restore = DirtyKnobs::set_dirty_bytes(64 << 20);
     let writers = Writers::start(60);
     std::thread::sleep(Duration::from_secs(2));
     let workers = writers.workers();

@@ -17,29 +17,20 @@ use std::time::{Duration, Instant};
 
 use tmux::Session;
 
-fn sysctl(name: &str) -> String {
-    std::fs::read_to_string(format!("/proc/sys/vm/{name}"))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
+#[path = "common/sysctl.rs"]
+mod sysctl;
+
+use sysctl::{DirtyKnobs, vm as sysctl};
 
 /// Puts the dirty thresholds back as they were, and removes the fio directory, whatever
 /// the test did.
 struct Restore {
-    bytes: String,
-    ratio: String,
+    _knobs: DirtyKnobs,
     dir: std::path::PathBuf,
 }
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let (file, v) = if self.bytes == "0" {
-            ("dirty_ratio", &self.ratio)
-        } else {
-            ("dirty_bytes", &self.bytes)
-        };
-        let _ = std::fs::write(format!("/proc/sys/vm/{file}"), v);
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
@@ -112,11 +103,10 @@ fn picker_runs_a_playbook_and_q_restores_its_setting() {
     let dir = std::path::PathBuf::from(format!("/var/tmp/pw-tmux-play-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let guard = Restore {
-        bytes: sysctl("dirty_bytes"),
-        ratio: sysctl("dirty_ratio"),
+        _knobs: DirtyKnobs::take(),
         dir: dir.clone(),
     };
-    let before = (guard.bytes.clone(), guard.ratio.clone());
+    let before = (sysctl("dirty_bytes"), sysctl("dirty_ratio"));
     assert_ne!(
         before.0, "15728640",
         "dirty_bytes is already 15M: cannot tell a change"

@@ -19,12 +19,10 @@ use std::time::{Duration, Instant};
 use pagewatch::jobs::tune::{Setting, Tuner};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
-const FILES: [&str; 4] = [
-    "dirty_bytes",
-    "dirty_ratio",
-    "dirty_background_bytes",
-    "dirty_background_ratio",
-];
+#[path = "common/sysctl.rs"]
+mod sysctl;
+
+use sysctl::{DirtyKnobs as Host, is_root, vm as sysctl};
 
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -34,46 +32,13 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
-fn sysctl(name: &str) -> String {
-    std::fs::read_to_string(format!("/proc/sys/vm/{name}"))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
 fn set_sysctl(name: &str, v: &str) {
-    std::fs::write(format!("/proc/sys/vm/{name}"), v).unwrap();
+    sysctl::try_set_vm(name, v).unwrap();
 }
 
 /// The four dirty files as they read now.
 fn state() -> Vec<String> {
-    FILES.iter().map(|f| sysctl(f)).collect()
-}
-
-/// The host's dirty thresholds, put back (the form that was in force of each pair) on drop.
-struct Host(Vec<String>);
-
-impl Host {
-    fn take() -> Host {
-        Host(state())
-    }
-}
-
-impl Drop for Host {
-    fn drop(&mut self) {
-        for (bytes, ratio) in [(0, 1), (2, 3)] {
-            let (f, v) = if self.0[bytes] == "0" {
-                (FILES[ratio], &self.0[ratio])
-            } else {
-                (FILES[bytes], &self.0[bytes])
-            };
-            let _ = std::fs::write(format!("/proc/sys/vm/{f}"), v);
-        }
-    }
+    sysctl::DIRTY.iter().map(|f| sysctl(f)).collect()
 }
 
 fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {

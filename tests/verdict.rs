@@ -11,6 +11,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod common;
+#[path = "common/sysctl.rs"]
+mod sysctl;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -254,51 +256,6 @@ fn five_outputs_agree_on_the_storm() {
     );
 }
 
-const VM: &str = "/proc/sys/vm";
-
-fn knob(name: &str) -> String {
-    std::fs::read_to_string(Path::new(VM).join(name))
-        .unwrap()
-        .trim()
-        .to_owned()
-}
-
-/// The four dirty knobs as they were, written back in a safe order when dropped.
-struct Knobs(Vec<(&'static str, String)>);
-
-impl Knobs {
-    fn save() -> Self {
-        Knobs(
-            [
-                "dirty_ratio",
-                "dirty_bytes",
-                "dirty_background_ratio",
-                "dirty_background_bytes",
-            ]
-            .iter()
-            .map(|k| (*k, knob(k)))
-            .collect(),
-        )
-    }
-}
-
-impl Drop for Knobs {
-    fn drop(&mut self) {
-        // Writing a form zeroes its twin: write the non-zero form of each pair last.
-        let mut order: Vec<&(&str, String)> = self.0.iter().collect();
-        order.sort_by_key(|(_, v)| v != "0");
-        for (k, v) in order {
-            if v != "0" {
-                let _ = std::fs::write(Path::new(VM).join(k), format!("{v}\n"));
-            }
-        }
-        eprintln!(
-            "restored {:?}",
-            self.0.iter().map(|(k, _)| (k, knob(k))).collect::<Vec<_>>()
-        );
-    }
-}
-
 #[test]
 fn a_live_flood_is_called_throttled_everywhere() {
     if !rustix::process::geteuid().is_root()
@@ -308,9 +265,9 @@ fn a_live_flood_is_called_throttled_everywhere() {
         println!("skipped: needs root, tracefs and fio");
         return;
     }
-    let _knobs = Knobs::save();
-    std::fs::write(Path::new(VM).join("dirty_bytes"), "67108864\n").unwrap();
-    std::fs::write(Path::new(VM).join("dirty_background_bytes"), "33554432\n").unwrap();
+    let _knobs = sysctl::DirtyKnobs::take();
+    sysctl::set_vm("dirty_bytes", "67108864");
+    sysctl::set_vm("dirty_background_bytes", "33554432");
     let dir = tempfile::Builder::new()
         .prefix("pagewatch-verdict-test")
         .tempdir_in("/var/tmp")

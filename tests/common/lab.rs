@@ -1,0 +1,121 @@
+//! Booting a kernel of the lab (`assets/lab`) under qemu with one guest script, for the lab
+//! tests (`lab.rs`, `lab_thrash.rs`, `static_build.rs`): the tools it needs, fetching the
+//! kernel, one more boot when the guest kernel panics before the script starts, and the
+//! guest's `== NAME` sections between its begin and end marks.
+
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `assets/lab`.
+pub fn lab_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/lab")
+}
+
+/// One boot: the Debian suite, the script in `assets/lab` the guest runs, the pagewatch
+/// binary it holds, more environment for `boot.sh`, the host tools needed beyond qemu,
+/// busybox, cpio and mkfs.ext4, and a directory where the guest's output is kept (and read
+/// back instead of booting, when it is there already).
+pub struct Guest<'a> {
+    pub suite: &'a str,
+    pub script: &'a str,
+    pub exe: &'a Path,
+    pub env: &'a [(&'a str, &'a str)],
+    pub tools: &'a [&'a str],
+    pub keep: Option<PathBuf>,
+}
+
+impl<'a> Guest<'a> {
+    /// A boot of `suite` running `script` with `exe`, nothing more.
+    pub fn new(suite: &'a str, script: &'a str, exe: &'a Path) -> Self {
+        Self {
+            suite,
+            script,
+            exe,
+            env: &[],
+            tools: &[],
+            keep: None,
+        }
+    }
+
+    /// The guest's output split into `== NAME` sections, or why the lab cannot run here.
+    pub fn boot(&self) -> Result<BTreeMap<String, String>, String> {
+        let suite = self.suite;
+        let base = ["qemu-system-x86_64", "busybox", "cpio", "mkfs.ext4"];
+        for tool in base.iter().chain(self.tools) {
+            let found = Command::new("sh")
+                .args(["-c", &format!("command -v {tool}")])
+                .output()
+                .is_ok_and(|o| o.status.success());
+            if !found {
+                return Err(format!(
+                    "{tool} is not installed (bash .ci/run installs it)"
+                ));
+            }
+        }
+        let fetch = Command::new(lab_dir().join("fetch-kernel.sh"))
+            .arg(suite)
+            .output()
+            .unwrap();
+        if !fetch.status.success() {
+            return Err(format!(
+                "the {suite} kernel cannot be fetched: {}",
+                String::from_utf8_lossy(&fetch.stderr).trim()
+            ));
+        }
+        let kept = self.keep.as_ref().map(|d| d.join(format!("{suite}.txt")));
+        if let Some(text) = kept.as_ref().and_then(|k| std::fs::read_to_string(k).ok()) {
+            return Ok(sections(suite, &text, ""));
+        }
+        // A guest kernel that panics while booting, before the script starts (seen once: an
+        // int3 oops in sched_clock_cpu under qemu at 2.3 s), is the emulator's flake, not a
+        // finding: boot once more.
+        let mut attempt = 0;
+        let (text, stderr) = loop {
+            attempt += 1;
+            let out = Command::new(lab_dir().join("boot.sh"))
+                .arg(suite)
+                .arg(lab_dir().join(self.script))
+                .env("PAGEWATCH_BIN", self.exe)
+                .envs(self.env.iter().copied())
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+            let panicked_booting =
+                !text.contains("==PW-LAB-BEGIN==") && text.contains("Kernel panic");
+            if !panicked_booting || attempt == 2 {
+                break (text, String::from_utf8_lossy(&out.stderr).into_owned());
+            }
+            println!("{suite}: the guest kernel panicked while booting; booting it again");
+        };
+        if let Some(k) = &kept {
+            std::fs::write(k, &text).unwrap();
+        }
+        Ok(sections(suite, &text, &stderr))
+    }
+}
+
+/// The `== NAME` sections between `==PW-LAB-BEGIN==` and `==PW-LAB-END==`; panics, showing
+/// everything, when the guest printed no results.
+fn sections(suite: &str, text: &str, stderr: &str) -> BTreeMap<String, String> {
+    let Some((inner, _)) = text
+        .split_once("==PW-LAB-BEGIN==\n")
+        .and_then(|(_, rest)| rest.split_once("==PW-LAB-END=="))
+    else {
+        panic!("{suite}: the guest printed no results: {text}\n{stderr}")
+    };
+    let mut sections = BTreeMap::new();
+    let mut name = String::new();
+    for line in inner.lines() {
+        if let Some(n) = line.strip_prefix("== ") {
+            n.clone_into(&mut name);
+            sections.insert(name.clone(), String::new());
+        } else if let Some(s) = sections.get_mut(&name) {
+            s.push_str(line);
+            s.push('\n');
+        }
+    }
+    sections
+}
