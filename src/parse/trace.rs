@@ -283,6 +283,17 @@ pub struct TraceStatus {
     pub capped: bool,
 }
 
+/// The name tracefs's `saved_cmdlines` (`PID COMM` a line) keeps for `pid`, the last one
+/// listed.
+#[must_use]
+pub fn saved_comm(text: &str, pid: u32) -> Option<&str> {
+    text.lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(p, _)| p.parse() == Ok(pid))
+        .map(|(_, c)| c.trim_end())
+        .rfind(|c| !c.is_empty() && *c != "<...>")
+}
+
 /// Parses the status pseudo-file.
 pub fn parse_status(text: &str) -> Result<TraceStatus> {
     let file = names::TRACE_STATUS;

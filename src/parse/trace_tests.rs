@@ -210,3 +210,14 @@ fn a_sample_without_status_has_no_trace_and_bad_events_keep_the_sample() {
     assert!(t.format.is_some() && t.writers.rows.is_empty());
     assert!(t.error.unwrap().contains("trace_pipe:1"));
 }
+
+/// tracefs's `saved_cmdlines` as read on this VM (kernel 6.18) after two dd writers exited.
+#[test]
+fn names_of_exited_tasks_from_saved_cmdlines() {
+    let text = "26365 dd\n20883 kworker/u8:2\n26283 dd\n26278 fio\n7 <...>\n";
+    assert_eq!(saved_comm(text, 26365), Some("dd"));
+    assert_eq!(saved_comm(text, 20883), Some("kworker/u8:2"));
+    assert_eq!(saved_comm(text, 7), None, "the kernel's unknown name");
+    assert_eq!(saved_comm(text, 2636), None);
+    assert_eq!(saved_comm("garbage\n\n x y\n", 1), None);
+}

@@ -179,12 +179,25 @@ impl Tracer {
         let mut writers = trace_writers::reduce(&raw.events, raw.lost);
         a.comms
             .retain(|pid, _| writers.rows.iter().any(|r| r.pid == *pid));
+        let mut saved: Option<String> = None;
         for r in &mut writers.rows {
-            r.comm = a
-                .comms
-                .entry(r.pid)
-                .or_insert_with(|| comm(proc_root, r.pid))
-                .clone();
+            if let Some(c) = a.comms.get(&r.pid) {
+                r.comm.clone_from(c);
+                continue;
+            }
+            let mut c = comm(proc_root, r.pid);
+            if c.is_empty() {
+                // Gone before this read (a short dd): the kernel's own record of the names
+                // of traced tasks, which outlives them.
+                let text = saved.get_or_insert_with(|| a.instance.saved_cmdlines());
+                crate::parse::trace::saved_comm(text, r.pid)
+                    .unwrap_or_default()
+                    .clone_into(&mut c);
+            }
+            if !c.is_empty() {
+                a.comms.insert(r.pid, c.clone());
+            }
+            r.comm = c;
         }
         self.writers = trace_writers::render(&writers);
         (n, capped, err)

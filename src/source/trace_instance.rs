@@ -7,7 +7,7 @@
 //! instance, the per-CPU raw readers, removing stale instances of dead pagewatch processes,
 //! and refusing to remove anything that is not a pagewatch instance on tracefs. Must not
 //! touch: anything in tracefs outside `instances/pagewatch-*` (the top-level buffer and its
-//! events stay as they are), what the events mean (each tracer: `source::trace` for
+//! events stay as they are; `saved_cmdlines` is only read), what the events mean (each tracer: `source::trace` for
 //! `balance_dirty_pages`), decoding pages (`parse::trace_raw`).
 
 use std::fs::File;
@@ -151,6 +151,15 @@ impl Instance {
     #[must_use]
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// tracefs's `saved_cmdlines` (`PID COMM` a line): the names the kernel keeps of tasks
+    /// it traced, also after they exit (read only; empty when unreadable).
+    #[must_use]
+    pub fn saved_cmdlines(&self) -> String {
+        let top = self.dir.parent().and_then(Path::parent);
+        top.and_then(|t| std::fs::read_to_string(t.join("saved_cmdlines")).ok())
+            .unwrap_or_default()
     }
 
     /// The ring buffer's page layout (`events/header_page`).
