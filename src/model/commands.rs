@@ -38,17 +38,34 @@ pub struct CommandRow {
     pub rates_from_walk_ms: u64,
 }
 
+/// The name a process rolls up under: its comm, except that the kernel's workqueue threads,
+/// `kworker/<pool>:<id>` with `+<workqueue>` (running) or `-<workqueue>` (last ran) after
+/// it, roll up by workqueue (`kworker/flush-253:0`), or as `kworker` when the comm names
+/// none: their ids change from walk to walk and say nothing.
+#[must_use]
+pub fn rollup_name(comm: &str) -> std::borrow::Cow<'_, str> {
+    let Some(rest) = comm.strip_prefix("kworker/") else {
+        return comm.into();
+    };
+    match rest.find(['+', '-']) {
+        Some(i) if i + 1 < rest.len() => format!("kworker/{}", &rest[i + 1..]).into(),
+        _ => "kworker".into(),
+    }
+}
+
 /// One row per comm of a walk's rows, most storage bytes first (then most pids, then by
 /// name); at most `TOP`. `interval_ms` is the walk's interval (`None` on a first walk).
 #[must_use]
 pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
     let span = interval_ms;
     let mut out: Vec<CommandRow> = Vec::new();
-    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<std::borrow::Cow<'_, str>, usize> =
+        std::collections::HashMap::new();
     for r in rows {
-        let i = *index.entry(r.comm.as_str()).or_insert_with(|| {
+        let name = rollup_name(&r.comm);
+        let i = *index.entry(name.clone()).or_insert_with(|| {
             out.push(CommandRow {
-                comm: r.comm.clone(),
+                comm: name.into_owned(),
                 pids: 0,
                 dirtied_bytes_per_s: None,
                 read_bytes_per_s: None,
@@ -133,5 +150,28 @@ mod tests {
                 .iter()
                 .all(|c| c.dirtied_bytes_per_s.is_none())
         );
+    }
+
+    #[test]
+    fn kernel_workers_roll_up_by_workqueue() {
+        assert_eq!(
+            rollup_name("kworker/u8:2+flush-253:0"),
+            "kworker/flush-253:0"
+        );
+        assert_eq!(
+            rollup_name("kworker/u8:7-flush-253:0"),
+            "kworker/flush-253:0"
+        );
+        assert_eq!(rollup_name("kworker/1:1H-kblockd"), "kworker/kblockd");
+        assert_eq!(rollup_name("kworker/0:2"), "kworker");
+        assert_eq!(rollup_name("kworker/u8:2-"), "kworker");
+        assert_eq!(rollup_name("dd"), "dd");
+        assert_eq!(rollup_name("jbd2/vda1-8"), "jbd2/vda1-8");
+        let rows = [
+            row(20, "kworker/u8:2+flush-253:0", Some(5e6), Some(5000)),
+            row(21, "kworker/u8:5-flush-253:0", Some(5e6), Some(5000)),
+        ];
+        let c = roll_up(&rows, Some(5000));
+        assert_eq!((c[0].comm.as_str(), c[0].pids), ("kworker/flush-253:0", 2));
     }
 }

@@ -156,15 +156,16 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
         paused_s: Option<f64>,
     }
     let mut by: BTreeMap<String, Acc> = BTreeMap::new();
+    let name = |comm: &str| crate::model::commands::rollup_name(comm).into_owned();
     for d in dirtiers(models) {
-        let a = by.entry(d.comm).or_default();
+        let a = by.entry(name(&d.comm)).or_default();
         a.pids.insert(d.pid);
         a.cgroups.extend(d.cgroup);
         a.dirtied += d.dirtied;
         a.read += d.read;
     }
     for w in writers(models) {
-        let a = by.entry(w.comm).or_default();
+        let a = by.entry(name(&w.comm)).or_default();
         a.pids.insert(w.pid);
         a.cgroups.extend(w.cgroup);
         if let Some(p) = w.paused_s {
@@ -174,14 +175,14 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
     // Listed: once per record for each command with any row in it.
     for m in models {
         let dt = m.interval_s.unwrap_or(0.0);
-        let listed: BTreeSet<&str> = m
+        let listed: BTreeSet<String> = m
             .throttled
             .iter()
             .filter(|t| throttled(t))
-            .map(|t| t.comm.as_str())
+            .map(|t| name(&t.comm))
             .collect();
         for comm in listed {
-            if let Some(a) = by.get_mut(comm) {
+            if let Some(a) = by.get_mut(&comm) {
                 a.listed_s += dt;
             }
         }
