@@ -26,7 +26,7 @@ sh -c "echo \$\$ > $cg/busy/cgroup.procs
 sleep 3
 echo "== memory.stat"
 cat $cg/thrash/memory.stat
-pagewatch record /mnt/thrash.pwrec --interval 0.5 --duration 4s > /dev/null 2>&1
+pagewatch record /mnt/thrash.pwrec --interval 0.5 --duration 8s > /dev/null 2>&1
 echo "== record-exit $?"
 touch /tmp/stop-thrash
 for j in $(jobs -p); do wait $j 2>/dev/null; done
