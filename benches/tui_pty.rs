@@ -261,6 +261,11 @@ enum Scenario {
     /// An idle machine: the screen, then `pagewatch record` (headless, 1 Hz) in the same run;
     /// the recorder's budget is the screen's measured CPU (issue 27).
     Record,
+    /// The processes view open on an idle machine (`--view processes`): ≤ 0.2x htop (issue 27).
+    Procs,
+    /// 100 more loop devices, each attached to a sparse file in /dev/shm (root), removed
+    /// afterwards; the default screen: ≤ 0.2x htop (issue 27).
+    Loops100,
 }
 
 impl Scenario {
@@ -270,13 +275,15 @@ impl Scenario {
             Ok("throttle") => Self::Throttle,
             Ok("throttle-disk") => Self::ThrottleDisk,
             Ok("record") => Self::Record,
+            Ok("procs") => Self::Procs,
+            Ok("loops100") => Self::Loops100,
             _ => Self::Idle,
         }
     }
 
     fn budget_ms(self) -> f64 {
         match self {
-            Self::Idle | Self::Record => 0.5,
+            Self::Idle | Self::Record | Self::Procs | Self::Loops100 => 0.5,
             Self::Procs1000 => 3.0,
             Self::Throttle | Self::ThrottleDisk => 2.0,
         }
@@ -284,8 +291,10 @@ impl Scenario {
 
     fn pagewatch_args(self) -> Vec<String> {
         match self {
-            Self::Procs1000 => vec!["--view".into(), "processes".into()],
-            Self::Idle | Self::Record | Self::Throttle | Self::ThrottleDisk => Vec::new(),
+            Self::Procs1000 | Self::Procs => vec!["--view".into(), "processes".into()],
+            Self::Idle | Self::Record | Self::Throttle | Self::ThrottleDisk | Self::Loops100 => {
+                Vec::new()
+            }
         }
     }
 }
@@ -297,6 +306,9 @@ struct Load {
     dir: Option<std::path::PathBuf>,
     /// The loop device, its mount point and its backing file in /dev/shm (`Throttle`).
     looped: Option<(String, std::path::PathBuf, std::path::PathBuf)>,
+    /// The loop devices attached for `Loops100`: minor number, whether this created it, and
+    /// the backing file.
+    loops: Vec<(u32, bool, std::path::PathBuf)>,
 }
 
 /// Runs a setup command; panics with its output when it fails.
@@ -331,9 +343,27 @@ impl Load {
             dirty: None,
             dir: None,
             looped: None,
+            loops: Vec::new(),
         };
         match s {
-            Scenario::Idle | Scenario::Record => {}
+            Scenario::Idle | Scenario::Record | Scenario::Procs => {}
+            Scenario::Loops100 => {
+                // Devices that existed before (loop0–7 at boot, others' devices) stay.
+                let before: Vec<String> = std::fs::read_dir("/sys/block")
+                    .unwrap()
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect();
+                let existed = |minor: u32| before.contains(&format!("loop{minor}"));
+                for i in 0..100 {
+                    let img = format!("/dev/shm/pw-bench-{}-loop{i}.img", std::process::id());
+                    File::create(&img).unwrap().set_len(64 << 20).unwrap();
+                    let free = run("losetup", &["-f"]);
+                    let minor: u32 = free.trim_start_matches("/dev/loop").parse().unwrap();
+                    let created = !existed(minor);
+                    run("losetup", &[&free, &img]);
+                    load.loops.push((minor, created, img.into()));
+                }
+            }
             Scenario::Procs1000 => {
                 for _ in 0..1000 {
                     load.children.push(
@@ -420,11 +450,35 @@ impl Drop for Load {
             let _ = std::fs::remove_dir(mnt);
             let _ = std::fs::remove_file(img);
         }
+        remove_loops(&self.loops);
+    }
+}
+
+/// Detaches the loop devices `loops` attached, removes those it created (`LOOP_CTL_REMOVE`,
+/// 0x4C81, through python3: the crate has no unsafe code), then their backing files.
+fn remove_loops(loops: &[(u32, bool, std::path::PathBuf)]) {
+    for (minor, created, img) in loops {
+        let _ = Command::new("losetup")
+            .args(["-d", &format!("/dev/loop{minor}")])
+            .status();
+        if *created {
+            let remove = format!(
+                "import fcntl, os; fcntl.ioctl(os.open('/dev/loop-control', os.O_RDWR), 0x4C81, {minor})"
+            );
+            let _ = Command::new("python3").args(["-c", &remove]).status();
+        }
+        let _ = std::fs::remove_file(img);
     }
 }
 
 fn report(label: &str, cmd: &[String], r: &Result_, secs: u64, budget: f64) {
     let over = |v: f64, b: f64| if v <= b { "within" } else { "OVER" };
+    println!(
+        "  load average at the end: {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .trim()
+    );
     println!(
         "tui_pty {label} {:?} 160x48 over {secs} s: cpu {:.3} ms/s ({} {budget}), rss {:.1} MB (peak {:.1}; {} 8), output {:.0} B/s ({} 1000)",
         cmd.join(" "),
@@ -521,6 +575,10 @@ fn main() {
     {
         let h = measure(&htop, 160, 48, warm, Duration::from_secs(secs));
         report(&label, &htop, &h, secs, scenario.budget_ms());
+        println!(
+            "  pagewatch / htop: {:.2}x",
+            r.cpu_ms_per_s / h.cpu_ms_per_s
+        );
     }
     drop(load);
 }

@@ -40,13 +40,46 @@ fn disk_points_stay_within_the_window_and_gone_devices_are_forgotten() {
         }
         h.push(&model(&disks));
         let vda = &h.disks["vda"];
-        assert!(vda.points.len() <= 5, "tick {t}");
-        assert_eq!(vda.points.back().unwrap().await_ms, f64::from(t));
+        assert!(vda.len() <= 5, "tick {t}");
+        assert_eq!(vda.back().unwrap().await_ms, f64::from(t));
     }
-    assert_eq!(h.disks["vda"].points.front().unwrap().await_ms, 7.0);
+    assert_eq!(h.disks["vda"].front().unwrap().await_ms, 7.0);
     assert!(
         !h.disks.contains_key("sdb"),
         "out of the window for 5 ticks"
     );
     assert_eq!(h.ticks(), 12);
+}
+
+#[test]
+#[allow(clippy::float_cmp, reason = "whole numbers, copied not computed")]
+fn an_idle_disk_is_kept_as_one_run_and_reads_back_point_by_point() {
+    let mut h = History::new(600);
+    for t in 0..700u32 {
+        // loop7 idle all along; vda busy for three ticks in the middle.
+        let busy = (300..303).contains(&t);
+        h.push(&model(&[
+            ("loop7", 0.0, 0.0),
+            ("vda", if busy { 50.0 } else { 0.0 }, f64::from(t)),
+        ]));
+    }
+    let idle = &h.disks["loop7"];
+    assert_eq!((idle.len(), idle.runs.len()), (600, 1));
+    assert_eq!(
+        (idle.front().unwrap().tick, idle.back().unwrap().tick),
+        (101, 700)
+    );
+    // vda: calm, three busy ticks that differ (their await is the tick), calm again.
+    let vda = &h.disks["vda"];
+    assert_eq!((vda.len(), vda.runs.len()), (600, 5));
+    let last = vda.last(400);
+    assert_eq!(last.len(), 400);
+    assert_eq!((last[0].tick, last[0].await_ms), (301, 300.0));
+    assert_eq!(
+        (last[1].iops, last[2].iops, last[3].iops),
+        (50.0, 50.0, 0.0)
+    );
+    let ticks: Vec<u64> = idle.last(3).iter().map(|p| p.tick).collect();
+    assert_eq!(ticks, [698, 699, 700]);
+    assert_eq!(idle.last(1000).len(), 600);
 }

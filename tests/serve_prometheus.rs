@@ -220,12 +220,14 @@ fn devices_agree(
     window: &[&Value],
 ) {
     let rates = raw(prom, "pagewatch_disk_write_bytes_per_second[60s]", "device");
-    let devices: Vec<&str> = window.last().unwrap()["disks"]
+    let mut devices: Vec<&str> = window.last().unwrap()["disks"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| d["name"].as_str().unwrap())
         .collect();
+    // Batch lists devices in diskstats order (loop100 after vda), the series come by name.
+    devices.sort_unstable();
     assert_eq!(
         rates.keys().map(String::as_str).collect::<Vec<_>>(),
         devices

@@ -214,11 +214,14 @@ fn bdi_caps_below_100_percent_and_strictlimit() {
         max_bytes: None,
         strict_limit: strict,
     };
-    s.bdis = Some(vec![
-        lim("254:0", Some(1_000_000), 100, Some(false)),
-        lim("0:52", Some(10_000), 1, Some(true)),
-        lim("8:0", None, 40, None),
-    ]);
+    s.bdis = Some(
+        vec![
+            lim("254:0", Some(1_000_000), 100, Some(false)),
+            lim("0:52", Some(10_000), 1, Some(true)),
+            lim("8:0", None, 40, None),
+        ]
+        .into(),
+    );
     s.wb_stats = vec![(
         "0:52".into(),
         vec![WbStat {

@@ -3,7 +3,8 @@
 //!
 //! Owns: the memo of the last (text, parsed) pair for the files that often repeat: zoneinfo
 //! (re-read by the live source only every few ticks, so carried unchanged in between), the
-//! `/sys/block` queue text (re-read once a minute) and the nine vm sysctls (carried like
+//! `/sys/block` queue text and the BDI limits (re-read once a minute; 100 loop devices make
+//! the latter 4 KB, parsed every tick before) and the nine vm sysctls (carried like
 //! zoneinfo); and, line by line, diskstats (an idle device's line is byte-identical from one
 //! second to the next) and the PSI files (a resource with no stall repeats its line).
 //! Comparing a few kB costs well under a microsecond; parsing them costs 1–20 µs each.
@@ -165,6 +166,7 @@ pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
     disks: LineMemo<std::result::Result<Option<Arc<DiskCounters>>, diskstats::Skipped>>,
     block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
+    bdis: Memo<Arc<[super::bdi::BdiLimits]>>,
     /// In `PSI_FILES` order.
     psi: [LineMemo<Option<Psi>>; 3],
     sysctl: SysctlMemo,
@@ -215,6 +217,10 @@ impl Repeats for Parser {
     }
     fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
         self.sysctl.get(texts)
+    }
+    fn bdis(&mut self, text: &str) -> Result<Arc<[super::bdi::BdiLimits]>> {
+        self.bdis
+            .get(text, |t| super::bdi::parse_limits(t).map(Arc::from))
     }
 }
 

@@ -98,7 +98,9 @@ pub struct Snapshot {
     /// cgroup index (older recordings and trees) or `domains_error` says why.
     pub cgroups: Option<cgroup::Cgroups>,
     /// Per-device dirty limits (`sys/class/bdi/`, spec §1.9); `None` when not read.
-    pub bdis: Option<Vec<bdi::BdiLimits>>,
+    /// Shared: `Parser` hands the same list to successive snapshots while the text (re-read
+    /// once a minute) is the same.
+    pub bdis: Option<Arc<[bdi::BdiLimits]>>,
     /// debugfs `wb_stats` per BDI (root, 6.10+), the kernel's own per-cgroup thresholds.
     pub wb_stats: Vec<(String, Vec<bdi::WbStat>)>,
     /// Why a cgroup, BDI or wb_stats file could not be parsed (`file:line: problem`): those
@@ -110,12 +112,12 @@ pub struct Snapshot {
 /// The cgroup, BDI and wb_stats part of a snapshot, and the first error among them.
 type DomainsPart = (
     Option<cgroup::Cgroups>,
-    Option<Vec<bdi::BdiLimits>>,
+    Option<Arc<[bdi::BdiLimits]>>,
     Vec<(String, Vec<bdi::WbStat>)>,
     Option<String>,
 );
 
-fn domains(sample: &RawSample) -> DomainsPart {
+fn domains(sample: &RawSample, r: &mut impl Repeats) -> DomainsPart {
     let mut error = None;
     let mut keep = |e: Error| {
         error.get_or_insert_with(|| e.to_string());
@@ -126,7 +128,7 @@ fn domains(sample: &RawSample) -> DomainsPart {
     });
     let bdis = sample
         .file(names::BDI_LIMITS)
-        .and_then(|t| bdi::parse_limits(t).map_err(&mut keep).ok());
+        .and_then(|t| r.bdis(t).map_err(&mut keep).ok());
     let wb_stats = sample
         .files
         .range::<String, _>("sys/kernel/debug/bdi/".to_owned()..)
@@ -162,6 +164,8 @@ trait Repeats {
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
+    /// The BDI limits (`names::BDI_LIMITS`).
+    fn bdis(&mut self, text: &str) -> Result<Arc<[bdi::BdiLimits]>>;
     /// The vm sysctls, as `sysctl::texts` gives them.
     fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl>;
 }
@@ -182,6 +186,9 @@ impl Repeats for Afresh {
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
         pressure::parse(PSI_FILES[i], text)
+    }
+    fn bdis(&mut self, text: &str) -> Result<Arc<[bdi::BdiLimits]>> {
+        bdi::parse_limits(text).map(Arc::from)
     }
     fn sysctl(&mut self, texts: [Option<&str>; 9]) -> Result<VmSysctl> {
         sysctl::parse_texts(texts)
@@ -233,7 +240,7 @@ impl Snapshot {
             Some(Ok(w)) => (Some(Arc::new(w)), None),
             Some(Err(e)) => (None, Some(e.to_string())),
         };
-        let (cgroups, bdis, wb_stats, domains_error) = domains(sample);
+        let (cgroups, bdis, wb_stats, domains_error) = domains(sample, r);
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         Ok(Self {
             mono_ns: sample.mono_ns,

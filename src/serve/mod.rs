@@ -14,7 +14,7 @@ pub mod http;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -127,8 +127,9 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool) -> Result<()> {
             }
         })
         .context("starting the signal thread")?;
-    let interval = Duration::from_secs_f64(interval);
-    let mut next = Instant::now();
+    // The paced loop `record`, batch mode and the headless playbook runner use too: one
+    // wake-up a tick, or the stop signal.
+    let mut ticker = crate::source::Ticker::new(interval);
     loop {
         let t0 = Instant::now();
         let res = source.next_sample();
@@ -152,14 +153,9 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool) -> Result<()> {
         if feeder.take_refresh() {
             source.refresh_soon();
         }
-        next += interval;
-        let now = Instant::now();
-        if next <= now {
-            next = now + interval; // a slow read: skip the missed ticks
-        }
-        match stop.recv_timeout(next - now) {
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => return Ok(()),
+        // A slow read skips the ticks it missed.
+        if !ticker.wait_unless(&stop, None) {
+            return Ok(());
         }
     }
 }

@@ -124,9 +124,6 @@ impl Cgroups {
             self.found = self.find();
             self.read_bdis(&mut buf);
         }
-        if let Some(text) = &self.bdi_text {
-            self.out.push((names::BDI_LIMITS.to_owned(), text.clone()));
-        }
         let dirtied = vmstat.and_then(nr_dirtied);
         let dirtying =
             matches!((self.last_dirtied, dirtied), (Some(a), Some(b)) if b >= a + DIRTYING_PAGES);
@@ -273,6 +270,12 @@ impl Cgroups {
         Some((mount, status))
     }
 
+    /// The `sys/class/bdi/` pseudo-file as last read (`names::BDI_LIMITS`), carried between
+    /// reads; the source puts it into each sample without copying it here first.
+    pub(super) fn bdi_text(&self) -> Option<&str> {
+        self.bdi_text.as_deref()
+    }
+
     /// The `sys/class/bdi/` pseudo-file, re-read when the BDIs change and every
     /// `BDI_REFRESHES` slow refreshes.
     fn read_bdis(&mut self, buf: &mut Vec<u8>) {
@@ -292,9 +295,11 @@ impl Cgroups {
         let mut text = String::new();
         for bdi in &bdis {
             text.push_str(bdi);
+            // Each BDI's five files relative to its directory (`read::Dir`).
+            let d = super::read::Dir::open(&dir.join(bdi));
             for file in names::BDI_FILES {
                 text.push('\t');
-                if let Some(v) = read_any(&dir.join(bdi).join(file), buf) {
+                if let Some(v) = d.as_ref().and_then(|d| d.read(file, buf)) {
                     text.push_str(v.trim());
                 }
             }

@@ -219,6 +219,10 @@ impl FsSource {
             self.wants.cgroups_every_tick,
             vmstat.map(String::as_str),
         );
+        if let Some(text) = self.cgroups.bdi_text() {
+            put(&mut files, names::BDI_LIMITS, Cow::Borrowed(text));
+            fresh.push(names::BDI_LIMITS);
+        }
         for (name, text) in &self.cgroups.out {
             put(&mut files, name, Cow::Borrowed(text));
             fresh.push(name);
@@ -281,12 +285,11 @@ impl FsSource {
         for dev in devs {
             let base = self.sys_root.join("block").join(dev);
             text.push_str(&diskstats_name(dev));
-            let paths = names::QUEUE_FILES
-                .iter()
-                .map(|f| base.join("queue").join(f));
-            for path in paths {
+            // The queue files relative to the queue directory (`read::Dir`).
+            let queue = super::read::Dir::open(&base.join("queue"));
+            for f in names::QUEUE_FILES {
                 text.push('\t');
-                if let Some(v) = read_optional(&path, &mut self.buf)? {
+                if let Some(v) = queue.as_ref().and_then(|q| q.read(f, &mut self.buf)) {
                     text.push_str(v.trim());
                 }
             }

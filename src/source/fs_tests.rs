@@ -307,3 +307,50 @@ fn a_file_that_never_ends_is_cut_off_with_an_error() {
         .to_string();
     assert!(e.contains("not a regular file (a FIFO)"), "{e}");
 }
+
+#[test]
+fn sysfs_attributes_read_through_a_directory_equal_a_plain_read() {
+    // Every attribute of every BDI and every disk's queue on this machine, one read each.
+    let mut buf = Vec::new();
+    let mut seen = 0;
+    for (root, files) in [
+        ("/sys/class/bdi", &names::BDI_FILES[..]),
+        ("/sys/block", &names::QUEUE_FILES[..]),
+    ] {
+        let Ok(entries) = std::fs::read_dir(root) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let mut dir = e.path();
+            if root == "/sys/block" {
+                dir.push("queue");
+            }
+            let d = super::super::read::Dir::open(&dir).expect("a sysfs directory");
+            for f in files {
+                let plain = std::fs::read_to_string(dir.join(f)).ok();
+                let via = d.read(f, &mut buf);
+                // A value that changes between the two reads (max_bytes follows the
+                // threshold) is read once more.
+                if plain != via {
+                    assert_eq!(
+                        std::fs::read_to_string(dir.join(f)).ok(),
+                        d.read(f, &mut buf),
+                        "{}",
+                        dir.join(f).display()
+                    );
+                }
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 0, "no sysfs here");
+    // A missing file is none, as is a directory (a disk's entry under /sys/block).
+    let d = super::super::read::Dir::open(Path::new("/sys/block")).unwrap();
+    assert_eq!(d.read("no-such-file", &mut buf), None);
+    let disk = std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap();
+    assert_eq!(d.read(disk.file_name().to_str().unwrap(), &mut buf), None);
+}

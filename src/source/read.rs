@@ -149,6 +149,42 @@ pub(crate) fn read_optional(path: &Path, buf: &mut Vec<u8>) -> Result<Option<Str
     }
 }
 
+/// A directory whose small files are read relative to it: one path component per open instead
+/// of the whole path from `/` (`/sys/class/bdi/7:12/max_ratio` walks five, each a dentry
+/// lookup and, on sysfs, a revalidation), and on sysfs one read per file: an attribute is one
+/// record of at most a page (`sysfs_kf_seq_show`), so a short read is the whole of it and the
+/// read that would only see EOF is left out. Each file is still checked to be regular
+/// (`open_regular`'s rule: a FIFO in a captured tree must not block).
+pub(super) struct Dir {
+    dir: File,
+    sysfs: bool,
+}
+
+impl Dir {
+    /// Opens the directory `path`; `None` when it cannot be.
+    pub(super) fn open(path: &Path) -> Option<Self> {
+        // SYSFS_MAGIC (include/uapi/linux/magic.h); rustix names only procfs's and NFS's.
+        const SYSFS_MAGIC: rustix::fs::FsWord = 0x6265_6572;
+        let dir = File::open(path).ok()?;
+        let sysfs = rustix::fs::fstatfs(&dir).is_ok_and(|s| s.f_type == SYSFS_MAGIC);
+        Some(Self { dir, sysfs })
+    }
+
+    /// The text of the regular file `rel` (relative to the directory); `None` when it is
+    /// absent, not regular or cannot be read.
+    pub(super) fn read(&self, rel: &str, buf: &mut Vec<u8>) -> Option<String> {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let f = File::from(rustix::fs::openat(&self.dir, rel, flags, Mode::empty()).ok()?);
+        if !f.metadata().ok()?.file_type().is_file() {
+            return None;
+        }
+        let records = self.sysfs.then_some(Records::One);
+        let n = read_from_start(&f, buf, 4096, records).ok()?;
+        Some(text(&buf[..n]).into_owned())
+    }
+}
+
 /// Whether an error is a permission refusal (as non-root on another user's process).
 pub(super) fn denied(e: &std::io::Error) -> bool {
     e.kind() == ErrorKind::PermissionDenied

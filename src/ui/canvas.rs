@@ -135,12 +135,18 @@ impl Canvas {
         inner
     }
 
-    /// Lines of text, top to bottom, one per row of `area`; those below it are dropped.
+    /// Lines of text, top to bottom, one per row of `area`; those below it are dropped, and
+    /// the rows left over get empty lines. So a table whose row count changes from one frame
+    /// to the next (the processes view as processes come and go) keeps its layout and is
+    /// repainted line by line (`Screen`), not whole: the view was repainted and diffed whole
+    /// on most frames, a fifth of its CPU time at idle.
     pub fn lines(&mut self, area: Rect, lines: Vec<Line<'static>>) {
         if area.width == 0 {
             return;
         }
-        for (line, y) in lines.into_iter().zip(area.top()..area.bottom()) {
+        let mut lines = lines.into_iter();
+        for y in area.top()..area.bottom() {
+            let line = lines.next().unwrap_or_default();
             let area = Rect::new(area.x, y, area.width, 1);
             self.ops.push(Op::Line { area, line });
         }
@@ -472,6 +478,22 @@ mod tests {
     use ratatui::widgets::Sparkline;
 
     use super::*;
+
+    /// A table that lost or gained rows keeps its operations (one per row of its area), so
+    /// `Screen` repaints it line by line; the padding paints nothing.
+    #[test]
+    fn lines_fill_their_area_so_a_table_keeps_its_layout() {
+        let area = Rect::new(0, 0, 20, 5);
+        let (mut short, mut long) = (Canvas::default(), Canvas::default());
+        short.lines(area, vec![Line::from("a"); 2]);
+        long.lines(area, vec![Line::from("b"); 7]);
+        assert_eq!((short.ops.len(), long.ops.len()), (5, 5));
+        let mut painted = Buffer::empty(area);
+        short.paint(&mut painted);
+        let mut plain = Buffer::empty(area);
+        paint_lines(&[Line::from("a"), Line::from("a")], area, &mut plain);
+        assert_eq!(painted, plain);
+    }
 
     /// The sparkline painter draws what ratatui's `Sparkline` draws for the same 0..=1000
     /// values with maximum 1000, whole and clipped to single columns.

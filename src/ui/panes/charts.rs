@@ -212,8 +212,8 @@ fn draw_disk_charts(
     let hist = name.and_then(|n| app.history().disks.get(n));
     // The inside of the chart's block (`canvas.block` gives the same once the title is known).
     let inner = Block::bordered().inner(area);
-    let pts = hist.map(|h| shown(&h.points, inner)).unwrap_or_default();
-    let last = pts.clone().next_back().copied().unwrap_or_default();
+    let pts = hist.map_or_else(Vec::new, |h| h.last(usize::from(inner.width)));
+    let last = pts.last().copied().unwrap_or_default();
     let title = format!(
         "{} IOPS {} await {:.2}ms aqu {:.2} util {:.0}%",
         name.unwrap_or("-"),
@@ -233,7 +233,7 @@ fn draw_disk_charts(
     ];
     let mut parts = Vec::with_capacity(8);
     for (row, (get, max, style, label)) in rows.into_iter().zip(series_of) {
-        let v = series(values, pts.clone().map(|p| Some(get(p))));
+        let v = series(values, pts.iter().map(|p| Some(get(p))));
         let max = max.unwrap_or_else(|| v.iter().flatten().fold(0.0_f64, |a, &b| a.max(b)));
         parts.push(sparkline(app, row, v, max, style));
         if row.height > 0 {
