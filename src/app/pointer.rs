@@ -61,7 +61,7 @@ impl App {
     fn click(&mut self, target: Target) -> Vec<Effect> {
         match target {
             Target::Pane(f) => {
-                if f != Focus::Jobs || !self.jobs.list.is_empty() {
+                if f != Focus::Jobs || self.jobs.has_rows() {
                     self.ui.focus = f;
                 }
             }
@@ -71,7 +71,7 @@ impl App {
             }
             Target::Job(id) => {
                 self.ui.focus = Focus::Jobs;
-                self.jobs.selected = Some(id);
+                self.jobs.select(super::jobs::JobRef::Own(id));
             }
             Target::Who => {}
             Target::Process(pid) => {
