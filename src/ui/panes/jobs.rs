@@ -152,15 +152,16 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
         vec![(Line::from(Span::styled(clip(&text, width), style)), None)]
     };
     rows.extend(
-        (app.jobs.foreign.iter()).map(|f| other(JobRef::Foreign(f.pid), foreign_line(f), t.text)),
+        (app.jobs.foreign.iter())
+            .map(|f| other(JobRef::Foreign(f.pid), foreign_line(f, None), t.text)),
     );
     rows.extend(app.jobs.ended_foreign.iter().map(|e| {
-        let text = format!(
-            "ended {} ago · last: {}",
-            ago(app.now_ms - e.ended_ms),
-            foreign_line(&e.fio)
-        );
-        other(JobRef::Gone(e.fio.pid), text, t.dim)
+        let ended = ago(app.now_ms - e.ended_ms);
+        other(
+            JobRef::Gone(e.fio.pid),
+            foreign_line(&e.fio, Some(&ended)),
+            t.dim,
+        )
     }));
     // Newest last; keep the newest jobs that fit under the notice, each from its first line.
     let mut room = usize::from(area.height).saturating_sub(lines.len());
@@ -314,11 +315,13 @@ fn us(v: f64) -> String {
 }
 
 /// A fio pagewatch did not start, as a line: its largest data file with residency first (the
-/// useful half, kept at 80 columns), then its rates and command line.
+/// useful half, kept at 80 columns), then its rates and command line; `ended`: how long ago
+/// it ended (its figures are the last ones seen).
 #[must_use]
-pub fn foreign_line(f: &ForeignFio) -> String {
+pub fn foreign_line(f: &ForeignFio, ended: Option<&str>) -> String {
     let r = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{}/s", fmt::bytes(v)));
-    let files = match f.files.iter().max_by_key(|f| f.size_bytes) {
+    // The largest; the first of equals.
+    let files = match f.files.iter().rev().max_by_key(|f| f.size_bytes) {
         None => " no data file seen".to_owned(),
         Some(first) => {
             let more = match f.files.len() {
@@ -333,8 +336,12 @@ pub fn foreign_line(f: &ForeignFio) -> String {
             )
         }
     };
+    let state = ended.map_or_else(
+        || "(not ours)".to_owned(),
+        |a| format!("ended {a} ago, last:"),
+    );
     format!(
-        "fio {} (not ours){files} · disk rd {} wr {} · syscalls rd {} wr {} · {}",
+        "fio {} {state}{files} · disk rd {} wr {} · syscalls rd {} wr {} · {}",
         f.pid,
         r(f.read_bytes_s),
         r(f.write_bytes_s),
