@@ -232,16 +232,22 @@ impl Jobs {
         }
     }
 
-    /// What `x` does now: to the selected row, or (when it is an ended job of ours and another
-    /// is active) nothing else: an ended row is dismissed.
+    /// What `x` does now: to the selected row; on an ended job of ours, it stops (or
+    /// releases) the newest active job when there is one (as `x` always did after a job
+    /// finished), else dismisses the ended row.
     #[must_use]
     pub fn x_action(&self) -> XAction {
+        let act = |j: &Job| match j.kind {
+            JobKind::Eat => XAction::Release(j.id),
+            JobKind::Fio => XAction::Stop(j.id),
+        };
         match self.current() {
             None => XAction::Nothing,
             Some(r @ JobRef::Own(id)) => match self.get(id) {
-                Some(j) if !j.state.active() => XAction::Dismiss(r),
-                Some(j) if j.kind == JobKind::Eat => XAction::Release(id),
-                Some(_) => XAction::Stop(id),
+                Some(j) if j.state.active() => act(j),
+                Some(_) => (self.list.iter().rev())
+                    .find(|j| j.state.active())
+                    .map_or(XAction::Dismiss(r), act),
                 None => XAction::Nothing,
             },
             Some(JobRef::Foreign(pid)) => XAction::NotOurs(pid),

@@ -48,12 +48,17 @@ fn x_says_and_does_what_fits_the_selected_row() {
     j.move_selection(false);
     assert_eq!(j.current(), Some(JobRef::Own(f)));
     ended(&mut j, f, 2_000);
+    // Ended, with the eater still active: x releases the eater (as it always did).
+    assert_eq!(j.x_action(), XAction::Release(eat));
+    j.stopping(eat);
+    ended(&mut j, eat, 2_500);
     assert_eq!(j.x_action(), XAction::Dismiss(JobRef::Own(f)));
     j.dismiss(JobRef::Own(f));
     assert!(j.get(f).is_none());
     // A running job cannot be dismissed.
-    j.dismiss(JobRef::Own(eat));
-    assert!(j.get(eat).is_some());
+    let running = j.add(JobKind::Eat, "eat 1G".into(), 0);
+    j.dismiss(JobRef::Own(running));
+    assert!(j.get(running).is_some());
 }
 
 #[test]
