@@ -1,7 +1,9 @@
 //! Whole-screen snapshots at 80x24 and 160x48 of the job detail view (`Enter` on a row of the
 //! jobs pane, issue #24 item 7): a fio job pagewatch started (its command line, files with
 //! residency, fio's live figures), a fio it did not start (its /proc rates and files), and the
-//! jobs pane with that fio ended (dimmed, its last figures, `x dismisses`).
+//! jobs pane with that fio ended (dimmed, its last figures, `x dismisses`); and the throttled
+//! writers named after the fio they work for (`fio of #1`, `fio of 2900`), from the lineage
+//! pseudo-file as a live sample carries it.
 //!
 //! The samples are the first 12 of `assets/recordings/who-throttled.pwrec` (two buffered fio
 //! writers and a dd on this VM) through `App::update`; the job reports are made up here, as
@@ -19,6 +21,11 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 fn app() -> (App, Vec<pagewatch::sample::RawSample>) {
+    app_after(12)
+}
+
+/// The app after the recording's first `n` samples, and all the samples.
+fn app_after(n: usize) -> (App, Vec<pagewatch::sample::RawSample>) {
     let host = HostInfo {
         hostname: "testhost".into(),
         kernel: "6.18.44".into(),
@@ -27,7 +34,7 @@ fn app() -> (App, Vec<pagewatch::sample::RawSample>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/who-throttled.pwrec");
     let rec = pagewatch::record::read(&path).unwrap();
     let mut app = App::new(host, Look::default(), 1.0);
-    for s in rec.samples.iter().take(12) {
+    for s in rec.samples.iter().take(n) {
         app.update(Msg::Sample(s.clone()));
     }
     (app, rec.samples)
@@ -158,4 +165,47 @@ fn detail_of_a_foreign_fio_and_its_ended_row() {
     assert!(text.contains(line), "{text}");
     assert!(text.contains("Jobs (x dismisses"), "{text}");
     assert_screens("jobs_foreign_ended", &app);
+}
+
+/// The recording's throttled fio workers (2921, 2923 and 3092, 3093) and dd (2883), given a
+/// lineage as the live source writes it: the first two under a fio found running (2900), the
+/// other two under a fio of ours (its main 3090 under pagewatch's guard 3000, job #1).
+#[test]
+fn throttled_workers_are_named_after_their_fio() {
+    let (mut app, samples) = app_after(11);
+    let id = app
+        .jobs
+        .add(JobKind::Fio, "fio randwrite size=64M".into(), app.now_ms);
+    let report = |m| Msg::Job(JobReport::Job(m));
+    app.update(report(JobMsg::Started {
+        id,
+        pid: 3000,
+        argv: vec!["fio".into()],
+    }));
+    app.update(Msg::Job(JobReport::Foreign(vec![ForeignFio {
+        pid: 2900,
+        ..foreign()
+    }])));
+    let lineage = "2921 2921 2900 1000 1\n2923 2923 2900 1000 1\n3092 3092 3090 3000 1\n\
+                   3093 3093 3090 3000 1\n2883 2883 1000 1\n";
+    // The 12th sample, the tracepoint's busiest interval, as the live source carries it.
+    {
+        let mut s = samples[11].clone();
+        s.files.insert(
+            pagewatch::sample::names::THROTTLED_LINEAGE.to_owned(),
+            lineage.to_owned(),
+        );
+        app.update(Msg::Sample(s));
+    }
+    let text = screen(&app, 160, 48);
+    for want in [
+        "2923 fio of 2900",
+        "2921 fio of 2900",
+        "3093 fio of #1",
+        "3092 fio of #1",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    assert!(text.contains("2883 dd  "), "dd works for no job: {text}");
+    assert_screens("throttled_linked", &app);
 }
