@@ -144,15 +144,15 @@ mod tests {
             tx.send(gettid()).unwrap();
             let _ = done_rx.recv();
         });
-        let live = rx.recv().unwrap();
-        assert_ne!(live, main, "a thread of its own");
-        let writers = format!("events 1\nlost 0\npid={live} events=1 comm=t\n");
+        let tid = rx.recv().unwrap();
+        assert_ne!(tid, main, "a thread of its own");
+        let writers = format!("events 1\nlost 0\npid={tid} events=1 comm=t\n");
         let line = Lineage::default()
             .read(Path::new("/proc"), Some(&writers))
             .unwrap();
         let parent = std::os::unix::process::parent_id();
         assert!(
-            line.starts_with(&format!("{live} {main} {parent}")),
+            line.starts_with(&format!("{tid} {main} {parent}")),
             "{line} (main {main}, parent {parent})"
         );
         done_tx.send(()).unwrap();
