@@ -271,9 +271,18 @@ impl Jobs {
     }
 
     /// A scan's foreign fios at `now_ms`: one no longer found is kept as ended with its last
-    /// figures, until dismissed or replaced by a new run of the same command line.
+    /// figures, until dismissed or replaced by a new run of the same command line (one not
+    /// running at the previous scan).
     pub fn set_foreign(&mut self, found: Vec<ForeignFio>, now_ms: i64) {
         let old = std::mem::replace(&mut self.foreign, found);
+        let new_runs: Vec<&ForeignFio> = (self.foreign.iter())
+            .filter(|n| !old.iter().any(|o| o.pid == n.pid))
+            .collect();
+        self.ended_foreign.retain(|e| {
+            !new_runs
+                .iter()
+                .any(|n| n.pid == e.fio.pid || n.cmdline == e.fio.cmdline)
+        });
         for f in old {
             if !self.foreign.iter().any(|n| n.pid == f.pid) {
                 self.ended_foreign.retain(|e| e.fio.pid != f.pid);
@@ -283,12 +292,6 @@ impl Jobs {
                 });
             }
         }
-        let running = &self.foreign;
-        self.ended_foreign.retain(|e| {
-            !running
-                .iter()
-                .any(|n| n.pid == e.fio.pid || n.cmdline == e.fio.cmdline)
-        });
         let extra = self.ended_foreign.len().saturating_sub(MAX_ENDED);
         self.ended_foreign.drain(..extra);
     }

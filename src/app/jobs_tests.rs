@@ -70,8 +70,30 @@ fn an_ended_foreign_fio_stays_with_its_last_figures() {
     let (f, at) = j.foreign_of(JobRef::Gone(900)).unwrap();
     assert_eq!((f.write_bytes_s, at), (Some(1e6), Some(3_000)));
     assert!(j.has_rows());
+    // Two runs of one command line: when one ends, the other (already running) keeps it.
+    j.set_foreign(
+        vec![fio(901, "fio b"), fio(902, "fio c"), fio(903, "fio c")],
+        3_500,
+    );
+    j.set_foreign(vec![fio(901, "fio b"), fio(903, "fio c")], 4_000);
+    let gone = |j: &Jobs| {
+        j.ended_foreign
+            .iter()
+            .map(|e| e.fio.pid)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(gone(&j), vec![900, 902]);
     // A new run of the same command line replaces it.
-    j.set_foreign(vec![fio(901, "fio b"), fio(950, "fio a")], 5_000);
+    j.set_foreign(
+        vec![fio(901, "fio b"), fio(903, "fio c"), fio(950, "fio a")],
+        5_000,
+    );
+    assert_eq!(gone(&j), vec![902]);
+    j.set_foreign(
+        vec![fio(901, "fio b"), fio(903, "fio c"), fio(950, "fio a")],
+        5_500,
+    );
+    j.dismiss(JobRef::Gone(902));
     assert!(j.ended_foreign.is_empty());
     // Capped: the oldest go first.
     for pid in 0..(MAX_ENDED as u32 + 3) {

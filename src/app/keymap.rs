@@ -300,7 +300,12 @@ pub const KEYMAP: [Binding; 40] = [
     key(Key::Char('r'), "r", Action::RollUp, "processes by command"),
     live(Key::Char('m'), "m", Action::EatMemory, "eat memory"),
     live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),
-    live(Key::Char('x'), "x", Action::StopJob, "stop / release / dismiss"),
+    live(
+        Key::Char('x'),
+        "x",
+        Action::StopJob,
+        "stop / release / dismiss",
+    ),
     live(
         Key::Char('D'),
         "D",

@@ -67,10 +67,10 @@ fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
     canvas.lines(area, lines);
 }
 
-/// The job on row `row` of the pane drawn at `area` (`large`: with its border, two lines a
-/// job), as `ui::hit` asks.
+/// The row (a job, a foreign fio) on row `row` of the pane drawn at `area` (`large`: with its
+/// border, two lines a job), as `ui::hit` asks.
 #[must_use]
-pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<u32> {
+pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<JobRef> {
     let inner = if large {
         ratatui::widgets::Block::bordered().inner(area)
     } else {
@@ -85,10 +85,10 @@ pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<u32> {
         .and_then(|(_, id)| *id)
 }
 
-/// The pane's lines in `area`, top to bottom, each with the job it shows (if any).
-fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Option<u32>)> {
+/// The pane's lines in `area`, top to bottom, each with the row it shows (if any).
+fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Option<JobRef>)> {
     let t = theme(app);
-    let mut lines: Vec<(Line, Option<u32>)> = Vec::new();
+    let mut lines: Vec<(Line, Option<JobRef>)> = Vec::new();
     if let Some(p) = play_line(app) {
         lines.push((Line::from(Span::styled(p, t.title)), None));
     }
@@ -102,7 +102,7 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
     };
     let focused = app.ui.focus == Focus::Jobs;
     let width = usize::from(area.width);
-    let mut rows: Vec<Vec<(Line, Option<u32>)>> = app
+    let mut rows: Vec<Vec<(Line, Option<JobRef>)>> = app
         .jobs
         .list
         .iter()
@@ -139,7 +139,7 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
                         vec![clip(&l, width)]
                     }
                 })
-                .map(|l| (Line::from(Span::styled(l, style)), Some(j.id)))
+                .map(|l| (Line::from(Span::styled(l, style)), Some(JobRef::Own(j.id))))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -149,7 +149,7 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
         } else {
             style
         };
-        vec![(Line::from(Span::styled(clip(&text, width), style)), None)]
+        vec![(Line::from(Span::styled(clip(&text, width), style)), Some(r))]
     };
     rows.extend(
         (app.jobs.foreign.iter())
