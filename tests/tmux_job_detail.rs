@@ -102,8 +102,11 @@ fn enter_opens_the_job_detail() {
         if detail.contains(&title) {
             break;
         }
-        s.keys(&["Escape", "Down"]);
+        // Apart: Escape right before an arrow's own escape sequence reads as one key.
+        s.keys(&["Escape"]);
         s.wait_for("Enter: detail)", 5);
+        s.keys(&["Down"]);
+        std::thread::sleep(std::time::Duration::from_millis(300));
     }
     assert!(detail.contains(&title), "{detail}");
     assert!(detail.contains("data files: 1 ("), "{detail}");
