@@ -80,7 +80,10 @@ fn foreign(app: &App, f: &ForeignFio, ended: Option<i64>) -> (String, Vec<(Strin
             "ended {} ago (exit status unknown: not pagewatch's child) · last figures below",
             ago(app.now_ms - t)
         ),
-        None => format!("running · {} worker processes", f.workers),
+        None => match f.workers {
+            1 => "running · 1 worker process".to_owned(),
+            n => format!("running · {n} worker processes"),
+        },
     };
     let mut lines = vec![
         (state, false),
