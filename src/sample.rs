@@ -65,6 +65,10 @@ pub mod names {
     /// from the events of pagewatch's tracefs instance (`parse::trace_writers` has the
     /// format). Present only while the tracepoint is armed (spec §7).
     pub const TRACE_WRITERS: &str = "sys/kernel/tracing/instances/pagewatch/writers";
+    /// Pseudo-file: the thread group and parents of each task in `TRACE_WRITERS`, one line
+    /// per task, `tid tgid ppid gppid …` (at most three parents; `source::lineage`). Links a
+    /// throttled fio worker to the fio it belongs to. Present while a writer is throttled.
+    pub const THROTTLED_LINEAGE: &str = "proc/throttled-lineage";
     /// tracefs's `events/header_page`: the layout of a ring-buffer page (read by the source
     /// to decode `trace_pipe_raw`; not carried in samples).
     pub const TRACE_HEADER_PAGE: &str = "sys/kernel/tracing/events/header_page";

@@ -4,6 +4,7 @@
 //! Owns: turning prompts and job reports into app changes and effects. Must not touch:
 //! processes, files or the clock; sizes are checked against the latest sample's meminfo.
 
+use super::jobs::XAction;
 use super::prompt::{Outcome, Prompt, Submit};
 use super::{Action, App, Effect, JobCmd, JobKind, JobMsg, Key, Replay};
 use crate::event::EventKind;
@@ -45,19 +46,20 @@ impl App {
             Action::Playbook => return self.open_picker(),
             Action::Tune => return self.open_tune(),
             Action::StopJob => {
-                let newest_active = || self.jobs.list.iter().rev().find(|j| j.state.active());
-                let Some(job) = self
-                    .jobs
-                    .selected()
-                    .filter(|j| j.state.active())
-                    .or_else(newest_active)
-                else {
-                    self.notice = Some("no running job to stop".to_owned());
-                    return Vec::new();
-                };
-                let id = job.id;
-                self.jobs.stopping(id);
-                return vec![Effect::Job(JobCmd::StopJob(id))];
+                // What the pane's title says (`XAction::title`).
+                match self.jobs.x_action() {
+                    XAction::Stop(id) | XAction::Release(id) => {
+                        self.jobs.stopping(id);
+                        return vec![Effect::Job(JobCmd::StopJob(id))];
+                    }
+                    XAction::Dismiss(r) => self.jobs.dismiss(r),
+                    XAction::NotOurs(pid) => {
+                        self.notice = Some(format!(
+                            "fio pid {pid} is not ours: pagewatch does not stop it (kill {pid})"
+                        ));
+                    }
+                    XAction::Nothing => self.notice = Some("no running job to stop".to_owned()),
+                }
             }
             _ => {}
         }

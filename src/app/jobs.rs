@@ -1,13 +1,15 @@
 //! The jobs pagewatch started (memory eaters, fio runs) and the fio processes it found, as the
 //! app knows them from messages.
 //!
-//! Owns: `Jobs` and `Job` (the reports they change by, `JobMsg`, are `jobs::protocol`'s).
-//! Must not touch: processes; the runtime starts and stops them and reports back with
-//! `JobMsg`s.
+//! Owns: `Jobs` and `Job` (the reports they change by, `JobMsg`, are `jobs::protocol`'s), the
+//! pane's rows as `JobRef`s (our jobs, the foreign fios, those that ended), the selection over
+//! them, what `x` does to the selected row (`XAction`), the job detail view's subject, and how
+//! many ended rows are kept (`MAX_ENDED`). Must not touch: processes; the runtime starts and
+//! stops them and reports back with `JobMsg`s.
 
 use crate::event::FioSummary;
 use crate::jobs::fio::FioFigures;
-use crate::jobs::protocol::{ForeignFio, JobKind, JobMsg};
+use crate::jobs::protocol::{ForeignFio, JobFile, JobKind, JobMsg};
 
 /// Where a job is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +80,63 @@ pub struct Job {
     pub result: Option<FioSummary>,
     /// The latest message: a warning, fio's error, why it ended.
     pub note: Option<String>,
+    /// The exact command run, once started.
+    pub argv: Vec<String>,
+    /// Its files with their residency, as last measured (while its detail view is open).
+    pub files: Vec<JobFile>,
 }
+
+/// A fio pagewatch did not start that is gone: its last figures and when it was missed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndedForeign {
+    /// As the last scan that found it saw it.
+    pub fio: ForeignFio,
+    /// Wall time of the first scan that did not find it, ms.
+    pub ended_ms: i64,
+}
+
+/// One row of the jobs pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobRef {
+    /// A job pagewatch started, by id.
+    Own(u32),
+    /// A running fio pagewatch did not start, by main pid.
+    Foreign(u32),
+    /// A fio pagewatch did not start that ended, by main pid.
+    Gone(u32),
+}
+
+/// What `x` does to the selected row (the pane's title says it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XAction {
+    /// Stop this fio job.
+    Stop(u32),
+    /// Release this memory eater.
+    Release(u32),
+    /// Take this ended row off the list.
+    Dismiss(JobRef),
+    /// Nothing: this fio (main pid) is not pagewatch's.
+    NotOurs(u32),
+    /// Nothing to act on.
+    Nothing,
+}
+
+impl XAction {
+    /// The pane title's words for it (`x stops #2`).
+    #[must_use]
+    pub fn title(self) -> String {
+        match self {
+            XAction::Stop(id) => format!("x stops #{id}"),
+            XAction::Release(id) => format!("x releases #{id}"),
+            XAction::Dismiss(_) => "x dismisses".to_owned(),
+            XAction::NotOurs(_) => "x: foreign fio, not ours".to_owned(),
+            XAction::Nothing => "x: nothing to stop".to_owned(),
+        }
+    }
+}
+
+/// Ended rows kept, of our jobs and of foreign fios each; the oldest go first.
+pub const MAX_ENDED: usize = 4;
 
 /// Every job of the session, oldest first, and the fio processes found running.
 #[derive(Debug, Clone, Default)]
@@ -89,6 +147,12 @@ pub struct Jobs {
     pub selected: Option<u32>,
     /// fio processes pagewatch did not start.
     pub foreign: Vec<ForeignFio>,
+    /// Those that ended, oldest first (at most `MAX_ENDED`).
+    pub ended_foreign: Vec<EndedForeign>,
+    /// A selected row that is not one of our jobs (a foreign fio).
+    pub selected_other: Option<JobRef>,
+    /// The row whose detail view is open (`Enter`).
+    pub detail: Option<JobRef>,
     next_id: u32,
 }
 
@@ -109,9 +173,137 @@ impl Jobs {
             fio: None,
             result: None,
             note: None,
+            argv: Vec::new(),
+            files: Vec::new(),
         });
-        self.selected = Some(id);
+        self.select(JobRef::Own(id));
         id
+    }
+
+    /// Whether the pane has any row (our jobs, foreign fios running or ended).
+    #[must_use]
+    pub fn has_rows(&self) -> bool {
+        !(self.list.is_empty() && self.foreign.is_empty() && self.ended_foreign.is_empty())
+    }
+
+    /// The pane's rows, top to bottom: our jobs oldest first, the foreign fios, those ended.
+    #[must_use]
+    pub fn rows(&self) -> Vec<JobRef> {
+        let own = self.list.iter().map(|j| JobRef::Own(j.id));
+        let foreign = self.foreign.iter().map(|f| JobRef::Foreign(f.pid));
+        let gone = self.ended_foreign.iter().map(|e| JobRef::Gone(e.fio.pid));
+        own.chain(foreign).chain(gone).collect()
+    }
+
+    /// Selects a row.
+    pub fn select(&mut self, r: JobRef) {
+        match r {
+            JobRef::Own(id) => {
+                self.selected = Some(id);
+                self.selected_other = None;
+            }
+            other => self.selected_other = Some(other),
+        }
+    }
+
+    /// The selected row: a foreign one chosen with the arrows while it lasts, else the
+    /// selected job (`selected`), else the first foreign fio.
+    #[must_use]
+    pub fn current(&self) -> Option<JobRef> {
+        self.selected_other
+            .filter(|r| self.rows().contains(r))
+            .or_else(|| self.selected().map(|j| JobRef::Own(j.id)))
+            .or_else(|| self.rows().first().copied())
+    }
+
+    /// A foreign fio, running (`Foreign`) or ended (`Gone`), with when it ended.
+    #[must_use]
+    pub fn foreign_of(&self, r: JobRef) -> Option<(&ForeignFio, Option<i64>)> {
+        match r {
+            JobRef::Foreign(pid) => self
+                .foreign
+                .iter()
+                .find(|f| f.pid == pid)
+                .map(|f| (f, None)),
+            JobRef::Gone(pid) => (self.ended_foreign.iter())
+                .find(|e| e.fio.pid == pid)
+                .map(|e| (&e.fio, Some(e.ended_ms))),
+            JobRef::Own(_) => None,
+        }
+    }
+
+    /// What `x` does now: to the selected row; on an ended job of ours, it stops (or
+    /// releases) the newest active job when there is one (as `x` always did after a job
+    /// finished), else dismisses the ended row.
+    #[must_use]
+    pub fn x_action(&self) -> XAction {
+        let act = |j: &Job| match j.kind {
+            JobKind::Eat => XAction::Release(j.id),
+            JobKind::Fio => XAction::Stop(j.id),
+        };
+        match self.current() {
+            None => XAction::Nothing,
+            Some(r @ JobRef::Own(id)) => match self.get(id) {
+                Some(j) if j.state.active() => act(j),
+                Some(_) => (self.list.iter().rev())
+                    .find(|j| j.state.active())
+                    .map_or(XAction::Dismiss(r), act),
+                None => XAction::Nothing,
+            },
+            Some(JobRef::Foreign(pid)) => XAction::NotOurs(pid),
+            Some(r @ JobRef::Gone(_)) => XAction::Dismiss(r),
+        }
+    }
+
+    /// Takes an ended row off the list (and closes its detail view).
+    pub fn dismiss(&mut self, r: JobRef) {
+        match r {
+            JobRef::Own(id) => self.list.retain(|j| j.id != id || j.state.active()),
+            JobRef::Gone(pid) => self.ended_foreign.retain(|e| e.fio.pid != pid),
+            JobRef::Foreign(_) => return,
+        }
+        if self.detail == Some(r) {
+            self.detail = None;
+        }
+        if self.selected_other == Some(r) {
+            self.selected_other = None;
+        }
+    }
+
+    /// A scan's foreign fios at `now_ms`: one no longer found is kept as ended with its last
+    /// figures, until dismissed or replaced by a new run of the same command line (one not
+    /// running at the previous scan).
+    pub fn set_foreign(&mut self, found: Vec<ForeignFio>, now_ms: i64) {
+        let old = std::mem::replace(&mut self.foreign, found);
+        let new_runs: Vec<&ForeignFio> = (self.foreign.iter())
+            .filter(|n| !old.iter().any(|o| o.pid == n.pid))
+            .collect();
+        self.ended_foreign.retain(|e| {
+            !new_runs
+                .iter()
+                .any(|n| n.pid == e.fio.pid || n.cmdline == e.fio.cmdline)
+        });
+        for f in old {
+            if !self.foreign.iter().any(|n| n.pid == f.pid) {
+                self.ended_foreign.retain(|e| e.fio.pid != f.pid);
+                self.ended_foreign.push(EndedForeign {
+                    fio: f,
+                    ended_ms: now_ms,
+                });
+            }
+        }
+        let extra = self.ended_foreign.len().saturating_sub(MAX_ENDED);
+        self.ended_foreign.drain(..extra);
+    }
+
+    /// Keeps at most `MAX_ENDED` of our ended jobs, the newest.
+    fn cap_ended(&mut self) {
+        let ended: Vec<u32> = (self.list.iter())
+            .filter(|j| !j.state.active())
+            .map(|j| j.id)
+            .collect();
+        let drop = &ended[..ended.len().saturating_sub(MAX_ENDED)];
+        self.list.retain(|j| !drop.contains(&j.id));
     }
 
     /// The job with this id.
@@ -129,18 +321,19 @@ impl Jobs {
             .or_else(|| self.list.last())
     }
 
-    /// Moves the selection one job up or down.
+    /// Moves the selection one row up or down.
     pub fn move_selection(&mut self, down: bool) {
-        let Some(cur) = self.selected().map(|j| j.id) else {
+        let rows = self.rows();
+        let Some(cur) = self.current() else {
             return;
         };
-        let i = self.list.iter().position(|j| j.id == cur).unwrap_or(0);
+        let i = rows.iter().position(|r| *r == cur).unwrap_or(0);
         let next = if down {
-            (i + 1).min(self.list.len() - 1)
+            (i + 1).min(rows.len() - 1)
         } else {
             i.saturating_sub(1)
         };
-        self.selected = Some(self.list[next].id);
+        self.select(rows[next]);
     }
 
     /// Marks a job as asked to stop.
@@ -158,8 +351,9 @@ impl Jobs {
             return;
         };
         match msg {
-            JobMsg::Started { pid, .. } => {
+            JobMsg::Started { pid, argv, .. } => {
                 j.pid = Some(*pid);
+                j.argv.clone_from(argv);
                 // "laying out …" is over once the job itself starts.
                 j.note = None;
                 if j.started_ms <= 0 {
@@ -220,7 +414,12 @@ impl Jobs {
                 if result.is_some() {
                     j.result.clone_from(result);
                 }
+                self.cap_ended();
             }
         }
     }
 }
+
+#[cfg(test)]
+#[path = "jobs_tests.rs"]
+mod tests;

@@ -281,7 +281,7 @@ pub const KEYMAP: [Binding; 40] = [
         "show / hide partitions",
     ),
     key(Key::Char('u'), "u", Action::Units, "dirty in pages / bytes"),
-    key(Key::Enter, "Enter", Action::Detail, "selected disk details"),
+    key(Key::Enter, "Enter", Action::Detail, "disk / job details"),
     key(Key::Esc, "Esc", Action::Back, "back"),
     key(
         Key::Char('w'),
@@ -300,7 +300,12 @@ pub const KEYMAP: [Binding; 40] = [
     key(Key::Char('r'), "r", Action::RollUp, "processes by command"),
     live(Key::Char('m'), "m", Action::EatMemory, "eat memory"),
     live(Key::Char('f'), "f", Action::RunFio, "run a fio job"),
-    live(Key::Char('x'), "x", Action::StopJob, "stop / release a job"),
+    live(
+        Key::Char('x'),
+        "x",
+        Action::StopJob,
+        "stop / release / dismiss",
+    ),
     live(
         Key::Char('D'),
         "D",

@@ -4,6 +4,7 @@
 //! files, threads or the clock: time arrives in messages.
 
 mod experiments;
+mod job_detail;
 pub mod jobs;
 pub mod keymap;
 pub mod msg;
@@ -181,6 +182,7 @@ impl App {
             effects.push(Effect::RefreshSlow);
         }
         effects.extend(self.who_refresh());
+        effects.extend(self.job_files_due());
         let wants = self.step_wants.take();
         if let Some(w) = wants.filter(|_| !self.caps.captured && self.replay.is_none()) {
             effects.push(Effect::Want(w));
@@ -268,7 +270,12 @@ impl App {
             Msg::Key(k) => return self.key(k),
             Msg::Pointer(p) => return self.pointer(p),
             Msg::Job(JobReport::Job(j)) => return self.job(&j),
-            Msg::Job(JobReport::Foreign(f)) => self.jobs.foreign = f,
+            Msg::Job(JobReport::Foreign(f)) => self.jobs.set_foreign(f, self.now_ms),
+            Msg::Job(JobReport::Files { id, files }) => {
+                if let Some(j) = self.jobs.list.iter_mut().find(|j| j.id == id) {
+                    j.files = files;
+                }
+            }
             Msg::Job(JobReport::Dropped { level, took_ms }) => {
                 self.notice = Some(format!("dropped caches (level {level}) in {took_ms} ms"));
                 return self.log(EventKind::DropCaches { level, took_ms });
@@ -408,11 +415,15 @@ impl App {
         }
         let ui = &mut self.ui;
         match a {
+            // `q` closes the job detail view before it quits.
+            Action::Quit if self.jobs.detail.is_some() => self.jobs.detail = None,
             Action::Quit => return self.quit(),
             Action::Help => ui.help = !ui.help,
             Action::Back => {
                 if ui.help {
                     ui.help = false;
+                } else if self.jobs.detail.is_some() {
+                    self.jobs.detail = None;
                 } else {
                     ui.detail = false;
                 }
@@ -437,7 +448,7 @@ impl App {
                     ui.focus.prev()
                 };
                 // The jobs pane takes the focus only when it is on screen.
-                if ui.focus == Focus::Jobs && self.jobs.list.is_empty() {
+                if ui.focus == Focus::Jobs && !self.jobs.has_rows() {
                     ui.focus = if next {
                         ui.focus.next()
                     } else {
@@ -457,6 +468,10 @@ impl App {
                 self.jobs.move_selection(a == Action::Down);
             }
             Action::Up | Action::Down => self.move_selection(a == Action::Down),
+            Action::Detail if ui.focus == Focus::Jobs => {
+                self.jobs.detail = self.jobs.current();
+                return self.job_files_due();
+            }
             Action::Detail => {
                 if self.selected_disk().is_some() {
                     self.ui.detail = true;

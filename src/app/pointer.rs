@@ -18,6 +18,8 @@ pub enum Target {
     Disk(String),
     /// A job's row in the jobs pane.
     Job(u32),
+    /// A fio pagewatch did not start, running or ended, in the jobs pane.
+    JobRow(super::jobs::JobRef),
     /// The processes or cgroups view, off its rows.
     Who,
     /// A row of the processes view.
@@ -61,7 +63,7 @@ impl App {
     fn click(&mut self, target: Target) -> Vec<Effect> {
         match target {
             Target::Pane(f) => {
-                if f != Focus::Jobs || !self.jobs.list.is_empty() {
+                if f != Focus::Jobs || self.jobs.has_rows() {
                     self.ui.focus = f;
                 }
             }
@@ -71,7 +73,11 @@ impl App {
             }
             Target::Job(id) => {
                 self.ui.focus = Focus::Jobs;
-                self.jobs.selected = Some(id);
+                self.jobs.select(super::jobs::JobRef::Own(id));
+            }
+            Target::JobRow(r) => {
+                self.ui.focus = Focus::Jobs;
+                self.jobs.select(r);
             }
             Target::Who => {}
             Target::Process(pid) => {
@@ -86,7 +92,7 @@ impl App {
     fn wheel(&mut self, target: &Target, down: bool) -> Vec<Effect> {
         match target {
             Target::Pane(Focus::Disks) | Target::Disk(_) => self.move_selection(down),
-            Target::Pane(Focus::Jobs) | Target::Job(_) => {
+            Target::Pane(Focus::Jobs) | Target::Job(_) | Target::JobRow(_) => {
                 self.ui.focus = Focus::Jobs;
                 self.jobs.move_selection(down);
             }

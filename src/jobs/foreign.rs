@@ -9,7 +9,8 @@
 //! a fio process whose parent is a fio process. A fio binary started under another name (a
 //! renamed copy or symlink) is not found: checking every process's /proc/PID/exe for it, as
 //! well as reading its stat, made a scan cost several times as much. Target files are the
-//! regular files among fds 3 and up. Must not touch: the processes.
+//! regular files among fds 3 and up (`foreign_files` picks the data files among them). Must
+//! not touch: the processes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -51,6 +52,9 @@ pub struct ForeignFio {
     pub cmdline: Vec<String>,
     /// The main process first, then workers by pid.
     pub procs: Vec<FioProc>,
+    /// The main process's working directory (`/proc/PID/cwd`), for the relative paths of its
+    /// options; `None` when unreadable.
+    pub cwd: Option<PathBuf>,
 }
 
 impl ForeignFio {
@@ -117,7 +121,11 @@ pub fn scan_pids(
             files: open_files(&base.join("fd")),
         });
     }
-    group(found, cmdlines, exclude)
+    let mut runs = group(found, cmdlines, exclude);
+    for r in &mut runs {
+        r.cwd = std::fs::read_link(proc_root.join(r.pid.to_string()).join("cwd")).ok();
+    }
+    runs
 }
 
 /// Whether `PID/comm` reads `fio`: one open and one read of a 16-byte file, the cheapest
@@ -183,6 +191,7 @@ pub fn group(
             ppid: parent.get(&root).copied().unwrap_or(0),
             cmdline: cmdlines.remove(&root).unwrap_or_default(),
             procs: Vec::new(),
+            cwd: None,
         });
         run.procs.push(p);
     }

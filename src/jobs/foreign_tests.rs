@@ -50,6 +50,7 @@ fn pairing_gives_rates_over_the_given_time_and_forgets_the_gone() {
         ppid: 1,
         cmdline: Vec::new(),
         procs: vec![proc_(10, 1, Some(0)), proc_(11, 10, w)],
+        cwd: None,
     };
     let first = p.update(&[run(Some(1_000))], 1_000_000_000);
     assert_eq!(first[0].total, None);

@@ -2,7 +2,7 @@
 //! they report back (`JobReport`). The app wraps them (`Effect::Job`, `Msg::Job`); the play
 //! sequencer and the supervisor speak them without knowing the app.
 //!
-//! Owns: `JobCmd`, `JobReport`, `JobKind`, `JobMsg`, `ForeignFio`. Must not touch: anything
+//! Owns: `JobCmd`, `JobReport`, `JobKind`, `JobMsg`, `ForeignFio`, `JobFile`. Must not touch: anything
 //! that performs them.
 
 use crate::event::FioSummary;
@@ -35,9 +35,16 @@ pub enum JobCmd {
     },
     /// Stop or release job `id`.
     StopJob(u32),
+    /// Measure the page-cache residency of job `id`'s files (its detail view is open); report
+    /// with `JobReport::Files`.
+    MeasureFiles {
+        /// Job number.
+        id: u32,
+        /// The files, as its command line names them.
+        paths: Vec<String>,
+    },
     /// Sync, then drop caches at this level.
     DropCaches(u8),
-    /// Look for fio processes pagewatch did not start.
     /// Look for fio processes pagewatch did not start: among these pids, the fio processes
     /// of a recent process walk over every process (no comm to read); `None`: no such walk,
     /// read every process's comm.
@@ -59,6 +66,13 @@ pub enum JobReport {
     Job(JobMsg),
     /// fio processes pagewatch did not start, with their rates.
     Foreign(Vec<ForeignFio>),
+    /// Job `id`'s files with their residency (`JobCmd::MeasureFiles`).
+    Files {
+        /// Job number.
+        id: u32,
+        /// The files that could be measured.
+        files: Vec<JobFile>,
+    },
     /// Caches were dropped.
     Dropped {
         /// 1 or 3.
@@ -176,6 +190,36 @@ pub struct ForeignFio {
     pub rchar_s: Option<f64>,
     /// Bytes/s through write syscalls (`wchar`).
     pub wchar_s: Option<f64>,
-    /// Target file, pages in the page cache and its size in pages, with the method used.
-    pub cache: Option<(String, u64, u64, &'static str)>,
+    /// Its data files (`foreign_files::data_files`: the workers' files, never fio's report or
+    /// logs), each with its residency.
+    pub files: Vec<JobFile>,
+    /// Its worker processes (fio's main process not counted).
+    pub workers: usize,
+}
+
+/// A job's data file and how much of it is in the page cache.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct JobFile {
+    /// The file (may end in ` (deleted)`).
+    pub path: String,
+    /// Its size, bytes.
+    pub size_bytes: u64,
+    /// Pages of it in the page cache.
+    pub cached_pages: u64,
+    /// Pages it spans.
+    pub total_pages: u64,
+    /// How it was measured (`cachestat`, `mincore`).
+    pub method: &'static str,
+}
+
+impl JobFile {
+    /// The share of it in the page cache, % (0 for an empty file).
+    #[must_use]
+    pub fn cached_pct(&self) -> f64 {
+        if self.total_pages == 0 {
+            0.0
+        } else {
+            self.cached_pages as f64 * 100.0 / self.total_pages as f64
+        }
+    }
 }

@@ -20,7 +20,7 @@ use crate::jobs::eater::{EatUpdate, Eater};
 use crate::jobs::fio::FioFigures;
 use crate::jobs::fio::{FioDir, FioJob, FioLive, FioSpec, FioUpdate};
 use crate::jobs::foreign::FioPairing;
-use crate::jobs::protocol::{ForeignFio, JobCmd, JobMsg, JobReport};
+use crate::jobs::protocol::{JobCmd, JobMsg, JobReport};
 
 /// Where fio's test files go.
 #[derive(Debug, Clone, Default)]
@@ -88,6 +88,10 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
                     .filter_map(|&p| Some((p, crate::source::procs::cmdline(root, p)?)))
                     .collect();
                 let _ = self.tx.send(JobReport::Cmdlines(lines).into());
+            }
+            JobCmd::MeasureFiles { id, paths } => {
+                let files = crate::jobs::job_files::measure_paths(paths);
+                let _ = self.tx.send(JobReport::Files { id: *id, files }.into());
             }
             JobCmd::Tune { .. } => {}
         }
@@ -258,28 +262,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
                 .iter()
                 .map(|f| {
                     let r = rates.iter().find(|r| r.pid == f.pid).and_then(|r| r.total);
-                    let cache = f.files().first().and_then(|file| {
-                        let info = crate::jobs::cachestat::cached_pages(&file.via).ok()?;
-                        let how = match info.method {
-                            crate::jobs::cachestat::CacheMethod::Cachestat => "cachestat",
-                            crate::jobs::cachestat::CacheMethod::Mincore => "mincore",
-                        };
-                        Some((
-                            file.path.display().to_string(),
-                            info.pages_cached,
-                            info.pages_total,
-                            how,
-                        ))
-                    });
-                    ForeignFio {
-                        pid: f.pid,
-                        cmdline: f.cmdline.join(" "),
-                        read_bytes_s: r.map(|r| r.read_bytes_s),
-                        write_bytes_s: r.map(|r| r.write_bytes_s),
-                        rchar_s: r.map(|r| r.rchar_s),
-                        wchar_s: r.map(|r| r.wchar_s),
-                        cache,
-                    }
+                    crate::jobs::job_files::foreign_view(f, r)
                 })
                 .collect();
             let _ = tx.send(JobReport::Foreign(views).into());

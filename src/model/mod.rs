@@ -184,6 +184,7 @@ impl Model {
                     .as_ref()
                     .map(|t| throttled::from_trace(t, dt_s))
                     .map(|rows| throttled::with_cgroup_paths(rows, cur.cgroups.as_ref()))
+                    .map(|rows| throttled::with_lineage(rows, &cur.lineage))
                     .unwrap_or_default(),
                 Vec::new(),
             ),

@@ -455,6 +455,7 @@ impl Tracker {
             .unwrap_or_default();
         m.throttled =
             super::throttled::rows(m.tracer.as_ref(), std::mem::take(&mut m.throttled), wchan);
+        super::throttled::with_walk_parents(&mut m.throttled, self.last.as_deref());
         for t in m.throttled.iter_mut().filter(|t| t.comm.is_empty()) {
             if let Some(name) = self.names.get(&t.pid) {
                 t.comm.clone_from(name);

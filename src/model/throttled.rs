@@ -2,7 +2,8 @@
 //! `writeback:balance_dirty_pages` tracepoint (root, exact, spec §7) or, without it, from the
 //! tasks whose wchan is `balance_dirty_pages` (approximate, spec §11).
 //!
-//! Owns: `Throttled`, one row of that list, the per-task sums of the tracepoint's events
+//! Owns: `Throttled`, one row of that list (with its process and parents, which link a fio
+//! worker to its fio: `works_for`), the per-task sums of the tracepoint's events
 //! over an interval, the tracer's state as the model shows it, and the kernel's hard limit
 //! read from the events (spec §1.10). Must not touch: I/O, tracefs (the source arms it).
 
@@ -53,6 +54,12 @@ pub struct Throttled {
     pub source: ThrottleSource,
     /// This is pagewatch itself (a recording on the throttled disk).
     pub is_self: bool,
+    /// Its thread group (its process), when known (`names::THROTTLED_LINEAGE`, or the walk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tgid: Option<u32>,
+    /// Its process's parent, that one's parent, … (at most three), when known.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parents: Vec<u32>,
 }
 
 impl Throttled {
@@ -73,6 +80,52 @@ impl Throttled {
             setpoint_pages: None,
             source,
             is_self: false,
+            tgid: None,
+            parents: Vec::new(),
+        }
+    }
+
+    /// Whether it works for the process `pid`: it is that process (or one of its threads),
+    /// or a descendant within three generations (a fio worker under its fio, under
+    /// pagewatch's guard).
+    #[must_use]
+    pub fn works_for(&self, pid: u32) -> bool {
+        pid > 1 && (self.pid == pid || self.tgid == Some(pid) || self.parents.contains(&pid))
+    }
+}
+
+/// Each row's thread group and parents from the sample's lineage (`parse::lineage`).
+#[must_use]
+pub fn with_lineage(
+    mut rows: Vec<Throttled>,
+    lineage: &std::collections::BTreeMap<u32, crate::parse::lineage::Task>,
+) -> Vec<Throttled> {
+    for r in &mut rows {
+        if let Some(t) = lineage.get(&r.pid) {
+            r.tgid = Some(t.tgid);
+            r.parents.clone_from(&t.parents);
+        }
+    }
+    rows
+}
+
+/// The rows still without a lineage (wchan rows: a walk's processes) get their parents from
+/// the walk's records, as far as the walk has them (at most three).
+pub fn with_walk_parents(rows: &mut [Throttled], walk: Option<&crate::parse::procs::Walk>) {
+    let Some(w) = walk else { return };
+    let ppid = |pid: u32| w.records.iter().find(|r| r.pid == pid).map(|r| r.stat.ppid);
+    for r in rows.iter_mut().filter(|r| r.tgid.is_none()) {
+        let Some(mut p) = ppid(r.pid) else { continue };
+        r.tgid = Some(r.pid);
+        for _ in 0..3 {
+            if p == 0 {
+                break;
+            }
+            r.parents.push(p);
+            match ppid(p) {
+                Some(next) if p > 1 => p = next,
+                _ => break,
+            }
         }
     }
 }

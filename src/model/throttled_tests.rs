@@ -124,3 +124,77 @@ fn the_kernel_limit_is_the_last_global_event() {
     );
     assert_eq!(kernel_limit(&trace(&[], TraceState::Armed)), None);
 }
+
+/// A walk of fio processes: (pid, ppid), each with its stat line and io.
+fn fio_walk(procs: &[(u32, u32)]) -> crate::parse::procs::Walk {
+    use std::fmt::Write as _;
+    let mut text = "walk 1000000000\nprev -\nclk_tck 100\ntask_delayacct 0\nscope -\n".to_owned();
+    for (pid, ppid) in procs {
+        let mut f: Vec<String> = (3..=52).map(|_| "0".to_owned()).collect();
+        f[0] = "D".into();
+        f[1] = ppid.to_string();
+        f[20 - 3] = "1".into();
+        f[22 - 3] = "100".into();
+        let _ = write!(
+            text,
+            "P {pid} 100\nstat {pid} (fio) {}\nrchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\n\
+             read_bytes: 0\nwrite_bytes: 0\ncancelled_write_bytes: 0\n",
+            f.join(" ")
+        );
+    }
+    crate::parse::procs::parse(&text).unwrap()
+}
+
+/// A fio worker links to its fio through the sample's lineage (a thread's group, or the
+/// worker's parents) or, for a wchan row, the walk's parents; never to an unrelated pid.
+#[test]
+fn workers_link_to_their_fio() {
+    use crate::parse::lineage::Task;
+    let lineage = std::collections::BTreeMap::from([
+        (
+            21,
+            Task {
+                tgid: 20,
+                parents: vec![10, 5, 1],
+            },
+        ),
+        (
+            30,
+            Task {
+                tgid: 30,
+                parents: vec![1],
+            },
+        ),
+    ]);
+    let rows = with_lineage(
+        vec![
+            Throttled::new(21, "fio", ThrottleSource::Tracepoint),
+            Throttled::new(30, "dd", ThrottleSource::Tracepoint),
+            Throttled::new(40, "fio", ThrottleSource::Wchan),
+        ],
+        &lineage,
+    );
+    assert_eq!(
+        (rows[0].tgid, rows[0].parents.clone()),
+        (Some(20), vec![10, 5, 1])
+    );
+    // Its process, its fio, pagewatch's guard above that; not init, not a stranger.
+    for pid in [21, 20, 10, 5] {
+        assert!(rows[0].works_for(pid), "{pid}");
+    }
+    assert!(!rows[0].works_for(1) && !rows[0].works_for(99));
+    assert!(!rows[1].works_for(10));
+    // Without a lineage, a walk's parents: 40's parent is 10, whose parent is 5.
+    let mut rows = rows;
+    with_walk_parents(&mut rows, Some(&fio_walk(&[(40, 10), (10, 5), (21, 77)])));
+    assert_eq!(
+        (rows[2].tgid, rows[2].parents.clone()),
+        (Some(40), vec![10, 5])
+    );
+    assert!(rows[2].works_for(10));
+    assert_eq!(
+        rows[0].parents,
+        vec![10, 5, 1],
+        "a row with a lineage keeps it"
+    );
+}

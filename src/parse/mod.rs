@@ -10,6 +10,7 @@ pub mod buddyinfo;
 pub mod cgroup;
 pub mod diskstats;
 mod fast;
+pub mod lineage;
 mod lines;
 pub mod meminfo;
 mod memo;
@@ -107,6 +108,9 @@ pub struct Snapshot {
     /// are left out, the rest of the sample stands (a container's odd file must not stop the
     /// monitor).
     pub domains_error: Option<String>,
+    /// The throttled tasks' thread groups and parents (`names::THROTTLED_LINEAGE`), by task
+    /// id; empty when the sample has none.
+    pub lineage: BTreeMap<u32, lineage::Task>,
 }
 
 /// The cgroup, BDI and wb_stats part of a snapshot, and the first error among them.
@@ -271,6 +275,7 @@ impl Snapshot {
             bdis,
             wb_stats,
             domains_error,
+            lineage: lineage::parse(sample),
         })
     }
 }

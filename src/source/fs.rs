@@ -99,6 +99,8 @@ pub struct FsSource {
     tracer: Option<super::Tracer>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
+    /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
+    lineage: super::lineage::Lineage,
 }
 
 impl FsSource {
@@ -159,6 +161,7 @@ impl FsSource {
             proc_root,
             tracer: None,
             cgroups,
+            lineage: super::lineage::Lineage::default(),
         }
     }
 
@@ -246,6 +249,16 @@ impl FsSource {
         }
         if let Some(t) = &mut self.tracer {
             t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
+            let writers = files
+                .get(names::TRACE_WRITERS)
+                .filter(|_| fresh.contains(&names::TRACE_WRITERS));
+            let lineage = self
+                .lineage
+                .read(&self.proc_root, writers.map(String::as_str));
+            if let Some(text) = lineage {
+                put(&mut files, names::THROTTLED_LINEAGE, Cow::Owned(text));
+                fresh.push(names::THROTTLED_LINEAGE);
+            }
         }
         if files.len() != fresh.len() {
             fresh.sort_unstable();

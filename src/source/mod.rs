@@ -8,6 +8,7 @@ mod cgroups;
 mod clock;
 mod fs;
 mod host;
+mod lineage;
 mod mountinfo;
 pub mod procs;
 pub(crate) mod procs_memory;

@@ -10,6 +10,7 @@ use ratatui::widgets::Block;
 
 use super::layout::{self, MIN};
 use super::panes;
+use crate::app::jobs::JobRef;
 use crate::app::{App, Focus, Target, WhoView};
 
 /// What is at `column`, `row` of the screen `area` shows `app` in; `None` where a click
@@ -35,10 +36,13 @@ pub fn target(app: &App, area: Rect, column: u16, row: u16) -> Option<Target> {
         return Some(disk_at(app, w.disks, row).map_or(Target::Pane(Focus::Disks), Target::Disk));
     }
     if r.jobs.contains(at) {
-        return Some(
-            panes::jobs::job_at(app, r.jobs, r.large, row)
-                .map_or(Target::Pane(Focus::Jobs), Target::Job),
-        );
+        return Some(panes::jobs::job_at(app, r.jobs, r.large, row).map_or(
+            Target::Pane(Focus::Jobs),
+            |j| match j {
+                JobRef::Own(id) => Target::Job(id),
+                other => Target::JobRow(other),
+            },
+        ));
     }
     if w.who.contains(at) {
         let hit = match app.ui.who {

@@ -54,6 +54,13 @@ fn every_cell(app: &App, w: u16, h: u16) -> BTreeSet<String> {
                     job_rows.entry(*id).or_insert_with(BTreeSet::new).insert(y);
                     true
                 }
+                Target::JobRow(r) => {
+                    let pid = match r {
+                        JobRef::Own(_) => unreachable!("ours are Target::Job"),
+                        JobRef::Foreign(p) | JobRef::Gone(p) => p,
+                    };
+                    row.contains(&format!("fio {pid} "))
+                }
                 Target::Pane(_) | Target::Who => true,
             };
             assert!(shows, "{w}x{h} ({x},{y}) {t:?} on row {row:?}");
@@ -158,4 +165,28 @@ fn job_rows_in_both_layouts() {
             assert!(found.contains(&format!("Job({id})")), "{w}x{h}: {found:?}");
         }
     }
+    // A fio found running, and one that ended: rows of their own, selectable by a click.
+    let mut app = app_of(crate::source::test_samples("kernel-4.14-diskstats14"));
+    let fio = |pid| crate::app::ForeignFio {
+        pid,
+        cmdline: format!("fio --name=j{pid}"),
+        ..Default::default()
+    };
+    app.update(Msg::Job(crate::app::JobReport::Foreign(vec![
+        fio(900),
+        fio(901),
+    ])));
+    app.update(Msg::Job(crate::app::JobReport::Foreign(vec![fio(900)])));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let found = every_cell(&app, w, h);
+        for r in ["JobRow(Foreign(900))", "JobRow(Gone(901))"] {
+            let text = rows(&app, Rect::new(0, 0, w, h)).join("\n");
+            assert!(found.contains(r), "{w}x{h}: {found:?}\n{text}");
+        }
+    }
+    app.update(Msg::Pointer(crate::app::Pointer {
+        kind: crate::app::MouseKind::Click,
+        target: Target::JobRow(JobRef::Gone(901)),
+    }));
+    assert_eq!(app.jobs.current(), Some(JobRef::Gone(901)));
 }

@@ -56,7 +56,7 @@ fn render_glyphs(app: &App, area: Rect, buf: &mut Buffer) {
     let r = rects(app, area);
     let mut c = Canvas::default();
     panes::header::draw(app, r.header, &mut c);
-    if app.ui.detail {
+    if app.ui.detail || app.jobs.detail.is_some() {
         panes::footer::draw(app, r.footer, &mut c);
         c.paint(buf);
         let body = Rect::new(
@@ -65,7 +65,11 @@ fn render_glyphs(app: &App, area: Rect, buf: &mut Buffer) {
             area.width,
             r.footer.y - r.header.bottom(),
         );
-        panes::detail::render(app, body, buf);
+        if app.jobs.detail.is_some() {
+            panes::job_detail::render(app, body, buf);
+        } else {
+            panes::detail::render(app, body, buf);
+        }
     } else {
         main_view(app, &r, &mut c);
         c.paint(buf);
@@ -78,13 +82,14 @@ fn render_glyphs(app: &App, area: Rect, buf: &mut Buffer) {
 }
 
 /// The screen as a canvas, when it is the main view with nothing over it; `None` for the
-/// views painted straight onto a buffer (too small, device detail, help, a prompt, a phase
+/// views painted straight onto a buffer (too small, device or job detail, help, a prompt, a phase
 /// table).
 #[must_use]
 pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
     if area.width < MIN.0
         || area.height < MIN.1
         || app.ui.detail
+        || app.jobs.detail.is_some()
         || app.ui.help
         || app.prompt.is_some()
         || app.phase_table.is_some()

@@ -1,4 +1,6 @@
-//! Footer: the most used keys, from the keymap table.
+//! Footer: the most used keys, from the keymap table; with the jobs pane focused or a job's
+//! detail open, the jobs keys first and what `x` does to the selected row (the compact layout
+//! has no pane title to say it).
 //!
 //! Owns: the footer line. Must not touch: app state.
 
@@ -6,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::app::keymap::{Action, bindings};
-use crate::app::{App, WhoView};
+use crate::app::{App, Focus, WhoView};
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 
@@ -59,6 +61,20 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     } else {
         &SHOWN
     };
+    if app.replay.is_none() {
+        let jobs = if app.jobs.detail.is_some() {
+            Some("Esc/q back ")
+        } else if app.ui.focus == Focus::Jobs && app.jobs.has_rows() {
+            Some("↑↓ select Enter detail ")
+        } else {
+            None
+        };
+        if let Some(keys) = jobs {
+            spans.push(Span::styled(keys, t.title));
+            spans.push(Span::styled(app.jobs.x_action().title(), t.title));
+            spans.push(Span::styled(" · ", t.dim));
+        }
+    }
     for &(a, name) in shown {
         if let Some(b) = bindings(app.replay.is_some()).find(|b| b.action == a) {
             spans.push(Span::styled(b.label, t.title));

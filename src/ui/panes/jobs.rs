@@ -1,12 +1,14 @@
 //! Jobs pane: every job pagewatch started (eaters, fio) with state, elapsed time, pid and live
-//! figures, the fio processes it found running, and the latest notice.
+//! figures, the fio processes it found running and those that ended (dimmed, with their last
+//! figures), the latest notice, and a title saying what `x` does to the selected row.
 //!
-//! Owns: the jobs rows. Must not touch: app state (read only), the clock (time comes from
+//! Owns: the jobs rows and title. Must not touch: app state (read only), the clock (time comes from
 //! `app.now_ms`).
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use crate::app::jobs::JobRef;
 use crate::app::{App, Focus, ForeignFio, Job, JobKind, JobState};
 use crate::fmt;
 use crate::ui::canvas::Canvas;
@@ -18,6 +20,7 @@ use crate::ui::widgets::frame;
 pub fn rows(app: &App) -> usize {
     2 * app.jobs.list.len()
         + app.jobs.foreign.len()
+        + app.jobs.ended_foreign.len()
         + usize::from(app.notice.is_some())
         + usize::from(app.play.is_some())
 }
@@ -34,12 +37,20 @@ pub fn play_line(app: &App) -> Option<String> {
     ))
 }
 
+/// The title: what `x` does to the selected row, and how to open its detail.
+#[must_use]
+pub fn title(app: &App) -> String {
+    let x = app.jobs.x_action().title();
+    if app.ui.focus == Focus::Jobs {
+        format!("Jobs ({x} · Enter: detail)")
+    } else {
+        format!("Jobs ({x})")
+    }
+}
+
 /// Draws the pane with a border (large layout).
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let inner = canvas.block(
-        area,
-        frame(app, "Jobs (x stops)", app.ui.focus == Focus::Jobs),
-    );
+    let inner = canvas.block(area, frame(app, title(app), app.ui.focus == Focus::Jobs));
     job_rows(app, inner, canvas, true);
 }
 
@@ -56,10 +67,10 @@ fn job_rows(app: &App, area: Rect, canvas: &mut Canvas, two_lines: bool) {
     canvas.lines(area, lines);
 }
 
-/// The job on row `row` of the pane drawn at `area` (`large`: with its border, two lines a
-/// job), as `ui::hit` asks.
+/// The row (a job, a foreign fio) on row `row` of the pane drawn at `area` (`large`: with its
+/// border, two lines a job), as `ui::hit` asks.
 #[must_use]
-pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<u32> {
+pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<JobRef> {
     let inner = if large {
         ratatui::widgets::Block::bordered().inner(area)
     } else {
@@ -74,20 +85,24 @@ pub fn job_at(app: &App, area: Rect, large: bool, row: u16) -> Option<u32> {
         .and_then(|(_, id)| *id)
 }
 
-/// The pane's lines in `area`, top to bottom, each with the job it shows (if any).
-fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Option<u32>)> {
+/// The pane's lines in `area`, top to bottom, each with the row it shows (if any).
+fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Option<JobRef>)> {
     let t = theme(app);
-    let mut lines: Vec<(Line, Option<u32>)> = Vec::new();
+    let mut lines: Vec<(Line, Option<JobRef>)> = Vec::new();
     if let Some(p) = play_line(app) {
         lines.push((Line::from(Span::styled(p, t.title)), None));
     }
     if let Some(n) = &app.notice {
         lines.push((Line::from(Span::styled(n.clone(), t.warn)), None));
     }
-    let selected = app.jobs.selected().map(|j| j.id);
+    let current = app.jobs.current();
+    let selected = match current {
+        Some(JobRef::Own(id)) => Some(id),
+        _ => None,
+    };
     let focused = app.ui.focus == Focus::Jobs;
     let width = usize::from(area.width);
-    let mut rows: Vec<Vec<(Line, Option<u32>)>> = app
+    let mut rows: Vec<Vec<(Line, Option<JobRef>)>> = app
         .jobs
         .list
         .iter()
@@ -101,7 +116,11 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
             } else {
                 t.dim
             };
-            let (head, figures) = job_lines(app, j);
+            let (mut head, figures) = job_lines(app, j);
+            // Large layout: how long ago it ended (compact rows keep their room for figures).
+            if let (Some(end), true) = (j.ended_ms, two_lines) {
+                head = format!("{head} · ended {} ago", ago(app.now_ms - end));
+            }
             let text = if two_lines {
                 vec![clip(&head, width), format!("   {figures}")]
             } else if j.state == JobState::Failed {
@@ -120,15 +139,29 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
                         vec![clip(&l, width)]
                     }
                 })
-                .map(|l| (Line::from(Span::styled(l, style)), Some(j.id)))
+                .map(|l| (Line::from(Span::styled(l, style)), Some(JobRef::Own(j.id))))
                 .collect::<Vec<_>>()
         })
         .collect();
-    rows.extend(app.jobs.foreign.iter().map(|f| {
-        vec![(
-            Line::from(Span::styled(clip(&foreign_line(f), width), t.text)),
-            None,
-        )]
+    let other = |r: JobRef, text: String, style| {
+        let style = if focused && current == Some(r) {
+            t.selected
+        } else {
+            style
+        };
+        vec![(Line::from(Span::styled(clip(&text, width), style)), Some(r))]
+    };
+    rows.extend(
+        (app.jobs.foreign.iter())
+            .map(|f| other(JobRef::Foreign(f.pid), foreign_line(f, None), t.text)),
+    );
+    rows.extend(app.jobs.ended_foreign.iter().map(|e| {
+        let ended = ago(app.now_ms - e.ended_ms);
+        other(
+            JobRef::Gone(e.fio.pid),
+            foreign_line(&e.fio, Some(&ended)),
+            t.dim,
+        )
     }));
     // Newest last; keep the newest jobs that fit under the notice, each from its first line.
     let mut room = usize::from(area.height).saturating_sub(lines.len());
@@ -161,6 +194,17 @@ fn wrap(s: &str, width: usize) -> Vec<String> {
         rest = &rest[n..];
     }
     out
+}
+
+/// How long ago: `12s`, `3m`, `2h`.
+#[must_use]
+pub fn ago(ms: i64) -> String {
+    let s = ms.max(0) / 1000;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m", s / 60),
+        _ => format!("{}h", s / 3600),
+    }
 }
 
 /// `m:ss` or `h:mm:ss`.
@@ -204,7 +248,9 @@ pub fn job_lines(app: &App, j: &Job) -> (String, String) {
     )
 }
 
-fn fio_figures(j: &Job) -> String {
+/// A fio job's figures: its result once ended, else its last interval's.
+#[must_use]
+pub fn fio_figures(j: &Job) -> String {
     let dir = |name: &str, iops: f64, bw: f64, clat: f64, p99: f64| {
         if iops <= 0.0 && bw <= 0.0 {
             return None;
@@ -268,23 +314,34 @@ fn us(v: f64) -> String {
     }
 }
 
-/// A fio pagewatch did not start, as a line.
+/// A fio pagewatch did not start, as a line: its largest data file with residency first (the
+/// useful half, kept at 80 columns), then its rates and command line; `ended`: how long ago
+/// it ended (its figures are the last ones seen).
 #[must_use]
-pub fn foreign_line(f: &ForeignFio) -> String {
+pub fn foreign_line(f: &ForeignFio, ended: Option<&str>) -> String {
     let r = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{}/s", fmt::bytes(v)));
-    let cache = f
-        .cache
-        .as_ref()
-        .map_or_else(String::new, |(path, cached, total, how)| {
-            let pct = if *total > 0 {
-                *cached as f64 * 100.0 / *total as f64
-            } else {
-                0.0
+    // The largest; the first of equals.
+    let files = match f.files.iter().rev().max_by_key(|f| f.size_bytes) {
+        None => " no data file seen".to_owned(),
+        Some(first) => {
+            let more = match f.files.len() {
+                1 => String::new(),
+                n => format!(" +{} files", n - 1),
             };
-            format!(" {path} {pct:.0}% cached ({how})")
-        });
+            format!(
+                " {} {} {:.0}% cached{more}",
+                first.path,
+                fmt::bytes(first.size_bytes as f64),
+                first.cached_pct()
+            )
+        }
+    };
+    let state = ended.map_or_else(
+        || "(not ours)".to_owned(),
+        |a| format!("ended {a} ago, last:"),
+    );
     format!(
-        "fio pid {} (not ours): disk rd {} wr {} · syscalls rd {} wr {}{cache} · {}",
+        "fio {} {state}{files} · disk rd {} wr {} · syscalls rd {} wr {} · {}",
         f.pid,
         r(f.read_bytes_s),
         r(f.write_bytes_s),

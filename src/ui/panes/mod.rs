@@ -10,6 +10,7 @@ pub mod disks;
 pub mod footer;
 pub mod header;
 pub mod help;
+pub mod job_detail;
 pub mod jobs;
 pub mod memory;
 pub mod phases;

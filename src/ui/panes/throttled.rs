@@ -3,8 +3,10 @@
 //!
 //! Rows come from the tracepoint (root, exact) or, without it, from tasks whose wchan is
 //! balance_dirty_pages (labelled approximate). pagewatch itself is flagged when it is among
-//! them (a recording on the throttled disk).
-//! Owns: the throttled-writers table. Must not touch: app state.
+//! them (a recording on the throttled disk). A writer that works for a fio of the jobs pane (a
+//! worker: same process, or its parent or grandparent is the job's pid) is named after it:
+//! `fio of #2` for a job pagewatch started, `fio of 4200` for a fio it found.
+//! Owns: the throttled-writers table and that label. Must not touch: app state.
 
 use std::fmt::Write as _;
 
@@ -77,6 +79,34 @@ fn rate(kbps: Option<u64>) -> String {
     }
 }
 
+/// The job a writer works for, as the jobs pane names it: `#2` (ours, running) or the
+/// foreign fio's pid; `None` when it works for none of them.
+#[must_use]
+pub fn job_label(app: &App, w: &Throttled) -> Option<String> {
+    let own = (app.jobs.list.iter())
+        .filter(|j| j.state.active())
+        .filter_map(|j| Some((j.pid?, format!("#{}", j.id))));
+    let foreign = (app.jobs.foreign.iter()).map(|f| (f.pid, f.pid.to_string()));
+    own.chain(foreign)
+        .find(|(pid, _)| w.works_for(*pid))
+        .map(|(_, label)| label)
+}
+
+/// The comm column (15 characters): `(self) ` before pagewatch itself, ` of #2` after a
+/// job's worker, the comm cut to make room.
+fn comm_cell(app: &App, w: &Throttled) -> String {
+    let mut comm = w.comm.clone();
+    if w.is_self {
+        comm.insert_str(0, "(self) ");
+    }
+    if let Some(label) = job_label(app, w) {
+        let tag = format!(" of {label}");
+        let room = 15usize.saturating_sub(tag.chars().count());
+        comm = comm.chars().take(room).collect::<String>() + &tag;
+    }
+    comm.chars().take(15).collect()
+}
+
 /// Draws the table.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let list = rows(app);
@@ -96,12 +126,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         let mut row = String::with_capacity(width);
         push_right(&mut row, 7, w.pid);
         row.push(' ');
-        let mut comm = w.comm.clone();
-        if w.is_self {
-            comm.insert_str(0, "(self) ");
-        }
-        comm.truncate(15);
-        row.push_str(&comm);
+        row.push_str(&comm_cell(app, w));
         pad_to(&mut row, 24);
         push_right(&mut row, 10, Fit(w.pause_ms_per_s, 1, 10));
         push_right(&mut row, 11, rate(w.task_ratelimit_kbps));

@@ -1,0 +1,211 @@
+//! Whole-screen snapshots at 80x24 and 160x48 of the job detail view (`Enter` on a row of the
+//! jobs pane, issue #24 item 7): a fio job pagewatch started (its command line, files with
+//! residency, fio's live figures), a fio it did not start (its /proc rates and files), and the
+//! jobs pane with that fio ended (dimmed, its last figures, `x dismisses`); and the throttled
+//! writers named after the fio they work for (`fio of #1`, `fio of 2900`), from the lineage
+//! pseudo-file as a live sample carries it.
+//!
+//! The samples are the first 12 of `assets/recordings/who-throttled.pwrec` (two buffered fio
+//! writers and a dd on this VM) through `App::update`; the job reports are made up here, as
+//! the supervisor would send them. Snapshots live in `snapshots/`.
+
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
+
+use std::path::Path;
+
+use pagewatch::app::{Action, App, Focus, ForeignFio, JobKind, JobMsg, JobReport, Look, Msg};
+use pagewatch::jobs::fio::FioFigures;
+use pagewatch::jobs::protocol::JobFile;
+use pagewatch::source::HostInfo;
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn app() -> (App, Vec<pagewatch::sample::RawSample>) {
+    app_after(12)
+}
+
+/// The app after the recording's first `n` samples, and all the samples.
+fn app_after(n: usize) -> (App, Vec<pagewatch::sample::RawSample>) {
+    let host = HostInfo {
+        hostname: "testhost".into(),
+        kernel: "6.18.44".into(),
+        cpus: 2,
+    };
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/recordings/who-throttled.pwrec");
+    let rec = pagewatch::record::read(&path).unwrap();
+    let mut app = App::new(host, Look::default(), 1.0);
+    for s in rec.samples.iter().take(n) {
+        app.update(Msg::Sample(s.clone()));
+    }
+    (app, rec.samples)
+}
+
+fn file(path: &str, mib: u64, cached_pct: u64) -> JobFile {
+    let pages = mib * 256;
+    JobFile {
+        path: path.into(),
+        size_bytes: mib << 20,
+        cached_pages: pages * cached_pct / 100,
+        total_pages: pages,
+        method: "cachestat",
+    }
+}
+
+fn foreign() -> ForeignFio {
+    ForeignFio {
+        pid: 4200,
+        cmdline: "fio --name=x --filename=/var/tmp/pw-jobs-test/f:/var/tmp/pw-jobs-test/g \
+                  --size=64m --rw=write --numjobs=2 --output=/var/tmp/pw-jobs-test/out.txt"
+            .into(),
+        read_bytes_s: Some(0.0),
+        write_bytes_s: Some(118e6),
+        rchar_s: Some(0.0),
+        wchar_s: Some(131e6),
+        files: vec![
+            file("/var/tmp/pw-jobs-test/f", 64, 73),
+            file("/var/tmp/pw-jobs-test/g", 64, 41),
+        ],
+        workers: 2,
+    }
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
+    t.backend().to_string()
+}
+
+fn assert_screens(name: &str, app: &App) {
+    for (w, h) in [(80, 24), (160, 48)] {
+        insta::with_settings!({
+            snapshot_path => "../snapshots",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(format!("{name}@{w}x{h}"), screen(app, w, h));
+        });
+    }
+}
+
+fn open_detail(app: &mut App) {
+    if app.ui.focus != Focus::Jobs {
+        app.update(Msg::Action(Action::FocusNext));
+    }
+    assert_eq!(app.ui.focus, Focus::Jobs);
+    app.update(Msg::Action(Action::Detail));
+}
+
+#[test]
+fn detail_of_a_fio_job_of_ours() {
+    let (mut app, _) = app();
+    let t0 = app.now_ms - 17_000;
+    let id = app
+        .jobs
+        .add(JobKind::Fio, "fio randwrite size=64M".into(), t0);
+    let argv: Vec<String> = "/usr/bin/fio --name=randwrite --filename=/var/tmp/pagewatch-fio/randwrite.fio \
+         --size=64M --rw=randwrite --bs=4k --ioengine=psync --output-format=json+ --status-interval=1"
+        .split(' ')
+        .map(str::to_owned)
+        .collect();
+    let report = |m| Msg::Job(JobReport::Job(m));
+    app.update(report(JobMsg::Started {
+        id,
+        pid: 3100,
+        argv,
+    }));
+    app.update(report(JobMsg::Fio {
+        id,
+        figures: FioFigures {
+            w_iops: 2650.0,
+            w_bw: 2650.0 * 4096.0,
+            w_clat_us: 370.0,
+            w_p99_us: 2100.0,
+            ..FioFigures::default()
+        },
+    }));
+    open_detail(&mut app);
+    app.update(Msg::Job(JobReport::Files {
+        id,
+        files: vec![file("/var/tmp/pagewatch-fio/randwrite.fio", 64, 96)],
+    }));
+    let text = screen(&app, 160, 48);
+    assert!(
+        text.contains("Job #1") && text.contains("--status-interval=1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("96%") && text.contains("randwrite.fio"),
+        "{text}"
+    );
+    assert!(text.contains("W 2650 IOPS"), "{text}");
+    assert_screens("job_detail_ours", &app);
+    // Esc: back to the main view, the pane's title says what x does.
+    app.update(Msg::Action(Action::Back));
+    assert!(screen(&app, 160, 48).contains("Jobs (x stops #1"));
+}
+
+#[test]
+fn detail_of_a_foreign_fio_and_its_ended_row() {
+    let (mut app, samples) = app();
+    app.update(Msg::Job(JobReport::Foreign(vec![foreign()])));
+    open_detail(&mut app);
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("fio pid 4200 (not ours"), "{text}");
+    assert!(text.contains("73%") && text.contains("41%"), "{text}");
+    assert_screens("job_detail_foreign", &app);
+    // It ends: the pane keeps it dimmed with its last figures; x would dismiss it.
+    app.update(Msg::Action(Action::Back));
+    app.update(Msg::Job(JobReport::Foreign(Vec::new())));
+    for s in samples.iter().skip(12).take(12) {
+        app.update(Msg::Sample(s.clone()));
+    }
+    let text = screen(&app, 160, 48);
+    // The recording's 12 samples span 2 s; the pane is narrow at 160 columns.
+    let line = "fio 4200 ended 2s ago, last: /var/tmp/pw-jobs-test/f 64.0M 73% ca";
+    assert!(text.contains(line), "{text}");
+    assert!(text.contains("Jobs (x dismisses"), "{text}");
+    assert_screens("jobs_foreign_ended", &app);
+}
+
+/// The recording's throttled fio workers (2921, 2923 and 3092, 3093) and dd (2883), given a
+/// lineage as the live source writes it: the first two under a fio found running (2900), the
+/// other two under a fio of ours (its main 3090 under pagewatch's guard 3000, job #1).
+#[test]
+fn throttled_workers_are_named_after_their_fio() {
+    let (mut app, samples) = app_after(11);
+    let id = app
+        .jobs
+        .add(JobKind::Fio, "fio randwrite size=64M".into(), app.now_ms);
+    let report = |m| Msg::Job(JobReport::Job(m));
+    app.update(report(JobMsg::Started {
+        id,
+        pid: 3000,
+        argv: vec!["fio".into()],
+    }));
+    app.update(Msg::Job(JobReport::Foreign(vec![ForeignFio {
+        pid: 2900,
+        ..foreign()
+    }])));
+    let lineage = "2921 2921 2900 1000 1\n2923 2923 2900 1000 1\n3092 3092 3090 3000 1\n\
+                   3093 3093 3090 3000 1\n2883 2883 1000 1\n";
+    // The 12th sample, the tracepoint's busiest interval, as the live source carries it.
+    {
+        let mut s = samples[11].clone();
+        s.files.insert(
+            pagewatch::sample::names::THROTTLED_LINEAGE.to_owned(),
+            lineage.to_owned(),
+        );
+        app.update(Msg::Sample(s));
+    }
+    let text = screen(&app, 160, 48);
+    for want in [
+        "2923 fio of 2900",
+        "2921 fio of 2900",
+        "3093 fio of #1",
+        "3092 fio of #1",
+    ] {
+        assert!(text.contains(want), "{want}: {text}");
+    }
+    assert!(text.contains("2883 dd  "), "dd works for no job: {text}");
+    assert_screens("throttled_linked", &app);
+}
