@@ -13,6 +13,7 @@ pub mod procs;
 pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
+mod taskstats;
 mod trace;
 pub mod trace_guard;
 mod tree;
