@@ -81,6 +81,12 @@ pub mod names {
     /// (read this sample) and `capped` (1: the read stopped at the cap, more is waiting).
     /// Present from the first time the tracepoint is wanted.
     pub const TRACE_STATUS: &str = "sys/kernel/tracing/instances/pagewatch/status";
+    /// Pseudo-file: the tasks that exited since the last sample, from taskstats exit
+    /// notifications (generic netlink, root or CAP_NET_ADMIN), one line per task, and the
+    /// listener's state; `parse::taskstats` has the format. Present in every sample while the
+    /// process walk is wanted (`Wants::procs`), with the state saying why there are no exits
+    /// when the listener could not register.
+    pub const EXITS: &str = "netlink/taskstats";
     /// Per-device files under `/sys/block/<dev>/queue/`, in `BLOCK_DEVICES` column order.
     pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
 

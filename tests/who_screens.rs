@@ -350,3 +350,42 @@ fn cgroups_view_sorted_by_refaults_leads_with_the_thrashing_group() {
     assert!(text.contains("[sort refault/s]"), "{text}");
     assert_screens("who_cgroups_thrash", &app);
 }
+
+/// `assets/recordings/who-exits.pwrec`: `pagewatch record` (walks every 5 s) on this VM, as
+/// root, during tests/exits.rs's scene: a shell loop of 1–2 s `dd if=/dev/zero bs=128`
+/// writers beside a 20 MB/s fio. The dd that exited between walks are rows of their own
+/// (state X) from their taskstats exit records, replayed from the recording.
+#[test]
+fn exited_writers_from_taskstats() {
+    let (mut app, samples) = recording("who-exits", 0);
+    let mut at = 0;
+    for s in &samples {
+        app.update(Msg::Sample(s.clone()));
+        at += 1;
+        let m = app.model.as_ref().unwrap();
+        let exited_dd = m
+            .processes
+            .iter()
+            .flatten()
+            .filter(|p| p.exited && p.comm == "dd")
+            .count();
+        if exited_dd >= 1 && at > 6 {
+            break;
+        }
+    }
+    let m = app.model.as_ref().unwrap();
+    let st = m.exits.as_ref().unwrap();
+    assert_eq!((st.source.as_str(), st.lost), ("taskstats", 0));
+    let dd = m
+        .processes
+        .iter()
+        .flatten()
+        .find(|p| p.exited && p.comm == "dd")
+        .unwrap_or_else(|| panic!("no exited dd in {at} samples"));
+    assert_eq!(dd.state, 'X');
+    assert!(dd.dirtied_bytes_per_s.unwrap() > 20e6, "{dd:?}");
+    app.update(Msg::Action(Action::Processes));
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("X: exited since the last walk"), "{text}");
+    assert_screens("who_exits", &app);
+}

@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod dirty;
 pub mod disk;
 pub mod domains;
+pub mod exits;
 pub mod memory;
 pub mod procs;
 pub mod procs_memory;
@@ -124,6 +125,11 @@ pub struct Model {
     /// wait figure (`None`), since the kernel accounts only tasks forked afterwards.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub delayacct_switched_on: bool,
+    /// Where exited processes come from: taskstats exit notifications while the listener is
+    /// registered (root), else none, and why (`exits::Status`); `None` when the samples do
+    /// not say (no walk wanted, captured trees, older recordings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exits: Option<exits::Status>,
 }
 
 impl Model {
@@ -195,6 +201,7 @@ impl Model {
             verdict: None,
             commands: None,
             delayacct_switched_on: false,
+            exits: None,
         }
     }
 }

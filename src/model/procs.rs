@@ -35,7 +35,9 @@
 //!   30 MB/s, not 300 MB/s, and outranks no steady writer on one burst. `walk_ms` is the span
 //!   each row's rates cover, so rate × span is always bytes.
 //! - What a process did between its last walk and its exit is lost to it (it shows in the
-//!   parent's reaped jump); exit notifications (taskstats) are not read. `exited` is false.
+//!   parent's reaped jump), unless taskstats exit notifications are read (root): then it is
+//!   a row of its own, `exited`, and the parent's jump less its children's totals is the
+//!   parent's rate (`model::exits`).
 //! - Delay accounting counts only tasks forked after `kernel.task_delayacct` was turned on:
 //!   when the tracker saw it switch on, `iowait_ms_per_s` of a task started before the first
 //!   walk that saw it on is `None` (unknown), not 0.
@@ -111,8 +113,15 @@ pub struct ProcRow {
     pub reaped_dirtied_bytes: Option<u64>,
     /// Its command line (NULs as spaces, capped), when the walk read it.
     pub cmdline: Option<String>,
-    /// Kept from an exit notification (never yet: taskstats are not read).
+    /// A process that exited since the previous walk, credited from its taskstats exit
+    /// record (`model::exits`): its rates are its own IO since the last walk that read it.
     pub exited: bool,
+    /// An exited process's lifetime delays (`exited` rows only).
+    pub exit_delays: Option<super::exits::ExitDelays>,
+    /// The io jump of a `reaped_children` row (its own and its children's), for
+    /// `model::exits` to take the children's totals from.
+    #[serde(skip)]
+    pub reaped_io: Option<IoCounters>,
 }
 
 /// What `derive` needs beyond the two walks.
@@ -310,11 +319,21 @@ fn row(
         reaped_dirtied_bytes,
         cmdline: r.cmdline.clone(),
         exited: false,
+        exit_delays: None,
+        reaped_io: match (base.and_then(|b| b.io), &r.io) {
+            (Some(a), ProcIo::Counters(b)) if reaped => Some(IoCounters {
+                rchar: b.rchar.saturating_sub(a.rchar),
+                wchar: b.wchar.saturating_sub(a.wchar),
+                read_bytes: b.read_bytes.saturating_sub(a.read_bytes),
+                write_bytes: b.write_bytes.saturating_sub(a.write_bytes),
+            }),
+            _ => None,
+        },
     }
 }
 
 /// Sort key: bytes to or from storage, then IO wait, then syscall bytes, then D state.
-fn activity(r: &ProcRow) -> f64 {
+pub(crate) fn activity(r: &ProcRow) -> f64 {
     let v = |x: Option<f64>| x.unwrap_or(0.0);
     let storage = v(r.dirtied_bytes_per_s) + v(r.read_bytes_per_s);
     let syscalls = v(r.rchar_per_s) + v(r.wchar_per_s);
@@ -355,11 +374,16 @@ pub struct Tracker {
     /// The command lines of the last walk's processes: pid → (start time, command line).
     /// The source writes one only when the previous walk did not (or it changed).
     cmdlines: HashMap<u32, (u64, String)>,
+    /// The taskstats exits (`model::exits`): exited processes' rows, reaping parents' rates.
+    exits: super::exits::Exits,
 }
 
 impl Tracker {
     /// Takes the next snapshot's walk, if it has one.
     pub fn update(&mut self, snap: &crate::parse::Snapshot) {
+        if let Some(e) = &snap.exits {
+            self.exits.take(e);
+        }
         if let Some(w) = &snap.procs {
             if self.delayacct == Some(false) && w.task_delayacct == Some(true) {
                 // Switched on since the last walk: tasks older than this walk were forked
@@ -371,6 +395,10 @@ impl Tracker {
             }
             let mut rows = derive_with(self.last.as_deref(), w, self.ctx);
             self.carry_cmdlines(w, &mut rows);
+            if self.exits.active() {
+                self.exits.at_walk(w, self.last.as_deref(), &mut rows);
+                rows.sort_by(|a, b| activity(b).total_cmp(&activity(a)).then(a.pid.cmp(&b.pid)));
+            }
             self.rows = Some(rows);
             let mut names = HashMap::new();
             for walk in self.last.iter().map(AsRef::as_ref).chain([w.as_ref()]) {
@@ -391,6 +419,7 @@ impl Tracker {
             self.memory = None;
             self.names.clear();
             self.cmdlines.clear();
+            self.exits = super::exits::Exits::default();
         }
     }
 
@@ -443,6 +472,7 @@ impl Tracker {
         m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();
+        m.exits = self.exits.status().cloned();
         let interval_ms = self.last.as_ref().and_then(|w| {
             let ns = w.mono_ns.checked_sub(w.prev_mono_ns?)?;
             Some((ns + 500_000) / 1_000_000)

@@ -19,6 +19,7 @@ pub mod procs;
 pub mod queue;
 pub mod stat;
 pub mod sysctl;
+pub mod taskstats;
 pub mod trace;
 pub mod trace_raw;
 pub mod trace_writers;
@@ -92,6 +93,11 @@ pub struct Snapshot {
     pub procs: Option<Arc<procs::Walk>>,
     /// Why the walk could not be parsed (`proc/pids:LINE: problem`); the rest stands.
     pub procs_error: Option<String>,
+    /// The taskstats exits since the last sample and the listener's state
+    /// (`names::EXITS`); `None` when the sample does not carry them.
+    pub exits: Option<taskstats::Exits>,
+    /// Why the exits could not be parsed (`netlink/taskstats:LINE: problem`).
+    pub exits_error: Option<String>,
     /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
     /// since the last sample (spec §7); `None` when the sample does not carry it.
     pub trace: Option<trace::Trace>,
@@ -245,6 +251,11 @@ impl Snapshot {
             Some(Err(e)) => (None, Some(e.to_string())),
         };
         let (cgroups, bdis, wb_stats, domains_error) = domains(sample, r);
+        let (exits, exits_error) = match sample.file(names::EXITS).map(taskstats::parse) {
+            None => (None, None),
+            Some(Ok(e)) => (Some(e), None),
+            Some(Err(e)) => (None, Some(e.to_string())),
+        };
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         Ok(Self {
             mono_ns: sample.mono_ns,
@@ -270,6 +281,8 @@ impl Snapshot {
             block,
             procs,
             procs_error,
+            exits,
+            exits_error,
             trace: trace::parse(sample)?,
             cgroups,
             bdis,

@@ -123,7 +123,17 @@ pub fn dirtiers(models: &[Model]) -> Vec<Dirtier> {
     let mut by: BTreeMap<(u32, String), Dirtier> = BTreeMap::new();
     for m in models {
         let dt = m.interval_s.unwrap_or(0.0);
+        // A row's rate covers its own span (`walk_ms`): a process born or exited between two
+        // walks covers less than the walk's interval (`commands[].walk_ms`), and the records
+        // repeating the row over that interval must count its bytes once, not interval/span
+        // times.
+        let interval_ms = m.commands.iter().flatten().find_map(|c| c.walk_ms);
         for p in m.processes.iter().flatten() {
+            let share = match (p.walk_ms, interval_ms) {
+                (Some(s), Some(i)) if i > 0 => (s as f64 / i as f64).min(1.0),
+                _ => 1.0,
+            };
+            let dt = dt * share;
             let d = by
                 .entry((p.pid, p.comm.clone()))
                 .or_insert_with(|| Dirtier {
@@ -372,6 +382,8 @@ mod tests {
             reaped_dirtied_bytes: None,
             cmdline: None,
             exited: false,
+            exit_delays: None,
+            reaped_io: None,
         }
     }
 
@@ -415,6 +427,30 @@ mod tests {
         let d = dirtiers(&m);
         let got: Vec<(u32, f64, f64)> = d.iter().map(|d| (d.pid, d.dirtied, d.read)).collect();
         assert_eq!(got, [(3, 5000.0, 10.0), (1, 4000.0, 20.0)]);
+    }
+
+    /// A row of a process that lived 1 s of a 3 s walk (born or exited between walks), at
+    /// 100 B/s: the three records repeating it add its 100 bytes once, not 300.
+    #[test]
+    #[allow(clippy::float_cmp, reason = "whole bytes")]
+    fn a_row_shorter_than_its_walk_counts_its_bytes_once() {
+        let mut m = models(3);
+        for x in &mut m {
+            x.processes = Some(vec![
+                proc_row(1, 100.0),
+                ProcRow {
+                    walk_ms: Some(3000),
+                    ..proc_row(2, 100.0)
+                },
+            ]);
+            x.commands = Some(crate::model::commands::roll_up(
+                x.processes.as_deref().unwrap(),
+                Some(3000),
+            ));
+        }
+        let d = dirtiers(&m);
+        let got: Vec<(u32, f64)> = d.iter().map(|d| (d.pid, d.dirtied.round())).collect();
+        assert_eq!(got, [(2, 300.0), (1, 100.0)]);
     }
 
     #[test]

@@ -101,6 +101,8 @@ pub struct FsSource {
     cgroups: super::cgroups::Cgroups,
     /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
     lineage: super::lineage::Lineage,
+    /// The taskstats exit listener, for the live system only (`with_tracing`).
+    exits: Option<super::taskstats::Listener>,
 }
 
 impl FsSource {
@@ -162,16 +164,19 @@ impl FsSource {
             tracer: None,
             cgroups,
             lineage: super::lineage::Lineage::default(),
+            exits: None,
         }
     }
 
     /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
     /// (`Wants::trace`; root, tracefs), with `guard_exe` (pagewatch's own binary) as the
     /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
-    /// system only: a captured tree has no tracefs.
+    /// system only: a captured tree has no tracefs. Also listens for taskstats exit
+    /// notifications while the process walk is wanted (`source::taskstats`).
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
         self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
+        self.exits = Some(super::taskstats::Listener::new(self.sys_root.clone()));
         self
     }
 
@@ -237,6 +242,15 @@ impl FsSource {
         if let Some(text) = &self.block_text {
             put(&mut files, names::BLOCK_DEVICES, Cow::Borrowed(text));
             fresh.push(names::BLOCK_DEVICES);
+        }
+        // Drained before the walk: every exit a walk's parent could have reaped is in this
+        // sample or an earlier one (`model::exits`).
+        if let Some(l) = &mut self.exits {
+            l.sample(self.wants.procs.is_some(), mono_ns);
+            if !l.out.is_empty() {
+                put(&mut files, names::EXITS, Cow::Borrowed(&l.out));
+                fresh.push(names::EXITS);
+            }
         }
         match &self.wants.procs {
             Some(scope) => {

@@ -14,6 +14,7 @@ pub mod procs;
 pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
+mod taskstats;
 mod trace;
 pub mod trace_guard;
 pub mod trace_instance;

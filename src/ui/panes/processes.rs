@@ -229,7 +229,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         for c in &cols {
             let v = if p.no_permission && !c.4 && c.3.is_some() {
                 Cell::Text("no perm".into())
-            } else if p.reaped_children && byte_rate(c.3) {
+            } else if p.reaped_children && p.dirtied_bytes_per_s.is_none() && byte_rate(c.3) {
                 Cell::Text("reaped".into())
             } else {
                 (c.2)(p)
@@ -335,8 +335,27 @@ fn note(app: &App) -> Option<String> {
     } else if m.delayacct_switched_on {
         parts.push("IOWAIT - for tasks started before delay accounting was switched on".to_owned());
     }
-    if m.processes.iter().flatten().any(|p| p.reaped_children) {
+    if m.processes
+        .iter()
+        .flatten()
+        .any(|p| p.reaped_children && p.dirtied_bytes_per_s.is_none())
+    {
         parts.push("reaped: IO of children it waited for, not its own rate".to_owned());
+    }
+    match &m.exits {
+        Some(e) if e.source == "taskstats" => {
+            if m.processes.iter().flatten().any(|p| p.exited) {
+                parts.push("X: exited since the last walk, its IO from its exit record".into());
+            }
+            if e.lost > 0 {
+                parts.push(format!("{} exit records lost (buffer full)", e.lost));
+            }
+        }
+        Some(e) if e.state != "off" => parts.push(format!(
+            "exits not seen ({}): an exited process's IO shows in its parent",
+            e.why.as_deref().unwrap_or(&e.state)
+        )),
+        _ => {}
     }
     if hidden > 0 {
         parts.push(format!(
