@@ -371,6 +371,7 @@ mod tests {
             reaped_dirtied_bytes: None,
             cmdline: None,
             exited: false,
+            ..ProcRow::default()
         }
     }
 

@@ -97,6 +97,8 @@ pub struct FsSource {
     proc_root: PathBuf,
     /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
     tracer: Option<super::Tracer>,
+    /// The sync syscalls' tracer, with `tracer` (`with_tracing`).
+    sync_tracer: Option<super::SyncTracer>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
 }
@@ -158,16 +160,21 @@ impl FsSource {
             walker,
             proc_root,
             tracer: None,
+            sync_tracer: None,
             cgroups,
         }
     }
 
     /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
-    /// (`Wants::trace`; root, tracefs), with `guard_exe` (pagewatch's own binary) as the
+    /// (`Wants::trace`; root, tracefs), and the sync syscalls' tracepoints (`Wants::sync`), with `guard_exe` (pagewatch's own binary) as the
     /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
     /// system only: a captured tree has no tracefs.
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
+        self.sync_tracer = Some(super::SyncTracer::new(
+            self.proc_root.clone(),
+            guard_exe.clone(),
+        ));
         self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
         self
     }
@@ -242,6 +249,9 @@ impl FsSource {
         }
         if let Some(t) = &mut self.tracer {
             t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
+        }
+        if let Some(t) = &mut self.sync_tracer {
+            t.sample(self.wants.sync, &mut self.buf, &mut files, &mut fresh);
         }
         if files.len() != fresh.len() {
             fresh.sort_unstable();
