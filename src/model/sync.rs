@@ -43,6 +43,9 @@ pub struct Sync {
     pub lost: u64,
     /// Records dropped without their other half.
     pub unpaired: u64,
+    /// The tracer's own CPU time over the interval, ms (its read, pairing and mapping).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_ms: Option<f64>,
     /// Processes with sync calls, most time waiting first.
     pub rows: Vec<SyncRate>,
 }
@@ -99,6 +102,7 @@ pub fn derive(c: &SyncCalls, dt_s: Option<f64>) -> Sync {
         why: c.why.clone().or_else(|| c.skipped.clone()),
         lost: c.lost,
         unpaired: c.unpaired,
+        cpu_ms: c.cpu_ns.map(|ns| ns as f64 / 1e6),
         rows,
     }
 }

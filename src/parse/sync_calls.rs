@@ -16,6 +16,7 @@
 //! events 42              records read
 //! lost 0                 records the kernel dropped (its buffer wrapped)
 //! unpaired 0             entries or exits dropped without their other half
+//! cpu_ns 81000           the tracer's own CPU this sample (read, pair, map), optional
 //! tgid=7 calls=20 total_ns=160000000 max_ns=42000000 open_ns=0 comm=python3
 //! ```
 
@@ -71,6 +72,8 @@ pub struct SyncCalls {
     pub lost: u64,
     /// Records dropped without their other half.
     pub unpaired: u64,
+    /// The tracer's own CPU time this sample, ns (its thread's clock around the read).
+    pub cpu_ns: Option<u64>,
     /// One row per process with a completed or open sync call, in tgid order.
     pub rows: Vec<SyncRow>,
     /// The first line that could not be read and was skipped (`file:line: problem`).
@@ -91,6 +94,7 @@ impl SyncCalls {
             events: 0,
             lost: 0,
             unpaired: 0,
+            cpu_ns: None,
             rows: Vec::new(),
             skipped: None,
         }
@@ -131,6 +135,9 @@ pub fn render(c: &SyncCalls) -> String {
         c.lost,
         c.unpaired
     );
+    if let Some(ns) = c.cpu_ns {
+        let _ = writeln!(s, "cpu_ns {ns}");
+    }
     for r in &c.rows {
         let _ = writeln!(
             s,
@@ -202,6 +209,7 @@ pub fn parse(text: &str) -> crate::Result<SyncCalls> {
             "events" => num().map(|v| c.events = v),
             "lost" => num().map(|v| c.lost = v),
             "unpaired" => num().map(|v| c.unpaired = v),
+            "cpu_ns" => num().map(|v| c.cpu_ns = Some(v)),
             "" => Ok(()),
             _ => Err(Error::parse(file, n, "not a sync line")),
         };
@@ -271,6 +279,7 @@ mod tests {
             events: 42,
             lost: 1,
             unpaired: 2,
+            cpu_ns: Some(81_000),
             rows: vec![
                 SyncRow {
                     tgid: 7,

@@ -115,7 +115,10 @@ impl SyncTracer {
                 self.wait -= 1;
             }
         } else {
-            self.calls = Some(self.read(buf));
+            let t0 = thread_cpu_ns();
+            let mut c = self.read(buf);
+            c.cpu_ns = Some(thread_cpu_ns().saturating_sub(t0));
+            self.calls = Some(c);
         }
         if let Some(c) = &self.calls {
             self.text = sync_calls::render(c);
@@ -243,7 +246,16 @@ fn refusal(state: &str, why: String) -> SyncCalls {
 
 /// `CLOCK_MONOTONIC`, ns: the trace clock `mono`.
 fn mono_ns() -> u64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    ns(rustix::time::ClockId::Monotonic)
+}
+
+/// This thread's CPU time, ns: what the read costs pagewatch.
+fn thread_cpu_ns() -> u64 {
+    ns(rustix::time::ClockId::ThreadCPUTime)
+}
+
+fn ns(clock: rustix::time::ClockId) -> u64 {
+    let t = rustix::time::clock_gettime(clock);
     u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec).unwrap_or(0)
 }
 
