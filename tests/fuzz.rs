@@ -700,8 +700,8 @@ fn mutated_sync_pages_never_panic() {
             let mut data = Vec::new();
             while data.len() < 3800 {
                 if rng.below(20) == 0 {
-                    // A time extend.
-                    let word = 30u32 | ((rng.next() as u32) << 5);
+                    // A time extend (type_len 30).
+                    let word = 0b1_1110_u32 | ((rng.next() as u32) << 5);
                     data.extend_from_slice(&word.to_ne_bytes());
                     data.extend_from_slice(&(rng.next() as u32).to_ne_bytes());
                     continue;
@@ -709,9 +709,11 @@ fn mutated_sync_pages_never_panic() {
                 let mut rec = vec![0u8; 40];
                 let ev = rng.below(8);
                 rec[..2].copy_from_slice(&ids[ev].to_ne_bytes());
-                rec[4..8].copy_from_slice(&(rng.below(6) as i32 + 100).to_ne_bytes());
+                let tid = 100 + i32::try_from(rng.below(6)).unwrap();
+                rec[4..8].copy_from_slice(&tid.to_ne_bytes());
                 rec[32..40].copy_from_slice(&(rng.next() % 8).to_ne_bytes());
-                let word = 10u32 | ((rng.below(1 << 20) as u32) << 5);
+                // A record of 10 words (type_len 10), up to 2^20 ns after the last.
+                let word = 0b1010_u32 | ((rng.below(1 << 20) as u32) << 5);
                 data.extend_from_slice(&word.to_ne_bytes());
                 data.extend_from_slice(&rec);
             }

@@ -184,7 +184,7 @@ mod tests {
             (p7.per_s, p7.mean_ms, p7.max_ms),
             (10.0, Some(8.0), Some(42.0))
         );
-        assert_eq!(p7.wait_ms_per_s, 80.0);
+        assert!((p7.wait_ms_per_s - 80.0).abs() < 1e-9);
         let p9 = &s.rows[0];
         assert_eq!(p9.pid, 9, "stuck for 3 s: first");
         assert_eq!((p9.per_s, p9.mean_ms, p9.max_ms), (0.0, None, Some(3000.0)));

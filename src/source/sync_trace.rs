@@ -262,20 +262,20 @@ fn ns(clock: rustix::time::ClockId) -> u64 {
 /// A task's process id (`/proc/TID/status` `Tgid`) and that process's comm; the task id and
 /// an empty name when it is gone.
 fn process_of(proc_root: &Path, tid: u32) -> (u32, String, u64) {
-    let tgid = std::fs::read_to_string(proc_root.join(tid.to_string()).join("status"))
+    let leader = std::fs::read_to_string(proc_root.join(tid.to_string()).join("status"))
         .ok()
         .and_then(|s| {
             s.lines()
                 .find_map(|l| l.strip_prefix("Tgid:"))
                 .and_then(|v| v.trim().parse::<u32>().ok())
         });
-    let Some(tgid) = tgid else {
+    let Some(leader) = leader else {
         return (tid, String::new(), 0);
     };
-    let comm = std::fs::read_to_string(proc_root.join(tgid.to_string()).join("comm"))
+    let comm = std::fs::read_to_string(proc_root.join(leader.to_string()).join("comm"))
         .map(|c| c.trim_end().to_owned())
         .unwrap_or_default();
-    (tgid, comm, 0)
+    (leader, comm, 0)
 }
 
 impl Drop for SyncTracer {
