@@ -43,7 +43,7 @@ fn app(samples: &[RawSample]) -> App {
 fn with_sync(samples: &[RawSample], pid: u32) -> Vec<RawSample> {
     let text = format!(
         "state armed\nsource syscalls\nclock mono\nbytes 4096\ncapped 0\nevents 62\nlost 0\n\
-         unpaired 0\ntgid={pid} calls=20 total_ns=160000000 max_ns=42000000 open_ns=0 \
+         unpaired 0\ncpu_ns 60000\ntgid={pid} calls=20 total_ns=160000000 max_ns=42000000 open_ns=0 \
          comm=ignored\ntgid={DB} calls=10 total_ns=300000000 max_ns=31000000 \
          open_ns=2500000000 comm=pgbench\n"
     );

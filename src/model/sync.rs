@@ -43,7 +43,8 @@ pub struct Sync {
     pub lost: u64,
     /// Records dropped without their other half.
     pub unpaired: u64,
-    /// The tracer's own CPU time over the interval, ms (its read, pairing and mapping).
+    /// The tracer's own CPU time over the interval, ms (its read, pairing and mapping);
+    /// `None` when it read nothing this sample (not armed, or just armed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_ms: Option<f64>,
     /// Processes with sync calls, most time waiting first.
@@ -68,10 +69,13 @@ pub struct SyncRate {
 }
 
 impl Sync {
-    /// Whether the figures are measured (armed on the syscall tracepoints with an interval).
+    /// Whether the figures are measured: armed on the syscall tracepoints, and its buffers
+    /// read this sample (`cpu_ms` is there; the sample that arms it has read nothing yet).
     #[must_use]
     pub fn measured(&self) -> bool {
-        self.state == TraceState::Armed && self.source == SyncSource::Syscalls
+        self.state == TraceState::Armed
+            && self.source == SyncSource::Syscalls
+            && self.cpu_ms.is_some()
     }
 }
 
@@ -80,7 +84,7 @@ impl Sync {
 pub fn derive(c: &SyncCalls, dt_s: Option<f64>) -> Sync {
     let ms = |ns: u64| ns as f64 / 1e6;
     let mut rows: Vec<SyncRate> = match dt_s.filter(|d| *d > 0.0) {
-        Some(dt) if c.state == TraceState::Armed => c
+        Some(dt) if c.state == TraceState::Armed && c.cpu_ns.is_some() => c
             .rows
             .iter()
             .map(|r| SyncRate {
@@ -157,6 +161,7 @@ mod tests {
     fn calls(rows: Vec<SyncRow>) -> SyncCalls {
         SyncCalls {
             rows,
+            cpu_ns: Some(50_000),
             ..SyncCalls::state(TraceState::Armed, SyncSource::Syscalls, None)
         }
     }
@@ -236,6 +241,19 @@ mod tests {
         assert!(
             out.iter().all(|r| r.fsync_per_s.is_none()),
             "null when not armed"
+        );
+        let just_armed = derive(
+            &SyncCalls {
+                cpu_ns: None,
+                ..calls(vec![row(4, 20, 160, 42, 0)])
+            },
+            Some(1.0),
+        );
+        assert!(!just_armed.measured() && just_armed.rows.is_empty());
+        let out = join(&rows, 2, Some(&just_armed), true);
+        assert!(
+            out.iter().all(|r| r.fsync_per_s.is_none()),
+            "nothing read yet"
         );
         let fallback = Sync {
             state: TraceState::NoEvent,

@@ -16,7 +16,8 @@
 //! events 42              records read
 //! lost 0                 records the kernel dropped (its buffer wrapped)
 //! unpaired 0             entries or exits dropped without their other half
-//! cpu_ns 81000           the tracer's own CPU this sample (read, pair, map), optional
+//! cpu_ns 81000           the tracer's own CPU this sample (read, pair, map); only when it
+//!                        read its buffers (not on the sample that arms it)
 //! tgid=7 calls=20 total_ns=160000000 max_ns=42000000 open_ns=0 comm=python3
 //! ```
 
