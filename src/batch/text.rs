@@ -149,7 +149,12 @@ fn sync_line(s: &mut String, m: &Model) {
     if sync.rows.len() > 3 {
         parts.push(format!("+{} more", sync.rows.len() - 3));
     }
-    let _ = writeln!(s, "  sync (mean/max): {}", parts.join(", "));
+    let lost = if sync.lost > 0 {
+        format!(" ({} events lost: undercounted)", sync.lost)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(s, "  sync (mean/max): {}{lost}", parts.join(", "));
 }
 
 /// The verdict's lines: non-global domains past background or pacing writers, the throttled

@@ -21,6 +21,7 @@
 //! writes nothing back since Linux 2.6.19).
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use super::trace::TraceFormat;
 use super::trace_raw::{Field, event_id};
@@ -150,11 +151,30 @@ pub struct Open {
     pub age_ns: u64,
 }
 
+/// A hasher for task ids: one multiply (they are not chosen by an attacker who gains from
+/// collisions, and pairing hashes two ids per call, thousands a second).
+#[derive(Debug, Clone, Copy, Default)]
+struct TidHasher(u64);
+
+impl Hasher for TidHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0 = u64::from(i).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
 /// Pairs entries with exits across reads (the module doc).
 #[derive(Debug, Clone, Default)]
 pub struct Pairer {
     /// Task id → (entry time, call, counted).
-    open: HashMap<u32, (u64, u8, bool)>,
+    open: HashMap<u32, (u64, u8, bool), BuildHasherDefault<TidHasher>>,
     /// Exits the last read could not pair, tried once more.
     held: Vec<Call>,
     /// The latest timestamp seen.
@@ -172,16 +192,14 @@ impl Pairer {
     /// stands for it.
     pub fn pair(&mut self, mut calls: Vec<Call>, now: Option<u64>, done: &mut Vec<Done>) {
         let held = std::mem::take(&mut self.held);
-        let held_n = held.len();
+        let fresh = calls.len();
         calls.extend(held.iter().copied());
         // Held exits are marked by position: they were read before this read's calls.
-        let mut tagged: Vec<(Call, bool)> = calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| (*c, i >= calls.len() - held_n))
+        let mut tagged: Vec<(Call, bool)> = (calls.iter().enumerate())
+            .map(|(i, c)| (*c, i >= fresh))
             .collect();
         // By time; at one timestamp an entry before an exit.
-        tagged.sort_by_key(|(c, _)| (c.ts, !c.enter));
+        tagged.sort_unstable_by_key(|(c, held)| (c.ts, !c.enter, c.tid, *held));
         for (c, was_held) in tagged {
             self.newest = self.newest.max(c.ts);
             if c.enter {

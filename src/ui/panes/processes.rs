@@ -361,6 +361,10 @@ fn note(app: &App) -> Option<String> {
         use crate::parse::sync_calls::SyncSource;
         use crate::parse::trace::TraceState;
         match (sync.state, sync.source) {
+            (TraceState::Armed, _) if sync.lost > 0 => parts.push(format!(
+                "SYNC undercounts: {} sync events lost (more calls than the buffer holds)",
+                sync.lost
+            )),
             (TraceState::Armed, _) => parts.push(
                 "SYNC: fsync, fdatasync, sync_file_range, msync calls/s, mean/max ms (O_SYNC \
                  writes wait in IOWAIT)"
