@@ -271,6 +271,21 @@ fn escape_with(text: &str, keep_lines: bool) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// A mean and a longest wait (the sync calls'), `mean/max` ms (`-` without one; seconds from 10 s).
+#[must_use]
+pub fn mean_max_ms(mean: Option<f64>, max: Option<f64>) -> String {
+    let short = |x: Option<f64>| match x {
+        None => "-".to_owned(),
+        Some(x) if x < 10.0 => format!("{x:.1}"),
+        Some(x) if x < 10_000.0 => format!("{x:.0}"),
+        Some(x) => format!("{:.0}s", x / 1000.0),
+    };
+    if mean.is_none() && max.is_none() {
+        return "-".to_owned();
+    }
+    format!("{}/{}", short(mean), short(max))
+}
+
 /// Parses a duration: plain seconds (`90`), or a number with `s`, `m` or `h` (`1.5h`).
 pub fn parse_duration(text: &str) -> anyhow::Result<Duration> {
     use anyhow::{Context, bail};

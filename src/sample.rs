@@ -87,6 +87,12 @@ pub mod names {
     /// process walk is wanted (`Wants::procs`), with the state saying why there are no exits
     /// when the listener could not register.
     pub const EXITS: &str = "netlink/taskstats";
+    /// Pseudo-file: the sync syscalls' tracer (`source::sync_trace`): its state and where the
+    /// figures come from, then one line per process with its fsync, fdatasync,
+    /// sync_file_range and msync(MS_SYNC) calls since the last sample (count, summed and
+    /// longest latency, the longest still waiting); `parse::sync_calls` has the format.
+    /// Present from the first time the sync latency is wanted (`Wants::sync`).
+    pub const SYNC_CALLS: &str = "sys/kernel/tracing/instances/pagewatch-sync/calls";
     /// Per-device files under `/sys/block/<dev>/queue/`, in `BLOCK_DEVICES` column order.
     pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
 
@@ -183,6 +189,9 @@ pub struct Wants {
     /// Arm the `writeback:balance_dirty_pages` tracepoint in pagewatch's own tracefs instance
     /// (root only; the source falls back to nothing and says why when it cannot).
     pub trace: bool,
+    /// Time the sync syscalls (fsync, fdatasync, sync_file_range, msync) per process in
+    /// pagewatch's `-sync` tracefs instance (root; the source says why when it cannot).
+    pub sync: bool,
     /// Read the whole cgroup v2 tree every tick (the cgroups pane is open), not only on the
     /// slow refresh.
     pub cgroups_every_tick: bool,

@@ -115,6 +115,15 @@ fn with_trace(mut s: RawSample) -> RawSample {
         names::TRACE_STATUS.into(),
         "state armed\npid 16900\ntasks 16900 16901\nbytes 5540\ncapped 0\n".into(),
     );
+    // The sync tracer's pseudo-file: the walk's database syncing, one process the walk did
+    // not list still waiting.
+    s.files.insert(
+        names::SYNC_CALLS.into(),
+        "state armed\nsource syscalls\nclock mono\nbytes 8192\ncapped 0\nevents 64\nlost 0\n\
+         unpaired 1\ncpu_ns 81000\ntgid=900 calls=31 total_ns=412000000 max_ns=65000000 \
+         open_ns=0 comm=db\ntgid=5150 calls=0 total_ns=0 max_ns=0 open_ns=2500000000 comm=x\n"
+            .into(),
+    );
     s
 }
 
@@ -349,6 +358,16 @@ fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
                     "a cgroup/bdi error names no file: {e}"
                 );
             }
+        }
+        // A sync file that does not parse leaves the sample standing, its error named.
+        if let Some(why) = (c.sync.as_ref())
+            .filter(|s| s.state == pagewatch::parse::trace::TraceState::Error)
+            .and_then(|s| s.why.as_ref())
+        {
+            assert!(
+                why.starts_with(names::SYNC_CALLS),
+                "a sync error names no file: {why}"
+            );
         }
         // A trace file that does not parse leaves the sample standing, its error named.
         if let Some(e) = c.trace.as_ref().and_then(|t| t.error.as_ref()) {
@@ -741,5 +760,90 @@ fn mutated_taskstats_datagrams_never_panic() {
             assert_eq!(back.records.len(), e.records.len());
         }));
         assert!(outcome.is_ok(), "panic in taskstats case {seed}");
+    }
+}
+
+/// Ring-buffer pages of the sync syscalls' records in this kernel's formats
+/// (`tests/fixtures/trace/sync-6.18`): entries and exits of a few tasks with time extends,
+/// then bytes flipped, words set to extreme values and pages cut short. Decoding, pairing
+/// across pages and reducing must end without a panic, and the rows must round-trip through
+/// the sync pseudo-file.
+#[test]
+fn mutated_sync_pages_never_panic() {
+    use pagewatch::parse::sync_calls::{SyncCalls, SyncSource, parse, render};
+    use pagewatch::parse::trace::{TraceState, parse_format};
+    use pagewatch::parse::trace_raw::{PageLayout, walk_page};
+    use pagewatch::parse::trace_sync::{EVENTS, Pairer, SyncLayout, reduce};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace/sync-6.18");
+    let formats: Vec<_> = EVENTS
+        .iter()
+        .map(|e| {
+            let f = std::fs::read_to_string(dir.join(e.strip_prefix("syscalls/").unwrap()));
+            parse_format(&f.unwrap()).unwrap()
+        })
+        .collect();
+    let layout = SyncLayout::new(&formats).unwrap();
+    let ids: Vec<u16> = formats.iter().map(|f| f.id.unwrap() as u16).collect();
+    let page_layout = PageLayout::default();
+    for seed in 0..cases() {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut pairer = Pairer::default();
+        let mut done = Vec::new();
+        for _ in 0..=rng.below(3) {
+            let mut data = Vec::new();
+            while data.len() < 3800 {
+                if rng.below(20) == 0 {
+                    // A time extend (type_len 30).
+                    let word = 0b1_1110_u32 | ((rng.next() as u32) << 5);
+                    data.extend_from_slice(&word.to_ne_bytes());
+                    data.extend_from_slice(&(rng.next() as u32).to_ne_bytes());
+                    continue;
+                }
+                let mut rec = vec![0u8; 40];
+                let ev = rng.below(8);
+                rec[..2].copy_from_slice(&ids[ev].to_ne_bytes());
+                let tid = 100 + i32::try_from(rng.below(6)).unwrap();
+                rec[4..8].copy_from_slice(&tid.to_ne_bytes());
+                rec[32..40].copy_from_slice(&(rng.next() % 8).to_ne_bytes());
+                // A record of 10 words (type_len 10), up to 2^20 ns after the last.
+                let word = 0b1010_u32 | ((rng.below(1 << 20) as u32) << 5);
+                data.extend_from_slice(&word.to_ne_bytes());
+                data.extend_from_slice(&rec);
+            }
+            let mut page = (rng.next() >> 8).to_ne_bytes().to_vec();
+            page.extend_from_slice(&(data.len() as u64).to_ne_bytes());
+            page.extend_from_slice(&data);
+            page.resize(4096, 0);
+            for _ in 0..rng.below(6) {
+                let at = rng.below(page.len().saturating_sub(4));
+                match rng.below(4) {
+                    0 => page[at] ^= 1 << rng.below(8),
+                    1 => page[at..at + 4].copy_from_slice(&u32::MAX.to_ne_bytes()),
+                    2 => page[at..at + 4].copy_from_slice(&(rng.next() as u32).to_ne_bytes()),
+                    _ => page.truncate(at.max(16)),
+                }
+            }
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let mut calls = Vec::new();
+                let mut lost = 0;
+                let _ = walk_page(&page, &page_layout, 0, &mut lost, |ts, rec| {
+                    calls.extend(layout.decode(rec, ts));
+                    Ok(())
+                });
+                let now = (rng.below(2) == 0).then(|| rng.next() >> 8);
+                pairer.pair(calls, now, &mut done);
+                let rows = reduce(&done, &pairer.open(), |tid| {
+                    (tid % 2 == 0).then(|| (tid / 2, "p".to_owned()))
+                });
+                let c = SyncCalls {
+                    rows,
+                    lost,
+                    unpaired: pairer.take_unpaired(),
+                    ..SyncCalls::state(TraceState::Armed, SyncSource::Syscalls, None)
+                };
+                assert_eq!(parse(&render(&c)).unwrap(), c);
+            }));
+            assert!(outcome.is_ok(), "panic in sync page case {seed}");
+        }
     }
 }

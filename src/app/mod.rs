@@ -202,6 +202,7 @@ impl App {
             processes: self.ui.who == Some(WhoView::Processes),
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
+            throttled_table: true,
         }
     }
 

@@ -227,6 +227,11 @@ impl ProcSort {
                 ProcSort::Rchar => p.rchar_per_s.unwrap_or(-1.0),
                 ProcSort::Wchar => p.wchar_per_s.unwrap_or(-1.0),
                 ProcSort::IoWait => p.iowait_ms_per_s.unwrap_or(-1.0),
+                // ms/s in sync calls, then a longer wait (one still waiting counts).
+                ProcSort::Sync => match (p.fsync_per_s, p.fsync_mean_ms, p.fsync_max_ms) {
+                    (None, ..) => -1.0,
+                    (Some(n), mean, max) => n * mean.unwrap_or(0.0) + max.unwrap_or(0.0),
+                },
                 ProcSort::Pid => -f64::from(p.pid),
             }
         };

@@ -130,6 +130,33 @@ fn global_state(m: &Model) -> String {
     }
 }
 
+/// The victims: the processes waiting longest in sync calls over the interval (three at
+/// most), while the sync tracer measures (`model::sync`).
+fn sync_line(s: &mut String, m: &Model) {
+    let Some(sync) = m.sync.as_ref().filter(|x| x.measured()) else {
+        return;
+    };
+    let mut parts: Vec<String> = (sync.rows.iter().take(3))
+        .map(|r| {
+            let comm = if r.comm.is_empty() { "?" } else { &r.comm };
+            let ms = crate::fmt::mean_max_ms(r.mean_ms, r.max_ms);
+            format!("{comm}[{}] {:.0}/s {ms} ms", r.pid, r.per_s)
+        })
+        .collect();
+    if parts.is_empty() {
+        return;
+    }
+    if sync.rows.len() > 3 {
+        parts.push(format!("+{} more", sync.rows.len() - 3));
+    }
+    let lost = if sync.lost > 0 {
+        format!(" ({} events lost: undercounted)", sync.lost)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(s, "  sync (mean/max): {}{lost}", parts.join(", "));
+}
+
 /// The verdict's lines: non-global domains past background or pacing writers, the throttled
 /// writers (most paused first, three at most), saturated disks, direct reclaim.
 fn verdict_lines(s: &mut String, m: &Model) {
@@ -173,6 +200,7 @@ fn verdict_lines(s: &mut String, m: &Model) {
         }
         let _ = writeln!(s, "  throttled: {}", parts.join(", "));
     }
+    sync_line(s, m);
     if let Some(v) = &m.verdict {
         if let Some(why) = &v.saturation_why {
             let more = v.saturated.len().saturating_sub(1);

@@ -35,11 +35,13 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     let opts = Options {
         partitions: args.partitions,
     };
-    // `--view processes` walks the processes as the screen's pane does (every 2 s).
+    // `--view processes` walks the processes as the screen's pane does (every 2 s), and times
+    // the sync syscalls (root) for `processes[]`'s fsync figures.
     let view = crate::model::who::View {
         processes: args.view == Some(crate::cli::View::Processes),
         cgroups: args.view == Some(crate::cli::View::Cgroups),
         scope: None,
+        throttled_table: false,
     };
     let summary = crate::batch::run_viewing(
         source.as_mut(),

@@ -100,12 +100,15 @@ pub enum ProcSort {
     Wchar,
     /// Block-IO wait (delay accounting), ms per second.
     IoWait,
+    /// Time in sync calls (fsync and the like) per second, then the longest wait: the
+    /// victims first (`model::sync`).
+    Sync,
     /// Process id, ascending.
     Pid,
 }
 
 impl ProcSort {
-    const ORDER: [ProcSort; 8] = [
+    const ORDER: [ProcSort; 9] = [
         ProcSort::Storage,
         ProcSort::Memory,
         ProcSort::Dirtied,
@@ -113,6 +116,7 @@ impl ProcSort {
         ProcSort::Rchar,
         ProcSort::Wchar,
         ProcSort::IoWait,
+        ProcSort::Sync,
         ProcSort::Pid,
     ];
 
@@ -133,6 +137,7 @@ impl ProcSort {
             ProcSort::Rchar => "rchar/s",
             ProcSort::Wchar => "wchar/s",
             ProcSort::IoWait => "iowait",
+            ProcSort::Sync => "sync",
             ProcSort::Pid => "pid",
         }
     }

@@ -6,7 +6,7 @@
 //! interval = 1.0           # seconds between samples, 0.05 to 3600
 //! units = "bytes"          # dirty figures in "bytes" or "pages"
 //! disk_sort = "util"       # util, aqu-sz, await, iops, throughput, name
-//! process_sort = "storage" # storage, memory, dirtied, read, rchar, wchar, iowait, pid
+//! process_sort = "storage" # storage, memory, dirtied, read, rchar, wchar, iowait, sync, pid
 //! view = "none"            # the who view shown: none, processes, cgroups
 //! partitions = false       # partitions beside whole disks
 //! fio_dir = "/var/tmp"     # where fio's test files go

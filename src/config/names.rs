@@ -39,7 +39,7 @@ const DISK_SORTS: [(&str, SortKey); 6] = [
     ("throughput", SortKey::Throughput),
     ("name", SortKey::Name),
 ];
-const PROC_SORTS: [(&str, ProcSort); 8] = [
+const PROC_SORTS: [(&str, ProcSort); 9] = [
     ("storage", ProcSort::Storage),
     ("memory", ProcSort::Memory),
     ("dirtied", ProcSort::Dirtied),
@@ -47,6 +47,7 @@ const PROC_SORTS: [(&str, ProcSort); 8] = [
     ("rchar", ProcSort::Rchar),
     ("wchar", ProcSort::Wchar),
     ("iowait", ProcSort::IoWait),
+    ("sync", ProcSort::Sync),
     ("pid", ProcSort::Pid),
 ];
 const VIEWS: [(&str, Option<WhoView>); 3] = [

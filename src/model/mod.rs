@@ -19,6 +19,7 @@ pub mod rate;
 pub mod reclaim;
 pub mod refresh;
 pub mod saturation;
+pub mod sync;
 pub mod throttled;
 pub mod verdict;
 pub mod who;
@@ -106,6 +107,10 @@ pub struct Model {
     /// The `writeback:balance_dirty_pages` tracer: armed, or why not; `None` when the sample
     /// does not say (the tracepoint was never wanted, captured trees, older recordings).
     pub tracer: Option<throttled::Tracer>,
+    /// The sync syscalls' tracer and the interval's sync latency by process (the victims);
+    /// `None` when the sample does not carry it (never wanted, captured trees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync: Option<sync::Sync>,
     /// Dirty domains (spec §1.8, §1.9): the global one first, then each memory cgroup with
     /// dirty or writeback pages of its own, then capped or strictlimit devices.
     pub domains: Vec<domains::Domain>,
@@ -195,6 +200,7 @@ impl Model {
                 Vec::new(),
             ),
             tracer,
+            sync: cur.sync.as_ref().map(|c| sync::derive(c, dt_s)),
             domains,
             cgroups,
             domains_error: cur.domains_error.clone(),

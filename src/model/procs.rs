@@ -122,6 +122,13 @@ pub struct ProcRow {
     /// `model::exits` to take the children's totals from.
     #[serde(skip)]
     pub reaped_io: Option<IoCounters>,
+    /// Sync calls (fsync, fdatasync, sync_file_range, msync) completed per second over the
+    /// sample interval; `None` while the sync tracer is not armed (`model::sync`).
+    pub fsync_per_s: Option<f64>,
+    /// Their mean latency, ms; `None` without a completed call.
+    pub fsync_mean_ms: Option<f64>,
+    /// The longest sync wait of the interval, completed or still waiting, ms.
+    pub fsync_max_ms: Option<f64>,
 }
 
 /// What `derive` needs beyond the two walks.
@@ -329,6 +336,9 @@ fn row(
             }),
             _ => None,
         },
+        fsync_per_s: None,
+        fsync_mean_ms: None,
+        fsync_max_ms: None,
     }
 }
 
@@ -460,15 +470,15 @@ impl Tracker {
         self.last.as_deref()
     }
 
-    /// Fills `Model::processes` (the `TOP` rows), `Model::processes_by_memory` and
+    /// Fills `Model::processes` (the `TOP` rows, the sync victims after them and their sync
+    /// figures, `sync::join`), `Model::processes_by_memory` and
     /// `Model::task_delayacct`, and, while the tracepoint is not armed, `Model::throttled`
     /// with the walk's wchan rows (spec §11); a throttled writer without a name (it exited
     /// before the tracepoint's reader asked) gets its name from the last two walks.
     pub fn fill(&self, m: &mut super::Model) {
-        m.processes = self
-            .rows
-            .as_ref()
-            .map(|r| r.iter().take(TOP).cloned().collect());
+        let whole = self.last.as_ref().is_some_and(|w| w.scope.is_none());
+        m.processes =
+            (self.rows.as_deref()).map(|r| super::sync::join(r, TOP, m.sync.as_ref(), whole));
         m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();

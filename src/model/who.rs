@@ -10,7 +10,10 @@
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
 //! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some dirty domain is at least flushing in the
 //! background (writers can be throttled soon, spec §7). Both stay on for `LINGER_S` after the
-//! last reason, so a writer that pauses for a second does not drop off the list.
+//! last reason, so a writer that pauses for a second does not drop off the list. The sync
+//! syscalls are timed (`Wants::sync`, which costs every task on the machine a check on each
+//! syscall) only while the processes view shows them or the screen shows throttled writers;
+//! never at idle on the default screen.
 
 use super::Model;
 use super::dirty::State;
@@ -38,6 +41,9 @@ pub struct View {
     pub cgroups: bool,
     /// The cgroup the processes pane is scoped to, if any.
     pub scope: Option<String>,
+    /// The screen draws the throttled-writers table while writers are throttled (the
+    /// terminal screen; batch, `record` and `serve` draw none).
+    pub throttled_table: bool,
 }
 
 /// Turns each model into the wants for the next sample, with `LINGER_S` of hysteresis.
@@ -47,6 +53,8 @@ pub struct Gate {
     procs_quiet_s: Option<f64>,
     /// Seconds since the last reason to arm the tracepoint.
     trace_quiet_s: Option<f64>,
+    /// Seconds since the last reason to time the sync syscalls.
+    sync_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -71,9 +79,13 @@ impl Gate {
             cgroup: view.scope.clone(),
             fast: view.processes,
         });
+        // The victims' sync latency: shown in the processes view, and gathered while the
+        // throttled writers' table is on screen, where the victims are to be looked for.
+        let sync = view.processes || (view.throttled_table && !m.throttled.is_empty());
         let next = Wants {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
+            sync: linger(&mut self.sync_quiet_s, sync, dt),
             cgroups_every_tick: view.cgroups,
         };
         (next != self.wants).then(|| {
@@ -184,6 +196,48 @@ mod tests {
         )];
         let w = g.update(&m, &View::default()).unwrap();
         assert!(w.trace, "a task in balance_dirty_pages is reason enough");
+    }
+
+    #[test]
+    fn the_sync_calls_are_timed_only_while_shown() {
+        let mut m = model("live-idle", 1);
+        m.dirty.state = Some(State::BelowBackground);
+        m.domains.clear();
+        m.throttled.clear();
+        let screen = View {
+            throttled_table: true,
+            ..View::default()
+        };
+        let mut g = Gate::default();
+        assert!(
+            !g.update(&m, &screen).is_some_and(|w| w.sync),
+            "nothing armed at idle on the default screen"
+        );
+        m.throttled = vec![super::super::throttled::Throttled::new(
+            42,
+            "dd",
+            super::super::throttled::ThrottleSource::Wchan,
+        )];
+        assert!(
+            g.update(&m, &screen).unwrap().sync,
+            "the throttled table shows"
+        );
+        let mut batch = Gate::default();
+        assert!(
+            !batch.update(&m, &View::default()).is_some_and(|w| w.sync),
+            "batch without the processes view draws no table"
+        );
+        m.throttled.clear();
+        let w = Gate::default()
+            .update(
+                &m,
+                &View {
+                    processes: true,
+                    ..View::default()
+                },
+            )
+            .unwrap();
+        assert!(w.sync, "the processes view shows them");
     }
 
     #[test]

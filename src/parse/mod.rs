@@ -18,10 +18,12 @@ pub mod pressure;
 pub mod procs;
 pub mod queue;
 pub mod stat;
+pub mod sync_calls;
 pub mod sysctl;
 pub mod taskstats;
 pub mod trace;
 pub mod trace_raw;
+pub mod trace_sync;
 pub mod trace_writers;
 pub mod vmstat;
 pub mod zoneinfo;
@@ -101,6 +103,9 @@ pub struct Snapshot {
     /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
     /// since the last sample (spec §7); `None` when the sample does not carry it.
     pub trace: Option<trace::Trace>,
+    /// The sync syscalls' latencies by process since the last sample, and the tracer's state
+    /// (`names::SYNC_CALLS`); `None` when the sample does not carry them.
+    pub sync: Option<sync_calls::SyncCalls>,
     /// The cgroup v2 tree as read this tick (spec §1.8, §11); `None` when the sample has no
     /// cgroup index (older recordings and trees) or `domains_error` says why.
     pub cgroups: Option<cgroup::Cgroups>,
@@ -284,6 +289,7 @@ impl Snapshot {
             exits,
             exits_error,
             trace: trace::parse(sample)?,
+            sync: sync_calls::from_sample(sample),
             cgroups,
             bdis,
             wb_stats,

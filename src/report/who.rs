@@ -384,6 +384,7 @@ mod tests {
             exited: false,
             exit_delays: None,
             reaped_io: None,
+            ..ProcRow::default()
         }
     }
 

@@ -97,6 +97,8 @@ pub struct FsSource {
     proc_root: PathBuf,
     /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
     tracer: Option<super::Tracer>,
+    /// The sync syscalls' tracer, with `tracer` (`with_tracing`).
+    sync_tracer: Option<super::SyncTracer>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
     /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
@@ -162,6 +164,7 @@ impl FsSource {
             walker,
             proc_root,
             tracer: None,
+            sync_tracer: None,
             cgroups,
             lineage: super::lineage::Lineage::default(),
             exits: None,
@@ -169,12 +172,16 @@ impl FsSource {
     }
 
     /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
-    /// (`Wants::trace`; root, tracefs), with `guard_exe` (pagewatch's own binary) as the
+    /// (`Wants::trace`; root, tracefs), and the sync syscalls' tracepoints (`Wants::sync`), with `guard_exe` (pagewatch's own binary) as the
     /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
     /// system only: a captured tree has no tracefs. Also listens for taskstats exit
     /// notifications while the process walk is wanted (`source::taskstats`).
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
+        self.sync_tracer = Some(super::SyncTracer::new(
+            self.proc_root.clone(),
+            guard_exe.clone(),
+        ));
         self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
         self.exits = Some(super::taskstats::Listener::new(self.sys_root.clone()));
         self
@@ -273,6 +280,9 @@ impl FsSource {
                 put(&mut files, names::THROTTLED_LINEAGE, Cow::Owned(text));
                 fresh.push(names::THROTTLED_LINEAGE);
             }
+        }
+        if let Some(t) = &mut self.sync_tracer {
+            t.sample(self.wants.sync, &mut self.buf, &mut files, &mut fresh);
         }
         if files.len() != fresh.len() {
             fresh.sort_unstable();

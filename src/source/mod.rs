@@ -15,6 +15,7 @@ pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
 mod taskstats;
+mod sync_trace;
 mod trace;
 pub mod trace_guard;
 pub mod trace_instance;
@@ -23,6 +24,7 @@ mod tree;
 pub use clock::{Clock, SystemClock, Ticker};
 pub use fs::{FsSource, SLOW_REFRESH_TICKS};
 pub use host::HostInfo;
+pub use sync_trace::SyncTracer;
 pub use trace::{TRACE_READ_CAP, Tracer};
 pub use trace_instance::remove_instance as remove_trace_instance;
 #[cfg(test)]

@@ -7,7 +7,9 @@
 //! `K`; `a` shows command lines in place of command names (`App::cmdline_of`). On `r` the
 //! rows are rolled up by command (`Model::commands`: a count in place of the pid, the
 //! command's bytes over the walk). A process whose io jumped with children it reaped reads
-//! `reaped` in its byte-rate columns: that jump is not its rate.
+//! `reaped` in its byte-rate columns: that jump is not its rate. While the sync tracer
+//! measures (`model::sync`), `SYNC/s` and `SYNCms` (mean/max) give each process's fsync,
+//! fdatasync, sync_file_range and msync calls: the victim of a flood shows there.
 //!
 //! Owns: the processes table. Must not touch: app state.
 
@@ -28,7 +30,7 @@ use crate::ui::widgets::{fitting, frame, pad_to, push_right};
 type Getter = fn(&Process) -> Cell;
 /// (title, width, value, sort key, text column).
 type Column = (&'static str, usize, Getter, Option<ProcSort>, bool);
-const COLUMNS: [Column; 9] = [
+const COLUMNS: [Column; 11] = [
     (
         "DIRTIED/s",
         10,
@@ -48,6 +50,15 @@ const COLUMNS: [Column; 9] = [
         8,
         |p| Cell::Num(p.iowait_ms_per_s, 0),
         Some(ProcSort::IoWait),
+        false,
+    ),
+    // Shown only while the sync tracer measures (`sync_shown`).
+    ("SYNC/s", 7, |p| Cell::Num(p.fsync_per_s, 0), None, false),
+    (
+        "SYNCms",
+        11,
+        |p| Cell::Text(crate::fmt::mean_max_ms(p.fsync_mean_ms, p.fsync_max_ms)),
+        Some(ProcSort::Sync),
         false,
     ),
     ("S", 2, |p| Cell::Text(p.state.to_string()), None, true),
@@ -87,6 +98,12 @@ const COLUMNS: [Column; 9] = [
         true,
     ),
 ];
+
+/// Whether the sync columns are shown: the sync tracer measures.
+fn sync_shown(app: &App) -> bool {
+    let sync = app.model.as_ref().and_then(|m| m.sync.as_ref());
+    sync.is_some_and(crate::model::sync::Sync::measured)
+}
 
 /// A task's wait channel as shown: `-` while it runs (the kernel prints `0`) or unreadable.
 #[must_use]
@@ -194,7 +211,12 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let width = usize::from(inner.width);
     let comm_w = comm_w(app, width);
     let avail = width.saturating_sub(PID_W + comm_w);
-    let cols = fitting(&COLUMNS, avail, |c| c.1);
+    let sync = sync_shown(app);
+    let shown: Vec<Column> = (COLUMNS.iter())
+        .filter(|c| sync || !c.0.starts_with("SYNC"))
+        .copied()
+        .collect();
+    let cols = fitting(&shown, avail, |c| c.1);
     let mut lines = Vec::with_capacity(usize::from(inner.height));
     lines.push(Line::from(Span::styled(
         head(app, &cols, width, comm_w),
@@ -334,6 +356,27 @@ fn note(app: &App) -> Option<String> {
         );
     } else if m.delayacct_switched_on {
         parts.push("IOWAIT - for tasks started before delay accounting was switched on".to_owned());
+    }
+    if let Some(sync) = &m.sync {
+        use crate::parse::sync_calls::SyncSource;
+        use crate::parse::trace::TraceState;
+        match (sync.state, sync.source) {
+            (TraceState::Armed, _) if sync.lost > 0 => parts.push(format!(
+                "SYNC undercounts: {} sync events lost (more calls than the buffer holds)",
+                sync.lost
+            )),
+            (TraceState::Armed, _) => parts.push(
+                "SYNC: fsync, fdatasync, sync_file_range, msync calls/s, mean/max ms (O_SYNC \
+                 writes wait in IOWAIT)"
+                    .to_owned(),
+            ),
+            (_, SyncSource::Delayacct) => parts.push(
+                "no syscall tracepoints: sync waits show only in IOWAIT (delay accounting)"
+                    .to_owned(),
+            ),
+            (TraceState::NotRoot, _) => parts.push("SYNC latency needs root".to_owned()),
+            _ => {}
+        }
     }
     if m.processes
         .iter()
