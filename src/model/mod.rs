@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod dirty;
 pub mod disk;
 pub mod domains;
+pub mod latency;
 pub mod memory;
 pub mod procs;
 pub mod procs_memory;
@@ -105,6 +106,10 @@ pub struct Model {
     /// The `writeback:balance_dirty_pages` tracer: armed, or why not; `None` when the sample
     /// does not say (the tracepoint was never wanted, captured trees, older recordings).
     pub tracer: Option<throttled::Tracer>,
+    /// The block tracer (per-device latency): armed, or why not; `None` when the sample does
+    /// not say (latency was never wanted, older recordings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_tracer: Option<latency::Tracer>,
     /// Dirty domains (spec §1.8, §1.9): the global one first, then each memory cgroup with
     /// dirty or writeback pages of its own, then capped or strictlimit devices.
     pub domains: Vec<domains::Domain>,
@@ -156,6 +161,8 @@ impl Model {
         let dirty = Dirty::derive(prev, cur, dt_s);
         let domains = domains::derive(cur, &dirty);
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
+        let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
+        latency::fill(&mut disks, cur.blk.as_ref());
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,
@@ -163,7 +170,7 @@ impl Model {
             memory: Memory::derive(cur),
             dirty,
             reclaim: Reclaim::derive(prev, cur, dt_s),
-            disks: disk::derive(prev, cur, dt_s, opts.partitions),
+            disks,
             diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),
             procs_blocked: cur.cpu.procs_blocked,
@@ -188,6 +195,7 @@ impl Model {
                 Vec::new(),
             ),
             tracer,
+            latency_tracer: latency::tracer(cur.blk.as_ref()),
             domains,
             cgroups,
             domains_error: cur.domains_error.clone(),

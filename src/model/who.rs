@@ -38,6 +38,9 @@ pub struct View {
     pub cgroups: bool,
     /// The cgroup the processes pane is scoped to, if any.
     pub scope: Option<String>,
+    /// Devices whose latency the user asked for: the disk detail view's (`Enter` on a disk)
+    /// and `--latency DEV`.
+    pub latency: Vec<String>,
 }
 
 /// Turns each model into the wants for the next sample, with `LINGER_S` of hysteresis.
@@ -47,6 +50,8 @@ pub struct Gate {
     procs_quiet_s: Option<f64>,
     /// Seconds since the last reason to arm the tracepoint.
     trace_quiet_s: Option<f64>,
+    /// Seconds since each device was last flagged saturated (block latency, `LINGER_S`).
+    saturated_quiet_s: std::collections::BTreeMap<String, f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -75,11 +80,35 @@ impl Gate {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
             cgroups_every_tick: view.cgroups,
+            latency: self.latency(m, view, dt),
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
             next
         })
+    }
+}
+
+impl Gate {
+    /// The devices to time (sorted, once each): those the view asks for, and those the
+    /// verdict flagged saturated in the last `LINGER_S`.
+    fn latency(&mut self, m: &Model, view: &View, dt: f64) -> Vec<String> {
+        for q in self.saturated_quiet_s.values_mut() {
+            *q += dt;
+        }
+        for d in m.disks.iter().filter(|d| d.saturation.saturated) {
+            self.saturated_quiet_s.insert(d.name.clone(), 0.0);
+        }
+        self.saturated_quiet_s.retain(|_, q| *q < LINGER_S);
+        let mut devs: Vec<String> = view
+            .latency
+            .iter()
+            .chain(self.saturated_quiet_s.keys())
+            .cloned()
+            .collect();
+        devs.sort();
+        devs.dedup();
+        devs
     }
 }
 

@@ -6,6 +6,8 @@
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod bdi;
+pub mod blk_lat;
+pub mod blk_pair;
 pub mod buddyinfo;
 pub mod cgroup;
 pub mod diskstats;
@@ -94,6 +96,9 @@ pub struct Snapshot {
     /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
     /// since the last sample (spec §7); `None` when the sample does not carry it.
     pub trace: Option<trace::Trace>,
+    /// The block tracer: its status and the interval's per-device latency histograms;
+    /// `None` when the sample carries neither (latency was never wanted).
+    pub blk: Option<blk_lat::Blk>,
     /// The cgroup v2 tree as read this tick (spec §1.8, §11); `None` when the sample has no
     /// cgroup index (older recordings and trees) or `domains_error` says why.
     pub cgroups: Option<cgroup::Cgroups>,
@@ -260,6 +265,7 @@ impl Snapshot {
             procs,
             procs_error,
             trace: trace::parse(sample)?,
+            blk: blk_lat::from_sample(sample),
             cgroups,
             bdis,
             wb_stats,

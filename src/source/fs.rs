@@ -97,6 +97,8 @@ pub struct FsSource {
     proc_root: PathBuf,
     /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
     tracer: Option<super::Tracer>,
+    /// The block tracer (`Wants::latency`), for the live system only (`with_tracing`).
+    blk: Option<super::blk::BlkTracer>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
 }
@@ -158,16 +160,23 @@ impl FsSource {
             walker,
             proc_root,
             tracer: None,
+            blk: None,
             cgroups,
         }
     }
 
     /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
-    /// (`Wants::trace`; root, tracefs), with `guard_exe` (pagewatch's own binary) as the
+    /// (`Wants::trace`; root, tracefs), and the block tracer for the devices in
+    /// `Wants::latency`, with `guard_exe` (pagewatch's own binary) as the
     /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
     /// system only: a captured tree has no tracefs.
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
+        self.blk = Some(super::blk::BlkTracer::new(
+            self.proc_root.clone(),
+            self.sys_root.clone(),
+            guard_exe.clone(),
+        ));
         self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
         self
     }
@@ -242,6 +251,9 @@ impl FsSource {
         }
         if let Some(t) = &mut self.tracer {
             t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
+        }
+        if let Some(b) = &mut self.blk {
+            b.sample(&mut files, &mut fresh);
         }
         if files.len() != fresh.len() {
             fresh.sort_unstable();
@@ -324,6 +336,10 @@ impl Source for FsSource {
 
     fn want(&mut self, wants: &Wants) {
         self.wants.clone_from(wants);
+        // Armed at once, so that the next sample already carries the latency.
+        if let Some(b) = &mut self.blk {
+            b.want(&wants.latency);
+        }
     }
 }
 
