@@ -53,6 +53,9 @@ pub struct DiskPoint {
 pub struct DiskHistory {
     /// Points, oldest first.
     pub points: VecDeque<DiskPoint>,
+    /// Device-time histograms (reads and writes) of the ticks its requests were timed,
+    /// oldest first, with their tick: the heat map's columns.
+    pub latency: VecDeque<(u64, crate::parse::blk_lat::Hist)>,
 }
 
 /// Bounded history of the last `capacity` ticks.
@@ -137,11 +140,17 @@ impl History {
                 util_pct: c.util_pct.unwrap_or(0.0),
             };
             h.points.push_back(p);
+            if let Some(l) = &disk.lat_hist {
+                h.latency.push_back((self.tick, l.device()));
+            }
         }
         let oldest = self.tick.saturating_sub(self.capacity as u64);
         self.disks.retain(|_, h| {
             while h.points.front().is_some_and(|p| p.tick <= oldest) {
                 h.points.pop_front();
+            }
+            while h.latency.front().is_some_and(|(t, _)| *t <= oldest) {
+                h.latency.pop_front();
             }
             !h.points.is_empty()
         });

@@ -396,7 +396,7 @@ pub fn derive(
             queue,
             cols,
             saturation: super::saturation::Saturation::default(),
-            latency: Default::default(),
+            latency: crate::model::latency::LatCols::default(),
             lat_hist: None,
         });
     }

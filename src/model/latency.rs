@@ -111,6 +111,72 @@ impl LatCols {
     }
 }
 
+/// A latency heat map: time runs across the columns, the log2 buckets up the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heat {
+    /// The bucket of the bottom row (it also holds the faster buckets cut off below it).
+    pub lo: usize,
+    /// The bucket of the top row.
+    pub hi: usize,
+    /// Per column (`None`: not timed then), per row from `lo` up: the share of the column's
+    /// requests in that bucket, 0–1.
+    pub cells: Vec<Option<Vec<f64>>>,
+}
+
+/// The heat map of `cols` (oldest first) in at most `rows` rows: from the slowest bucket
+/// seen down; faster buckets that do not fit are folded into the bottom row. `None` when no
+/// column holds a request.
+#[must_use]
+pub fn heat(cols: &[Option<Hist>], rows: usize) -> Option<Heat> {
+    let seen = |f: fn(&mut dyn Iterator<Item = usize>) -> Option<usize>| {
+        let mut it = cols.iter().flatten().flat_map(|h| {
+            h.counts
+                .iter()
+                .enumerate()
+                .filter(|c| *c.1 > 0)
+                .map(|c| c.0)
+        });
+        f(&mut it)
+    };
+    let (lo, hi) = (seen(|i| i.min())?, seen(|i| i.max())?);
+    let lo = lo.max((hi + 1).saturating_sub(rows.max(1)));
+    let cells = cols
+        .iter()
+        .map(|c| {
+            let h = c.as_ref()?;
+            let total = h.total();
+            (total > 0).then(|| {
+                (lo..=hi)
+                    .map(|k| {
+                        let n: u64 = if k == lo {
+                            h.counts[..=lo].iter().sum()
+                        } else {
+                            h.counts[k]
+                        };
+                        n as f64 / total as f64
+                    })
+                    .collect()
+            })
+        })
+        .collect();
+    Some(Heat { lo, hi, cells })
+}
+
+/// A bucket's lower bound as a short label: `<1us` for bucket 0, else `512us`, `1ms`, `2s`.
+#[must_use]
+pub fn bucket_label(k: usize) -> String {
+    let (lo, _) = crate::parse::blk_lat::bounds(k);
+    if k == 0 {
+        "0us".to_owned()
+    } else if lo < 1000.0 {
+        format!("{lo:.0}us")
+    } else if lo < 1e6 {
+        format!("{:.0}ms", lo / 1000.0)
+    } else {
+        format!("{:.0}s", lo / 1e6)
+    }
+}
+
 /// The tracer's state in a snapshot, if it carries one.
 #[must_use]
 pub fn tracer(blk: Option<&Blk>) -> Option<Tracer> {
@@ -144,6 +210,39 @@ pub fn fill(disks: &mut [super::Disk], blk: Option<&Blk>) {
 mod tests {
     use super::*;
     use crate::parse::blk_lat::Latency;
+
+    #[test]
+    #[allow(clippy::float_cmp, reason = "shares of whole counts are exact")]
+    fn the_heat_map_keeps_the_slow_end_and_folds_the_fast_one() {
+        let mut a = Hist::default();
+        for us in [3, 3, 100, 100] {
+            a.add(us);
+        }
+        let mut b = Hist::default();
+        b.add(2000);
+        let h = heat(&[Some(a), None, Some(b), Some(Hist::default())], 16).unwrap();
+        assert_eq!((h.lo, h.hi), (2, 11));
+        let col = h.cells[0].as_ref().unwrap();
+        assert_eq!(col.len(), 10);
+        assert_eq!((col[0], col[7 - 2]), (0.5, 0.5));
+        assert_eq!(h.cells[1], None);
+        assert_eq!(h.cells[2].as_ref().unwrap()[11 - 2], 1.0);
+        assert_eq!(h.cells[3], None, "a column without requests");
+        // Four rows: 3 µs folds into the bottom row (bucket 8).
+        let h = heat(&[Some(a), Some(b)], 4).unwrap();
+        assert_eq!((h.lo, h.hi), (8, 11));
+        assert_eq!(h.cells[0].as_ref().unwrap()[0], 1.0);
+        assert_eq!(heat(&[None], 4), None);
+        assert_eq!(
+            (
+                bucket_label(0),
+                bucket_label(10),
+                bucket_label(11),
+                bucket_label(21)
+            ),
+            ("0us".into(), "512us".into(), "1ms".into(), "1s".into())
+        );
+    }
 
     #[test]
     fn columns_from_the_histograms_and_none_while_not_timed() {

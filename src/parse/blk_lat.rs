@@ -21,7 +21,8 @@
 //! (block events read for it), `unpaired N` (completions whose issue was never seen, aged out
 //! after one more read; issues whose completion never came within `blk_pair::AGE_NS`), and
 //! the histograms `rd`, `wd` (read, write device time), `rq`, `wq` (read, write queue time),
-//! each `max_us` then `k:count` for its non-empty buckets. A histogram with no IO is left out.
+//! each `max_us sum_us` then `k:count` for its non-empty buckets. A histogram with no IO is
+//! left out.
 
 use std::fmt::Write;
 
@@ -57,6 +58,8 @@ pub struct Hist {
     pub counts: [u64; BUCKETS],
     /// The largest latency, µs.
     pub max_us: u64,
+    /// The sum of the latencies, µs (Prometheus' `_sum`).
+    pub sum_us: u64,
 }
 
 impl Hist {
@@ -64,6 +67,7 @@ impl Hist {
     pub fn add(&mut self, us: u64) {
         self.counts[bucket(us)] += 1;
         self.max_us = self.max_us.max(us);
+        self.sum_us = self.sum_us.saturating_add(us);
     }
 
     /// The number of latencies.
@@ -78,6 +82,7 @@ impl Hist {
             *a = a.saturating_add(b);
         }
         self.max_us = self.max_us.max(other.max_us);
+        self.sum_us = self.sum_us.saturating_add(other.sum_us);
     }
 
     /// The `q` quantile (0–1) in µs, or `None` for an empty histogram. The bucket holding
@@ -192,7 +197,7 @@ pub fn render(l: &Latency) -> String {
             if h.total() == 0 {
                 continue;
             }
-            let _ = write!(s, "{key} {}", h.max_us);
+            let _ = write!(s, "{key} {} {}", h.max_us, h.sum_us);
             for (k, c) in h.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
                 let _ = write!(s, " {k}:{c}");
             }
@@ -239,6 +244,7 @@ pub fn parse(text: &str) -> Result<Latency> {
                     _ => {
                         let Some(h) = d.hist_mut(key) else { continue };
                         h.max_us = num(words.next())?;
+                        h.sum_us = num(words.next())?;
                         for w in words {
                             let (k, c) = w
                                 .split_once(':')

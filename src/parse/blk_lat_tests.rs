@@ -86,8 +86,9 @@ fn bad_lines_are_named() {
     for bad in [
         "lost x\n",
         "dev 8\n",
-        "dev 8:0 sda\nrd 5 99:1\n",
-        "dev 8:0 sda\nrd 5 3-1\n",
+        "dev 8:0 sda\nrd 5 9 99:1\n",
+        "dev 8:0 sda\nrd 5\n",
+        "dev 8:0 sda\nrd 5 9 3-1\n",
         "dev 9999:0 x\n",
     ] {
         let e = parse(bad).unwrap_err().to_string();

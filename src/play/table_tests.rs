@@ -32,7 +32,7 @@ fn model(t: i64, dt: f64, avail: u64, state: State, direct: f64, io: [f64; 6]) -
             ..Columns::default()
         },
         saturation: crate::model::saturation::Saturation::default(),
-        latency: Default::default(),
+        latency: crate::model::latency::LatCols::default(),
         lat_hist: None,
     }];
     m

@@ -11,6 +11,7 @@ pub mod footer;
 pub mod header;
 pub mod help;
 pub mod jobs;
+pub mod latency;
 pub mod memory;
 pub mod phases;
 pub mod processes;
