@@ -19,7 +19,7 @@ use serde::Serialize;
 use crate::parse::blk_lat::{Blk, DevLat, Hist};
 
 /// The latency columns of a disk; all `None` while its requests are not timed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LatCols {
     /// Read device time, median, ms.
     pub lat_read_p50_ms: Option<f64>,
@@ -44,6 +44,20 @@ pub struct LatCols {
     /// Events that could not be timed: completions without their issue, issues without
     /// their completion, and the events the kernel dropped from the ring buffer.
     pub lat_lost: Option<u64>,
+    /// Read device time, requests per log2 bucket: index 0 is under 1 µs, index k ≥ 1 is
+    /// [2^(k-1), 2^k) µs; cut after the last non-empty bucket. Summed over intervals they give
+    /// a whole run's distribution.
+    pub lat_read_hist: Option<Vec<u64>>,
+    /// Write device time, the same buckets.
+    pub lat_write_hist: Option<Vec<u64>>,
+    /// Queue time (reads and writes), the same buckets.
+    pub queue_hist: Option<Vec<u64>>,
+}
+
+/// A histogram's counts cut after the last non-empty bucket.
+fn counts(h: &Hist) -> Vec<u64> {
+    let n = h.counts.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+    h.counts[..n].to_vec()
 }
 
 /// A disk's histograms of the interval.
@@ -107,6 +121,9 @@ impl LatCols {
             queue_p99_ms: ms(q.quantile(0.99)),
             lat_events: Some(l.events),
             lat_lost: Some(l.unpaired.saturating_add(d.ring_lost)),
+            lat_read_hist: Some(counts(&l.read_dev)),
+            lat_write_hist: Some(counts(&l.write_dev)),
+            queue_hist: Some(counts(&q)),
         }
     }
 }
@@ -270,6 +287,15 @@ mod tests {
         assert_eq!(c.lat_max_ms, Some(5.0));
         assert_eq!(c.lat_write_p50_ms, None, "no writes");
         assert_eq!((c.lat_events, c.lat_lost), (Some(300), Some(5)));
+        let mut want = vec![0; 14];
+        want[8] = 99;
+        want[13] = 1;
+        assert_eq!(
+            c.lat_read_hist,
+            Some(want),
+            "200 µs in bucket 8, 5 ms in 13"
+        );
+        assert_eq!(c.lat_write_hist, Some(Vec::new()));
         assert!(c.queue_p99_ms.unwrap() <= 0.04);
         // JSON: null while not timed.
         let none = serde_json::to_value(LatCols::default()).unwrap();

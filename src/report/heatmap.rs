@@ -112,12 +112,15 @@ fn draw(
             .draw()?;
         let cells = h.cells.iter().zip(&xs).flat_map(|(c, &(a, b))| {
             c.iter().flat_map(move |col| {
-                col.iter().enumerate().filter(|(_, s)| **s > 0.0).map(move |(r, s)| {
-                    let y = (h.lo + r) as f64;
-                    // At least a light tint for a bucket with any request.
-                    let fill = CELL.mix(0.1 + 0.9 * s).filled();
-                    Rectangle::new([(a, y), (b, y + 1.0)], fill)
-                })
+                col.iter()
+                    .enumerate()
+                    .filter(|(_, s)| **s > 0.0)
+                    .map(move |(r, s)| {
+                        let y = (h.lo + r) as f64;
+                        // At least a light tint for a bucket with any request.
+                        let fill = CELL.mix(0.1 + 0.9 * s).filled();
+                        Rectangle::new([(a, y), (b, y + 1.0)], fill)
+                    })
             })
         });
         chart.draw_series(cells)?;
