@@ -108,9 +108,16 @@ pub fn render(app: &App, d: &Disk, area: Rect, buf: &mut Buffer) {
                     .as_deref()
                     .map_or(String::new(), |w| format!(" ({w})"))
             ),
+            _ if app.replay.is_some() || app.caps.captured || !app.caps.experiments => {
+                "not timed in this recording (record with --latency DEV, or open this view \
+                 while recording from the screen)"
+                    .to_owned()
+            }
             _ => "timing its requests: the map fills from the next interval".to_owned(),
         };
-        Paragraph::new(Line::from(Span::styled(why, t.dim))).render(inner, buf);
+        Paragraph::new(Line::from(Span::styled(why, t.dim)))
+            .wrap(ratatui::widgets::Wrap { trim: true })
+            .render(inner, buf);
         return;
     };
     let shades = if app.look.ascii {
