@@ -301,7 +301,7 @@ fn latency(o: &mut Out, c: &super::counters::Counters, base: &str) {
         let h = &e.value;
         let mut cum = 0u64;
         for k in 0..BUCKETS {
-            cum += h.counts[k];
+            cum = cum.saturating_add(h.counts[k]);
             let le = if k + 1 == BUCKETS {
                 "+Inf".to_owned()
             } else {

@@ -166,7 +166,9 @@ pub fn heat(cols: &[Option<Hist>], rows: usize) -> Option<Heat> {
                 (lo..=hi)
                     .map(|k| {
                         let n: u64 = if k == lo {
-                            h.counts[..=lo].iter().sum()
+                            h.counts[..=lo]
+                                .iter()
+                                .fold(0u64, |a, &c| a.saturating_add(c))
                         } else {
                             h.counts[k]
                         };

@@ -65,15 +65,16 @@ pub struct Hist {
 impl Hist {
     /// Adds one latency.
     pub fn add(&mut self, us: u64) {
-        self.counts[bucket(us)] += 1;
+        let c = &mut self.counts[bucket(us)];
+        *c = c.saturating_add(1);
         self.max_us = self.max_us.max(us);
         self.sum_us = self.sum_us.saturating_add(us);
     }
 
-    /// The number of latencies.
+    /// The number of latencies (saturating: the counts may come from a damaged recording).
     #[must_use]
     pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
+        self.counts.iter().fold(0u64, |a, &c| a.saturating_add(c))
     }
 
     /// Adds `other`'s counts.
@@ -101,13 +102,13 @@ impl Hist {
             if c == 0 {
                 continue;
             }
-            if (below + c) as f64 >= rank {
+            if below.saturating_add(c) as f64 >= rank {
                 let (lo, hi) = bounds(k);
                 let f = ((rank - below as f64) / c as f64).clamp(0.0, 1.0);
                 let v = lo + (hi - lo) * f;
                 return Some(v.min(self.max_us as f64).max(lo.min(self.max_us as f64)));
             }
-            below += c;
+            below = below.saturating_add(c);
         }
         Some(self.max_us as f64)
     }

@@ -120,3 +120,11 @@ fn status_round_trips() {
     assert!(parse_status("bytes 3\n").is_err());
     assert!(parse_status("state armed\nbytes x\n").is_err());
 }
+
+#[test]
+fn huge_counts_from_a_damaged_recording_saturate() {
+    let l = parse(&format!("dev 8:0 sda\nrd 5 9 3:{m} 4:{m}\n", m = u64::MAX)).unwrap();
+    let h = l.devices[0].read_dev;
+    assert_eq!(h.total(), u64::MAX);
+    assert!(h.quantile(0.99).is_some());
+}

@@ -156,3 +156,57 @@ fn issues_without_completion_age_out_and_count() {
     p.feed(&mut vec![f]);
     assert_eq!(p.pending(), 2);
 }
+
+/// Pages `trace_pipe_raw` handed over on 6.18 (`tests/fixtures/blk`): loop0 (7:0) read by
+/// `fio --rw=randread --iodepth=4 --rate_iops=300` for 1 s, both CPUs, the `mono` clock.
+#[test]
+fn real_pages_pair_into_reads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/blk");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let page = super::super::trace_raw::parse_header_page(&read("header_page")).unwrap();
+    let l = BlkLayout::new(
+        &read("block_rq_insert.format"),
+        &read("block_rq_issue.format"),
+        &read("block_rq_complete.format"),
+    )
+    .unwrap();
+    let mut events = Vec::new();
+    let mut lost = 0;
+    for cpu in 0..2u32 {
+        let bytes = std::fs::read(dir.join(format!("cpu{cpu}.raw"))).unwrap();
+        for p in bytes.chunks(page.page_size) {
+            super::super::trace_raw::walk_page(p, &page, cpu, &mut lost, |ts, rec| {
+                events.extend(l.decode(rec, ts));
+                Ok(())
+            })
+            .unwrap();
+        }
+    }
+    assert_eq!(lost, 0);
+    assert!(
+        events
+            .iter()
+            .all(|e| e.dev == 7 << 20 && e.dir == Dir::Read)
+    );
+    let n = events.len() as u64;
+    let mut p = Pairer::default();
+    p.feed(&mut events);
+    p.feed(&mut Vec::new());
+    let d = p.take();
+    assert_eq!(d.len(), 1);
+    let d = &d[0];
+    let reads = d.read_dev.total();
+    println!(
+        "{n} events, {reads} reads timed, max {} µs",
+        d.read_dev.max_us
+    );
+    assert_eq!(d.events, n);
+    assert!(
+        (250..=320).contains(&reads),
+        "{reads} reads in 1 s at 300 IOPS"
+    );
+    assert!(d.unpaired <= 8, "{} unpaired", d.unpaired);
+    assert_eq!(d.write_dev.total(), 0);
+    let p50 = d.read_dev.quantile(0.5).unwrap();
+    assert!((1.0..10_000.0).contains(&p50), "{p50} µs");
+}
