@@ -471,3 +471,127 @@ fn cost_of_the_armed_block_tracer() {
         if armed { " (armed)" } else { " (NOT armed)" },
     );
 }
+
+#[test]
+fn a_recording_replays_the_distribution_and_the_report_draws_it() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    let Some(lp) = Loop::new() else { return };
+    let name = lp.name().to_owned();
+    let dir = tempfile::Builder::new()
+        .prefix("pagewatch-blk-rec")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let file = dir.path().join("rec.pwr");
+    let fio = lp.fio(2, 7, Some(2000), false);
+    let rec = Command::new(EXE)
+        .args(["record", "--duration", "5", "--latency", &name])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let _ = fio.wait_with_output();
+    assert!(
+        rec.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rec.stderr)
+    );
+    // Replayed through the same derivation: the device's distribution is there.
+    let out = Command::new(EXE)
+        .args(["replay", "--batch", "--format", "json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let timed = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| {
+            v["disks"].as_array().unwrap().iter().any(|d| {
+                d["name"] == name.as_str() && d["lat_read_p50_ms"].as_f64().is_some_and(|p| p > 0.0)
+            })
+        })
+        .count();
+    assert!(
+        timed >= 2,
+        "{timed} replayed records with {name}'s read p50"
+    );
+    // The report draws it.
+    let rep = dir.path().join("report");
+    let r = Command::new(EXE)
+        .arg("report")
+        .arg(&file)
+        .arg("-o")
+        .arg(&rep)
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let svg = std::fs::read_to_string(rep.join(format!("latency-{name}.svg"))).unwrap();
+    assert!(
+        svg.contains("<rect") && svg.contains("read p99"),
+        "a heat map with p99"
+    );
+    let md = std::fs::read_to_string(rep.join("report.md")).unwrap();
+    assert!(
+        md.contains(&format!("(latency-{name}.svg)")),
+        "linked from report.md"
+    );
+    replay_screen_shows_the_heat_map(&file, &name);
+}
+
+/// The screen replays `file`: the detail view of `name` shows its percentiles and a shaded
+/// heat map.
+fn replay_screen_shows_the_heat_map(file: &Path, name: &str) {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skipped the screen: tmux is not installed");
+        return;
+    }
+    let cmd = format!("{EXE} --no-config replay {}", file.display());
+    let s = tmux::Session::start(
+        format!("pagewatch-blkreplay-{}", std::process::id()),
+        160,
+        48,
+        &cmd,
+    );
+    s.wait_for("every", 20);
+    std::thread::sleep(Duration::from_secs(6));
+    let title = format!("{name} (Esc: back)");
+    let mut screen = String::new();
+    for _ in 0..12 {
+        s.keys(&["Enter"]);
+        std::thread::sleep(Duration::from_millis(500));
+        screen = s.screen();
+        if screen.contains(&title) {
+            break;
+        }
+        s.keys(&["Escape", "Down"]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(
+        screen.contains(&title),
+        "the detail view of {name}:\n{screen}"
+    );
+    assert!(screen.contains("device time (heat map)"), "{screen}");
+    assert!(
+        screen.contains("lat ms       p50"),
+        "the percentiles:\n{screen}"
+    );
+    // A row of the map: a bucket label (`16us`, `2ms`), then shaded cells.
+    let map_row = |l: &str| {
+        l.split('│').any(|cell| {
+            let t = cell.trim_start();
+            let label = t.split(' ').next().unwrap_or("");
+            let unit = label.trim_start_matches(|c: char| c.is_ascii_digit());
+            unit.len() < label.len()
+                && ["us", "ms", "s"].contains(&unit)
+                && t[label.len()..].contains(['█', '▓', '▒', '░'])
+        })
+    };
+    assert!(
+        screen.lines().any(map_row),
+        "shaded heat map rows:\n{screen}"
+    );
+
+    s.keys(&["q"]);
+}

@@ -10,7 +10,9 @@
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
 //! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some dirty domain is at least flushing in the
 //! background (writers can be throttled soon, spec §7). Both stay on for `LINGER_S` after the
-//! last reason, so a writer that pauses for a second does not drop off the list.
+//! last reason, so a writer that pauses for a second does not drop off the list. A device's
+//! block requests are timed (issue 25) while the view asks (the detail view, `--latency`) and
+//! for `LINGER_S` after the verdict last flagged it saturated; never otherwise.
 
 use super::Model;
 use super::dirty::State;
@@ -247,6 +249,36 @@ mod tests {
             g.update(&m, &View::default()).unwrap().procs.is_some(),
             "direct reclaim"
         );
+    }
+
+    #[test]
+    fn latency_is_timed_for_the_view_and_saturated_disks_only() {
+        let mut m = model("live-idle", 1);
+        m.interval_s = Some(1.0);
+        for d in &mut m.disks {
+            d.saturation.saturated = false;
+        }
+        let mut g = Gate::default();
+        let _ = g.update(&m, &View::default());
+        assert!(g.wants().latency.is_empty(), "nothing armed at idle");
+        let first = m.disks[0].name.clone();
+        let view = View {
+            latency: vec!["zz".into(), first.clone()],
+            ..View::default()
+        };
+        let w = g.update(&m, &view).unwrap();
+        let mut want = vec!["zz".to_owned(), first.clone()];
+        want.sort();
+        assert_eq!(w.latency, want, "the view's, sorted");
+        assert!(g.update(&m, &View::default()).unwrap().latency.is_empty());
+        // A saturated disk is timed, and for LINGER_S after.
+        m.disks[0].saturation.saturated = true;
+        assert_eq!(g.update(&m, &View::default()).unwrap().latency, [first]);
+        m.disks[0].saturation.saturated = false;
+        for _ in 0..9 {
+            assert_eq!(g.update(&m, &View::default()), None, "lingering");
+        }
+        assert!(g.update(&m, &View::default()).unwrap().latency.is_empty());
     }
 
     #[test]

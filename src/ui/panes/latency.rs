@@ -52,7 +52,7 @@ pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
     };
     let lost = l.lat_lost.unwrap_or(0);
     vec![
-        Line::from(Span::styled("latency ms    p50     p90     p99", t.dim)),
+        Line::from(Span::styled("lat ms       p50     p90     p99", t.dim)),
         row(
             "read",
             l.lat_read_p50_ms,
@@ -90,11 +90,14 @@ pub fn render(app: &App, d: &Disk, area: Rect, buf: &mut Buffer) {
         .disks
         .get(&d.name)
         .map(|h| {
+            // The latest tick in the right-most column, as the charts above.
             let last = h.points.back().map_or(0, |p| p.tick);
-            let first = last.saturating_sub(width as u64 - 1);
             let mut c = vec![None; width];
-            for (tick, hist) in h.latency.iter().filter(|(k, _)| *k >= first) {
-                c[usize::try_from(tick - first).unwrap_or(0).min(width - 1)] = Some(*hist);
+            for (tick, hist) in &h.latency {
+                let age = usize::try_from(last.saturating_sub(*tick)).unwrap_or(usize::MAX);
+                if age < width {
+                    c[width - 1 - age] = Some(*hist);
+                }
             }
             c
         })
