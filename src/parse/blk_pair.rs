@@ -14,8 +14,10 @@
 //! after that CPU was read): a completion without its issue waits for one more read before it
 //! counts as unpaired. An issue whose completion has not come in `AGE_NS` is dropped and
 //! counted unpaired too (its completion was lost, or the request was requeued and
-//! reissued elsewhere). Flushes without data (no sector) are not paired; discards are paired
-//! but fall in neither reads nor writes.
+//! reissued elsewhere). A request issued again before its completion was requeued by a busy
+//! driver: its device time runs from the last issue (6 s of vda here: 866 issues, 13 of them
+//! again after a requeue). Flushes without data (no sector) are not paired; discards are
+//! paired but fall in neither reads nor writes.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -221,10 +223,9 @@ impl Pairer {
                             Dir::Other => {}
                         }
                     }
-                    if self.issued.insert(key, (e.ts, e.dir)).is_some() {
-                        // Issued again before its completion was seen: the first is lost.
-                        d.unpaired += 1;
-                    }
+                    // Issued again before its completion: requeued (`block_rq_requeue`, the
+                    // driver was busy). Its device time runs from the last issue.
+                    self.issued.insert(key, (e.ts, e.dir));
                 }
                 Kind::Complete => match self.issued.remove(&key) {
                     Some((t, dir)) if t <= e.ts => {

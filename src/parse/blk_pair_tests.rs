@@ -210,3 +210,16 @@ fn real_pages_pair_into_reads() {
     let p50 = d.read_dev.quantile(0.5).unwrap();
     assert!((1.0..10_000.0).contains(&p50), "{p50} µs");
 }
+
+#[test]
+fn a_requeued_request_is_timed_from_its_last_issue() {
+    let mut p = Pairer::default();
+    p.feed(&mut vec![
+        ev(1_000_000, Kind::Issue, 5, Dir::Read),
+        ev(3_000_000, Kind::Issue, 5, Dir::Read),
+        ev(3_500_000, Kind::Complete, 5, Dir::Read),
+    ]);
+    let d = p.take();
+    assert_eq!((d[0].unpaired, d[0].read_dev.total()), (0, 1), "not lost");
+    assert_eq!(d[0].read_dev.max_us, 500);
+}
