@@ -422,7 +422,15 @@ fn measure(s: &tmux::Session, warm: u64, secs: u64) -> (f64, f64) {
     std::thread::sleep(Duration::from_secs(secs));
     let (a1, b1) = cpu_ns(pid);
     let dt = t0.elapsed().as_secs_f64();
-    ((a1 - a0) as f64 / 1e6 / dt, (b1 - b0) as f64 / 1e6 / dt)
+    assert!(
+        Path::new(&format!("/proc/{pid}")).exists(),
+        "still running:\n{}",
+        s.screen()
+    );
+    (
+        a1.saturating_sub(a0) as f64 / 1e6 / dt,
+        b1.saturating_sub(b0) as f64 / 1e6 / dt,
+    )
 }
 
 #[test]
@@ -440,7 +448,10 @@ fn cost_of_the_armed_block_tracer() {
         return;
     }
     let Some(lp) = Loop::new() else { return };
-    let exe = std::env::var("PAGEWATCH_BIN").unwrap_or_else(|_| EXE.to_owned());
+    let exe = std::env::var("PAGEWATCH_BIN").map_or_else(
+        |_| EXE.to_owned(),
+        |p| std::fs::canonicalize(p).unwrap().display().to_string(),
+    );
     let secs = 20;
     // Runs through both measurements (about 50 s) and ends by itself, to print its IOPS.
     let fio = lp.fio(8, 2 * secs as u32 + 12, Some(20_000), true);
