@@ -191,7 +191,8 @@ fn quantile_ms(counts: &[u64], q: f64) -> f64 {
 /// rank, so its percentile lies in the true one's bucket, within 2x of it; (2) fio's clat
 /// runs from the submission to the reaping of the IO, so it adds the block layer's and the
 /// completion path's time (a few µs, against ~20-50 µs here) to the device time pagewatch
-/// measures from `block_rq_issue`. So pagewatch/fio must lie in [1/4, 2]: below 1 by up to
+/// measures from `block_rq_issue`, and at the tail the wait of fio's thread for a CPU (on this
+/// loaded 2-CPU VM its p99 ran 1.1-2x pagewatch's). So pagewatch/fio must lie in [1/4, 2]: below 1 by up to
 /// 2x for (2) and 2x for (1), above 1 only by (1). fio's percentiles are of its whole run, so
 /// pagewatch's are taken from its per-interval histograms (`lat_read_hist`) summed over the
 /// intervals inside fio's run; the per-interval p50 is checked too, by its median.
@@ -210,7 +211,9 @@ fn device_time_agrees_with_fio() {
     let mut pw = batch(&["-n", "9", "--latency", &name]);
     let out = BufReader::new(pw.stdout.take().unwrap());
     std::thread::sleep(Duration::from_millis(1500));
-    let fio = lp.fio(4, 6, None, true);
+    // 20k IOPS: over the 10k of the issue, under what a debug build reads without losing
+    // pages on this 2-CPU VM (the drops come in bursts, with the slow IOs of those moments).
+    let fio = lp.fio(4, 6, Some(20_000), true);
     let mut rows = Vec::new();
     for line in out.lines() {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
@@ -567,22 +570,7 @@ fn replay_screen_shows_the_heat_map(file: &Path, name: &str) {
     );
     s.wait_for("every", 20);
     std::thread::sleep(Duration::from_secs(6));
-    let title = format!("{name} (Esc: back)");
-    let mut screen = String::new();
-    for _ in 0..12 {
-        s.keys(&["Enter"]);
-        std::thread::sleep(Duration::from_millis(500));
-        screen = s.screen();
-        if screen.contains(&title) {
-            break;
-        }
-        s.keys(&["Escape", "Down"]);
-        std::thread::sleep(Duration::from_millis(300));
-    }
-    assert!(
-        screen.contains(&title),
-        "the detail view of {name}:\n{screen}"
-    );
+    let screen = open_detail(&s, name);
     assert!(screen.contains("device time (heat map)"), "{screen}");
     assert!(
         screen.contains("lat ms       p50"),
@@ -605,4 +593,90 @@ fn replay_screen_shows_the_heat_map(file: &Path, name: &str) {
     );
 
     s.keys(&["q"]);
+}
+
+#[test]
+fn the_detail_view_arms_and_esc_disarms() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("skipped: tmux is not installed");
+        return;
+    }
+    let Some(lp) = Loop::new() else { return };
+    let name = lp.name().to_owned();
+    // IO throughout: a disk without any since boot is not listed (as iostat), and one with
+    // some sorts near the top (by %util).
+    let fio = lp.fio(1, 40, Some(2000), false);
+    let cmd = format!("{EXE} --no-config");
+    let tag = std::process::id();
+    let s = tmux::Session::start(format!("pagewatch-blkdetail-{tag}"), 160, 48, &cmd);
+    s.wait_for("every", 20);
+    std::thread::sleep(Duration::from_secs(2));
+    let pid = s.pagewatch_pid();
+    let inst = instance(pid);
+    open_detail(&s, &name);
+    let end = Instant::now() + Duration::from_secs(5);
+    while !inst.is_dir() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        inst.is_dir(),
+        "Enter on {name} armed {}:\n{}",
+        inst.display(),
+        s.screen()
+    );
+    let dev = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap();
+    let (maj, min) = dev.trim().split_once(':').unwrap();
+    let want = format!(
+        "dev == {}",
+        (maj.parse::<u32>().unwrap() << 20) | min.parse::<u32>().unwrap()
+    );
+    // The instance is made afresh when the set of devices changes (another disk flagged
+    // saturated): its filter is written just after it is created.
+    let filter = || {
+        std::fs::read_to_string(inst.join("events/block/block_rq_issue/filter")).unwrap_or_default()
+    };
+    let end = Instant::now() + Duration::from_secs(5);
+    while !filter().contains(&want) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(filter().contains(&want), "{}", filter());
+    s.keys(&["Escape"]);
+    // Disarmed with the next sample's wants; 15 s because a disk the verdict flagged saturated
+    // (a burst as fio starts) stays timed for 10 s after (`who::LINGER_S`).
+    assert!(
+        gone_within(&inst, 15),
+        "Esc disarmed {}:\n{}",
+        inst.display(),
+        s.screen()
+    );
+    s.keys(&["q"]);
+    let mut fio = fio;
+    let _ = fio.kill();
+    let _ = fio.wait();
+}
+
+/// Opens the detail view of disk `name` (Enter; if another disk's opens, Esc and Down to the
+/// next), and returns the screen showing it.
+fn open_detail(s: &tmux::Session, name: &str) -> String {
+    let title = format!("{name} (Esc: back)");
+    let mut screen = String::new();
+    for _ in 0..30 {
+        s.keys(&["Enter"]);
+        std::thread::sleep(Duration::from_millis(400));
+        screen = s.screen();
+        if screen.contains(&title) {
+            return screen;
+        }
+        // Apart: ESC and an arrow's sequence at once would read as Alt and the arrow.
+        s.keys(&["Escape"]);
+        std::thread::sleep(Duration::from_millis(200));
+        s.keys(&["Down"]);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("no detail view of {name}:\n{screen}");
 }
