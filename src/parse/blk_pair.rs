@@ -12,9 +12,9 @@
 //! `local` clock is per CPU). The CPUs are read one after the other, so a completion on one
 //! CPU can be read before the issue on another CPU that preceded it (the issue was written
 //! after that CPU was read): a completion without its issue waits for one more read before it
-//! counts as unpaired. An issue whose completion has not come in `AGE_NS` is dropped and
-//! counted unpaired too (its completion was lost, or the request was requeued and
-//! reissued elsewhere). A request issued again before its completion was requeued by a busy
+//! counts as unpaired; in the first read, a completion without its issue is of a request
+//! issued before the events were enabled, and is not counted. An issue whose completion has
+//! not come in `AGE_NS` is dropped and counted unpaired too (its completion was lost). A request issued again before its completion was requeued by a busy
 //! driver: its device time runs from the last issue (6 s of vda here: 866 issues, 13 of them
 //! again after a requeue). Flushes without data (no sector) are not paired; discards are
 //! paired but fall in neither reads nor writes.
@@ -182,6 +182,9 @@ pub struct Pairer {
     now: u64,
     /// The merged events of a read (kept for its allocation).
     scratch: Vec<(BlkEvent, bool)>,
+    /// Reads fed so far (the first one's lone completions are of requests issued before
+    /// the events were enabled: not lost, not counted).
+    reads: u64,
     acc: BTreeMap<u32, DevLat>,
 }
 
@@ -237,11 +240,13 @@ impl Pairer {
                         }
                     }
                     _ if retry => d.unpaired += 1,
+                    _ if self.reads == 0 => {}
                     _ => self.waiting.push(e),
                 },
             }
         }
         self.scratch = all;
+        self.reads += 1;
         self.age_out();
     }
 

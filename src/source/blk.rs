@@ -235,7 +235,13 @@ fn read_loop(
     let page = *instance.page_layout();
     // The whole buffer of every CPU, at most.
     let cap = (BUFFER_KB as usize * 1024).saturating_mul(64);
+    // The first read soon: how busy the device is is not known yet.
+    let mut wait = READ_SOON;
     loop {
+        match stopped.recv_timeout(wait) {
+            Err(RecvTimeoutError::Timeout) => {}
+            _ => return,
+        }
         let (mut lost, mut err) = (0, None);
         let (bytes, _, read_err) = instance.read_pages(&mut buf, cap, |cpu, bytes| {
             let r = walk_page(bytes, &page, cpu, &mut lost, |ts, rec| {
@@ -261,15 +267,11 @@ fn read_loop(
                 s.err.get_or_insert(e);
             }
         }
-        let wait = if bytes > BUFFER_KB as usize * 1024 / 4 {
+        wait = if bytes > BUFFER_KB as usize * 1024 / 4 {
             READ_SOON
         } else {
             READ_EVERY
         };
-        match stopped.recv_timeout(wait) {
-            Err(RecvTimeoutError::Timeout) => {}
-            _ => return,
-        }
     }
 }
 
