@@ -395,28 +395,39 @@ fn nothing_is_armed_without_a_reason() {
     assert!(!seen_instance, "no pagewatch-{pid}-blk instance at idle");
 }
 
-/// On-CPU ns of every thread of `pid`, and of its `pagewatch-blk` thread.
-fn cpu_ns(pid: u32) -> (u64, u64) {
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return (0, 0);
-    };
-    let (mut all, mut blk) = (0, 0);
-    for t in dir.flatten() {
+/// CPU ns of `pid`, every thread (utime + stime of `stat`, which counts threads that have
+/// exited: the reader thread is replaced when the set of timed devices changes), and each
+/// live `pagewatch-blk` thread's by thread id (`schedstat`).
+fn cpu_ns(pid: u32) -> (u64, Vec<(String, u64)>) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rfind(')').map_or("", |i| &stat[i + 2..]);
+    let f: Vec<u64> = after
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let tick_ns = 1e9 / rustix::param::clock_ticks_per_second() as f64;
+    let all = (f.get(11).unwrap_or(&0) + f.get(12).unwrap_or(&0)) as f64 * tick_ns;
+    let mut blk = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         let ns: u64 = std::fs::read_to_string(t.path().join("schedstat"))
             .ok()
             .and_then(|s| s.split_whitespace().next()?.parse().ok())
             .unwrap_or(0);
-        all += ns;
         if std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == "pagewatch-blk")
         {
-            blk += ns;
+            blk.push((t.file_name().to_string_lossy().into_owned(), ns));
         }
     }
-    (all, blk)
+    (all as u64, blk)
 }
 
-/// The CPU ms per second of the program in the tmux pane (all threads, its block reader
-/// thread) over `secs`, after `warm` s.
+/// The CPU ms per second of the program in the tmux pane over `secs`, after `warm` s: all
+/// threads, and its block reader threads alive at the end (one started inside the window
+/// counts from 0).
 fn measure(s: &tmux::Session, warm: u64, secs: u64) -> (f64, f64) {
     std::thread::sleep(Duration::from_secs(warm));
     let pid = s.pagewatch_pid();
@@ -430,9 +441,16 @@ fn measure(s: &tmux::Session, warm: u64, secs: u64) -> (f64, f64) {
         "still running:\n{}",
         s.screen()
     );
+    let blk: u64 = b1
+        .iter()
+        .map(|(tid, ns)| {
+            let before = b0.iter().find(|b| b.0 == *tid).map_or(0, |b| b.1);
+            ns.saturating_sub(before)
+        })
+        .sum();
     (
         a1.saturating_sub(a0) as f64 / 1e6 / dt,
-        b1.saturating_sub(b0) as f64 / 1e6 / dt,
+        blk as f64 / 1e6 / dt,
     )
 }
 
@@ -464,6 +482,9 @@ fn cost_of_the_armed_block_tracer() {
     let (pw, blk) = measure(&s, 5, secs);
     let pid = s.pagewatch_pid();
     let armed = instance(pid).is_dir();
+    let filter = std::fs::read_to_string(instance(pid).join("events/block/block_rq_issue/filter"))
+        .unwrap_or_default();
+    println!("the instance's filter at the end: {}", filter.trim());
     drop(s);
     let s = tmux::Session::start(
         format!("pagewatch-blkcost-htop-{tag}"),
