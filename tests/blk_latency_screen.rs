@@ -317,8 +317,7 @@ fn the_detail_view_arms_and_esc_disarms() {
     );
     s.keys(&["q"]);
     let mut fio = fio;
-    let _ = fio.kill();
-    let _ = fio.wait();
+    blk::stop(&mut fio);
 }
 
 /// Opens the detail view of disk `name` (Enter; if another disk's opens, Esc and Down to the

@@ -148,3 +148,15 @@ pub fn gone_within(p: &Path, secs: u64) -> bool {
     }
     !p.exists()
 }
+
+/// Stops fio started by `Loop::fio`: its job runs in a child process, so the whole group
+/// (the loop device cannot be detached while it reads).
+pub fn stop(fio: &mut Child) {
+    if let Some(pid) = i32::try_from(fio.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = fio.wait();
+}
