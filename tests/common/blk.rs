@@ -149,14 +149,27 @@ pub fn gone_within(p: &Path, secs: u64) -> bool {
     !p.exists()
 }
 
-/// Stops fio started by `Loop::fio`: its job runs in a child process, so the whole group
-/// (the loop device cannot be detached while it reads).
+/// Stops fio started by `Loop::fio` and its job process, a child that fio puts in a session
+/// of its own (`setsid`), so neither killing fio nor its process group reaches it; the loop
+/// device cannot be detached while it reads.
 pub fn stop(fio: &mut Child) {
-    if let Some(pid) = i32::try_from(fio.id())
-        .ok()
-        .and_then(rustix::process::Pid::from_raw)
-    {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    let parent = fio.id().to_string();
+    let children: Vec<i32> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let parent_of = stat[stat.rfind(')')? + 2..].split_whitespace().nth(1)?;
+            (parent_of == parent).then_some(pid)
+        })
+        .collect();
+    for pid in children {
+        if let Some(p) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(p, rustix::process::Signal::KILL);
+        }
     }
+    let _ = fio.kill();
     let _ = fio.wait();
 }
