@@ -126,6 +126,11 @@ pub struct Args {
     /// `pagewatch record --play`), or from the screen's picker (`P`).
     #[arg(long, value_name = "NAME|FILE", hide = true)]
     pub play: Option<String>,
+    /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
+    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
+    /// own, removed on exit). May be repeated.
+    #[arg(long = "latency", value_name = "DEV")]
+    pub latency: Vec<String>,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
@@ -247,6 +252,11 @@ pub struct RecordArgs {
     /// to 10).
     #[arg(long, value_name = "F", requires = "play")]
     pub scale: Option<f64>,
+    /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
+    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
+    /// own, removed on exit). May be repeated.
+    #[arg(long = "latency", value_name = "DEV")]
+    pub latency: Vec<String>,
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "fio", value_name = "SPEC", hide = true)]
     pub fio: Vec<String>,
@@ -269,6 +279,11 @@ pub struct ServeArgs {
     /// Serve partitions as well as whole disks.
     #[arg(long, short = 'p')]
     pub partitions: bool,
+    /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
+    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
+    /// own, removed on exit). May be repeated.
+    #[arg(long = "latency", value_name = "DEV")]
+    pub latency: Vec<String>,
 }
 
 /// `pagewatch play`.

@@ -57,6 +57,9 @@ pub struct DiskHistory {
     runs: VecDeque<Run>,
     /// Points in all the runs.
     len: usize,
+    /// Device-time histograms (reads and writes) of the ticks its requests were timed,
+    /// oldest first, with their tick: the heat map's columns.
+    pub latency: VecDeque<(u64, crate::parse::blk_lat::Hist)>,
 }
 
 /// `len` points at ticks `first.tick`, `first.tick + 1`, … with `first`'s figures.
@@ -234,10 +237,16 @@ impl History {
                 util_pct: c.util_pct.unwrap_or(0.0),
             };
             h.push(p);
+            if let Some(l) = &disk.lat_hist {
+                h.latency.push_back((self.tick, l.device()));
+            }
         }
         let oldest = self.tick.saturating_sub(self.capacity as u64);
         self.disks.retain(|_, h| {
             h.drop_through(oldest);
+            while h.latency.front().is_some_and(|(t, _)| *t <= oldest) {
+                h.latency.pop_front();
+            }
             !h.is_empty()
         });
     }

@@ -24,6 +24,8 @@ fn model(disks: &[(&str, f64, f64)]) -> Model {
                 ..Columns::default()
             },
             saturation: crate::model::saturation::Saturation::default(),
+            latency: crate::model::latency::LatCols::default(),
+            lat_hist: None,
         })
         .collect();
     m

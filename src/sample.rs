@@ -93,6 +93,14 @@ pub mod names {
     /// longest latency, the longest still waiting); `parse::sync_calls` has the format.
     /// Present from the first time the sync latency is wanted (`Wants::sync`).
     pub const SYNC_CALLS: &str = "sys/kernel/tracing/instances/pagewatch-sync/calls";
+    /// Pseudo-file: the block tracer's status (`parse::blk_lat::render_status`): `state`,
+    /// `why`, `devices`, `buffer_kb`, `bytes`, `reads`. Present from the first time a
+    /// device's latency is wanted (`Wants::latency`).
+    pub const BLK_STATUS: &str = "sys/kernel/tracing/instances/pagewatch-blk/status";
+    /// Pseudo-file: the interval's per-device latency histograms, reduced from the block
+    /// events of pagewatch's `-blk` tracefs instance (`parse::blk_lat` has the format).
+    /// Present only while armed.
+    pub const BLK_LATENCY: &str = "sys/kernel/tracing/instances/pagewatch-blk/latency";
     /// Per-device files under `/sys/block/<dev>/queue/`, in `BLOCK_DEVICES` column order.
     pub const QUEUE_FILES: [&str; 4] = ["rotational", "scheduler", "nr_requests", "write_cache"];
 
@@ -195,6 +203,9 @@ pub struct Wants {
     /// Read the whole cgroup v2 tree every tick (the cgroups pane is open), not only on the
     /// slow refresh.
     pub cgroups_every_tick: bool,
+    /// Time the block requests of these devices (kernel names, sorted) in pagewatch's `-blk`
+    /// tracefs instance (root only; empty: nothing armed).
+    pub latency: Vec<String>,
 }
 
 /// Which processes a walk covers.

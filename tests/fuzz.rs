@@ -159,6 +159,19 @@ fn with_exits(mut s: RawSample) -> RawSample {
         records,
     };
     s.files.insert(names::EXITS.into(), render(&e));
+    // The block tracer's pseudo-files (issue 25), for a device the trees have and one they
+    // do not.
+    s.files.insert(
+        names::BLK_STATUS.into(),
+        "state armed\ndevices sda vdb\nbuffer_kb 1024\nbytes 73728\nreads 10\n".into(),
+    );
+    s.files.insert(
+        names::BLK_LATENCY.into(),
+        "lost 3\ndev 8:0 sda\nevents 2400\nunpaired 2\nrd 4727 60000 5:40 6:700 13:2\n\
+         wd 900 9000 9:20\nrq 40 400 3:10\nwq 12 120 2:1\ndev 254:16 vdb\nevents 0\n\
+         unpaired 0\n"
+            .into(),
+    );
     s
 }
 
@@ -845,5 +858,64 @@ fn mutated_sync_pages_never_panic() {
             }));
             assert!(outcome.is_ok(), "panic in sync page case {seed}");
         }
+    }
+}
+
+/// Ring-buffer pages of the block events (`tests/fixtures/blk`, issue 25), mutated as above:
+/// walking and decoding them, pairing the events across reads and the latency pseudo-file's
+/// round trip must end without a panic.
+#[test]
+fn mutated_block_pages_never_panic() {
+    use pagewatch::parse::blk_lat::{Latency, parse, render};
+    use pagewatch::parse::blk_pair::{BlkLayout, Pairer};
+    use pagewatch::parse::trace_raw::{parse_header_page, walk_page};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/blk");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let layout = parse_header_page(&read("header_page")).unwrap();
+    let blk = BlkLayout::new(
+        &read("block_rq_insert.format"),
+        &read("block_rq_issue.format"),
+        &read("block_rq_complete.format"),
+    )
+    .unwrap();
+    let mut pages: Vec<Vec<u8>> = Vec::new();
+    for f in ["cpu0.raw", "cpu1.raw"] {
+        let bytes = std::fs::read(dir.join(f)).unwrap();
+        pages.extend(bytes.chunks(layout.page_size).map(<[u8]>::to_vec));
+    }
+    let mut pairer = Pairer::default();
+    for seed in 0..cases() {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut page = pages[rng.below(pages.len())].clone();
+        for _ in 0..=rng.below(6) {
+            let at = rng.below(page.len().saturating_sub(8));
+            match rng.below(5) {
+                0 => page[at] ^= 1 << rng.below(8),
+                1 => page[at..at + 4].copy_from_slice(&u32::MAX.to_ne_bytes()),
+                2 => page[at..at + 4].copy_from_slice(&(rng.next() as u32).to_ne_bytes()),
+                3 => page[at..at + 8].copy_from_slice(&rng.next().to_ne_bytes()),
+                _ => page.truncate(at),
+            }
+            if page.len() < 8 {
+                break;
+            }
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut events = Vec::new();
+            let mut lost = 0;
+            let _ = walk_page(&page, &layout, 0, &mut lost, |ts, rec| {
+                events.extend(blk.decode(rec, ts));
+                Ok(())
+            });
+            pairer.feed(&mut events);
+            if seed % 16 == 15 {
+                let l = Latency {
+                    lost,
+                    devices: pairer.take(),
+                };
+                assert_eq!(parse(&render(&l)).unwrap(), l);
+            }
+        }));
+        assert!(outcome.is_ok(), "panic in block page case {seed}");
     }
 }

@@ -196,6 +196,17 @@ impl App {
         self.pipeline.history()
     }
 
+    /// The devices to time: `--latency`'s, and the one the detail view shows (`Enter`).
+    fn latency_devices(&self) -> Vec<String> {
+        let mut devs = self.caps.latency.clone();
+        if self.ui.detail
+            && let Some(d) = self.selected_disk()
+        {
+            devs.push(d.name.clone());
+        }
+        devs
+    }
+
     /// What the screen shows that decides the "who" data collected.
     fn who_view(&self) -> crate::model::who::View {
         crate::model::who::View {
@@ -203,6 +214,7 @@ impl App {
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
             throttled_table: true,
+            latency: self.latency_devices(),
         }
     }
 
@@ -576,6 +588,8 @@ pub struct Caps {
     /// The feed is a captured tree sequence (`--tree`): its samples carry time since boot, not
     /// the wall clock (no stall is judged), and its errors stay shown.
     pub captured: bool,
+    /// The devices `--latency` asks to time from the start.
+    pub latency: Vec<String>,
 }
 
 /// Seconds since boot from a sample's `proc/uptime`.

@@ -111,7 +111,30 @@ pub fn render_text(m: &Model, legend: bool) -> String {
             opt(c.util_pct, 1),
         );
     }
+    for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
+        latency_line(&mut s, disk);
+    }
     s
+}
+
+/// A timed disk's latency line: device time p50/p99 for reads and writes, queue p99, max,
+/// and the events read and lost (issue 25).
+fn latency_line(s: &mut String, d: &crate::model::Disk) {
+    let l = &d.latency;
+    let _ = writeln!(
+        s,
+        "  latency {} ms: read p50 {} p99 {}, write p50 {} p99 {}, queue p99 {}, max {}; \
+         events {} lost {}",
+        d.name,
+        opt(l.lat_read_p50_ms, 3),
+        opt(l.lat_read_p99_ms, 3),
+        opt(l.lat_write_p50_ms, 3),
+        opt(l.lat_write_p99_ms, 3),
+        opt(l.queue_p99_ms, 3),
+        opt(l.lat_max_ms, 3),
+        l.lat_events.unwrap_or(0),
+        l.lat_lost.unwrap_or(0),
+    );
 }
 
 /// The global domain's state over the interval, with what raised it when the sampled count

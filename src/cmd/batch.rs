@@ -42,6 +42,7 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         cgroups: args.view == Some(crate::cli::View::Cgroups),
         scope: None,
         throttled_table: false,
+        latency: args.latency.clone(),
     };
     let summary = crate::batch::run_viewing(
         source.as_mut(),

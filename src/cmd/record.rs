@@ -57,6 +57,9 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         .listen
         .map(|addr| crate::serve::Feeder::start(addr, &header.host.hostname, Options::default()))
         .transpose()?;
+    if let Some(f) = &mut metrics {
+        f.set_latency(&args.latency);
+    }
     let mut rec = Recorder::create(&args.file, &header)?;
     let mut err = std::io::stderr();
     let _ = writeln!(
@@ -75,7 +78,10 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     // The one pipeline decides the "who" data a recording carries and when the slow files
     // are re-read, as it does for the screen and batch mode.
     let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
-    let view = crate::model::who::View::default();
+    let view = crate::model::who::View {
+        latency: args.latency.clone(),
+        ..crate::model::who::View::default()
+    };
     // The first step's wants too: a recording started mid-incident asks at once.
     let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &first, &view);
     let mut failures = 0u64;

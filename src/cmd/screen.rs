@@ -43,6 +43,7 @@ pub fn run(args: &Args) -> Result<()> {
         scan_fio: live,
         experiments: live,
         captured: args.tree.is_some(),
+        latency: args.latency.clone(),
     };
     let initial = app.launch(&args.eat, &args.fio);
     if !live && !initial.is_empty() {

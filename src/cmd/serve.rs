@@ -9,5 +9,5 @@ use crate::cli::ServeArgs;
 
 /// `pagewatch serve`: serves the latest sample until SIGINT, SIGTERM or SIGHUP.
 pub fn run(a: &ServeArgs) -> Result<()> {
-    crate::serve::run(a.listen, a.interval, a.partitions)
+    crate::serve::run(a.listen, a.interval, a.partitions, &a.latency)
 }

@@ -42,7 +42,13 @@ pub struct Counters {
     pub saturated_s: BTreeMap<String, Seen<f64>>,
     /// Seconds throttled writers slept in balance_dirty_pages(), by cgroup (spec §7).
     pub paused_s: BTreeMap<String, Seen<f64>>,
+    /// Each timed device's latency histograms summed since pagewatch started (issue 25), by
+    /// (device, `read`/`write`, `device`/`queue`).
+    pub latency: BTreeMap<LatencyKey, Seen<crate::parse::blk_lat::Hist>>,
 }
+
+/// A latency histogram's key: device, `op` label, `stage` label.
+pub type LatencyKey = (String, &'static str, &'static str);
 
 /// The index of a state in `families::STATES`.
 fn index(s: State) -> usize {
@@ -81,7 +87,22 @@ impl Counters {
                 seen(&mut self.paused_s, cgroup, now).value += s;
             }
         }
+        for d in &m.disks {
+            let Some(l) = &d.lat_hist else { continue };
+            let l = &l.lat;
+            for (op, stage, h) in [
+                ("read", "device", &l.read_dev),
+                ("write", "device", &l.write_dev),
+                ("read", "queue", &l.read_queue),
+                ("write", "queue", &l.write_queue),
+            ] {
+                let e = self.latency.entry((d.name.clone(), op, stage)).or_default();
+                e.value.merge(h);
+                e.last_ms = now;
+            }
+        }
         let keep = |last: i64| now.saturating_sub(last) <= FORGET_MS;
+        self.latency.retain(|_, e| keep(e.last_ms));
         self.states.retain(|_, e| keep(e.last_ms));
         self.saturated_s.retain(|_, e| keep(e.last_ms));
         self.paused_s.retain(|_, e| keep(e.last_ms));

@@ -54,6 +54,8 @@ pub struct Live {
     refresh_due: bool,
     wants: Option<Wants>,
     last: Page,
+    /// What decides the "who" data: only `--latency`'s devices (no screen).
+    view: View,
 }
 
 impl Live {
@@ -64,6 +66,7 @@ impl Live {
             pipeline: Pipeline::new(opts, 2),
             refresh_due: false,
             wants: None,
+            view: View::default(),
             last: Page {
                 host: if host.is_empty() { "unknown" } else { host }.to_owned(),
                 ..Page::default()
@@ -76,7 +79,7 @@ impl Live {
     /// from the last good sample, as batch mode does.
     pub fn sample(&mut self, raw: &RawSample, read_s: f64) -> Page {
         self.last.read_s = Some(read_s);
-        let Ok(step) = self.pipeline.push(raw, &View::default()) else {
+        let Ok(step) = self.pipeline.push(raw, &self.view) else {
             return self.error();
         };
         self.last.samples += 1;
@@ -103,6 +106,11 @@ impl Live {
             self.last.model = Some(Arc::new(m));
         }
         self.last.clone()
+    }
+
+    /// Times the block requests of these devices (`--latency`).
+    pub fn set_latency(&mut self, devices: &[String]) {
+        self.view.latency = devices.to_vec();
     }
 
     /// The "who" data the pipeline wants collected, when it changed since the last call.

@@ -21,6 +21,7 @@ enum Type {
     Gauge,
     Counter,
     StateSet,
+    Histogram,
 }
 
 struct Out {
@@ -37,6 +38,7 @@ impl Out {
             (Type::Counter, true) => (name.to_owned(), "counter"),
             (Type::Counter, false) => (format!("{name}_total"), "counter"),
             (Type::StateSet, true) => (name.to_owned(), "stateset"),
+            (Type::Histogram, _) => (name.to_owned(), "histogram"),
         };
         let t = &mut self.text;
         if om {
@@ -263,6 +265,7 @@ fn counters(o: &mut Out, page: &Page, base: &str) {
         "Seconds the device was saturated, as the verdict judged it (pagewatch_disk_saturation = 2).",
         &s,
     );
+    latency(o, c, base);
     let s: Vec<(String, f64)> = c
         .paused_s
         .iter()
@@ -274,6 +277,45 @@ fn counters(o: &mut Out, page: &Page, base: &str) {
         "Seconds throttled writers slept in balance_dirty_pages (tracepoint), by cgroup.",
         &s,
     );
+}
+
+/// The block latency histograms (issue 25): cumulative counts per log2 bucket, `le` the
+/// bucket's upper bound in seconds (1 µs to 2^26 µs, then +Inf).
+fn latency(o: &mut Out, c: &super::counters::Counters, base: &str) {
+    use crate::parse::blk_lat::{BUCKETS, bounds};
+    let name = "pagewatch_disk_latency_seconds";
+    if c.latency.is_empty() {
+        return;
+    }
+    o.family(
+        name,
+        Type::Histogram,
+        "seconds",
+        "Block request latency while pagewatch times the device (--latency, the detail view, or saturated): stage device is issue to completion, queue is insert to issue.",
+    );
+    for ((dev, op, stage), e) in &c.latency {
+        let l = format!(
+            "{base},device=\"{}\",op=\"{op}\",stage=\"{stage}\"",
+            label(dev)
+        );
+        let h = &e.value;
+        let mut cum = 0u64;
+        for k in 0..BUCKETS {
+            cum = cum.saturating_add(h.counts[k]);
+            let le = if k + 1 == BUCKETS {
+                "+Inf".to_owned()
+            } else {
+                format!("{}", bounds(k).1 / 1e6)
+            };
+            o.sample(
+                &format!("{name}_bucket"),
+                &format!("{l},le=\"{le}\""),
+                cum as f64,
+            );
+        }
+        o.sample(&format!("{name}_count"), &l, cum as f64);
+        o.sample(&format!("{name}_sum"), &l, h.sum_us as f64 / 1e6);
+    }
 }
 
 #[cfg(test)]

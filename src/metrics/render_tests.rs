@@ -146,3 +146,43 @@ fn an_empty_page_still_says_how_many_samples_failed() {
          pagewatch_sample_errors_total{host=\"h\"} 3\n# EOF\n"
     );
 }
+
+#[test]
+fn latency_is_a_cumulative_histogram_summed_over_samples() {
+    use crate::model::latency::DiskLatency;
+    use crate::parse::blk_lat::DevLat;
+    let mut p = page();
+    assert!(
+        !render(&p, Format::Classic, None).contains("pagewatch_disk_latency_seconds"),
+        "nothing timed, no family"
+    );
+    let mut m = (*p.model.clone().unwrap()).clone();
+    let mut lat = DevLat::default();
+    for us in [3, 100, 100, 5000] {
+        lat.read_dev.add(us);
+    }
+    m.disks.truncate(1);
+    let dev = m.disks[0].name.clone();
+    m.disks[0].lat_hist = Some(std::sync::Arc::new(DiskLatency { lat, ring_lost: 0 }));
+    // Two samples of the same interval's histograms: the counts add.
+    p.counters.observe(&m, &[]);
+    p.counters.observe(&m, &[]);
+    let t = render(&p, Format::Classic, None);
+    assert!(
+        t.contains("# TYPE pagewatch_disk_latency_seconds histogram\n"),
+        "{t}"
+    );
+    let l = format!("host=\"lab\",device=\"{dev}\",op=\"read\",stage=\"device\"");
+    let bucket = |le: &str| format!("pagewatch_disk_latency_seconds_bucket{{{l},le=\"{le}\"}} ");
+    assert!(
+        t.contains(&format!("{}0\n", bucket("0.000002"))),
+        "3 µs is over 2 µs"
+    );
+    assert!(t.contains(&format!("{}2\n", bucket("0.000004"))), "{t}");
+    assert!(t.contains(&format!("{}6\n", bucket("0.000128"))));
+    assert!(t.contains(&format!("{}8\n", bucket("+Inf"))));
+    assert!(t.contains(&format!("pagewatch_disk_latency_seconds_count{{{l}}} 8\n")));
+    assert!(t.contains(&format!(
+        "pagewatch_disk_latency_seconds_sum{{{l}}} 0.010406\n"
+    )));
+}

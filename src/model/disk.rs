@@ -109,6 +109,13 @@ pub struct Disk {
     /// Whether it is saturated, and why (`saturation::Judge`, filled by the pipeline).
     #[serde(flatten)]
     pub saturation: super::saturation::Saturation,
+    /// Latency percentiles of the interval while its requests are timed (`--latency`, the
+    /// detail view, or saturated); `None` otherwise (`model::latency`).
+    #[serde(flatten)]
+    pub latency: super::latency::LatCols,
+    /// The interval's latency histograms behind them (heat map, report, `/metrics`).
+    #[serde(skip)]
+    pub lat_hist: Option<std::sync::Arc<super::latency::DiskLatency>>,
 }
 
 /// One direction's counters: ios, merges, sectors, milliseconds.
@@ -389,6 +396,8 @@ pub fn derive(
             queue,
             cols,
             saturation: super::saturation::Saturation::default(),
+            latency: crate::model::latency::LatCols::default(),
+            lat_hist: None,
         });
     }
     out

@@ -12,6 +12,7 @@ pub mod dirty;
 pub mod disk;
 pub mod domains;
 pub mod exits;
+pub mod latency;
 pub mod memory;
 pub mod procs;
 pub mod procs_memory;
@@ -111,6 +112,10 @@ pub struct Model {
     /// `None` when the sample does not carry it (never wanted, captured trees).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync: Option<sync::Sync>,
+    /// The block tracer (per-device latency): armed, or why not; `None` when the sample does
+    /// not say (latency was never wanted, older recordings).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_tracer: Option<latency::Tracer>,
     /// Dirty domains (spec §1.8, §1.9): the global one first, then each memory cgroup with
     /// dirty or writeback pages of its own, then capped or strictlimit devices.
     pub domains: Vec<domains::Domain>,
@@ -167,6 +172,8 @@ impl Model {
         let dirty = Dirty::derive(prev, cur, dt_s);
         let domains = domains::derive(cur, &dirty);
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
+        let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
+        latency::fill(&mut disks, cur.blk.as_ref());
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,
@@ -174,7 +181,7 @@ impl Model {
             memory: Memory::derive(cur),
             dirty,
             reclaim: Reclaim::derive(prev, cur, dt_s),
-            disks: disk::derive(prev, cur, dt_s, opts.partitions),
+            disks,
             diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),
             procs_blocked: cur.cpu.procs_blocked,
@@ -201,6 +208,7 @@ impl Model {
             ),
             tracer,
             sync: cur.sync.as_ref().map(|c| sync::derive(c, dt_s)),
+            latency_tracer: latency::tracer(cur.blk.as_ref()),
             domains,
             cgroups,
             domains_error: cur.domains_error.clone(),

@@ -21,6 +21,8 @@ fn disk(name: &str, rotational: bool, util: f64, aqu: f64, await_ms: f64, ops: f
             ..Columns::default()
         },
         saturation: Saturation::default(),
+        latency: crate::model::latency::LatCols::default(),
+        lat_hist: None,
     }
 }
 

@@ -165,6 +165,8 @@ fn disk(name: &str, r: (f64, f64), w: (f64, f64)) -> Disk {
             ..Columns::default()
         },
         saturation: crate::model::saturation::Saturation::default(),
+        latency: crate::model::latency::LatCols::default(),
+        lat_hist: None,
     }
 }
 

@@ -13,7 +13,9 @@
 //! last reason, so a writer that pauses for a second does not drop off the list. The sync
 //! syscalls are timed (`Wants::sync`, which costs every task on the machine a check on each
 //! syscall) only while the processes view shows them or the screen shows throttled writers;
-//! never at idle on the default screen.
+//! never at idle on the default screen. A device's
+//! block requests are timed (issue 25) while the view asks (the detail view, `--latency`) and
+//! for `LINGER_S` after the verdict last flagged it saturated; never otherwise.
 
 use super::Model;
 use super::dirty::State;
@@ -44,6 +46,9 @@ pub struct View {
     /// The screen draws the throttled-writers table while writers are throttled (the
     /// terminal screen; batch, `record` and `serve` draw none).
     pub throttled_table: bool,
+    /// Devices whose latency the user asked for: the disk detail view's (`Enter` on a disk)
+    /// and `--latency DEV`.
+    pub latency: Vec<String>,
 }
 
 /// Turns each model into the wants for the next sample, with `LINGER_S` of hysteresis.
@@ -55,6 +60,8 @@ pub struct Gate {
     trace_quiet_s: Option<f64>,
     /// Seconds since the last reason to time the sync syscalls.
     sync_quiet_s: Option<f64>,
+    /// Seconds since each device was last flagged saturated (block latency, `LINGER_S`).
+    saturated_quiet_s: std::collections::BTreeMap<String, f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -87,11 +94,35 @@ impl Gate {
             trace: linger(&mut self.trace_quiet_s, trace, dt),
             sync: linger(&mut self.sync_quiet_s, sync, dt),
             cgroups_every_tick: view.cgroups,
+            latency: self.latency(m, view, dt),
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
             next
         })
+    }
+}
+
+impl Gate {
+    /// The devices to time (sorted, once each): those the view asks for, and those the
+    /// verdict flagged saturated in the last `LINGER_S`.
+    fn latency(&mut self, m: &Model, view: &View, dt: f64) -> Vec<String> {
+        for q in self.saturated_quiet_s.values_mut() {
+            *q += dt;
+        }
+        for d in m.disks.iter().filter(|d| d.saturation.saturated) {
+            self.saturated_quiet_s.insert(d.name.clone(), 0.0);
+        }
+        self.saturated_quiet_s.retain(|_, q| *q < LINGER_S);
+        let mut devs: Vec<String> = view
+            .latency
+            .iter()
+            .chain(self.saturated_quiet_s.keys())
+            .cloned()
+            .collect();
+        devs.sort();
+        devs.dedup();
+        devs
     }
 }
 
@@ -272,6 +303,36 @@ mod tests {
             g.update(&m, &View::default()).unwrap().procs.is_some(),
             "direct reclaim"
         );
+    }
+
+    #[test]
+    fn latency_is_timed_for_the_view_and_saturated_disks_only() {
+        let mut m = model("live-idle", 1);
+        m.interval_s = Some(1.0);
+        for d in &mut m.disks {
+            d.saturation.saturated = false;
+        }
+        let mut g = Gate::default();
+        let _ = g.update(&m, &View::default());
+        assert!(g.wants().latency.is_empty(), "nothing armed at idle");
+        let first = m.disks[0].name.clone();
+        let view = View {
+            latency: vec!["zz".into(), first.clone()],
+            ..View::default()
+        };
+        let w = g.update(&m, &view).unwrap();
+        let mut want = vec!["zz".to_owned(), first.clone()];
+        want.sort();
+        assert_eq!(w.latency, want, "the view's, sorted");
+        assert!(g.update(&m, &View::default()).unwrap().latency.is_empty());
+        // A saturated disk is timed, and for LINGER_S after.
+        m.disks[0].saturation.saturated = true;
+        assert_eq!(g.update(&m, &View::default()).unwrap().latency, [first]);
+        m.disks[0].saturation.saturated = false;
+        for _ in 0..9 {
+            assert_eq!(g.update(&m, &View::default()), None, "lingering");
+        }
+        assert!(g.update(&m, &View::default()).unwrap().latency.is_empty());
     }
 
     #[test]

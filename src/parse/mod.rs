@@ -6,6 +6,8 @@
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod bdi;
+pub mod blk_lat;
+pub mod blk_pair;
 pub mod buddyinfo;
 pub mod cgroup;
 pub mod diskstats;
@@ -106,6 +108,9 @@ pub struct Snapshot {
     /// The sync syscalls' latencies by process since the last sample, and the tracer's state
     /// (`names::SYNC_CALLS`); `None` when the sample does not carry them.
     pub sync: Option<sync_calls::SyncCalls>,
+    /// The block tracer: its status and the interval's per-device latency histograms;
+    /// `None` when the sample carries neither (latency was never wanted).
+    pub blk: Option<blk_lat::Blk>,
     /// The cgroup v2 tree as read this tick (spec §1.8, §11); `None` when the sample has no
     /// cgroup index (older recordings and trees) or `domains_error` says why.
     pub cgroups: Option<cgroup::Cgroups>,
@@ -290,6 +295,7 @@ impl Snapshot {
             exits_error,
             trace: trace::parse(sample)?,
             sync: sync_calls::from_sample(sample),
+            blk: blk_lat::from_sample(sample),
             cgroups,
             bdis,
             wb_stats,

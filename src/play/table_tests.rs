@@ -32,6 +32,8 @@ fn model(t: i64, dt: f64, avail: u64, state: State, direct: f64, io: [f64; 6]) -
             ..Columns::default()
         },
         saturation: crate::model::saturation::Saturation::default(),
+        latency: crate::model::latency::LatCols::default(),
+        lat_hist: None,
     }];
     m
 }

@@ -392,7 +392,7 @@ pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
             .iter()
             .map(|d| disk_chart(d, m, &spans(&d.saturated, started_ms))),
     );
-    specs
+    let mut charts = specs
         .into_iter()
         .map(|(file, title, panels)| {
             Ok(Chart {
@@ -401,5 +401,10 @@ pub fn render(a: &Analysis, started_ms: i64) -> anyhow::Result<Vec<Chart>> {
                 title,
             })
         })
-        .collect()
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // The timed devices' latency heat maps (issue 25).
+    for (file, title, svg) in super::heatmap::render(m, started_ms)? {
+        charts.push(Chart { file, title, svg });
+    }
+    Ok(charts)
 }

@@ -59,6 +59,10 @@ pub fn render(rec: &Recording, a: &Analysis) -> String {
     for d in &a.disks {
         let _ = writeln!(o, "![{}]({})\n", cell(&d.name), d.chart);
     }
+    for dev in super::heatmap::timed_devices(&a.models) {
+        let file = super::heatmap::file_name(&dev);
+        let _ = writeln!(o, "![{} device time (heat map)]({file})\n", cell(&dev));
+    }
     method(&mut o);
     o
 }

@@ -9,6 +9,7 @@
 mod analysis;
 mod charts;
 mod findings;
+mod heatmap;
 mod markdown;
 mod md;
 mod periods;

@@ -82,6 +82,12 @@ impl Feeder {
         self.live.take_wants()
     }
 
+    /// Times the block requests of these devices (`--latency`), besides those the verdict
+    /// flags saturated.
+    pub fn set_latency(&mut self, devices: &[String]) {
+        self.live.set_latency(devices);
+    }
+
     /// Publishes the page after a sample that failed.
     pub fn error(&mut self) {
         self.latest.publish(self.live.error());
@@ -106,7 +112,7 @@ pub fn screen_notice(bound: &SocketAddr, earlier: Option<String>) -> String {
 
 /// `pagewatch serve`: samples live /proc and /sys every interval and serves the latest
 /// sample until SIGINT, SIGTERM or SIGHUP.
-pub fn run(listen: SocketAddr, interval: f64, partitions: bool) -> Result<()> {
+pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[String]) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let host = HostInfo::live();
     let opts = Options { partitions };
@@ -115,6 +121,7 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool) -> Result<()> {
         source = source.with_tracing(exe);
     }
     let mut feeder = Feeder::start(listen, &host.hostname, opts)?;
+    feeder.set_latency(latency);
     // Signals arrive on a channel the loop waits on between samples: no polling.
     let (stop_tx, stop) = mpsc::channel::<()>();
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])

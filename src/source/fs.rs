@@ -99,6 +99,8 @@ pub struct FsSource {
     tracer: Option<super::Tracer>,
     /// The sync syscalls' tracer, with `tracer` (`with_tracing`).
     sync_tracer: Option<super::SyncTracer>,
+    /// The block tracer (`Wants::latency`), for the live system only (`with_tracing`).
+    blk: Option<super::blk::BlkTracer>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
     /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
@@ -165,6 +167,7 @@ impl FsSource {
             proc_root,
             tracer: None,
             sync_tracer: None,
+            blk: None,
             cgroups,
             lineage: super::lineage::Lineage::default(),
             exits: None,
@@ -173,6 +176,8 @@ impl FsSource {
 
     /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
     /// (`Wants::trace`; root, tracefs), and the sync syscalls' tracepoints (`Wants::sync`), with `guard_exe` (pagewatch's own binary) as the
+    /// (`Wants::trace`; root, tracefs), and the block tracer for the devices in
+    /// `Wants::latency`, with `guard_exe` (pagewatch's own binary) as the
     /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
     /// system only: a captured tree has no tracefs. Also listens for taskstats exit
     /// notifications while the process walk is wanted (`source::taskstats`).
@@ -180,6 +185,11 @@ impl FsSource {
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
         self.sync_tracer = Some(super::SyncTracer::new(
             self.proc_root.clone(),
+            guard_exe.clone(),
+        ));
+        self.blk = Some(super::blk::BlkTracer::new(
+            self.proc_root.clone(),
+            self.sys_root.clone(),
             guard_exe.clone(),
         ));
         self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
@@ -284,6 +294,9 @@ impl FsSource {
         if let Some(t) = &mut self.sync_tracer {
             t.sample(self.wants.sync, &mut self.buf, &mut files, &mut fresh);
         }
+        if let Some(b) = &mut self.blk {
+            b.sample(&mut files, &mut fresh);
+        }
         if files.len() != fresh.len() {
             fresh.sort_unstable();
             files.retain(|k, _| fresh.binary_search(&k.as_str()).is_ok());
@@ -364,6 +377,10 @@ impl Source for FsSource {
 
     fn want(&mut self, wants: &Wants) {
         self.wants.clone_from(wants);
+        // Armed at once, so that the next sample already carries the latency.
+        if let Some(b) = &mut self.blk {
+            b.want(&wants.latency);
+        }
     }
 }
 

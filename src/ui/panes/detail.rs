@@ -1,5 +1,6 @@
 //! Device detail view: every column of the selected device, its queue settings, its charts,
-//! and for devices that serve requests in parallel the note that %util misleads.
+//! its latency percentiles and heat map (opening the view times its requests, issue 25), and
+//! for devices that serve requests in parallel the note that %util misleads.
 //!
 //! Owns: the detail view. Must not touch: app state.
 
@@ -70,10 +71,15 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
             t.warn,
         )));
     }
+    lines.extend(super::latency::percentile_lines(app, d));
     Paragraph::new(lines)
         .wrap(Wrap { trim: true })
         .render(inner, buf);
+    // The detail view times the disk's requests: the heat map under the charts.
+    let [charts_area, heat_area] =
+        Layout::vertical([Constraint::Min(10), Constraint::Percentage(45)]).areas(right);
     let mut charts = Canvas::default();
-    super::charts::disk_charts(app, right, &mut charts, Some(&d.name));
+    super::charts::disk_charts(app, charts_area, &mut charts, Some(&d.name));
     charts.paint(buf);
+    super::latency::render(app, d, heat_area, buf);
 }

@@ -12,6 +12,7 @@ pub mod header;
 pub mod help;
 pub mod job_detail;
 pub mod jobs;
+pub mod latency;
 pub mod memory;
 pub mod phases;
 pub mod processes;

@@ -1,0 +1,329 @@
+//! Per-device block latency of the interval (issue 25): p50, p90, p99 and max of device time
+//! (issue → complete) and queue time (insert → issue), reads and writes apart, from the
+//! log2-µs histograms the block tracer carries (`parse::blk_lat`).
+//!
+//! Owns: the figures each disk row carries (`LatCols`, the batch JSON's `lat_*` and
+//! `queue_*` keys), the interval's histograms kept for the heat map, the report and
+//! `/metrics` (`DiskLatency`), and the tracer's state for the screen (`Tracer`). Must not
+//! touch: I/O, pairing the events (`parse::blk_pair`).
+//!
+//! Percentiles from log2 buckets: the bucket holding the rank is exact; inside it the value
+//! is interpolated linearly and capped at the interval's max (`Hist::quantile`). The true
+//! percentile lies in the same bucket, so the figure is within a factor of 2 of it (and
+//! usually much closer: the error is at most the bucket's width, half its upper bound).
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::parse::blk_lat::{Blk, DevLat, Hist};
+
+/// The latency columns of a disk; all `None` while its requests are not timed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LatCols {
+    /// Read device time, median, ms.
+    pub lat_read_p50_ms: Option<f64>,
+    /// Read device time, 90th percentile, ms.
+    pub lat_read_p90_ms: Option<f64>,
+    /// Read device time, 99th percentile, ms.
+    pub lat_read_p99_ms: Option<f64>,
+    /// Write device time, median, ms.
+    pub lat_write_p50_ms: Option<f64>,
+    /// Write device time, 90th percentile, ms.
+    pub lat_write_p90_ms: Option<f64>,
+    /// Write device time, 99th percentile, ms.
+    pub lat_write_p99_ms: Option<f64>,
+    /// The longest device time of the interval, reads or writes, ms.
+    pub lat_max_ms: Option<f64>,
+    /// Queue time (insert → issue), reads and writes, median, ms.
+    pub queue_p50_ms: Option<f64>,
+    /// Queue time, 99th percentile, ms.
+    pub queue_p99_ms: Option<f64>,
+    /// Block events read for the device this interval.
+    pub lat_events: Option<u64>,
+    /// Events that could not be timed: completions without their issue, issues without
+    /// their completion, and the events the kernel dropped from the ring buffer.
+    pub lat_lost: Option<u64>,
+    /// Read device time, requests per log2 bucket: index 0 is under 1 µs, index k ≥ 1 is
+    /// [2^(k-1), 2^k) µs; cut after the last non-empty bucket. Summed over intervals they give
+    /// a whole run's distribution.
+    pub lat_read_hist: Option<Vec<u64>>,
+    /// Write device time, the same buckets.
+    pub lat_write_hist: Option<Vec<u64>>,
+    /// Queue time (reads and writes), the same buckets.
+    pub queue_hist: Option<Vec<u64>>,
+}
+
+/// A histogram's counts cut after the last non-empty bucket.
+fn counts(h: &Hist) -> Vec<u64> {
+    let n = h.counts.iter().rposition(|&c| c > 0).map_or(0, |i| i + 1);
+    h.counts[..n].to_vec()
+}
+
+/// A disk's histograms of the interval.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiskLatency {
+    /// As the tracer carried them.
+    pub lat: DevLat,
+    /// Events the kernel dropped from the ring buffer (every armed device's).
+    pub ring_lost: u64,
+}
+
+impl DiskLatency {
+    /// Device time, reads and writes together (the heat map's).
+    #[must_use]
+    pub fn device(&self) -> Hist {
+        let mut h = self.lat.read_dev;
+        h.merge(&self.lat.write_dev);
+        h
+    }
+
+    /// Queue time, reads and writes together.
+    #[must_use]
+    pub fn queue(&self) -> Hist {
+        let mut h = self.lat.read_queue;
+        h.merge(&self.lat.write_queue);
+        h
+    }
+}
+
+/// The block tracer's state, for the screen.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Tracer {
+    /// `armed`, `off`, `not-root`, `no-tracefs`, `no-event`, `no-device`, `error`.
+    pub state: String,
+    /// Why not armed, or the last read error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// The devices asked for.
+    pub devices: Vec<String>,
+}
+
+fn ms(us: Option<f64>) -> Option<f64> {
+    us.map(|u| u / 1000.0)
+}
+
+impl LatCols {
+    /// The columns of one device's histograms.
+    #[must_use]
+    pub fn of(d: &DiskLatency) -> Self {
+        let l = &d.lat;
+        let q = d.queue();
+        Self {
+            lat_read_p50_ms: ms(l.read_dev.quantile(0.5)),
+            lat_read_p90_ms: ms(l.read_dev.quantile(0.9)),
+            lat_read_p99_ms: ms(l.read_dev.quantile(0.99)),
+            lat_write_p50_ms: ms(l.write_dev.quantile(0.5)),
+            lat_write_p90_ms: ms(l.write_dev.quantile(0.9)),
+            lat_write_p99_ms: ms(l.write_dev.quantile(0.99)),
+            lat_max_ms: Some(l.read_dev.max_us.max(l.write_dev.max_us) as f64 / 1000.0),
+            queue_p50_ms: ms(q.quantile(0.5)),
+            queue_p99_ms: ms(q.quantile(0.99)),
+            lat_events: Some(l.events),
+            lat_lost: Some(l.unpaired.saturating_add(d.ring_lost)),
+            lat_read_hist: Some(counts(&l.read_dev)),
+            lat_write_hist: Some(counts(&l.write_dev)),
+            queue_hist: Some(counts(&q)),
+        }
+    }
+}
+
+/// A latency heat map: time runs across the columns, the log2 buckets up the rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Heat {
+    /// The bucket of the bottom row (it also holds the faster buckets cut off below it).
+    pub lo: usize,
+    /// The bucket of the top row.
+    pub hi: usize,
+    /// Per column (`None`: not timed then), per row from `lo` up: the share of the column's
+    /// requests in that bucket, 0–1.
+    pub cells: Vec<Option<Vec<f64>>>,
+}
+
+/// The heat map of `cols` (oldest first) in at most `rows` rows: from the slowest bucket
+/// seen down; faster buckets that do not fit are folded into the bottom row. `None` when no
+/// column holds a request.
+#[must_use]
+pub fn heat(cols: &[Option<Hist>], rows: usize) -> Option<Heat> {
+    let seen = |f: fn(&mut dyn Iterator<Item = usize>) -> Option<usize>| {
+        let mut it = cols.iter().flatten().flat_map(|h| {
+            h.counts
+                .iter()
+                .enumerate()
+                .filter(|c| *c.1 > 0)
+                .map(|c| c.0)
+        });
+        f(&mut it)
+    };
+    let (lo, hi) = (seen(|i| i.min())?, seen(|i| i.max())?);
+    let lo = lo.max((hi + 1).saturating_sub(rows.max(1)));
+    let cells = cols
+        .iter()
+        .map(|c| {
+            let h = c.as_ref()?;
+            let total = h.total();
+            (total > 0).then(|| {
+                (lo..=hi)
+                    .map(|k| {
+                        let n: u64 = if k == lo {
+                            h.counts[..=lo]
+                                .iter()
+                                .fold(0u64, |a, &c| a.saturating_add(c))
+                        } else {
+                            h.counts[k]
+                        };
+                        n as f64 / total as f64
+                    })
+                    .collect()
+            })
+        })
+        .collect();
+    Some(Heat { lo, hi, cells })
+}
+
+/// A bucket's lower bound as a short label: `<1us` for bucket 0, else `512us`, `1ms`, `2s`.
+#[must_use]
+pub fn bucket_label(k: usize) -> String {
+    let (lo, _) = crate::parse::blk_lat::bounds(k);
+    if k == 0 {
+        "0us".to_owned()
+    } else if lo < 1000.0 {
+        format!("{lo:.0}us")
+    } else if lo < 1e6 {
+        format!("{:.0}ms", lo / 1000.0)
+    } else {
+        format!("{:.0}s", lo / 1e6)
+    }
+}
+
+/// The tracer's state in a snapshot, if it carries one.
+#[must_use]
+pub fn tracer(blk: Option<&Blk>) -> Option<Tracer> {
+    let b = blk?;
+    let s = b.status.as_ref()?;
+    Some(Tracer {
+        state: s.state.clone(),
+        why: s.why.clone().or_else(|| b.error.clone()),
+        devices: s.devices.clone(),
+    })
+}
+
+/// Sets each disk's latency from the snapshot's histograms (by name); the others keep none.
+pub fn fill(disks: &mut [super::Disk], blk: Option<&Blk>) {
+    let Some(l) = blk.and_then(|b| b.latency.as_ref()) else {
+        return;
+    };
+    for d in disks {
+        if let Some(dl) = l.devices.iter().find(|x| x.name == d.name) {
+            let dl = DiskLatency {
+                lat: dl.clone(),
+                ring_lost: l.lost,
+            };
+            d.latency = LatCols::of(&dl);
+            d.lat_hist = Some(Arc::new(dl));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::blk_lat::Latency;
+
+    #[test]
+    #[allow(clippy::float_cmp, reason = "shares of whole counts are exact")]
+    fn the_heat_map_keeps_the_slow_end_and_folds_the_fast_one() {
+        let mut a = Hist::default();
+        for us in [3, 3, 100, 100] {
+            a.add(us);
+        }
+        let mut b = Hist::default();
+        b.add(2000);
+        let h = heat(&[Some(a), None, Some(b), Some(Hist::default())], 16).unwrap();
+        assert_eq!((h.lo, h.hi), (2, 11));
+        let col = h.cells[0].as_ref().unwrap();
+        assert_eq!(col.len(), 10);
+        assert_eq!((col[0], col[7 - 2]), (0.5, 0.5));
+        assert_eq!(h.cells[1], None);
+        assert_eq!(h.cells[2].as_ref().unwrap()[11 - 2], 1.0);
+        assert_eq!(h.cells[3], None, "a column without requests");
+        // Four rows: 3 µs folds into the bottom row (bucket 8).
+        let h = heat(&[Some(a), Some(b)], 4).unwrap();
+        assert_eq!((h.lo, h.hi), (8, 11));
+        assert_eq!(h.cells[0].as_ref().unwrap()[0], 1.0);
+        assert_eq!(heat(&[None], 4), None);
+        assert_eq!(
+            (
+                bucket_label(0),
+                bucket_label(10),
+                bucket_label(11),
+                bucket_label(21)
+            ),
+            ("0us".into(), "512us".into(), "1ms".into(), "1s".into())
+        );
+    }
+
+    #[test]
+    fn columns_from_the_histograms_and_none_while_not_timed() {
+        let mut l = DevLat {
+            dev: 254 << 20,
+            name: "vda".into(),
+            events: 300,
+            unpaired: 2,
+            ..DevLat::default()
+        };
+        for _ in 0..99 {
+            l.read_dev.add(200);
+        }
+        l.read_dev.add(5000);
+        l.write_queue.add(40);
+        let dl = DiskLatency {
+            lat: l,
+            ring_lost: 3,
+        };
+        let c = LatCols::of(&dl);
+        let p50 = c.lat_read_p50_ms.unwrap();
+        assert!((0.128..=0.2).contains(&p50), "{p50}");
+        let p99 = c.lat_read_p99_ms.unwrap();
+        assert!((0.128..=0.256).contains(&p99), "99 of 100 at 200 µs: {p99}");
+        assert_eq!(c.lat_max_ms, Some(5.0));
+        assert_eq!(c.lat_write_p50_ms, None, "no writes");
+        assert_eq!((c.lat_events, c.lat_lost), (Some(300), Some(5)));
+        let mut want = vec![0; 14];
+        want[8] = 99;
+        want[13] = 1;
+        assert_eq!(
+            c.lat_read_hist,
+            Some(want),
+            "200 µs in bucket 8, 5 ms in 13"
+        );
+        assert_eq!(c.lat_write_hist, Some(Vec::new()));
+        assert!(c.queue_p99_ms.unwrap() <= 0.04);
+        // JSON: null while not timed.
+        let none = serde_json::to_value(LatCols::default()).unwrap();
+        assert!(none["lat_read_p50_ms"].is_null() && none["lat_lost"].is_null());
+        let blk = Blk {
+            latency: Some(Latency {
+                lost: 3,
+                devices: vec![dl.lat.clone()],
+            }),
+            ..Blk::default()
+        };
+        let m = crate::model::Model::derive(
+            None,
+            &crate::parse::Snapshot::parse(&crate::source::test_samples("live-idle")[0]).unwrap(),
+            crate::model::Options::default(),
+        );
+        let mut disks = m.disks;
+        let Some(first) = disks.first().map(|d| d.name.clone()) else {
+            return;
+        };
+        let mut blk = blk;
+        blk.latency.as_mut().unwrap().devices[0]
+            .name
+            .clone_from(&first);
+        fill(&mut disks, Some(&blk));
+        assert_eq!(disks[0].latency.lat_lost, Some(5));
+        assert!(disks.iter().skip(1).all(|d| d.latency.lat_events.is_none()));
+    }
+}
