@@ -6,10 +6,13 @@
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod bdi;
+pub mod below;
+pub mod below_reduce;
 pub mod buddyinfo;
 pub mod cgroup;
 pub mod diskstats;
 mod fast;
+pub mod jbd2;
 mod lines;
 pub mod meminfo;
 mod memo;
@@ -105,6 +108,33 @@ pub struct Snapshot {
     /// are left out, the rest of the sample stands (a container's odd file must not stop the
     /// monitor).
     pub domains_error: Option<String>,
+    /// The ext4 journals (`proc/fs/jbd2/*/info`), by name; empty when none is mounted or
+    /// the sample does not carry them (older recordings, trees).
+    pub journals: Vec<jbd2::Journal>,
+    /// Why a journal's `info` could not be parsed (that journal is left out).
+    pub journals_error: Option<String>,
+    /// The `-below` tracer (wbt, reclaim throttling): its state and the interval's per-device
+    /// and per-reason lines; `None` when the sample does not carry it.
+    pub below: Option<below::Below>,
+}
+
+/// The journals a sample carries, and the first error among them.
+fn journals(sample: &RawSample) -> (Vec<jbd2::Journal>, Option<String>) {
+    let mut error = None;
+    let list = sample
+        .files
+        .range::<String, _>(jbd2::PREFIX.to_owned()..)
+        .take_while(|(k, _)| k.starts_with(jbd2::PREFIX))
+        .filter_map(|(k, t)| {
+            let name = jbd2::journal_of(k)?;
+            jbd2::parse(name, t)
+                .map_err(|e| {
+                    error.get_or_insert_with(|| e.to_string());
+                })
+                .ok()
+        })
+        .collect();
+    (list, error)
 }
 
 /// The cgroup, BDI and wb_stats part of a snapshot, and the first error among them.
@@ -235,6 +265,7 @@ impl Snapshot {
         };
         let (cgroups, bdis, wb_stats, domains_error) = domains(sample);
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
+        let (journals, journals_error) = journals(sample);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -264,6 +295,9 @@ impl Snapshot {
             bdis,
             wb_stats,
             domains_error,
+            journals,
+            journals_error,
+            below: below::parse(sample),
         })
     }
 }
