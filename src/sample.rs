@@ -32,8 +32,9 @@ pub mod names {
     pub const PSI_IO: &str = "proc/pressure/io";
     /// Pseudo-file: one line per entry of `/sys/block` (whole disks, named as in diskstats:
     /// sysfs's `cciss!c0d0` is `cciss/c0d0`), tab-separated:
-    /// `name, rotational, scheduler, nr_requests, write_cache, dm/name`, each the trimmed
-    /// text of `/sys/block/<name>/queue/<file>` (or `dm/name`), empty when unreadable.
+    /// `name, rotational, scheduler, nr_requests, write_cache, dm/name, hardware queues,
+    /// wbt_lat_usec`, each the trimmed text of `/sys/block/<name>/queue/<file>` (or
+    /// `dm/name`, or the count of `mq/`), empty when unreadable.
     /// These change rarely, so the source re-reads them only when the device set changes
     /// and once a minute.
     pub const BLOCK_DEVICES: &str = "sys/block/";
@@ -176,6 +177,8 @@ pub struct Wants {
     /// Read the whole cgroup v2 tree every tick (the cgroups pane is open), not only on the
     /// slow refresh.
     pub cgroups_every_tick: bool,
+    /// Arm the `-below` tracer (wbt and reclaim throttling: `parse::below`), root only.
+    pub below: bool,
 }
 
 /// Which processes a walk covers.

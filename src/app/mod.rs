@@ -200,6 +200,7 @@ impl App {
             processes: self.ui.who == Some(WhoView::Processes),
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
+            detail: self.ui.detail,
         }
     }
 

@@ -5,6 +5,7 @@
 //! Owns: the derived figures and their formulas (each file cites its section of
 //! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
 
+pub mod below;
 pub mod cgroups;
 pub mod commands;
 pub mod cpu;
@@ -124,6 +125,15 @@ pub struct Model {
     /// wait figure (`None`), since the kernel accounts only tasks forked afterwards.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub delayacct_switched_on: bool,
+    /// The ext4 journals (`/proc/fs/jbd2`): commit rates and times, and whether fsync waits
+    /// on them (`below::Journal`).
+    pub journals: Vec<below::Journal>,
+    /// Why a journal's `info` could not be parsed, when one could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journals_error: Option<String>,
+    /// The `-below` tracer: wbt per device, reclaim throttled on writeback; `None` when the
+    /// sample does not carry it (never wanted, not live).
+    pub below: Option<below::Below>,
 }
 
 impl Model {
@@ -156,6 +166,7 @@ impl Model {
         let dirty = Dirty::derive(prev, cur, dt_s);
         let domains = domains::derive(cur, &dirty);
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
+        let disks = disk::derive(prev, cur, dt_s, opts.partitions);
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,
@@ -163,7 +174,10 @@ impl Model {
             memory: Memory::derive(cur),
             dirty,
             reclaim: Reclaim::derive(prev, cur, dt_s),
-            disks: disk::derive(prev, cur, dt_s, opts.partitions),
+            journals: below::journals(prev, cur, dt_s, &disks),
+            journals_error: cur.journals_error.clone(),
+            below: below::derive(cur, dt_s),
+            disks,
             diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),
             procs_blocked: cur.cpu.procs_blocked,

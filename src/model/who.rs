@@ -38,6 +38,8 @@ pub struct View {
     pub cgroups: bool,
     /// The cgroup the processes pane is scoped to, if any.
     pub scope: Option<String>,
+    /// A device's detail view is shown (the `-below` tracer shows its wbt state there).
+    pub detail: bool,
 }
 
 /// Turns each model into the wants for the next sample, with `LINGER_S` of hysteresis.
@@ -47,6 +49,8 @@ pub struct Gate {
     procs_quiet_s: Option<f64>,
     /// Seconds since the last reason to arm the tracepoint.
     trace_quiet_s: Option<f64>,
+    /// Seconds since the last reason to arm the `-below` tracer.
+    below_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -75,6 +79,7 @@ impl Gate {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
             cgroups_every_tick: view.cgroups,
+            below: linger(&mut self.below_quiet_s, below_wanted(m, view), dt),
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
@@ -121,6 +126,18 @@ fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -
             .memory
             .and_then(|p| p.some)
             .is_some_and(|s| s.avg10 >= MEMORY_PSI_SOME_PCT)
+}
+
+/// The `-below` tracer (wbt depths, reclaim throttled on writeback) is worth its cost: a
+/// device's detail view is open, a device is saturated (is wbt holding writes back to protect
+/// reads?), or reclaim is active (kswapd or direct scanning: does it sleep on writeback, or
+/// write dirty pages itself?).
+fn below_wanted(m: &Model, view: &View) -> bool {
+    let scanning = |s: Option<f64>| s.is_some_and(|s| s > 0.0);
+    view.detail
+        || m.disks.iter().any(|d| d.saturation.saturated)
+        || scanning(m.reclaim.pgscan_kswapd_s)
+        || scanning(m.reclaim.pgscan_direct_s)
 }
 
 /// Some dirty domain (global, a memcg's, a capped device's) flushes in the background or
@@ -184,6 +201,29 @@ mod tests {
         )];
         let w = g.update(&m, &View::default()).unwrap();
         assert!(w.trace, "a task in balance_dirty_pages is reason enough");
+    }
+
+    #[test]
+    fn the_below_tracer_is_armed_by_the_detail_view_a_saturated_disk_or_reclaim() {
+        let mut m = model("live-idle", 1);
+        m.reclaim.pgscan_kswapd_s = Some(0.0);
+        m.reclaim.pgscan_direct_s = Some(0.0);
+        for d in &mut m.disks {
+            d.saturation.saturated = false;
+        }
+        assert!(!below_wanted(&m, &View::default()), "idle: nothing armed");
+        let detail = View {
+            detail: true,
+            ..View::default()
+        };
+        assert!(below_wanted(&m, &detail));
+        m.reclaim.pgscan_kswapd_s = Some(12.0);
+        assert!(below_wanted(&m, &View::default()), "kswapd scans");
+        m.reclaim.pgscan_kswapd_s = Some(0.0);
+        m.disks[0].saturation.saturated = true;
+        assert!(below_wanted(&m, &View::default()), "a saturated disk");
+        let mut g = Gate::default();
+        assert!(g.update(&m, &View::default()).unwrap().below);
     }
 
     #[test]

@@ -97,6 +97,11 @@ pub struct FsSource {
     proc_root: PathBuf,
     /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
     tracer: Option<super::Tracer>,
+    /// The `-below` tracer (wbt, reclaim throttling), live only (`with_tracing`).
+    below: Option<super::below::BelowTracer>,
+    /// The ext4 journals' `info` (`/proc/fs/jbd2/*/info`), listed on the slow refresh and
+    /// read every tick, with their sample names.
+    journals: Vec<(String, Held)>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
 }
@@ -158,6 +163,8 @@ impl FsSource {
             walker,
             proc_root,
             tracer: None,
+            below: None,
+            journals: Vec::new(),
             cgroups,
         }
     }
@@ -168,7 +175,14 @@ impl FsSource {
     /// system only: a captured tree has no tracefs.
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
-        self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
+        self.tracer = Some(super::Tracer::new(
+            self.proc_root.clone(),
+            guard_exe.clone(),
+        ));
+        self.below = Some(super::below::BelowTracer::new(
+            self.proc_root.clone(),
+            guard_exe,
+        ));
         self
     }
 
@@ -209,6 +223,7 @@ impl FsSource {
                 }
             }
             self.block_text = self.read_block_devices()?;
+            self.list_journals();
         }
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
         let vmstat = files
@@ -222,6 +237,12 @@ impl FsSource {
         for (name, text) in &self.cgroups.out {
             put(&mut files, name, Cow::Borrowed(text));
             fresh.push(name);
+        }
+        for (name, held) in &mut self.journals {
+            if let Some(bytes) = held.read(&mut self.buf)? {
+                put(&mut files, name, text(&self.buf[..bytes]));
+                fresh.push(name);
+            }
         }
         for (name, text) in &self.slow_text {
             put(&mut files, name, Cow::Borrowed(text));
@@ -243,6 +264,9 @@ impl FsSource {
         if let Some(t) = &mut self.tracer {
             t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
         }
+        if let Some(t) = &mut self.below {
+            t.sample(self.wants.below, &mut self.buf, &mut files, &mut fresh);
+        }
         if files.len() != fresh.len() {
             fresh.sort_unstable();
             files.retain(|k, _| fresh.binary_search(&k.as_str()).is_ok());
@@ -253,6 +277,31 @@ impl FsSource {
             page_size: self.page_size,
             files,
         })
+    }
+
+    /// Lists `/proc/fs/jbd2` (on the slow refresh): a journal mounted or unmounted since is
+    /// picked up or dropped; the ones still there keep their open files.
+    fn list_journals(&mut self) {
+        let dir = self.proc_root.join("fs/jbd2");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        let now: Vec<String> = names
+            .iter()
+            .map(|n| crate::parse::jbd2::sample_name(n))
+            .collect();
+        if now.iter().eq(self.journals.iter().map(|(n, _)| n)) {
+            return;
+        }
+        self.journals = names
+            .iter()
+            .zip(now)
+            .map(|(j, name)| (name, Held::new(dir.join(j).join("info"), Records::One)))
+            .collect();
     }
 
     /// The `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`); queue settings are re-read
@@ -302,6 +351,11 @@ impl FsSource {
             text.push('\t');
             if let Ok(queues) = std::fs::read_dir(base.join("mq")) {
                 text.push_str(&queues.count().to_string());
+            }
+            // wbt's read-latency target (4.10+; absent without CONFIG_BLK_WBT).
+            text.push('\t');
+            if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), &mut self.buf)? {
+                text.push_str(v.trim());
             }
             text.push('\n');
         }

@@ -3,6 +3,7 @@
 //! Owns: reading kernel files into `RawSample`s, live (`FsSource`) or from captured trees
 //! (`TreeSource`). Must not touch: parsing beyond splitting out device names, derivation, UI.
 
+mod below;
 mod cgroup_scope;
 mod cgroups;
 mod clock;
