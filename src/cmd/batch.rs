@@ -40,7 +40,7 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         processes: args.view == Some(crate::cli::View::Processes),
         cgroups: args.view == Some(crate::cli::View::Cgroups),
         scope: None,
-        detail: false,
+        detail: args.below,
     };
     let summary = crate::batch::run_viewing(
         source.as_mut(),

@@ -176,8 +176,9 @@ pub struct WbtRow {
     pub read_min_max_ms: Option<f64>,
     /// The last exceeded or scaled window's mean read latency, ms.
     pub read_mean_ms: Option<f64>,
-    /// wbt is holding writeback below its default depth (step > 0) or stepped down in the
-    /// interval.
+    /// wbt is holding writes below its default depths (step > 0: its reads missed the
+    /// target, so it halved the writes' depth `step` times). At step 0 background writeback
+    /// still gets a quarter of the depth, wbt's design; below 0 writes get more.
     pub limiting: bool,
 }
 
@@ -262,7 +263,7 @@ fn fill(out: &mut Below, e: &Events, cur: &Snapshot, dt_s: Option<f64>) {
             lat_exceeded: w.lat,
             read_min_max_ms: (w.lat > 0).then(|| w.lat_max_us as f64 / 1000.0),
             read_mean_ms: if w.stat > 0 { ms(w.rmean_ns) } else { None },
-            limiting: w.step.is_some_and(|s| s > 0) || w.down > 0,
+            limiting: w.step.is_some_and(|s| s > 0),
         });
     }
     for t in &e.throttled {

@@ -124,6 +124,8 @@ fn wbt_rows_name_the_disk_and_say_when_wbt_limits() {
     e.wbt.push(Wbt {
         dev: "7:100".into(),
         step: Some(-2),
+        steps: 1,
+        down: 1,
         ..Wbt::default()
     });
     let b = derive(&below(e), Some(2.0)).unwrap();
