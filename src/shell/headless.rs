@@ -148,7 +148,10 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     ] {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
-    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    // The tracers (balance_dirty_pages, the -below one), as `record` and the screen arm them;
+    // their guard is this binary.
+    let mut source =
+        FsSource::new("/proc", "/sys", Box::new(SystemClock)).with_tracing(exe.clone());
     let first = source.read().context("reading /proc")?;
     let log = Arc::new(Mutex::new(Log::default()));
     if let Some(p) = &opts.record {
