@@ -101,6 +101,16 @@ impl Layouts {
     }
 }
 
+/// A device name as the pseudo-file can carry it: one word of printable ASCII (a damaged
+/// record's bytes become `?`), never empty.
+fn clean_name(b: &[u8]) -> String {
+    let s: String = b
+        .iter()
+        .map(|&c| if c.is_ascii_graphic() { c as char } else { '?' })
+        .collect();
+    if s.is_empty() { "?".to_owned() } else { s }
+}
+
 fn name_field(fmt: &TraceFormat) -> Option<(usize, usize)> {
     let f = fmt.fields.iter().find(|f| f.name == "name" && f.size > 0)?;
     Some((f.offset as usize, f.size as usize))
@@ -150,7 +160,7 @@ impl Reducer {
         let name = l.name.and_then(|(at, n)| {
             let b = rec.get(at..at + n)?;
             let b = &b[..b.iter().position(|&c| c == 0).unwrap_or(b.len())];
-            Some(String::from_utf8_lossy(b).into_owned())
+            Some(clean_name(b))
         });
         match l.kind {
             Kind::Step | Kind::Stat | Kind::Lat => {

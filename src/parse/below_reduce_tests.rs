@@ -183,3 +183,17 @@ fn a_format_without_a_needed_field_is_refused() {
     assert!(e.contains("no integer lat"), "{e}");
     assert!(Layouts::new(&[("wbt/other", &read("wbt_lat.format"))]).is_err());
 }
+
+#[test]
+fn a_damaged_name_stays_one_word() {
+    let mut r = Reducer::new(layouts());
+    r.record(&record("wbt_lat", Some("25 :\u{7}0"), &[("lat", 1)]));
+    r.record(&record("wbt_lat", None, &[("lat", 2)]));
+    let e = r.take();
+    let devs: Vec<&str> = e.wbt.iter().map(|w| w.dev.as_str()).collect();
+    assert_eq!(devs, ["25?:?0", "?"]);
+    assert_eq!(
+        super::super::below::parse_events(&super::super::below::render(&e)).unwrap(),
+        e
+    );
+}
