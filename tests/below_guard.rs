@@ -32,6 +32,9 @@ fn run(cmd: &str, args: &[&str]) -> Option<String> {
 struct Loop {
     dev: String,
     mnt: PathBuf,
+    /// The device's `wbt_lat_usec` when attached: a loop device outlives its file, so the
+    /// value is put back before it is detached.
+    wbt_then: String,
     _dir: tempfile::TempDir,
 }
 
@@ -45,9 +48,15 @@ impl Loop {
         let dev = run("losetup", &["-f", "--show", img.to_str()?])?;
         let mnt = dir.path().join("mnt");
         std::fs::create_dir(&mnt).ok()?;
+        let wbt_then = read(
+            &Path::new("/sys/block")
+                .join(dev.trim_start_matches("/dev/"))
+                .join("queue/wbt_lat_usec"),
+        );
         let l = Loop {
             dev,
             mnt,
+            wbt_then,
             _dir: dir,
         };
         run("mount", &[&l.dev, l.mnt.to_str()?])?;
@@ -72,6 +81,9 @@ impl Drop for Loop {
                 break;
             }
             std::thread::sleep(Duration::from_millis(100));
+        }
+        if !self.wbt_then.is_empty() {
+            let _ = std::fs::write(self.wbt(), &self.wbt_then);
         }
         let _ = run("losetup", &["-d", &self.dev]);
     }
@@ -174,8 +186,8 @@ fn sigkill_mid_playbook_puts_wbt_back_and_removes_the_below_instance() {
     let pid = child.id();
     child.kill().unwrap();
     child.wait().unwrap();
-    wait_for("wbt_lat_usec back", 10, || read(&l.wbt()) == before);
-    wait_for("the -below instance gone", 10, || !instance(pid).exists());
+    wait_for("wbt_lat_usec back", 30, || read(&l.wbt()) == before);
+    wait_for("the -below instance gone", 30, || !instance(pid).exists());
     assert_eq!(top_level_enables(), events);
 }
 
@@ -210,6 +222,6 @@ fn sigkill_of_batch_below_leaves_no_instance() {
     }
     killer.0.kill().unwrap();
     killer.0.wait().unwrap();
-    wait_for("the -below instance gone", 10, || !instance(pid).exists());
+    wait_for("the -below instance gone", 30, || !instance(pid).exists());
     assert_eq!(top_level_enables(), events);
 }
