@@ -187,8 +187,39 @@ fn sigkill_mid_playbook_puts_wbt_back_and_removes_the_below_instance() {
     child.kill().unwrap();
     child.wait().unwrap();
     wait_for("wbt_lat_usec back", 30, || read(&l.wbt()) == before);
-    wait_for("the -below instance gone", 30, || !instance(pid).exists());
+    let gone = (0..1500).any(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        !instance(pid).exists()
+    });
+    assert!(
+        gone,
+        "the -below instance is still there after 30 s: {}",
+        who_holds(pid)
+    );
     assert_eq!(top_level_enables(), events);
+}
+
+/// What may hold an instance: the guards and fio, their state, and the processes with a
+/// `trace_pipe_raw` open (for a failure's message).
+fn who_holds(pid: u32) -> String {
+    let ps = run("ps", &["-eo", "pid,ppid,stat,wchan:24,args"]).unwrap_or_default();
+    let mut out: Vec<String> = ps
+        .lines()
+        .filter(|l| l.contains("__guard") || l.contains("fio") || l.contains(&pid.to_string()))
+        .map(|l| l.chars().take(140).collect())
+        .collect();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(fds) = std::fs::read_dir(e.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let target = std::fs::read_link(fd.path()).unwrap_or_default();
+            if target.to_string_lossy().contains("trace_pipe_raw") {
+                out.push(format!("{} holds {}", e.path().display(), target.display()));
+            }
+        }
+    }
+    out.join("\n")
 }
 
 /// Kills its child if the test fails first.
