@@ -256,3 +256,35 @@ fn sigkill_of_batch_below_leaves_no_instance() {
     wait_for("the -below instance gone", 30, || !instance(pid).exists());
     assert_eq!(top_level_enables(), events);
 }
+
+#[test]
+fn journal_counts_move_between_samples() {
+    // The kernel copies a journal's counts into its `info` file when it is opened: a source
+    // that held the file open saw the same counts for ever.
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let Some(l) = Loop::make() else {
+        eprintln!("skipped: no loop device or mkfs.ext4");
+        return;
+    };
+    let journal = format!("{}-8", l.name());
+    let name = pagewatch::parse::jbd2::sample_name(&journal);
+    let mut src = pagewatch::source::FsSource::live();
+    let count = |s: &pagewatch::sample::RawSample| {
+        let text = s.file(&name).expect("the journal's info in the sample");
+        pagewatch::parse::jbd2::parse(&journal, text)
+            .unwrap()
+            .transactions
+    };
+    let before = count(&src.read().unwrap());
+    for i in 0..5 {
+        use std::io::Write;
+        let mut f = std::fs::File::create(l.mnt.join(format!("f{i}"))).unwrap();
+        f.write_all(&[1; 4096]).unwrap();
+        f.sync_all().unwrap();
+    }
+    let after = count(&src.read().unwrap());
+    assert!(after >= before + 5, "{before} -> {after} after 5 fsyncs");
+}

@@ -12,7 +12,9 @@
 //! (`(new + 3·old) / 4` per commit, so it follows the last few commits), then handles,
 //! blocks and logged blocks per transaction. `requested` counts the commits someone asked
 //! for (fsync, sync, a full journal) rather than the 5 s commit timer. Lines are taken by
-//! their words, so an added line is ignored.
+//! their words, so an added line is ignored. The counts and averages are a copy taken when
+//! the file is opened (`jbd2_seq_info_open`), the commit time is read live: the source opens
+//! the file afresh each time.
 
 use serde::Serialize;
 
