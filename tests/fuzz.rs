@@ -132,7 +132,11 @@ fn with_below(mut s: RawSample) -> RawSample {
     s.files
         .insert(jbd2::sample_name("loop100-8"), read("jbd2/info-fresh"));
     if let Some(b) = s.files.get_mut(names::BLOCK_DEVICES) {
-        *b = b.lines().map(|l| format!("{l}\t75000\n")).collect();
+        *b = b.lines().fold(String::new(), |mut out, l| {
+            out.push_str(l);
+            out.push_str("\t75000\n");
+            out
+        });
     }
     s.files.insert(
         below::STATUS.into(),

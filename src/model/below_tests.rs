@@ -34,7 +34,7 @@ fn disk(w_await: Option<f64>) -> Vec<Disk> {
             w_await,
             ..Default::default()
         },
-        saturation: Default::default(),
+        saturation: crate::model::saturation::Saturation::default(),
     }]
 }
 
