@@ -9,8 +9,10 @@
 //! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
 //! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some dirty domain is at least flushing in the
-//! background (writers can be throttled soon, spec §7). Both stay on for `LINGER_S` after the
-//! last reason, so a writer that pauses for a second does not drop off the list.
+//! background (writers can be throttled soon, spec §7). The `-below` tracer (wbt, reclaim
+//! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
+//! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
+//! second does not drop off the list.
 
 use super::Model;
 use super::dirty::State;
