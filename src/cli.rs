@@ -82,6 +82,10 @@ pub struct Args {
     /// none, whatever the config file says.
     #[arg(long, value_enum, value_name = "VIEW")]
     pub view: Option<View>,
+    /// With --batch: arm the tracer of the throttles below the page cache (wbt depths, reclaim
+    /// sleeping on writeback; root) whatever the load, as the device detail view does.
+    #[arg(long)]
+    pub below: bool,
     /// Record the session to FILE while the screen runs (see `pagewatch record`).
     #[arg(long, value_name = "FILE")]
     pub record: Option<PathBuf>,

@@ -32,8 +32,9 @@ pub mod names {
     pub const PSI_IO: &str = "proc/pressure/io";
     /// Pseudo-file: one line per entry of `/sys/block` (whole disks, named as in diskstats:
     /// sysfs's `cciss!c0d0` is `cciss/c0d0`), tab-separated:
-    /// `name, rotational, scheduler, nr_requests, write_cache, dm/name`, each the trimmed
-    /// text of `/sys/block/<name>/queue/<file>` (or `dm/name`), empty when unreadable.
+    /// `name, rotational, scheduler, nr_requests, write_cache, dm/name, hardware queues,
+    /// wbt_lat_usec`, each the trimmed text of `/sys/block/<name>/queue/<file>` (or
+    /// `dm/name`, or the count of `mq/`), empty when unreadable.
     /// These change rarely, so the source re-reads them only when the device set changes
     /// and once a minute.
     pub const BLOCK_DEVICES: &str = "sys/block/";
@@ -191,6 +192,8 @@ impl RawSample {
 /// cost too much to run always (spec §11). Decided by `model::who::Gate` from the figures of
 /// the latest sample and what the screen shows; the source only obeys (`Source::want`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+// Independent switches, one per source the model can ask for, not the states of one thing.
+#[allow(clippy::struct_excessive_bools)]
 pub struct Wants {
     /// Walk the processes (`proc/<pid>/…`) every few seconds; `None`: no walk.
     pub procs: Option<ProcScope>,
@@ -206,6 +209,8 @@ pub struct Wants {
     /// Time the block requests of these devices (kernel names, sorted) in pagewatch's `-blk`
     /// tracefs instance (root only; empty: nothing armed).
     pub latency: Vec<String>,
+    /// Arm the `-below` tracer (wbt and reclaim throttling: `parse::below`), root only.
+    pub below: bool,
 }
 
 /// Which processes a walk covers.

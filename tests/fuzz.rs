@@ -65,6 +65,7 @@ fn trees() -> Vec<Vec<RawSample>> {
                 .map(with_buddyinfo)
                 .map(with_trace)
                 .map(with_exits)
+                .map(with_below)
                 .collect();
             (all.len() >= 2).then_some(all)
         })
@@ -170,6 +171,43 @@ fn with_exits(mut s: RawSample) -> RawSample {
         "lost 3\ndev 8:0 sda\nevents 2400\nunpaired 2\nrd 4727 60000 5:40 6:700 13:2\n\
          wd 900 9000 9:20\nrq 40 400 3:10\nwq 12 120 2:1\ndev 254:16 vdb\nevents 0\n\
          unpaired 0\n"
+            .into(),
+    );
+    s
+}
+
+/// The throttles below the page cache as this VM produced them: two ext4 journals' `info`
+/// (captured from a loop device's journal, fresh and under fsyncs beside a flood), the wbt
+/// column of `/sys/block`, and the `-below` tracer's status and pseudo-file (the reduction of
+/// its captured wbt pages, with a reclaim sleep and written pages), so that the jbd2 and
+/// `-below` parsers and their derivation are fuzzed too.
+fn with_below(mut s: RawSample) -> RawSample {
+    use pagewatch::parse::{below, jbd2};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    s.files
+        .insert(jbd2::sample_name("vda-8"), read("jbd2/info-flood"));
+    s.files
+        .insert(jbd2::sample_name("loop100-8"), read("jbd2/info-fresh"));
+    if let Some(b) = s.files.get_mut(names::BLOCK_DEVICES) {
+        *b = b.lines().fold(String::new(), |mut out, l| {
+            out.push_str(l);
+            out.push_str("\t75000\n");
+            out
+        });
+    }
+    s.files.insert(
+        below::STATUS.into(),
+        "state armed\npid 16900\nbytes 8192\ncapped 0\n".into(),
+    );
+    s.files.insert(
+        below::BELOW.into(),
+        "lost 1\nwbt 254:0 steps 3 down 1 up 1 step 2 window_us 100000 bg 4 normal 8 max 16 \
+         lat 2 lat_max_us 91000 stat 2 rmean_ns 95000000 rmax_ns 120000000 rsamples 4 \
+         wmean_ns 5000000 wsamples 30\nwbt 7:100 steps 1 down 0 up 0 step -1 window_us 100000 \
+         bg 8 normal 16 max 31 lat 0 lat_max_us 0 stat 0 rmean_ns 0 rmax_ns 0 rsamples 0 \
+         wmean_ns 0 wsamples 0\nthrottled writeback count 4 delayed_us 400000 max_us 100000\n\
+         written file 50 anon 2\n"
             .into(),
     );
     s
@@ -387,6 +425,19 @@ fn run_pair(prev: &RawSample, cur: &RawSample) -> Option<String> {
             assert!(
                 e.starts_with("sys/kernel/tracing/"),
                 "a trace error names no file: {e}"
+            );
+        }
+        // A journal or -below file that does not parse is left out, its error named.
+        if let Some(e) = &c.journals_error {
+            assert!(
+                e.starts_with("proc/fs/jbd2/"),
+                "a jbd2 error names no file: {e}"
+            );
+        }
+        if let Some(e) = c.below.as_ref().and_then(|b| b.error.as_ref()) {
+            assert!(
+                e.starts_with("sys/kernel/tracing/instances/pagewatch-below/"),
+                "a -below error names no file: {e}"
             );
         }
         let mut m = Model::derive(Some(p), c, Options { partitions: true });
@@ -683,6 +734,66 @@ fn mutated_playbooks_never_panic_and_errors_name_the_line() {
 /// with bytes flipped, words set to extreme values, and pages cut short: decoding must end
 /// without a panic, and whatever it decodes must reduce and round-trip through the writers
 /// pseudo-file.
+#[test]
+fn mutated_below_pages_never_panic() {
+    use pagewatch::parse::below::{parse_events, render};
+    use pagewatch::parse::below_reduce::{Layouts, Reducer};
+    use pagewatch::parse::trace_raw::{parse_header_page, walk_page};
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/trace/below");
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+    let layout = parse_header_page(&read("header_page")).unwrap();
+    let formats: Vec<(String, String)> = [
+        "wbt/wbt_step",
+        "wbt/wbt_stat",
+        "wbt/wbt_lat",
+        "vmscan/mm_vmscan_throttled",
+        "vmscan/mm_vmscan_write_folio",
+    ]
+    .iter()
+    .map(|d| {
+        let f = d.rsplit('/').next().unwrap();
+        ((*d).to_owned(), read(&format!("{f}.format")))
+    })
+    .collect();
+    let pairs: Vec<(&str, &str)> = formats
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let layouts = Layouts::new(&pairs).unwrap();
+    let pages: Vec<Vec<u8>> = ["wbt-cpu0.page", "wbt-cpu1.page"]
+        .iter()
+        .map(|f| std::fs::read(dir.join(f)).unwrap())
+        .collect();
+    for seed in 0..cases() {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut page = pages[rng.below(pages.len())].clone();
+        for _ in 0..=rng.below(6) {
+            let at = rng.below(page.len().saturating_sub(4));
+            match rng.below(4) {
+                0 => page[at] ^= 1 << rng.below(8),
+                1 => page[at..at + 4].copy_from_slice(&u32::MAX.to_ne_bytes()),
+                2 => page[at..at + 4].copy_from_slice(&(rng.next() as u32).to_ne_bytes()),
+                _ => page.truncate(at),
+            }
+            if page.len() < 8 {
+                break;
+            }
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut r = Reducer::new(layouts.clone());
+            let mut lost = 0;
+            let _ = walk_page(&page, &layout, 0, &mut lost, |_, rec| {
+                r.record(rec);
+                Ok(())
+            });
+            r.lost(lost);
+            let e = r.take();
+            assert_eq!(parse_events(&render(&e)).unwrap(), e);
+        }));
+        assert!(outcome.is_ok(), "panic in -below page case {seed}");
+    }
+}
+
 #[test]
 fn mutated_ring_buffer_pages_never_panic() {
     use pagewatch::parse::trace::parse_format;

@@ -215,6 +215,7 @@ impl App {
             scope: self.ui.scope.clone(),
             throttled_table: true,
             latency: self.latency_devices(),
+            detail: self.ui.detail,
         }
     }
 

@@ -43,6 +43,7 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         scope: None,
         throttled_table: false,
         latency: args.latency.clone(),
+        detail: args.below,
     };
     let summary = crate::batch::run_viewing(
         source.as_mut(),

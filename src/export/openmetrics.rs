@@ -40,7 +40,12 @@ fn sample(out: &mut dyn Write, name: &str, labels: &str, v: f64, ms: i64) -> std
 pub fn write(host: &str, models: &[Model], out: &mut dyn Write) -> anyhow::Result<()> {
     let host = if host.is_empty() { "unknown" } else { host };
     let base = format!("host=\"{}\"", label(host));
+    // A family with no sample in the whole recording (a tracer never armed, a file the
+    // kernel lacks) is left out, metadata and all, as the live endpoint leaves it out.
     for (name, unit, help, get) in SYSTEM {
+        if !models.iter().any(|m| get(m).is_some()) {
+            continue;
+        }
         meta(out, name, unit, help)?;
         for m in models {
             if let Some(v) = get(m) {
@@ -55,6 +60,12 @@ pub fn write(host: &str, models: &[Model], out: &mut dyn Write) -> anyhow::Resul
     devices.sort_unstable();
     devices.dedup();
     for (name, unit, help, get) in DISK {
+        if !models
+            .iter()
+            .any(|m| m.disks.iter().any(|d| get(d).is_some()))
+        {
+            continue;
+        }
         meta(out, name, unit, help)?;
         for dev in &devices {
             let labels = format!("{base},device=\"{}\"", label(dev));

@@ -43,7 +43,7 @@ pub fn state(s: Option<State>) -> Option<f64> {
 
 /// System families: (name, unit, help, value).
 #[rustfmt::skip]
-pub const SYSTEM: [(&str, &str, &str, Get); 33] = [
+pub const SYSTEM: [(&str, &str, &str, Get); 35] = [
     ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
     ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
     ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
@@ -77,11 +77,26 @@ pub const SYSTEM: [(&str, &str, &str, Get); 33] = [
     ("pagewatch_pressure_memory_some_ratio", "ratio", "PSI memory some over the interval.", |m| psi(m.pressure.memory, false)),
     ("pagewatch_pressure_io_some_ratio", "ratio", "PSI io some over the interval.", |m| psi(m.pressure.io, false)),
     ("pagewatch_pressure_io_full_ratio", "ratio", "PSI io full over the interval.", |m| psi(m.pressure.io, true)),
+    ("pagewatch_reclaim_writeback_sleep_ratio", "ratio", "Time reclaim slept waiting on writeback, per second of the interval (vmscan:mm_vmscan_throttled, reason writeback; while the -below tracer is armed).", reclaim_writeback_sleep),
+    ("pagewatch_reclaim_written_file_pages_per_second", "", "Dirty file pages reclaim wrote itself per second (vmscan:mm_vmscan_write_folio; while the -below tracer is armed).", |m| m.below.as_ref()?.reclaim_wrote_file_per_s),
 ];
+
+/// Reclaim's sleep on writeback, seconds per second; 0 while armed without any.
+fn reclaim_writeback_sleep(m: &Model) -> Option<f64> {
+    let b = m.below.as_ref()?;
+    b.reclaim_wrote_file_per_s?;
+    let ms: f64 = b
+        .reclaim_throttled
+        .iter()
+        .filter(|t| t.reason == "writeback")
+        .map(|t| t.sleep_ms_per_s)
+        .sum();
+    Some(ms / 1000.0)
+}
 
 /// Disk families (label `device`): (name, unit, help, value).
 #[rustfmt::skip]
-pub const DISK: [(&str, &str, &str, DiskGet); 9] = [
+pub const DISK: [(&str, &str, &str, DiskGet); 10] = [
     ("pagewatch_disk_reads_per_second", "", "iostat r/s.", |d| d.cols.r_s),
     ("pagewatch_disk_writes_per_second", "", "iostat w/s.", |d| d.cols.w_s),
     ("pagewatch_disk_read_bytes_per_second", "", "iostat rkB/s, in bytes.", |d| d.cols.rkB_s.map(|v| v * 1024.0)),
@@ -91,6 +106,7 @@ pub const DISK: [(&str, &str, &str, DiskGet); 9] = [
     ("pagewatch_disk_queue_size", "", "iostat aqu-sz: average requests in flight.", |d| d.cols.aqu_sz),
     ("pagewatch_disk_util_ratio", "ratio", "iostat %util.", |d| ratio(d.cols.util_pct)),
     ("pagewatch_disk_in_flight", "", "I/Os in flight at the read.", |d| Some(d.in_flight as f64)),
+    ("pagewatch_disk_wbt_target_seconds", "seconds", "queue/wbt_lat_usec: writeback throttling's read-latency target (0: off).", |d| d.queue.as_ref()?.wbt_lat_usec.map(|u| u as f64 / 1e6)),
 ];
 
 /// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun
@@ -189,6 +205,32 @@ mod tests {
             );
             assert!(seen.insert(name), "{name} twice");
         }
+    }
+
+    #[test]
+    fn reclaim_sleep_is_the_writeback_reasons_seconds_per_second_only_while_armed() {
+        use crate::model::below::{Below, ThrottleRow};
+        let samples = crate::source::test_samples("live-idle");
+        let p = crate::parse::Snapshot::parse(&samples[0]).unwrap();
+        let c = crate::parse::Snapshot::parse(&samples[1]).unwrap();
+        let mut m = Model::derive(Some(&p), &c, crate::model::Options::default());
+        assert_eq!(reclaim_writeback_sleep(&m), None, "not armed: no figure");
+        let row = |reason: &str, ms| ThrottleRow {
+            reason: reason.into(),
+            per_s: 1.0,
+            sleep_ms_per_s: ms,
+            max_ms: ms,
+        };
+        m.below = Some(Below {
+            state: crate::parse::trace::TraceState::Armed,
+            why: None,
+            lost: 0,
+            wbt: Vec::new(),
+            reclaim_throttled: vec![row("writeback", 250.0), row("noprogress", 100.0)],
+            reclaim_wrote_file_per_s: Some(0.0),
+            reclaim_wrote_anon_per_s: Some(0.0),
+        });
+        assert_eq!(reclaim_writeback_sleep(&m), Some(0.25));
     }
 
     #[test]

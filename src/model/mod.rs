@@ -5,6 +5,7 @@
 //! Owns: the derived figures and their formulas (each file cites its section of
 //! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
 
+pub mod below;
 pub mod cgroups;
 pub mod commands;
 pub mod cpu;
@@ -140,6 +141,15 @@ pub struct Model {
     /// not say (no walk wanted, captured trees, older recordings).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exits: Option<exits::Status>,
+    /// The ext4 journals (`/proc/fs/jbd2`): commit rates and times, and whether fsync waits
+    /// on them (`below::Journal`).
+    pub journals: Vec<below::Journal>,
+    /// Why a journal's `info` could not be parsed, when one could not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub journals_error: Option<String>,
+    /// The `-below` tracer: wbt per device, reclaim throttled on writeback; `None` when the
+    /// sample does not carry it (never wanted, not live).
+    pub below: Option<below::Below>,
 }
 
 impl Model {
@@ -181,6 +191,9 @@ impl Model {
             memory: Memory::derive(cur),
             dirty,
             reclaim: Reclaim::derive(prev, cur, dt_s),
+            journals: below::journals(prev, cur, dt_s, &disks),
+            journals_error: cur.journals_error.clone(),
+            below: below::derive(cur, dt_s),
             disks,
             diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),

@@ -103,6 +103,9 @@ pub struct Verdict {
     pub worst_latency: Option<Latency>,
     /// Reclaim.
     pub reclaim: ReclaimVerdict,
+    /// fsync is slow because of an ext4 journal: the evidence (`below::Journal`); `None`
+    /// otherwise.
+    pub journal: Option<String>,
     /// Everything above in one line, worst first.
     pub headline: String,
 }
@@ -383,14 +386,31 @@ pub fn derive(m: &Model) -> Verdict {
     });
     let saturated: Vec<String> = sat.iter().map(|d| d.name.clone()).collect();
     let worst_latency = worst_latency(&m.disks);
-    let reclaim = reclaim_verdict(m);
-    let headline = headline(&dirty, saturation_why.as_deref(), &reclaim);
+    let mut reclaim = reclaim_verdict(m);
+    if let Some(note) = m.below.as_ref().and_then(super::below::reclaim_note) {
+        reclaim.why = format!("{}; {note}", reclaim.why);
+    }
+    let journal = m
+        .journals
+        .iter()
+        .filter(|j| j.fsync_bound)
+        .max_by(|a, b| {
+            a.commit_ms
+                .unwrap_or(0.0)
+                .total_cmp(&b.commit_ms.unwrap_or(0.0))
+        })
+        .and_then(|j| j.why.clone());
+    let mut headline = headline(&dirty, saturation_why.as_deref(), &reclaim);
+    if let Some(j) = &journal {
+        headline = format!("{headline}; {j}");
+    }
     Verdict {
         dirty,
         saturated,
         saturation_why,
         worst_latency,
         reclaim,
+        journal,
         headline,
     }
 }

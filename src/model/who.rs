@@ -9,13 +9,15 @@
 //! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
 //! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some dirty domain is at least flushing in the
-//! background (writers can be throttled soon, spec §7). Both stay on for `LINGER_S` after the
-//! last reason, so a writer that pauses for a second does not drop off the list. The sync
-//! syscalls are timed (`Wants::sync`, which costs every task on the machine a check on each
-//! syscall) only while the processes view shows them or the screen shows throttled writers;
-//! never at idle on the default screen. A device's
-//! block requests are timed (issue 25) while the view asks (the detail view, `--latency`) and
-//! for `LINGER_S` after the verdict last flagged it saturated; never otherwise.
+//! background (writers can be throttled soon, spec §7). The `-below` tracer (wbt, reclaim
+//! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
+//! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
+//! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
+//! every task on the machine a check on each syscall) only while the processes view shows
+//! them or the screen shows throttled writers; never at idle on the default screen. A
+//! device's block requests are timed (issue 25) while the view asks (the detail view,
+//! `--latency`) and for `LINGER_S` after the verdict last flagged it saturated; never
+//! otherwise.
 
 use super::Model;
 use super::dirty::State;
@@ -36,6 +38,8 @@ const MEMORY_PSI_SOME_PCT: f32 = 1.0;
 
 /// What the screen shows that decides the wants.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+// Independent facts about what is on screen, not the states of one thing.
+#[allow(clippy::struct_excessive_bools)]
 pub struct View {
     /// The processes pane is shown.
     pub processes: bool,
@@ -49,6 +53,8 @@ pub struct View {
     /// Devices whose latency the user asked for: the disk detail view's (`Enter` on a disk)
     /// and `--latency DEV`.
     pub latency: Vec<String>,
+    /// A device's detail view is shown (the `-below` tracer shows its wbt state there).
+    pub detail: bool,
 }
 
 /// Turns each model into the wants for the next sample, with `LINGER_S` of hysteresis.
@@ -62,6 +68,8 @@ pub struct Gate {
     sync_quiet_s: Option<f64>,
     /// Seconds since each device was last flagged saturated (block latency, `LINGER_S`).
     saturated_quiet_s: std::collections::BTreeMap<String, f64>,
+    /// Seconds since the last reason to arm the `-below` tracer.
+    below_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -95,6 +103,7 @@ impl Gate {
             sync: linger(&mut self.sync_quiet_s, sync, dt),
             cgroups_every_tick: view.cgroups,
             latency: self.latency(m, view, dt),
+            below: linger(&mut self.below_quiet_s, below_wanted(m, view), dt),
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
@@ -164,6 +173,18 @@ fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -
             .memory
             .and_then(|p| p.some)
             .is_some_and(|s| s.avg10 >= MEMORY_PSI_SOME_PCT)
+}
+
+/// The `-below` tracer (wbt depths, reclaim throttled on writeback) is worth its cost: a
+/// device's detail view is open, a device is saturated (is wbt holding writes back to protect
+/// reads?), or reclaim is active (kswapd or direct scanning: does it sleep on writeback, or
+/// write dirty pages itself?).
+fn below_wanted(m: &Model, view: &View) -> bool {
+    let scanning = |s: Option<f64>| s.is_some_and(|s| s > 0.0);
+    view.detail
+        || m.disks.iter().any(|d| d.saturation.saturated)
+        || scanning(m.reclaim.pgscan_kswapd_s)
+        || scanning(m.reclaim.pgscan_direct_s)
 }
 
 /// Some dirty domain (global, a memcg's, a capped device's) flushes in the background or
@@ -269,6 +290,29 @@ mod tests {
             )
             .unwrap();
         assert!(w.sync, "the processes view shows them");
+    }
+
+    #[test]
+    fn the_below_tracer_is_armed_by_the_detail_view_a_saturated_disk_or_reclaim() {
+        let mut m = model("live-idle", 1);
+        m.reclaim.pgscan_kswapd_s = Some(0.0);
+        m.reclaim.pgscan_direct_s = Some(0.0);
+        for d in &mut m.disks {
+            d.saturation.saturated = false;
+        }
+        assert!(!below_wanted(&m, &View::default()), "idle: nothing armed");
+        let detail = View {
+            detail: true,
+            ..View::default()
+        };
+        assert!(below_wanted(&m, &detail));
+        m.reclaim.pgscan_kswapd_s = Some(12.0);
+        assert!(below_wanted(&m, &View::default()), "kswapd scans");
+        m.reclaim.pgscan_kswapd_s = Some(0.0);
+        m.disks[0].saturation.saturated = true;
+        assert!(below_wanted(&m, &View::default()), "a saturated disk");
+        let mut g = Gate::default();
+        assert!(g.update(&m, &View::default()).unwrap().below);
     }
 
     #[test]

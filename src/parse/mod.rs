@@ -6,12 +6,15 @@
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
 pub mod bdi;
+pub mod below;
+pub mod below_reduce;
 pub mod blk_lat;
 pub mod blk_pair;
 pub mod buddyinfo;
 pub mod cgroup;
 pub mod diskstats;
 mod fast;
+pub mod jbd2;
 pub mod lineage;
 mod lines;
 pub mod meminfo;
@@ -127,6 +130,33 @@ pub struct Snapshot {
     /// The throttled tasks' thread groups and parents (`names::THROTTLED_LINEAGE`), by task
     /// id; empty when the sample has none.
     pub lineage: BTreeMap<u32, lineage::Task>,
+    /// The ext4 journals (`proc/fs/jbd2/*/info`), by name; empty when none is mounted or
+    /// the sample does not carry them (older recordings, trees).
+    pub journals: Vec<jbd2::Journal>,
+    /// Why a journal's `info` could not be parsed (that journal is left out).
+    pub journals_error: Option<String>,
+    /// The `-below` tracer (wbt, reclaim throttling): its state and the interval's per-device
+    /// and per-reason lines; `None` when the sample does not carry it.
+    pub below: Option<below::Below>,
+}
+
+/// The journals a sample carries, and the first error among them.
+fn journals(sample: &RawSample) -> (Vec<jbd2::Journal>, Option<String>) {
+    let mut error = None;
+    let list = sample
+        .files
+        .range::<String, _>(jbd2::PREFIX.to_owned()..)
+        .take_while(|(k, _)| k.starts_with(jbd2::PREFIX))
+        .filter_map(|(k, t)| {
+            let name = jbd2::journal_of(k)?;
+            jbd2::parse(name, t)
+                .map_err(|e| {
+                    error.get_or_insert_with(|| e.to_string());
+                })
+                .ok()
+        })
+        .collect();
+    (list, error)
 }
 
 /// The cgroup, BDI and wb_stats part of a snapshot, and the first error among them.
@@ -267,6 +297,7 @@ impl Snapshot {
             Some(Err(e)) => (None, Some(e.to_string())),
         };
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
+        let (journals, journals_error) = journals(sample);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -301,6 +332,9 @@ impl Snapshot {
             wb_stats,
             domains_error,
             lineage: lineage::parse(sample),
+            journals,
+            journals_error,
+            below: below::parse(sample),
         })
     }
 }

@@ -21,6 +21,9 @@ pub struct QueueSettings {
     pub dm_name: Option<String>,
     /// Hardware queues (entries of `mq/`); `None` when not read (older recordings, trees).
     pub hw_queues: Option<u32>,
+    /// `wbt_lat_usec`: writeback throttling's read-latency target, µs; 0 is off. `None`
+    /// when not read (no wbt in the kernel, older recordings, trees).
+    pub wbt_lat_usec: Option<u64>,
 }
 
 /// Parses the pseudo-file: whole-disk names (sorted) and each one's settings.
@@ -44,6 +47,7 @@ pub fn parse(text: &str) -> BTreeMap<String, QueueSettings> {
             write_cache: next().map(str::to_owned),
             dm_name: next().map(str::to_owned),
             hw_queues: next().and_then(|s| s.parse().ok()),
+            wbt_lat_usec: next().and_then(|s| s.parse().ok()),
         };
         out.insert(name.to_owned(), settings);
     }
@@ -72,6 +76,13 @@ mod tests {
         assert_eq!(q["sda"].scheduler.as_deref(), Some("cfq"));
         assert_eq!(q["sda"].nr_requests, None);
         assert_eq!(q["sr0"], QueueSettings::default());
+        // The columns of a VM's virtio disk and a loop device here (6.18).
+        let q = parse(
+            "vda\t1\tnone [mq-deadline] kyber bfq\t256\twrite back\t\t2\t75000\nloop0\t0\t[none] mq-deadline\t128\twrite through\t\t1\t0\n",
+        );
+        assert_eq!(q["vda"].wbt_lat_usec, Some(75_000));
+        assert_eq!(q["vda"].hw_queues, Some(2));
+        assert_eq!(q["loop0"].wbt_lat_usec, Some(0));
     }
 
     #[test]

@@ -27,6 +27,14 @@ pub const BUILTINS: &[(&str, &str)] = &[
         "util-vs-saturation",
         include_str!("../../assets/playbooks/util-vs-saturation.toml"),
     ),
+    (
+        "wbt-vs-flood",
+        include_str!("../../assets/playbooks/wbt-vs-flood.toml"),
+    ),
+    (
+        "pause-ceiling",
+        include_str!("../../assets/playbooks/pause-ceiling.toml"),
+    ),
 ];
 
 /// The TOML of a built-in.
@@ -54,6 +62,6 @@ mod tests {
             let s = b.scaled(0.01);
             assert_eq!(s.steps.len(), b.steps.len());
         }
-        assert_eq!(all().unwrap().len(), 5);
+        assert_eq!(all().unwrap().len(), 7);
     }
 }

@@ -148,7 +148,10 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     ] {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
-    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    // The tracers (balance_dirty_pages, the -below one), as `record` and the screen arm them;
+    // their guard is this binary.
+    let mut source =
+        FsSource::new("/proc", "/sys", Box::new(SystemClock)).with_tracing(exe.clone());
     let first = source.read().context("reading /proc")?;
     let log = Arc::new(Mutex::new(Log::default()));
     if let Some(p) = &opts.record {
@@ -249,7 +252,12 @@ fn spawn_sampler(
         // The one pipeline, as `record` and the screen step: a playbook's recording carries
         // the same process walk, tracepoint and cgroup data, and the same verdicts.
         let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
-        let view = crate::model::who::View::default();
+        // A playbook is an experiment: the -below tracer (wbt, reclaim throttling; events
+        // only when something holds IO back) runs throughout, as in a device's detail view.
+        let view = crate::model::who::View {
+            detail: true,
+            ..crate::model::who::View::default()
+        };
         let _ = super::sampler::step(&mut pipeline, &mut source, &first, &view);
         let mut ticker = crate::source::Ticker::new(interval);
         loop {

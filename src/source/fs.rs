@@ -95,16 +95,15 @@ pub struct FsSource {
     walker: super::procs::Walker,
     /// The proc root, for the tracer's mountinfo and own tasks.
     proc_root: PathBuf,
-    /// The balance_dirty_pages tracepoint, for the live system only (`with_tracing`).
-    tracer: Option<super::Tracer>,
-    /// The sync syscalls' tracer, with `tracer` (`with_tracing`).
-    sync_tracer: Option<super::SyncTracer>,
-    /// The block tracer (`Wants::latency`), for the live system only (`with_tracing`).
-    blk: Option<super::blk::BlkTracer>,
+    /// The tracers (`source::tracers`), for the live system only (`with_tracing`).
+    tracers: Option<super::tracers::Tracers>,
+    /// The ext4 journals' `info` (`/proc/fs/jbd2/*/info`), listed on the slow refresh and
+    /// opened and read every tick (2.6 µs of kernel time each here), with their sample names.
+    /// Not held open: the kernel copies the journal's counts into the file when it is opened
+    /// (`jbd2_seq_info_open`), so a held file would show the same counts for ever.
+    journals: Vec<(String, PathBuf)>,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
-    /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
-    lineage: super::lineage::Lineage,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
     exits: Option<super::taskstats::Listener>,
 }
@@ -165,34 +164,27 @@ impl FsSource {
             wants: Wants::default(),
             walker,
             proc_root,
-            tracer: None,
-            sync_tracer: None,
-            blk: None,
+            tracers: None,
+            journals: Vec::new(),
             cgroups,
-            lineage: super::lineage::Lineage::default(),
             exits: None,
         }
     }
 
-    /// Lets this source arm the `writeback:balance_dirty_pages` tracepoint when it is wanted
-    /// (`Wants::trace`; root, tracefs), and the sync syscalls' tracepoints (`Wants::sync`), with `guard_exe` (pagewatch's own binary) as the
-    /// (`Wants::trace`; root, tracefs), and the block tracer for the devices in
-    /// `Wants::latency`, with `guard_exe` (pagewatch's own binary) as the
-    /// cleanup guard that removes the tracefs instance if pagewatch is killed. For the live
-    /// system only: a captured tree has no tracefs. Also listens for taskstats exit
+    /// Lets this source arm its tracers when the model wants them (`source::tracers`: the
+    /// balance_dirty_pages tracepoint for `Wants::trace`, the sync syscalls for
+    /// `Wants::sync`, the block requests of the devices in `Wants::latency`, the `-below`
+    /// events for `Wants::below`; root, tracefs), with `guard_exe` (pagewatch's own binary)
+    /// as the cleanup guard that removes each tracefs instance if pagewatch is killed. For the
+    /// live system only: a captured tree has no tracefs. Also listens for taskstats exit
     /// notifications while the process walk is wanted (`source::taskstats`).
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
-        self.sync_tracer = Some(super::SyncTracer::new(
-            self.proc_root.clone(),
-            guard_exe.clone(),
+        self.tracers = Some(super::tracers::Tracers::new(
+            &self.proc_root,
+            &self.sys_root,
+            guard_exe,
         ));
-        self.blk = Some(super::blk::BlkTracer::new(
-            self.proc_root.clone(),
-            self.sys_root.clone(),
-            guard_exe.clone(),
-        ));
-        self.tracer = Some(super::Tracer::new(self.proc_root.clone(), guard_exe));
         self.exits = Some(super::taskstats::Listener::new(self.sys_root.clone()));
         self
     }
@@ -234,6 +226,7 @@ impl FsSource {
                 }
             }
             self.block_text = self.read_block_devices()?;
+            self.list_journals();
         }
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
         let vmstat = files
@@ -251,6 +244,13 @@ impl FsSource {
         for (name, text) in &self.cgroups.out {
             put(&mut files, name, Cow::Borrowed(text));
             fresh.push(name);
+        }
+        for (name, path) in &self.journals {
+            // Unmounted since the listing (absent) or unreadable: left out this tick.
+            if let Ok(Some(t)) = read_optional(path, &mut self.buf) {
+                put(&mut files, name, Cow::Owned(t));
+                fresh.push(name);
+            }
         }
         for (name, text) in &self.slow_text {
             put(&mut files, name, Cow::Borrowed(text));
@@ -278,24 +278,14 @@ impl FsSource {
             }
             None => self.walker.reset(),
         }
-        if let Some(t) = &mut self.tracer {
-            t.sample(self.wants.trace, &mut self.buf, &mut files, &mut fresh);
-            let writers = files
-                .get(names::TRACE_WRITERS)
-                .filter(|_| fresh.contains(&names::TRACE_WRITERS));
-            let lineage = self
-                .lineage
-                .read(&self.proc_root, writers.map(String::as_str));
-            if let Some(text) = lineage {
-                put(&mut files, names::THROTTLED_LINEAGE, Cow::Owned(text));
-                fresh.push(names::THROTTLED_LINEAGE);
-            }
-        }
-        if let Some(t) = &mut self.sync_tracer {
-            t.sample(self.wants.sync, &mut self.buf, &mut files, &mut fresh);
-        }
-        if let Some(b) = &mut self.blk {
-            b.sample(&mut files, &mut fresh);
+        if let Some(t) = &mut self.tracers {
+            t.sample(
+                &self.wants,
+                &mut self.buf,
+                &self.proc_root,
+                &mut files,
+                &mut fresh,
+            );
         }
         if files.len() != fresh.len() {
             fresh.sort_unstable();
@@ -307,6 +297,31 @@ impl FsSource {
             page_size: self.page_size,
             files,
         })
+    }
+
+    /// Lists `/proc/fs/jbd2` (on the slow refresh): a journal mounted or unmounted since is
+    /// picked up or dropped.
+    fn list_journals(&mut self) {
+        let dir = self.proc_root.join("fs/jbd2");
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        let now: Vec<String> = names
+            .iter()
+            .map(|n| crate::parse::jbd2::sample_name(n))
+            .collect();
+        if now.iter().eq(self.journals.iter().map(|(n, _)| n)) {
+            return;
+        }
+        self.journals = names
+            .iter()
+            .zip(now)
+            .map(|(j, name)| (name, dir.join(j).join("info")))
+            .collect();
     }
 
     /// The `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`); queue settings are re-read
@@ -356,6 +371,11 @@ impl FsSource {
             if let Ok(queues) = std::fs::read_dir(base.join("mq")) {
                 text.push_str(&queues.count().to_string());
             }
+            // wbt's read-latency target (4.10+; absent without CONFIG_BLK_WBT).
+            text.push('\t');
+            if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), &mut self.buf)? {
+                text.push_str(v.trim());
+            }
             text.push('\n');
         }
         Ok(text)
@@ -378,14 +398,14 @@ impl Source for FsSource {
     fn want(&mut self, wants: &Wants) {
         self.wants.clone_from(wants);
         // Armed at once, so that the next sample already carries the latency.
-        if let Some(b) = &mut self.blk {
-            b.want(&wants.latency);
+        if let Some(t) = &mut self.tracers {
+            t.want_latency(&wants.latency);
         }
     }
 }
 
 /// Sets `files[name]` to `text`, reusing the entry's key and buffer when it is there.
-fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_, str>) {
+pub(super) fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_, str>) {
     match files.get_mut(name) {
         Some(v) => {
             v.clear();

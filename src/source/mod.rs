@@ -3,6 +3,7 @@
 //! Owns: reading kernel files into `RawSample`s, live (`FsSource`) or from captured trees
 //! (`TreeSource`). Must not touch: parsing beyond splitting out device names, derivation, UI.
 
+mod below;
 pub mod blk;
 mod cgroup_scope;
 mod cgroups;
@@ -15,11 +16,12 @@ pub mod procs;
 pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
-mod taskstats;
 mod sync_trace;
+mod taskstats;
 mod trace;
 pub mod trace_guard;
 pub mod trace_instance;
+mod tracers;
 mod tree;
 
 pub use clock::{Clock, SystemClock, Ticker};

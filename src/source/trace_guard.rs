@@ -32,6 +32,9 @@ pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
     Ok((child, stdin))
 }
 
+/// Seconds (beyond `remove_instance`'s own retries) the guard keeps trying a busy instance.
+const GIVE_UP_S: u32 = 60;
+
 /// The guard: checks `instance` is `instances/pagewatch-<parent pid>`, waits until the parent
 /// closes the pipe on stdin (it exits, however it ends), then disables the event in the
 /// instance and removes it (`source::trace_instance::remove_instance`, which also checks it is on
@@ -62,8 +65,23 @@ pub fn run(instance: &Path) -> Result<()> {
             Err(_) => break,
         }
     }
-    crate::source::remove_trace_instance(instance)
-        .with_context(|| format!("removing {}", instance.display()))
+    // The dead pagewatch's readers close only when its last thread has exited: one stuck in
+    // D state under a write flood keeps the instance busy past `remove_instance`'s own two
+    // seconds of retries (seen once in tests/below_guard.rs on a loaded host), so the guard
+    // tries again for up to `GIVE_UP_S`.
+    let mut tries = 0;
+    loop {
+        match crate::source::remove_trace_instance(instance) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < GIVE_UP_S => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_secs(1));
+            }
+            Err(e) => {
+                return Err(e).with_context(|| format!("removing {}", instance.display()));
+            }
+        }
+    }
 }
 
 /// Whether `dir` is named `instances/pagewatch-<pid>` or `instances/pagewatch-<pid>-<name>`.

@@ -243,6 +243,13 @@ fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
     found.into_iter().next()
 }
 
+/// Whether this kernel has the event `dir` (`subsystem/event` under `events/`): for tracers
+/// whose events differ between kernels (`mm_vmscan_write_folio` was `mm_vmscan_writepage`).
+#[must_use]
+pub fn has_event(proc_root: &Path, dir: &str) -> bool {
+    find_tracefs(proc_root).is_some_and(|t| t.join("events").join(dir).join("format").exists())
+}
+
 /// The pid in an instance's name, `pagewatch-<pid>` or `pagewatch-<pid>-<lowercase letters>`.
 #[must_use]
 pub fn owner_pid(name: &str) -> Option<u32> {

@@ -1,6 +1,7 @@
 //! Device detail view: every column of the selected device, its queue settings, its charts,
-//! its latency percentiles and heat map (opening the view times its requests, issue 25), and
-//! for devices that serve requests in parallel the note that %util misleads.
+//! its latency percentiles and heat map (opening the view times its requests, issue 25), wbt
+//! and its ext4 journals (`below`), and for devices that serve requests in parallel the note
+//! that %util misleads.
 //!
 //! Owns: the detail view. Must not touch: app state.
 
@@ -64,6 +65,11 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         verdict,
         level(app, sat.saturation_level),
     )));
+    if let Some(m) = &app.model {
+        for (text, lvl) in super::below::device_lines(m, &d.name) {
+            lines.push(Line::from(Span::styled(text, level(app, lvl))));
+        }
+    }
     if crate::model::saturation::parallel(d) {
         lines.push(Line::from(Span::styled(
             "Serves requests in parallel: %util reaches 100% long before the device is \

@@ -2,6 +2,7 @@
 //!
 //! Owns: the panes' content. Must not touch: app state (read only), I/O, the clock.
 
+pub mod below;
 pub mod cgroups;
 pub mod charts;
 pub mod detail;

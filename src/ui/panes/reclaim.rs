@@ -125,6 +125,9 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         _ => kv(app, "refault", PerSec(Opt(r.refault_s, 0))),
     };
     lines.push(Line::from(Vec::from(refault)));
+    for (text, lvl) in super::below::reclaim_lines(m) {
+        lines.push(Line::from(Span::styled(text, level(app, lvl))));
+    }
     if let Some((w, (label, lvl))) = wm {
         let ps = m.page_size;
         let mut l = Vec::with_capacity(12);
