@@ -45,10 +45,15 @@ pub fn run(instance: &Path) -> Result<()> {
         signal_hook::flag::register(sig, std::sync::Arc::default())?;
     }
     let parent = rustix::process::getppid().map_or(0, |p| p.as_raw_nonzero().get());
-    let expected = std::env::var(crate::child::PARENT_ENV).ok();
-    if expected.as_deref() != Some(parent.to_string().as_str()) {
+    let expected: Option<i32> = std::env::var(crate::child::PARENT_ENV)
+        .ok()
+        .and_then(|e| e.parse().ok());
+    if !parent_checks_out(expected, parent, |pid| {
+        Path::new("/proc").join(pid.to_string()).exists()
+    }) {
         bail!("__guard --tracefs-instance is for pagewatch's own use");
     }
+    let parent = expected.unwrap_or(parent);
     if !instance_of(instance, parent) {
         bail!(
             "{} is not pagewatch-{parent}'s tracefs instance",
@@ -84,6 +89,18 @@ pub fn run(instance: &Path) -> Result<()> {
     }
 }
 
+/// Whether the guard was started by the pagewatch it names (`expected`, from the
+/// environment): its parent now, or a pagewatch that already died (`alive` false). A
+/// pagewatch SIGKILLed right after arming can be gone before its new guard gets here; the
+/// guard is then reparented, and it must still remove the dead one's instance (seen in CI:
+/// an instance left for good when the kill came within milliseconds of arming).
+fn parent_checks_out(expected: Option<i32>, parent: i32, alive: impl Fn(i32) -> bool) -> bool {
+    match expected {
+        Some(e) if e > 0 => e == parent || !alive(e),
+        _ => false,
+    }
+}
+
 /// Whether `dir` is named `instances/pagewatch-<pid>` or `instances/pagewatch-<pid>-<name>`.
 fn instance_of(dir: &Path, pid: i32) -> bool {
     let name_ok = dir
@@ -101,6 +118,21 @@ fn instance_of(dir: &Path, pid: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dead_parents_instance_is_still_removed() {
+        assert!(parent_checks_out(Some(42), 42, |_| true));
+        assert!(
+            parent_checks_out(Some(42), 1, |_| false),
+            "reparented: the pagewatch it names is gone"
+        );
+        assert!(
+            !parent_checks_out(Some(42), 1, |_| true),
+            "started by hand naming a live pagewatch"
+        );
+        assert!(!parent_checks_out(None, 42, |_| false));
+        assert!(!parent_checks_out(Some(0), 0, |_| false));
+    }
 
     #[test]
     fn only_the_parents_instance() {
