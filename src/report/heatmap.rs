@@ -22,12 +22,14 @@ const P99: RGBColor = RGBColor(214, 39, 40);
 /// One device's latency heat map: (file name, title, SVG).
 pub type HeatChart = (String, String, String);
 
-/// The devices timed in `models`, in the order first seen.
+/// The devices timed in `models` with a request completed while they were, in the order
+/// first seen.
 #[must_use]
 pub fn timed_devices(models: &[Model]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for d in models.iter().flat_map(|m| &m.disks) {
-        if d.lat_hist.is_some() && !out.contains(&d.name) {
+        let requests = d.lat_hist.as_ref().is_some_and(|l| l.device().total() > 0);
+        if requests && !out.contains(&d.name) {
             out.push(d.name.clone());
         }
     }
@@ -57,30 +59,36 @@ fn y_of(us: f64) -> f64 {
 
 /// The heat maps of every timed device; `started_ms` is the x origin.
 pub fn render(models: &[Model], started_ms: i64) -> anyhow::Result<Vec<HeatChart>> {
-    timed_devices(models)
-        .into_iter()
-        .map(|dev| {
-            let svg = draw(models, &dev, started_ms).map_err(|e| anyhow!("drawing: {e}"))?;
-            Ok((
-                file_name(&dev),
-                format!("{dev}: device time (heat map), read p50 and p99"),
-                svg,
-            ))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for dev in timed_devices(models) {
+        // Timed, but no request completed while it was: nothing to draw.
+        let Some(svg) = draw(models, &dev, started_ms).map_err(|e| anyhow!("drawing: {e}"))?
+        else {
+            continue;
+        };
+        out.push((
+            file_name(&dev),
+            format!("{dev}: device time (heat map), read p50 and p99"),
+            svg,
+        ));
+    }
+    Ok(out)
 }
 
+/// The device's heat map; `None` when no request of it completed while it was timed.
 fn draw(
     models: &[Model],
     dev: &str,
     started_ms: i64,
-) -> Result<String, DrawingAreaErrorKind<std::io::Error>> {
+) -> Result<Option<String>, DrawingAreaErrorKind<std::io::Error>> {
     let disk = |m: &Model| m.disks.iter().find(|d| d.name == dev).cloned();
     let cols: Vec<Option<Hist>> = models
         .iter()
         .map(|m| disk(m).and_then(|d| d.lat_hist.map(|l| l.device())))
         .collect();
-    let h = heat(&cols, BUCKETS).expect("a timed device has a request");
+    let Some(h) = heat(&cols, BUCKETS) else {
+        return Ok(None);
+    };
     let xs: Vec<(f64, f64)> = models
         .iter()
         .map(|m| {
@@ -149,12 +157,40 @@ fn draw(
             .draw()?;
         root.present()?;
     }
-    Ok(svg)
+    Ok(Some(svg))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A device timed while idle has no request to draw: no chart and no link (it panicked
+    /// in `draw` before, in CI's report of a recording with such a device).
+    #[test]
+    fn a_timed_device_without_requests_draws_nothing() {
+        use crate::model::latency::DiskLatency;
+        use crate::parse::blk_lat::DevLat;
+        let samples = crate::source::test_samples("live-idle");
+        let p = crate::parse::Snapshot::parse(&samples[0]).unwrap();
+        let c = crate::parse::Snapshot::parse(&samples[1]).unwrap();
+        let mut m = Model::derive(Some(&p), &c, crate::model::Options::default());
+        let lat = |events: u64| {
+            let mut l = DevLat::default();
+            l.read_dev.counts[7] = events;
+            std::sync::Arc::new(DiskLatency {
+                lat: l,
+                ring_lost: 0,
+            })
+        };
+        m.disks[0].lat_hist = Some(lat(0));
+        let idle = vec![m.clone(), m.clone()];
+        assert!(timed_devices(&idle).is_empty());
+        assert!(render(&idle, 0).unwrap().is_empty());
+        let mut busy = idle;
+        busy[1].disks[0].lat_hist = Some(lat(5));
+        assert_eq!(timed_devices(&busy), [busy[0].disks[0].name.clone()]);
+        assert_eq!(render(&busy, 0).unwrap().len(), 1);
+    }
 
     #[test]
     fn y_scale_puts_a_latency_in_its_bucket() {
