@@ -62,8 +62,7 @@ pub fn render(models: &[Model], started_ms: i64) -> anyhow::Result<Vec<HeatChart
     let mut out = Vec::new();
     for dev in timed_devices(models) {
         // Timed, but no request completed while it was: nothing to draw.
-        let Some(svg) = draw(models, &dev, started_ms).map_err(|e| anyhow!("drawing: {e}"))?
-        else {
+        let Some(svg) = draw(models, &dev, started_ms).map_err(|e| anyhow!("drawing: {e}"))? else {
             continue;
         };
         out.push((

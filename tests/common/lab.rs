@@ -69,9 +69,10 @@ impl<'a> Guest<'a> {
         if let Some(text) = kept.as_ref().and_then(|k| std::fs::read_to_string(k).ok()) {
             return Ok(sections(suite, &text, ""));
         }
-        // A guest kernel that panics while booting, before the script starts (seen once: an
-        // int3 oops in sched_clock_cpu under qemu at 2.3 s), is the emulator's flake, not a
-        // finding: boot once more.
+        // A guest kernel that panics before the script ends (seen: an int3 oops in
+        // sched_clock_cpu under qemu at 2.3 s, before the script; a kmem_cache_free oops in an
+        // interrupt at 4.6 s, inside it, in CI) is the emulator's flake under TCG, not a
+        // finding: boot once more. A second panic fails the test.
         let mut attempt = 0;
         let (text, stderr) = loop {
             attempt += 1;
@@ -83,12 +84,11 @@ impl<'a> Guest<'a> {
                 .output()
                 .unwrap();
             let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
-            let panicked_booting =
-                !text.contains("==PW-LAB-BEGIN==") && text.contains("Kernel panic");
-            if !panicked_booting || attempt == 2 {
+            let panicked = !text.contains("==PW-LAB-END==") && text.contains("Kernel panic");
+            if !panicked || attempt == 2 {
                 break (text, String::from_utf8_lossy(&out.stderr).into_owned());
             }
-            println!("{suite}: the guest kernel panicked while booting; booting it again");
+            println!("{suite}: the guest kernel panicked; booting it again");
         };
         if let Some(k) = &kept {
             std::fs::write(k, &text).unwrap();
