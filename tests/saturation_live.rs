@@ -92,6 +92,9 @@ fn a_long_flood_is_saturated_throughout_and_light_load_never() {
         .status()
         .unwrap();
     assert!(layout.success());
+    // Earlier tests' dirty pages (128 MiB dd files, floods) would be written back during the
+    // light phase, on the same disk: the light records must see only the light load.
+    let _ = Command::new("sync").status();
     let (records, flood_at) = run_phases(dir.path(), flood_s);
     let sat = |v: &serde_json::Value| {
         v["disks"]
@@ -151,7 +154,7 @@ fn a_long_flood_is_saturated_throughout_and_light_load_never() {
 /// Batch JSON records (with the seconds since the start at which each came) over 20 s of a
 /// light reader, `flood_s` of the flood and 15 quiet seconds; and when the flood started.
 fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Value)>, f64) {
-    let light_s = 20;
+    let light_s = 30;
     let quiet_s = 15;
     let total = light_s + flood_s + quiet_s;
     let mut pw = Command::new(env!("CARGO_BIN_EXE_pagewatch"))

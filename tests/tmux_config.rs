@@ -124,8 +124,9 @@ fn clicks_and_the_wheel_select_processes_and_the_mouse_is_given_back() {
     }
     let s = start("mouse", "--no-config --view processes");
     s.wait_for("sort storage/s", 15);
-    // Sort by pid, then freeze the display so the rows stay put.
-    for _ in 0..7 {
+    // Sort by pid (storage, memory, dirtied, read, rchar, wchar, iowait, sync, pid), then
+    // freeze the display so the rows stay put.
+    for _ in 0..8 {
         s.keys(&["s"]);
     }
     s.wait_for("sort pid", 5);
