@@ -10,6 +10,9 @@
 //! tests that tune. Skipped without root, losetup or mkfs.ext4.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/tracefs.rs"]
+mod tracefs;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -97,9 +100,7 @@ fn read(p: &Path) -> String {
 }
 
 fn instance(pid: u32) -> PathBuf {
-    Path::new(TRACEFS)
-        .join("instances")
-        .join(format!("pagewatch-{pid}-below"))
+    tracefs::instance(pid, "-below")
 }
 
 fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
@@ -113,10 +114,7 @@ fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 /// The top-level `enable` of the events the tracer uses (never touched: its events are the
 /// instance's).
 fn top_level_enables() -> Vec<String> {
-    ["wbt/enable", "vmscan/enable"]
-        .iter()
-        .map(|e| read(&Path::new(TRACEFS).join("events").join(e)))
-        .collect()
+    tracefs::top_level_enables(&["wbt", "vmscan"])
 }
 
 fn ready() -> bool {

@@ -16,6 +16,9 @@
 //! The screen, recordings and the cost are in `blk_latency_screen.rs`.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/tracefs.rs"]
+mod tracefs;
+
 #[path = "common/blk.rs"]
 mod blk;
 

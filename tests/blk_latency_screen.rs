@@ -14,6 +14,9 @@
 //!   160x48, 1 Hz.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/tracefs.rs"]
+mod tracefs;
+
 #[path = "common/blk.rs"]
 mod blk;
 #[path = "common/tmux.rs"]

@@ -14,6 +14,11 @@
 //! sync tracer's own CPU per second under an fsync-heavy load, and pagewatch's whole CPU.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/tracefs.rs"]
+mod tracefs;
+
+use tracefs::gone_within;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -150,9 +155,7 @@ impl Drop for Load {
 }
 
 fn instance(pid: u32) -> PathBuf {
-    Path::new(TRACEFS)
-        .join("instances")
-        .join(format!("pagewatch-{pid}-sync"))
+    tracefs::instance(pid, "-sync")
 }
 
 /// The top-level `enable` of every syscall event this tracer uses.
@@ -160,27 +163,8 @@ fn top_level_enables() -> Vec<String> {
     ["fsync", "fdatasync", "sync_file_range", "msync"]
         .iter()
         .flat_map(|c| [format!("sys_enter_{c}"), format!("sys_exit_{c}")])
-        .map(|e| {
-            std::fs::read_to_string(
-                Path::new(TRACEFS)
-                    .join("events/syscalls")
-                    .join(e)
-                    .join("enable"),
-            )
-            .unwrap()
-        })
+        .map(|e| tracefs::top_level_enables(&[&format!("syscalls/{e}")]).remove(0))
         .collect()
-}
-
-fn gone_within(path: &Path, secs: u64) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while path.exists() {
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
 }
 
 fn batch(count: u32) -> Child {

@@ -16,8 +16,19 @@
 mod sysctl;
 #[path = "common/tmux.rs"]
 mod tmux;
+#[path = "common/tracefs.rs"]
+mod tracefs;
 
 use sysctl::DirtyKnobs;
+use tracefs::gone_within;
+
+fn instance(pid: u32) -> PathBuf {
+    tracefs::instance(pid, "")
+}
+
+fn top_level_enable() -> String {
+    tracefs::top_level_enables(&[EVENT.trim_start_matches("events/")]).remove(0)
+}
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -141,28 +152,6 @@ impl Drop for Writers {
         let _ = self.fio.wait();
         let _ = &self.dir;
     }
-}
-
-fn top_level_enable() -> String {
-    std::fs::read_to_string(Path::new(TRACEFS).join(EVENT).join("enable")).unwrap()
-}
-
-fn instance(pid: u32) -> PathBuf {
-    Path::new(TRACEFS)
-        .join("instances")
-        .join(format!("pagewatch-{pid}"))
-}
-
-/// Waits up to `secs` for `path` to disappear.
-fn gone_within(path: &Path, secs: u64) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while path.exists() {
-        if Instant::now() > deadline {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    true
 }
 
 fn batch(count: u32) -> Child {

@@ -7,7 +7,6 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 pub const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 pub const TRACEFS: &str = "/sys/kernel/tracing";
@@ -119,34 +118,16 @@ pub fn batch(args: &[&str]) -> Child {
 }
 
 pub fn instance(pid: u32) -> PathBuf {
-    Path::new(TRACEFS).join(format!("instances/pagewatch-{pid}-blk"))
+    super::tracefs::instance(pid, "-blk")
 }
+
+#[allow(unused_imports)] // used by blk_latency, not blk_latency_screen
+pub use super::tracefs::gone_within;
 
 /// The top-level `enable` of the three block events.
 pub fn top_level_enables() -> Vec<String> {
-    EVENTS
-        .iter()
-        .map(|e| {
-            std::fs::read_to_string(
-                Path::new(TRACEFS)
-                    .join("events/block")
-                    .join(e)
-                    .join("enable"),
-            )
-            .unwrap()
-        })
-        .collect()
-}
-
-pub fn gone_within(p: &Path, secs: u64) -> bool {
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        if !p.exists() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    !p.exists()
+    let events: Vec<String> = EVENTS.iter().map(|e| format!("block/{e}")).collect();
+    super::tracefs::top_level_enables(&events.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// Stops fio started by `Loop::fio` and its job process, a child that fio puts in a session
