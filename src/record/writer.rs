@@ -1,6 +1,7 @@
 //! Writing a recording: `Recorder` appends framed records to one zstd stream in a file it
 //! creates, flushing after every record (a kill -9 loses nothing written) and syncing to
-//! disk at most once a second (a power cut loses at most the last second).
+//! disk every `SYNC_PERIOD` and after every event (a power cut loses at most the last ten
+//! seconds of samples, never a job's start or end or a setting changed).
 //!
 //! Owns: the recording file while it is written, and one helper thread that calls
 //! `fdatasync` on it so a slow disk never stalls the caller's sampling loop. Must not touch:
@@ -36,6 +37,11 @@ pub const ZSTD_WINDOW_LOG: u32 = 17;
 /// log2 of the match-finder's hash and chain tables (256 KiB each): 15 gave 542 bytes a
 /// sample, 16 gave 531, 17 gave 530.
 pub const ZSTD_TABLE_LOG: u32 = 16;
+
+/// How often the samples are synced to disk. Issue 27: an `fdatasync` every second was a
+/// quarter of `pagewatch record`'s CPU (a journal commit each time, on the disk being
+/// watched), and made recording cost 1.5 times the screen.
+pub const SYNC_PERIOD: Duration = Duration::from_secs(10);
 
 /// Writes one recording file.
 pub struct Recorder {
@@ -109,6 +115,7 @@ impl Recorder {
         let json = serde_json::to_vec(event).map_err(|e| RecordError::io(&self.path, e.into()))?;
         self.put(Kind::Event, &json)?;
         self.events += 1;
+        self.syncer.force();
         Ok(())
     }
 
@@ -185,8 +192,9 @@ impl Write for Counted {
     }
 }
 
-/// A thread that runs `fdatasync` on the file when poked, at most once a second; at most one
-/// sync is pending, so a disk that syncs slowly only makes syncs rarer.
+/// A thread that runs `fdatasync` on the file when poked, at most once a `SYNC_PERIOD` (or at
+/// once when forced); at most one sync is pending, so a disk that syncs slowly only makes
+/// syncs rarer.
 struct Syncer {
     tx: Option<SyncSender<()>>,
     last: Option<Instant>,
@@ -220,22 +228,29 @@ impl Syncer {
         }
     }
 
-    /// Asks for a sync unless one was asked for in the last 0.9 s (so 1 Hz samples each get
-    /// one despite timer jitter); reports a sync that
-    /// failed since the last poke.
+    /// Asks for a sync unless one was asked for in the last `SYNC_PERIOD` (less 0.1 s, so
+    /// that timer jitter does not skip a period); reports a sync that failed since the last
+    /// poke.
     fn poke(&mut self) -> io::Result<()> {
         let due = self
             .last
-            .is_none_or(|t| t.elapsed() >= Duration::from_millis(900));
-        if let (true, Some(tx)) = (due, &self.tx) {
-            let _ = tx.try_send(());
-            self.last = Some(Instant::now());
+            .is_none_or(|t| t.elapsed() >= SYNC_PERIOD.saturating_sub(Duration::from_millis(100)));
+        if due {
+            self.force();
         }
         let mut slot = self
             .failed
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         slot.take().map_or(Ok(()), Err)
+    }
+
+    /// Asks for a sync now.
+    fn force(&mut self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.try_send(());
+            self.last = Some(Instant::now());
+        }
     }
 
     /// Waits for the pending sync and ends the thread.
