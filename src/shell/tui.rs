@@ -28,7 +28,7 @@ use crate::sample::RawSample;
 use crate::shell::config_io::Saver;
 use crate::shell::tee::Tee;
 use crate::shell::term::Term;
-use crate::source::{Clock, Source, SystemClock};
+use crate::source::{Clock, Source, SystemClock, Ticker, Wake};
 
 /// Control messages to the sampler.
 enum Control {
@@ -359,29 +359,28 @@ fn spawn_sampler(
     named("sampler").spawn(move || {
         let clock = SystemClock;
         let mut interval = Duration::from_secs_f64(interval_s);
-        let mut next = Instant::now();
+        // The first sample at once, then one a tick (the same `Ticker` as every paced mode).
+        let mut ticker: Option<Ticker> = None;
         if paced {
             arm_stall_alarm(interval); // in case the very first read is stuck
         }
         loop {
             // Wait for the next tick, taking interval changes as they come.
-            loop {
-                let now = Instant::now();
-                if !paced || now >= next {
-                    break;
-                }
-                match ctl.recv_timeout(next.saturating_duration_since(now)) {
-                    Ok(Control::Interval(s)) => {
-                        let new = Duration::from_secs_f64(s);
-                        next = next.checked_sub(interval).unwrap_or(now) + new;
-                        interval = new;
+            while let Some(t) = ticker.as_mut().filter(|_| paced) {
+                match t.wait_for(&ctl) {
+                    Wake::Tick => break,
+                    Wake::Message(Control::Interval(s)) => {
+                        t.set_interval(s);
+                        interval = Duration::from_secs_f64(s);
                         arm_stall_alarm(interval);
                     }
-                    Ok(Control::Refresh) => source.refresh_soon(),
-                    Ok(Control::Want(w)) => source.want(&w),
-                    Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => return,
+                    Wake::Message(Control::Refresh) => source.refresh_soon(),
+                    Wake::Message(Control::Want(w)) => source.want(&w),
+                    Wake::Closed => return,
                 }
+            }
+            if ticker.is_none() {
+                ticker = Some(Ticker::new(interval.as_secs_f64()));
             }
             let t0 = clock.mono_ns();
             let res = source.next_sample();
@@ -422,7 +421,6 @@ fn spawn_sampler(
             if let Some(s) = used {
                 source.recycle(s);
             }
-            next = (next + interval).max(Instant::now());
         }
     })?;
     Ok(())

@@ -41,12 +41,27 @@ pub fn boot_minus_mono_ns() -> u64 {
 }
 
 /// Paces a loop at a fixed interval without drift: each wait sleeps until the next multiple
-/// of the interval after the start, skipping ticks that were missed.
+/// of the interval after the start, skipping ticks that were missed. Every paced loop uses
+/// it (the screen's sampler, `record`, batch mode, `serve`, the headless playbook runner):
+/// one wake-up a tick, and one for each control message (issue 27).
 #[derive(Debug)]
 pub struct Ticker {
     start: std::time::Instant,
     interval: std::time::Duration,
     ticks: u32,
+    /// The tick a wait was interrupted before (by a message), still to come.
+    pending: Option<std::time::Duration>,
+}
+
+/// What ended a `Ticker::wait_for`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Wake<T> {
+    /// The tick came.
+    Tick,
+    /// A message came first; the tick is still to come.
+    Message(T),
+    /// Every sender hung up.
+    Closed,
 }
 
 impl Ticker {
@@ -57,18 +72,52 @@ impl Ticker {
             start: std::time::Instant::now(),
             interval: std::time::Duration::from_secs_f64(interval_s),
             ticks: 0,
+            pending: None,
         }
     }
 
     /// Sleeps until the next tick.
     pub fn wait(&mut self) {
-        let next = self.advance();
+        let next = self.next_tick();
+        self.pending = None;
         std::thread::sleep(next.saturating_sub(self.start.elapsed()));
     }
 
-    /// Moves to the next tick still in the future (ticks missed while busy are skipped) and
-    /// returns its offset from the ticker's start.
-    fn advance(&mut self) -> std::time::Duration {
+    /// Blocks until the next tick or a message on `rx`, whichever comes first. After a
+    /// message, the next call waits for the same tick.
+    pub fn wait_for<T>(&mut self, rx: &std::sync::mpsc::Receiver<T>) -> Wake<T> {
+        use std::sync::mpsc::RecvTimeoutError;
+        let tick = self.start + self.next_tick();
+        loop {
+            let now = std::time::Instant::now();
+            if now >= tick {
+                self.pending = None;
+                return Wake::Tick;
+            }
+            match rx.recv_timeout(tick - now) {
+                Ok(m) => return Wake::Message(m),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return Wake::Closed,
+            }
+        }
+    }
+
+    /// A new interval, counted from the last tick (or the start): the next tick comes one
+    /// new interval after it, or at once when that is already past.
+    pub fn set_interval(&mut self, interval_s: f64) {
+        let done = self.ticks - u32::from(self.pending.is_some());
+        self.start += self.interval * done;
+        self.interval = std::time::Duration::from_secs_f64(interval_s);
+        self.ticks = 0;
+        self.pending = None;
+    }
+
+    /// The tick being waited for, as an offset from the start: the pending one, or the next
+    /// one still in the future (ticks missed while busy are skipped).
+    fn next_tick(&mut self) -> std::time::Duration {
+        if let Some(p) = self.pending {
+            return p;
+        }
         let elapsed = self.start.elapsed();
         self.ticks += 1;
         let mut next = self.interval * self.ticks;
@@ -76,6 +125,7 @@ impl Ticker {
             self.ticks += 1;
             next = self.interval * self.ticks;
         }
+        self.pending = Some(next);
         next
     }
 }
@@ -90,22 +140,10 @@ impl Ticker {
         stop: &std::sync::mpsc::Receiver<()>,
         limit: Option<std::time::Duration>,
     ) -> bool {
-        use std::sync::mpsc::RecvTimeoutError;
-        let next = self.advance();
-        if limit.is_some_and(|l| next > l) {
+        if limit.is_some_and(|l| self.next_tick() > l) {
             return false;
         }
-        let tick = self.start + next;
-        loop {
-            let now = std::time::Instant::now();
-            if now >= tick {
-                return stop.try_recv() == Err(std::sync::mpsc::TryRecvError::Empty);
-            }
-            match stop.recv_timeout(tick - now) {
-                Err(RecvTimeoutError::Timeout) => {}
-                Ok(()) | Err(RecvTimeoutError::Disconnected) => return false,
-            }
-        }
+        self.wait_for(stop) == Wake::Tick
     }
 }
 
@@ -132,6 +170,54 @@ mod tests {
         assert!(t.wait_unless(&stop, None));
         let woke = switches() - before;
         assert!(woke <= 3, "{woke} wake-ups in one 0.6 s tick");
+    }
+
+    #[test]
+    fn a_message_interrupts_the_wait_and_the_same_tick_still_comes() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut t = Ticker::new(0.3);
+        let t0 = std::time::Instant::now();
+        tx.send(7).unwrap();
+        assert_eq!(t.wait_for(&rx), Wake::Message(7));
+        assert_eq!(t.wait_for(&rx), Wake::Tick);
+        let first = t0.elapsed();
+        assert!(first >= std::time::Duration::from_millis(290), "{first:?}");
+        assert!(first < std::time::Duration::from_millis(550), "{first:?}");
+        // The tick after comes one interval later, not two.
+        assert_eq!(t.wait_for(&rx), Wake::Tick);
+        let second = t0.elapsed();
+        assert!(
+            second >= std::time::Duration::from_millis(590),
+            "{second:?}"
+        );
+        assert!(second < std::time::Duration::from_millis(850), "{second:?}");
+        drop(tx);
+        assert_eq!(t.wait_for(&rx), Wake::<i32>::Closed);
+    }
+
+    #[test]
+    fn a_new_interval_counts_from_the_last_tick() {
+        let (_tx, rx) = std::sync::mpsc::channel::<()>();
+        let mut t = Ticker::new(10.0);
+        // Changed before the first tick: the first tick comes 0.2 s after the start.
+        t.set_interval(0.2);
+        let t0 = std::time::Instant::now();
+        assert_eq!(t.wait_for(&rx), Wake::Tick);
+        let took = t0.elapsed();
+        assert!(took < std::time::Duration::from_millis(450), "{took:?}");
+        // Changed while a tick is pending: the pending one is dropped, the next is one new
+        // interval after the last tick.
+        let mut t = Ticker::new(0.1);
+        assert_eq!(t.wait_for(&rx), Wake::Tick);
+        let at_tick = std::time::Instant::now();
+        let (tx2, rx2) = std::sync::mpsc::channel();
+        tx2.send(()).unwrap();
+        assert_eq!(t.wait_for(&rx2), Wake::Message(()));
+        t.set_interval(0.4);
+        assert_eq!(t.wait_for(&rx2), Wake::Tick);
+        let gap = at_tick.elapsed();
+        assert!(gap >= std::time::Duration::from_millis(380), "{gap:?}");
+        assert!(gap < std::time::Duration::from_millis(650), "{gap:?}");
     }
 
     #[test]

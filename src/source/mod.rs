@@ -24,7 +24,7 @@ pub mod trace_instance;
 mod tracers;
 mod tree;
 
-pub use clock::{Clock, SystemClock, Ticker};
+pub use clock::{Clock, SystemClock, Ticker, Wake};
 pub use fs::{FsSource, SLOW_REFRESH_TICKS};
 pub use host::HostInfo;
 pub use sync_trace::SyncTracer;
