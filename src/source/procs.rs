@@ -264,7 +264,7 @@ impl Walker {
         for &pid in &pids {
             ctx.visit(pid, &mut self.seen);
         }
-        super::procs_memory::write(&mut ctx, &self.seen, self.walk);
+        super::procs_memory::write(&mut ctx, &mut self.seen, self.walk);
         self.pids = pids;
         if !self.fio.is_empty() {
             let mut line = String::from("fio");

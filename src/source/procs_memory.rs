@@ -26,7 +26,12 @@
 //! its memory, short of reclaim taking some (swap-out, file pages dropped), which only lowers
 //! it: the `status` read of the candidates gives the figures shown. `status` costs the kernel
 //! ~15 µs (it walks many fields), so only `MEM_TOP` candidates (and at most `MEM_TOP` in D
-//! state) read it: about 0.4 ms a walk.
+//! state) read it: about 0.4 ms a walk. A candidate whose main thread has not run since its
+//! record was read, and whose state, stat rss and majflt are as they were then, keeps that
+//! record's `mem`, `oom_score_adj` and `wchan` lines (a sleeping task sleeps where it slept),
+//! for at most `MEM_REUSE_WALKS` walks: `oom_score_adj` can be set from outside, and reclaim
+//! can take resident pages without a major fault. Issue 27: on the idle VM the three opens of
+//! each of the 15 were most of a walk.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -37,23 +42,53 @@ use super::read::clean;
 /// The largest processes a walk writes memory records for.
 pub const MEM_TOP: usize = 15;
 
+/// The walks a memory record's lines are reused for at most (see the module doc).
+pub const MEM_REUSE_WALKS: u64 = 5;
+
+/// A memory record's `mem`, `oom_score_adj` and `wchan` lines, and what they were read under.
+pub(super) struct Cached {
+    walk: u64,
+    state: char,
+    rss: u64,
+    majflt: u64,
+    lines: String,
+}
+
+impl Cached {
+    /// Whether these lines still hold at walk `walk` for a process whose main thread last ran
+    /// at walk `ran_at` and whose state, stat rss and majflt are `now`.
+    fn fits(&self, ran_at: u64, walk: u64, now: (char, u64, u64)) -> bool {
+        ran_at <= self.walk
+            && walk < self.walk + MEM_REUSE_WALKS
+            && (self.state, self.rss, self.majflt) == now
+    }
+}
+
 /// The `/proc/PID/status` lines kept (the rest are left out).
 const STATUS_KEYS: [&str; 5] = ["VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSwap"];
 
 /// Writes the `M` records of the walk `walk` (see the module doc).
-pub(super) fn write(ctx: &mut Visit<'_>, seen: &HashMap<u32, Seen>, walk: u64) {
-    let mut live: Vec<(&u32, &Seen)> = seen.iter().filter(|(_, s)| s.walk == walk).collect();
-    live.sort_unstable_by(|a, b| b.1.rss.cmp(&a.1.rss).then(a.0.cmp(b.0)));
+pub(super) fn write(ctx: &mut Visit<'_>, seen: &mut HashMap<u32, Seen>, walk: u64) {
+    let mut live: Vec<(u32, u64)> = seen
+        .iter()
+        .filter(|(_, s)| s.walk == walk)
+        .map(|(&pid, s)| (pid, s.rss))
+        .collect();
+    live.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     let top = live.iter().take(MEM_TOP);
     let blocked = live
         .iter()
         .skip(MEM_TOP)
-        .filter(|(_, s)| s.ident().1 == 'D')
+        .filter(|(pid, _)| seen.get(pid).is_some_and(|s| s.ident().1 == 'D'))
         .take(MEM_TOP);
-    for &(&pid, s) in top.chain(blocked) {
+    let picked: Vec<u32> = top.chain(blocked).map(|(pid, _)| *pid).collect();
+    for pid in picked {
+        let Some(s) = seen.get_mut(&pid) else {
+            continue;
+        };
         let (start, state, stat_text) = s.ident();
         let comm = match (stat_text.find(" ("), stat_text.rfind(')')) {
-            (Some(o), Some(c)) if c > o => &stat_text[o + 2..c],
+            (Some(o), Some(c)) if c > o => clean(&stat_text[o + 2..c]).into_owned(),
             _ => continue,
         };
         let _ = write!(ctx.out, "M {pid} {start} {state} {} {}", s.rss, s.majflt());
@@ -61,40 +96,90 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &HashMap<u32, Seen>, walk: u64) {
             Some((rss, majflt)) => drop(writeln!(ctx.out, " {rss} {majflt}")),
             None => ctx.out.push_str(" - -\n"),
         }
-        let comm = clean(comm).into_owned();
-        let dir = ctx.root.join(pid.to_string());
-        if let Some(status) = ctx.read_small(&dir.join("status")) {
-            let mut kb = [None; 5];
-            for line in status
-                .lines()
-                .filter(|l| l.starts_with("Vm") || l.starts_with("Rss"))
-            {
-                if let Some((key, value)) = line.split_once(':')
-                    && let Some(i) = STATUS_KEYS.iter().position(|k| *k == key)
-                {
-                    kb[i] = value
-                        .trim()
-                        .trim_end_matches("kB")
-                        .trim()
-                        .parse::<u64>()
-                        .ok();
-                }
-            }
-            ctx.out.push_str("mem");
-            for v in kb {
-                match v {
-                    Some(v) => drop(write!(ctx.out, " {v}")),
-                    None => ctx.out.push_str(" -"),
-                }
-            }
-            ctx.out.push('\n');
-        }
-        if let Some(adj) = ctx.read_small(&dir.join("oom_score_adj")) {
-            let _ = writeln!(ctx.out, "oom_score_adj {}", clean(adj.trim()));
-        }
-        if let Some(w) = ctx.read_small(&dir.join("wchan")) {
-            let _ = writeln!(ctx.out, "wchan {}", clean(w.trim_end()));
+        let reuse =
+            (s.memory.as_ref()).filter(|c| c.fits(s.ran_at, walk, (state, s.rss, s.majflt())));
+        if let Some(c) = reuse {
+            ctx.out.push_str(&c.lines);
+        } else {
+            let lines = read_lines(ctx, pid);
+            ctx.out.push_str(&lines);
+            s.memory = Some(Cached {
+                walk,
+                state,
+                rss: s.rss,
+                majflt: s.majflt(),
+                lines,
+            });
         }
         let _ = writeln!(ctx.out, "comm {comm}");
+    }
+}
+
+/// A candidate's `mem`, `oom_score_adj` and `wchan` lines, read now.
+fn read_lines(ctx: &mut Visit<'_>, pid: u32) -> String {
+    let mut out = String::new();
+    let dir = ctx.root.join(pid.to_string());
+    if let Some(status) = ctx.read_small(&dir.join("status")) {
+        let mut kb = [None; 5];
+        for line in status
+            .lines()
+            .filter(|l| l.starts_with("Vm") || l.starts_with("Rss"))
+        {
+            if let Some((key, value)) = line.split_once(':')
+                && let Some(i) = STATUS_KEYS.iter().position(|k| *k == key)
+            {
+                kb[i] = value
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<u64>()
+                    .ok();
+            }
+        }
+        out.push_str("mem");
+        for v in kb {
+            match v {
+                Some(v) => drop(write!(out, " {v}")),
+                None => out.push_str(" -"),
+            }
+        }
+        out.push('\n');
+    }
+    if let Some(adj) = ctx.read_small(&dir.join("oom_score_adj")) {
+        let _ = writeln!(out, "oom_score_adj {}", clean(adj.trim()));
+    }
+    if let Some(w) = ctx.read_small(&dir.join("wchan")) {
+        let _ = writeln!(out, "wchan {}", clean(w.trim_end()));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_is_reused_only_while_its_process_sleeps_unchanged() {
+        let c = Cached {
+            walk: 10,
+            state: 'S',
+            rss: 500,
+            majflt: 3,
+            lines: String::new(),
+        };
+        let same = ('S', 500, 3);
+        assert!(
+            c.fits(10, 11, same),
+            "ran at the walk it was read at, asleep since"
+        );
+        assert!(c.fits(7, 14, same), "the last walk it may serve");
+        assert!(
+            !c.fits(7, 15, same),
+            "MEM_REUSE_WALKS walks old: read again"
+        );
+        assert!(!c.fits(11, 12, same), "its main thread ran since");
+        assert!(!c.fits(7, 11, ('D', 500, 3)), "another state");
+        assert!(!c.fits(7, 11, ('S', 400, 3)), "reclaim took pages");
+        assert!(!c.fits(7, 11, ('S', 500, 4)), "a major fault");
     }
 }

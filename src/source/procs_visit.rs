@@ -58,6 +58,10 @@ pub(super) struct Seen {
     pub(super) fds: Option<Fds>,
     /// Its command line as last read, and the comm it was read under (an exec changes both).
     cmdline: Option<(String, String)>,
+    /// The last walk its main thread was seen to run at (or it was first seen).
+    pub(super) ran_at: u64,
+    /// Its memory record's body as last read (`procs_memory`), and what it was read under.
+    pub(super) memory: Option<super::procs_memory::Cached>,
 }
 
 impl Seen {
@@ -94,6 +98,8 @@ impl Seen {
             sched: None,
             fds: None,
             cmdline: None,
+            ran_at: 0,
+            memory: None,
         }
     }
 }
@@ -269,6 +275,9 @@ impl Visit<'_> {
     fn visit_held(&mut self, pid: u32, e: &mut Seen, sched: Option<String>) {
         let ran = sched.as_deref().is_none_or(|s| s.trim() == "0 0 0") || sched != e.sched;
         e.sched = sched;
+        if ran {
+            e.ran_at = self.walk;
+        }
         if !ran && e.threads == 1 {
             let io = e.io.clone();
             return self.finish(pid, e, None, io);
@@ -339,6 +348,7 @@ impl Visit<'_> {
     /// Keeps the fds when the budget has room (else they close here: read without holding),
     /// reads io and finishes.
     fn take_fresh(&mut self, pid: u32, e: &mut Seen, fresh: Fresh) {
+        e.ran_at = self.walk;
         let (sched_fd, sched_text) = fresh.sched.unzip();
         e.sched = sched_text;
         let need = 1 + usize::from(sched_fd.is_some());
