@@ -219,7 +219,8 @@ pub struct ProcScope {
     /// Only the processes of this cgroup v2 group and its descendants (a path relative to the
     /// cgroup2 mount, `/system.slice/db.service`); `None`: every process.
     pub cgroup: Option<String>,
-    /// Walk every 2 s (the processes pane is shown) rather than every 5 s (the walk only
-    /// attributes: the disk table's spare rows, the JSON, the report, recordings).
+    /// Walk every 2 s (the processes pane is shown and the machine is not quiet:
+    /// `model::who`) rather than every 5 s (the walk only attributes: the disk table's spare
+    /// rows, the JSON, the report, recordings; or the machine is quiet).
     pub fast: bool,
 }

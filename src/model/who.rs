@@ -26,6 +26,12 @@ use crate::sample::{ProcScope, Wants};
 /// Seconds the walk and the tracepoint stay on after their last reason.
 pub const LINGER_S: f64 = 10.0;
 
+/// The CPUs count as quiet below this user + system %, of all CPUs. While the machine is quiet
+/// (that, and no reason to walk besides the pane itself) the processes pane is walked at the
+/// slow period (`ProcScope::fast` off): a table of sleeping processes does not change in
+/// 2 s, and its walk was half the pane's cost on the idle VM (issue 27).
+const QUIET_CPU_PCT: f64 = 5.0;
+
 /// A disk counts as busy from this %util, or this queue depth (aqu-sz)...
 const BUSY_UTIL_PCT: f64 = 50.0;
 const BUSY_AQU_SZ: f64 = 1.0;
@@ -70,6 +76,8 @@ pub struct Gate {
     saturated_quiet_s: std::collections::BTreeMap<String, f64>,
     /// Seconds since the last reason to arm the `-below` tracer.
     below_quiet_s: Option<f64>,
+    /// Seconds since the machine was last busy enough to walk the pane at the fast period.
+    active_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -88,11 +96,17 @@ impl Gate {
         let anon = m.memory.AnonPages;
         let taking = memory_taken(m, self.last_anon_kb, anon, dt);
         self.last_anon_kb = anon;
-        let walk = view.processes || busy(m) || taking;
+        let reason = busy(m) || taking;
+        let walk = view.processes || reason;
         let trace = throttling_near(m);
+        let cpus_busy = m
+            .cpu
+            .and_then(|c| c.busy_pct())
+            .is_none_or(|b| b >= QUIET_CPU_PCT);
+        let active = linger(&mut self.active_quiet_s, reason || cpus_busy, dt);
         let procs = linger(&mut self.procs_quiet_s, walk, dt).then(|| ProcScope {
             cgroup: view.scope.clone(),
-            fast: view.processes,
+            fast: view.processes && active,
         });
         // The victims' sync latency: shown in the processes view, and gathered while the
         // throttled writers' table is on screen, where the victims are to be looked for.
@@ -232,6 +246,48 @@ mod tests {
         let w = g.update(&m, &view).unwrap();
         assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/box"));
         assert!(!w.trace);
+    }
+
+    #[test]
+    fn the_pane_is_walked_fast_only_while_the_machine_is_not_quiet() {
+        let mut m = model("live-idle", 1);
+        m.procs_blocked = Some(0);
+        m.dirty.state = Some(State::BelowBackground);
+        m.dirty.dirtied_per_s = Some(1.0);
+        for d in &mut m.disks {
+            d.cols.util_pct = Some(1.0);
+            d.cols.aqu_sz = Some(0.0);
+        }
+        m.interval_s = Some(1.0);
+        let view = View {
+            processes: true,
+            ..View::default()
+        };
+        let cpu = |m: &mut Model, busy: f64| {
+            let c = m.cpu.get_or_insert_with(Default::default);
+            c.user_pct = Some(busy);
+            c.system_pct = Some(0.0);
+        };
+        let mut g = Gate::default();
+        cpu(&mut m, 20.0);
+        let w = g.update(&m, &view).unwrap();
+        assert!(w.procs.as_ref().unwrap().fast, "busy CPUs: every 2 s");
+        cpu(&mut m, 1.0);
+        for _ in 0..9 {
+            assert_eq!(g.update(&m, &view), None, "lingering");
+        }
+        let w = g.update(&m, &view).unwrap();
+        assert!(
+            !w.procs.as_ref().unwrap().fast,
+            "quiet for 10 s: the slow period"
+        );
+        cpu(&mut m, 1.0);
+        m.procs_blocked = Some(1);
+        let w = g.update(&m, &view).unwrap();
+        assert!(
+            w.procs.unwrap().fast,
+            "a task in IO wait: fast again at once"
+        );
     }
 
     #[test]
