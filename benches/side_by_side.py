@@ -4,6 +4,8 @@
 SECS window for all of them, so they see the same machine. Then VmRSS and the load average.
 
 Usage: python3 benches/side_by_side.py SECS CMD ARGS ;; CMD ARGS ;; ...   (quote the ;;)
+PW_WARMUP=S sets the warm-up (default 5 s): pagewatch's gate keeps its walk fast for 10 s after
+its own start, so a steady idle figure wants 20.
 """
 import glob, os, pty, select, struct, sys, termios, time, fcntl
 
@@ -27,7 +29,7 @@ def drain(until):
         for fd in r:
             try: os.read(fd,65536)
             except OSError: pass
-drain(time.time()+5)
+drain(time.time()+float(os.environ.get('PW_WARMUP','5')))
 c0=[cpu(p[0]) for p in procs]; t0=time.time()
 drain(t0+secs)
 c1=[cpu(p[0]) for p in procs]; el=time.time()-t0
