@@ -360,28 +360,29 @@ fn spawn_sampler(
         let clock = SystemClock;
         let mut interval = Duration::from_secs_f64(interval_s);
         // The first sample at once, then one a tick (the same `Ticker` as every paced mode).
-        let mut ticker: Option<Ticker> = None;
+        let mut ticker = Ticker::new(interval_s);
+        let mut first = true;
         if paced {
             arm_stall_alarm(interval); // in case the very first read is stuck
         }
         loop {
             // Wait for the next tick, taking interval changes as they come.
-            while let Some(t) = ticker.as_mut().filter(|_| paced) {
-                match t.wait_for(&ctl) {
-                    Wake::Tick => break,
-                    Wake::Message(Control::Interval(s)) => {
-                        t.set_interval(s);
-                        interval = Duration::from_secs_f64(s);
-                        arm_stall_alarm(interval);
+            if paced && !first {
+                loop {
+                    match ticker.wait_for(&ctl) {
+                        Wake::Tick => break,
+                        Wake::Message(Control::Interval(s)) => {
+                            ticker.set_interval(s);
+                            interval = Duration::from_secs_f64(s);
+                            arm_stall_alarm(interval);
+                        }
+                        Wake::Message(Control::Refresh) => source.refresh_soon(),
+                        Wake::Message(Control::Want(w)) => source.want(&w),
+                        Wake::Closed => return,
                     }
-                    Wake::Message(Control::Refresh) => source.refresh_soon(),
-                    Wake::Message(Control::Want(w)) => source.want(&w),
-                    Wake::Closed => return,
                 }
             }
-            if ticker.is_none() {
-                ticker = Some(Ticker::new(interval.as_secs_f64()));
-            }
+            first = false;
             let t0 = clock.mono_ns();
             let res = source.next_sample();
             let took_us = clock.mono_ns().saturating_sub(t0) / 1000;
