@@ -358,12 +358,11 @@ fn spawn_sampler(
     let interval_s = lock(&core).app.interval_s;
     named("sampler").spawn(move || {
         let clock = SystemClock;
-        let mut interval = Duration::from_secs_f64(interval_s);
         // The first sample at once, then one a tick (the same `Ticker` as every paced mode).
         let mut ticker = Ticker::new(interval_s);
         let mut first = true;
         if paced {
-            arm_stall_alarm(interval); // in case the very first read is stuck
+            arm_stall_alarm(ticker.interval()); // in case the very first read is stuck
         }
         loop {
             // Wait for the next tick, taking interval changes as they come.
@@ -373,8 +372,7 @@ fn spawn_sampler(
                         Wake::Tick => break,
                         Wake::Message(Control::Interval(s)) => {
                             ticker.set_interval(s);
-                            interval = Duration::from_secs_f64(s);
-                            arm_stall_alarm(interval);
+                            arm_stall_alarm(ticker.interval());
                         }
                         Wake::Message(Control::Refresh) => source.refresh_soon(),
                         Wake::Message(Control::Want(w)) => source.want(&w),
@@ -387,7 +385,7 @@ fn spawn_sampler(
             let res = source.next_sample();
             let took_us = clock.mono_ns().saturating_sub(t0) / 1000;
             if paced {
-                arm_stall_alarm(interval);
+                arm_stall_alarm(ticker.interval());
             }
             if let Some(f) = &mut metrics {
                 match &res {

@@ -102,6 +102,12 @@ impl Ticker {
         }
     }
 
+    /// The interval in force.
+    #[must_use]
+    pub fn interval(&self) -> std::time::Duration {
+        self.interval
+    }
+
     /// A new interval, counted from the last tick (or the start): the next tick comes one
     /// new interval after it, or at once when that is already past.
     pub fn set_interval(&mut self, interval_s: f64) {
