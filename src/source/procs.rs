@@ -95,7 +95,7 @@ use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use super::procs_visit::{Seen, Visit};
+use super::procs_visit::{Table, Visit};
 use super::read::{clean, denied, is_procfs, read_optional};
 use crate::sample::ProcScope;
 
@@ -119,7 +119,7 @@ pub struct Walker {
     /// The last walk, listed or not (the period counts from it).
     tried_ns: Option<u64>,
     walk: u64,
-    seen: HashMap<u32, Seen>,
+    seen: Table,
     /// How many fds the walker may keep open (`fd_budget`), and how many it does.
     max_held: Option<usize>,
     held: usize,

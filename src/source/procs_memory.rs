@@ -33,10 +33,9 @@
 //! can take resident pages without a major fault. Issue 27: on the idle VM the three opens of
 //! each of the 15 were most of a walk.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::procs_visit::{Seen, Visit};
+use super::procs_visit::{Table, Visit};
 use super::read::clean;
 
 /// The largest processes a walk writes memory records for.
@@ -68,7 +67,7 @@ impl Cached {
 const STATUS_KEYS: [&str; 5] = ["VmRSS", "RssAnon", "RssFile", "RssShmem", "VmSwap"];
 
 /// Writes the `M` records of the walk `walk` (see the module doc).
-pub(super) fn write(ctx: &mut Visit<'_>, seen: &mut HashMap<u32, Seen>, walk: u64) {
+pub(super) fn write(ctx: &mut Visit<'_>, seen: &mut Table, walk: u64) {
     let mut live: Vec<(u32, u64)> = seen
         .iter()
         .filter(|(_, s)| s.walk == walk)
@@ -103,13 +102,13 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &mut HashMap<u32, Seen>, walk: u6
         } else {
             let lines = read_lines(ctx, pid);
             ctx.out.push_str(&lines);
-            s.memory = Some(Cached {
+            s.memory = Some(Box::new(Cached {
                 walk,
                 state,
                 rss: s.rss,
                 majflt: s.majflt(),
                 lines,
-            });
+            }));
         }
         let _ = writeln!(ctx.out, "comm {comm}");
     }
