@@ -34,9 +34,10 @@ const IO_RETRY_WALKS: u64 = 15;
 /// Read size for one per-process file (a stat line is under 1 KiB).
 const STEP: usize = 4096;
 
-/// What the walker keeps between walks: a process's `Seen` by pid. Boxed: at 1,000
-/// processes the table's slots (about twice as many as processes) holding a whole `Seen`
-/// each were 0.6 MB of resident memory; a slot is now a pointer (issue #27).
+/// What the walker keeps between walks: a process's `Seen` by pid. Boxed, so that the
+/// table's slots (about twice as many as processes) are pointers rather than a whole `Seen`
+/// each: with the smaller read buffers (`read::read_from_start`), RSS at 1,000 processes went
+/// from 7.9 to 7.5 MB (issue #27, docs/PERFORMANCE.md fourth round).
 pub(super) type Table = HashMap<u32, Box<Seen>>;
 
 /// A process as the last walk saw it.
