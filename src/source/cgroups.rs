@@ -24,7 +24,7 @@
 //! Every read here that fails (a group removed between listing and reading, debugfs not
 //! readable) is an absent file, never an error.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -38,7 +38,7 @@ const LIVE_READS: u32 = 5;
 /// `nr_dirtied` growth in one tick that counts as dirtying fast (1 MiB of 4 KiB pages).
 const DIRTYING_PAGES: u64 = 256;
 /// The BDI limits are re-read on every this many slow refreshes (once a minute at 1 Hz),
-/// and whenever the set of BDIs changes.
+/// for the BDIs whose device moved since (`source::moved`), and a new BDI's when it shows.
 const BDI_REFRESHES: u32 = 4;
 /// Bounds on a walk, against pathological trees.
 const MAX_GROUPS: usize = 20_000;
@@ -91,6 +91,10 @@ pub(super) struct Cgroups {
     bdi_names: Vec<String>,
     bdi_text: Option<String>,
     bdi_refreshes: u32,
+    /// Each BDI's line of `bdi_text` as last read, and the BDIs' devices' motion since
+    /// (`source::moved`: an idle device's limits are not re-read every minute).
+    bdi_lines: HashMap<String, String>,
+    bdi_motion: super::moved::Motion,
     /// What this tick read: (sample name, text).
     pub(super) out: Vec<(String, String)>,
 }
@@ -111,18 +115,31 @@ impl Cgroups {
             bdi_names: Vec::new(),
             bdi_text: None,
             bdi_refreshes: 0,
+            bdi_lines: HashMap::new(),
+            bdi_motion: super::moved::Motion::default(),
             out: Vec::new(),
         }
     }
 
     /// Reads this tick's cgroup files into `self.out`. `refresh`: the slow refresh;
-    /// `every_tick`: the cgroups pane is open; `vmstat`: this tick's `/proc/vmstat` text.
-    pub(super) fn read(&mut self, refresh: bool, every_tick: bool, vmstat: Option<&str>) {
+    /// `every_tick`: the cgroups pane is open; `vmstat` and `diskstats`: this tick's
+    /// `/proc/vmstat` and `/proc/diskstats` texts.
+    pub(super) fn read(
+        &mut self,
+        refresh: bool,
+        every_tick: bool,
+        vmstat: Option<&str>,
+        diskstats: Option<&str>,
+    ) {
         self.out.clear();
         let mut buf = Vec::new();
         if refresh || self.found.is_none() {
             self.found = self.find();
-            self.read_bdis(&mut buf);
+        }
+        // On the slow refresh only, even for a tree without cgroup information (found
+        // again every tick): the BDI limits count their refreshes.
+        if refresh || self.bdi_text.is_none() {
+            self.read_bdis(&mut buf, &super::moved::Counters::of(diskstats));
         }
         let dirtied = vmstat.and_then(nr_dirtied);
         let dirtying =
@@ -276,9 +293,12 @@ impl Cgroups {
         self.bdi_text.as_deref()
     }
 
-    /// The `sys/class/bdi/` pseudo-file, re-read when the BDIs change and every
-    /// `BDI_REFRESHES` slow refreshes.
-    fn read_bdis(&mut self, buf: &mut Vec<u8>) {
+    /// The `sys/class/bdi/` pseudo-file. A BDI's limits are read when it first shows, and
+    /// re-read every `BDI_REFRESHES`th refresh unless its device (the BDI is named
+    /// `MAJ:MIN`) has not moved since (`source::moved`; all of them every
+    /// `moved::FULL_EVERY` such refreshes; a BDI without a diskstats line, FUSE or NFS, every
+    /// time).
+    fn read_bdis(&mut self, buf: &mut Vec<u8>, now: &super::moved::Counters<'_>) {
         let dir = self.sys_root.join("class/bdi");
         let Ok(entries) = std::fs::read_dir(&dir) else {
             self.bdi_text = None;
@@ -289,22 +309,23 @@ impl Cgroups {
             .collect();
         bdis.sort();
         self.bdi_refreshes = (self.bdi_refreshes + 1) % BDI_REFRESHES;
-        if bdis == self.bdi_names && self.bdi_text.is_some() && self.bdi_refreshes != 0 {
+        let periodic = self.bdi_refreshes == 0 || self.bdi_text.is_none();
+        if bdis == self.bdi_names && !periodic {
             return;
         }
+        let full = periodic && self.bdi_motion.start();
         let mut text = String::new();
         for bdi in &bdis {
-            text.push_str(bdi);
-            // Each BDI's five files relative to its directory (`read::Dir`).
-            let d = super::read::Dir::open(&dir.join(bdi));
-            for file in names::BDI_FILES {
-                text.push('\t');
-                if let Some(v) = d.as_ref().and_then(|d| d.read(file, buf)) {
-                    text.push_str(v.trim());
-                }
+            let cached = self.bdi_lines.contains_key(bdi);
+            if !cached || (periodic && self.bdi_motion.due(bdi, now, full, cached)) {
+                self.bdi_lines.insert(bdi.clone(), bdi_line(&dir, bdi, buf));
+                self.bdi_motion.read(bdi, now);
             }
-            text.push('\n');
+            text.push_str(&self.bdi_lines[bdi]);
         }
+        self.bdi_lines.retain(|b, _| bdis.binary_search(b).is_ok());
+        self.bdi_motion
+            .retain(|b| bdis.binary_search_by(|x| x.as_str().cmp(b)).is_ok());
         self.bdi_names = bdis;
         self.bdi_text = Some(text);
     }
@@ -439,6 +460,20 @@ fn mounts(mountinfo: &str) -> (Option<PathBuf>, bool) {
     (cgroup2, v1_memory)
 }
 
+/// One BDI's line of the `sys/class/bdi/` pseudo-file: its name and its five files.
+fn bdi_line(dir: &Path, bdi: &str, buf: &mut Vec<u8>) -> String {
+    let mut line = bdi.to_owned();
+    // The files relative to the BDI's directory (`read::Dir`).
+    let d = super::read::Dir::open(&dir.join(bdi));
+    for file in names::BDI_FILES {
+        line.push('\t');
+        if let Some(v) = d.as_ref().and_then(|d| d.read(file, buf)) {
+            line.push_str(v.trim());
+        }
+    }
+    line.push('\n');
+    line
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,7 +519,7 @@ mod tests {
         std::fs::write(cg.join("a/b/memory.stat"), "file_dirty 4096\n").unwrap();
         std::fs::write(cg.join("a/b/io.stat"), "").unwrap();
         let mut c = Cgroups::new(&t.path().join("proc"), &t.path().join("sys"));
-        c.read(true, false, None);
+        c.read(true, false, None, None);
         let index = &c
             .out
             .iter()
@@ -499,7 +534,7 @@ mod tests {
         assert_eq!(c.live.keys().collect::<Vec<_>>(), ["/a", "/a/b"]);
         // Between walks only the live groups are read; a removed one is simply absent.
         std::fs::remove_dir_all(cg.join("a/b")).unwrap();
-        c.read(false, false, None);
+        c.read(false, false, None, None);
         let index = &c
             .out
             .iter()
@@ -533,7 +568,7 @@ mod tests {
         stat("old", 7);
         let mut c = Cgroups::new(&t.path().join("proc"), &t.path().join("sys"));
         let read = |c: &mut Cgroups, refresh: bool| -> Vec<String> {
-            c.read(refresh, false, None);
+            c.read(refresh, false, None, None);
             let index = &c
                 .out
                 .iter()
@@ -587,7 +622,7 @@ mod tests {
         let time = |c: &mut Cgroups, refresh: bool, n: u32| {
             let t = std::time::Instant::now();
             for _ in 0..n {
-                c.read(refresh, false, Some(&vmstat));
+                c.read(refresh, false, Some(&vmstat), None);
             }
             t.elapsed().as_secs_f64() * 1e6 / f64::from(n)
         };

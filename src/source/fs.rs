@@ -29,7 +29,7 @@
 //! between, zoneinfo's `pages free` and counters are stale, which no figure uses.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::PathBuf;
 
@@ -64,8 +64,8 @@ const PROC_FILES: [(&str, &str, Records); 9] = [
 /// 46–64 µs, each vm sysctl 3–8 µs, listing /sys/block 45 µs.
 pub const SLOW_REFRESH_TICKS: u32 = 15;
 
-/// Queue settings are re-read on every this many slow refreshes (once a minute at 1 Hz), and
-/// whenever the set of disks changes.
+/// Queue settings are re-read on every this many slow refreshes (once a minute at 1 Hz), for
+/// the disks that moved since (`source::moved`), and a new disk's when it shows.
 const QUEUE_REFRESHES: u32 = 4;
 
 /// Reads kernel files from a proc root and a sys root.
@@ -81,6 +81,10 @@ pub struct FsSource {
     /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
     devices: Vec<String>,
     block_text: Option<String>,
+    /// Each disk's line of that text as last read, and the disks' motion since
+    /// (`source::moved`: idle disks' settings are not re-read every minute).
+    block_lines: HashMap<String, String>,
+    block_motion: super::moved::Motion,
     /// Counts slow refreshes: queue settings are re-read every `QUEUE_REFRESHES`th.
     slow_refreshes: u32,
     /// The slow-refresh files' text at the last refresh (absent files left out).
@@ -157,6 +161,8 @@ impl FsSource {
             slow_files,
             devices: Vec::new(),
             block_text: None,
+            block_lines: HashMap::new(),
+            block_motion: super::moved::Motion::default(),
             slow_text: Vec::new(),
             slow_refreshes: 0,
             ticks_since_refresh: 0,
@@ -225,17 +231,25 @@ impl FsSource {
                         .push((name.clone(), text(&self.buf[..bytes]).into_owned()));
                 }
             }
-            self.block_text = self.read_block_devices()?;
+            let diskstats = files
+                .get(names::DISKSTATS)
+                .filter(|_| fresh.contains(&names::DISKSTATS));
+            let counters = super::moved::Counters::of(diskstats.map(String::as_str));
+            self.block_text = self.read_block_devices(&counters)?;
             self.list_journals();
         }
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
         let vmstat = files
             .get(names::VMSTAT)
             .filter(|_| fresh.contains(&names::VMSTAT));
+        let diskstats = files
+            .get(names::DISKSTATS)
+            .filter(|_| fresh.contains(&names::DISKSTATS));
         self.cgroups.read(
             refresh,
             self.wants.cgroups_every_tick,
             vmstat.map(String::as_str),
+            diskstats.map(String::as_str),
         );
         if let Some(text) = self.cgroups.bdi_text() {
             put(&mut files, names::BDI_LIMITS, Cow::Borrowed(text));
@@ -324,9 +338,10 @@ impl FsSource {
             .collect();
     }
 
-    /// The `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`); queue settings are re-read
-    /// when the set of devices changed, and every 12th refresh.
-    fn read_block_devices(&mut self) -> Result<Option<String>> {
+    /// The `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`). A disk's settings are
+    /// read when it first shows, and re-read every `QUEUE_REFRESHES`th refresh when it moved
+    /// since (`source::moved`; all of them every `moved::FULL_EVERY` such refreshes).
+    fn read_block_devices(&mut self, now: &super::moved::Counters<'_>) -> Result<Option<String>> {
         let dir = self.sys_root.join("block");
         let mut devs: Vec<String> = match std::fs::read_dir(&dir) {
             Ok(entries) => entries
@@ -337,47 +352,66 @@ impl FsSource {
         };
         devs.sort();
         self.slow_refreshes = (self.slow_refreshes + 1) % QUEUE_REFRESHES;
-        if devs != self.devices || self.block_text.is_none() || self.slow_refreshes == 0 {
-            let text = self.block_devices_text(&devs)?;
-            self.devices = devs;
-            return Ok(Some(text));
+        let periodic = self.slow_refreshes == 0 || self.block_text.is_none();
+        if devs == self.devices && !periodic {
+            return Ok(self.block_text.clone());
         }
-        Ok(self.block_text.clone())
+        let full = periodic && self.block_motion.start();
+        let mut text = String::new();
+        for dev in &devs {
+            let key = diskstats_name(dev);
+            let cached = self.block_lines.contains_key(dev);
+            // A disk already known is re-read only on the periodic refresh, and then only
+            // when it moved.
+            if !cached || (periodic && self.block_motion.due(&key, now, full, cached)) {
+                let line = self.block_device_line(dev)?;
+                self.block_lines.insert(dev.clone(), line);
+                self.block_motion.read(&key, now);
+            }
+            text.push_str(&self.block_lines[dev]);
+        }
+        self.block_lines
+            .retain(|d, _| devs.binary_search(d).is_ok());
+        // The inverse of `diskstats_name`.
+        self.block_motion
+            .retain(|k| devs.binary_search(&k.replace('/', "!")).is_ok());
+        self.devices = devs;
+        self.block_text = Some(text.clone());
+        Ok(Some(text))
     }
 
-    fn block_devices_text(&mut self, devs: &[String]) -> Result<String> {
+    /// One disk's line of the `/sys/block` pseudo-file.
+    fn block_device_line(&mut self, dev: &str) -> Result<String> {
         let mut text = String::new();
-        for dev in devs {
-            let base = self.sys_root.join("block").join(dev);
-            text.push_str(&diskstats_name(dev));
-            // The queue files relative to the queue directory (`read::Dir`).
-            let queue = super::read::Dir::open(&base.join("queue"));
-            for f in names::QUEUE_FILES {
-                text.push('\t');
-                if let Some(v) = queue.as_ref().and_then(|q| q.read(f, &mut self.buf)) {
-                    text.push_str(v.trim());
-                }
-            }
-            // Only device-mapper disks (dm-N) have a dm/name; looking it up on every other
-            // disk cost a failed path walk through sysfs each.
+        let base = self.sys_root.join("block").join(dev);
+        text.push_str(&diskstats_name(dev));
+        // The queue files relative to the queue directory (`read::Dir`).
+        let queue = super::read::Dir::open(&base.join("queue"));
+        for f in names::QUEUE_FILES {
             text.push('\t');
-            if dev.starts_with("dm-")
-                && let Some(v) = read_optional(&base.join("dm/name"), &mut self.buf)?
-            {
+            if let Some(v) = queue.as_ref().and_then(|q| q.read(f, &mut self.buf)) {
                 text.push_str(v.trim());
             }
-            // Hardware queues of a multi-queue device: one entry each under mq/.
-            text.push('\t');
-            if let Ok(queues) = std::fs::read_dir(base.join("mq")) {
-                text.push_str(&queues.count().to_string());
-            }
-            // wbt's read-latency target (4.10+; absent without CONFIG_BLK_WBT).
-            text.push('\t');
-            if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), &mut self.buf)? {
-                text.push_str(v.trim());
-            }
-            text.push('\n');
         }
+        // Only device-mapper disks (dm-N) have a dm/name; looking it up on every other
+        // disk cost a failed path walk through sysfs each.
+        text.push('\t');
+        if dev.starts_with("dm-")
+            && let Some(v) = read_optional(&base.join("dm/name"), &mut self.buf)?
+        {
+            text.push_str(v.trim());
+        }
+        // Hardware queues of a multi-queue device: one entry each under mq/.
+        text.push('\t');
+        if let Ok(queues) = std::fs::read_dir(base.join("mq")) {
+            text.push_str(&queues.count().to_string());
+        }
+        // wbt's read-latency target (4.10+; absent without CONFIG_BLK_WBT).
+        text.push('\t');
+        if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), &mut self.buf)? {
+            text.push_str(v.trim());
+        }
+        text.push('\n');
         Ok(text)
     }
 }

@@ -354,3 +354,100 @@ fn sysfs_attributes_read_through_a_directory_equal_a_plain_read() {
         .unwrap();
     assert_eq!(d.read(disk.file_name().to_str().unwrap(), &mut buf), None);
 }
+
+/// A disk's line of the `/sys/block` pseudo-file, and a BDI's of `sys/class/bdi/`.
+fn line_of<'a>(text: Option<&'a str>, name: &str) -> &'a str {
+    text.unwrap_or_default()
+        .lines()
+        .find(|l| l.split('\t').next() == Some(name))
+        .unwrap_or_else(|| panic!("{name} in {text:?}"))
+}
+
+#[test]
+fn an_idle_disks_settings_are_carried_a_moving_ones_re_read() {
+    let dir = proc_tree(None);
+    let stats = |w: u64| {
+        format!(
+            "   7       0 loop0 5 0 10 1 0 0 0 0 0 2 1\n \
+             253       0 vda 100 3 800 50 {w} 1 160 9 0 70 59\n"
+        )
+    };
+    std::fs::write(dir.path().join("proc/diskstats"), stats(20)).unwrap();
+    let set = |dev: &str, sched: &str, ratio: &str, devno: &str| {
+        let q = dir.path().join("sys/block").join(dev).join("queue");
+        std::fs::create_dir_all(&q).unwrap();
+        std::fs::write(q.join("scheduler"), sched).unwrap();
+        let b = dir.path().join("sys/class/bdi").join(devno);
+        std::fs::create_dir_all(&b).unwrap();
+        std::fs::write(b.join("max_ratio"), ratio).unwrap();
+    };
+    set("loop0", "none\n", "100\n", "7:0");
+    set("vda", "none\n", "100\n", "253:0");
+    let mut src = source(&dir);
+    let s = src.read().unwrap();
+    assert_eq!(
+        line_of(s.file(names::BLOCK_DEVICES), "vda"),
+        "vda\t\tnone\t\t\t\t\t"
+    );
+    // Both change their settings; only vda does I/O.
+    set("loop0", "mq-deadline\n", "50\n", "7:0");
+    set("vda", "mq-deadline\n", "50\n", "253:0");
+    std::fs::write(dir.path().join("proc/diskstats"), stats(21)).unwrap();
+    let ticks = SLOW_REFRESH_TICKS * QUEUE_REFRESHES;
+    let mut last = s;
+    for _ in 0..ticks {
+        last = src.read().unwrap();
+    }
+    let block = last.file(names::BLOCK_DEVICES);
+    let bdi = last.file(names::BDI_LIMITS);
+    assert!(line_of(block, "vda").contains("mq-deadline"), "{block:?}");
+    assert!(line_of(block, "loop0").contains("\tnone\t"), "{block:?}");
+    assert!(line_of(bdi, "253:0").contains("\t50\t"), "{bdi:?}");
+    assert!(line_of(bdi, "7:0").contains("\t100\t"), "{bdi:?}");
+    // Once loop0 moves, its settings are read at the next periodic refresh.
+    std::fs::write(
+        dir.path().join("proc/diskstats"),
+        stats(21).replace("loop0 5 ", "loop0 6 "),
+    )
+    .unwrap();
+    for _ in 0..ticks {
+        last = src.read().unwrap();
+    }
+    let block = last.file(names::BLOCK_DEVICES);
+    let bdi = last.file(names::BDI_LIMITS);
+    assert!(line_of(block, "loop0").contains("mq-deadline"), "{block:?}");
+    assert!(line_of(bdi, "7:0").contains("\t50\t"), "{bdi:?}");
+}
+
+#[test]
+fn every_disks_settings_are_re_read_on_the_full_refresh() {
+    let dir = proc_tree(None);
+    std::fs::write(
+        dir.path().join("proc/diskstats"),
+        "   7       0 loop0 5 0 10 1 0 0 0 0 0 2 1\n",
+    )
+    .unwrap();
+    let q = dir.path().join("sys/block/loop0/queue");
+    std::fs::create_dir_all(&q).unwrap();
+    std::fs::write(q.join("scheduler"), "none\n").unwrap();
+    let mut src = source(&dir);
+    let _ = src.read().unwrap();
+    std::fs::write(q.join("scheduler"), "kyber\n").unwrap();
+    let period = SLOW_REFRESH_TICKS * QUEUE_REFRESHES;
+    let mut n = 0;
+    let shown = loop {
+        n += 1;
+        let s = src.read().unwrap();
+        if line_of(s.file(names::BLOCK_DEVICES), "loop0").contains("kyber") {
+            break n;
+        }
+        assert!(
+            n <= period * super::super::moved::FULL_EVERY,
+            "never re-read"
+        );
+    };
+    assert!(
+        shown > period,
+        "an idle disk is not re-read every minute: {shown}"
+    );
+}

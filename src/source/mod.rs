@@ -12,6 +12,7 @@ mod fs;
 mod host;
 mod lineage;
 mod mountinfo;
+mod moved;
 pub mod procs;
 pub(crate) mod procs_memory;
 mod procs_visit;
