@@ -307,7 +307,9 @@ fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
     // A sampled state: poll up to 100 walks, 100 ms apart (the walker is given walk times).
     for i in 0..100u64 {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let text = walker.maybe_walk((i + 1) * WALK_PERIOD_NS, &scope).unwrap();
+        let text = walker
+            .maybe_walk((i + 1) * WALK_PERIOD_NS, &scope, None)
+            .unwrap();
         let walk = parse(text).unwrap();
         let mine = walk
             .records
@@ -345,12 +347,14 @@ fn walk_cost() {
         fast: true,
         ..ProcScope::default()
     };
-    let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope);
+    let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope, None);
     let walks = 50u64;
     let mut bytes = 0;
     let t0 = thread_cpu_ns();
     for i in 0..walks {
-        let text = walker.maybe_walk((i + 2) * WALK_PERIOD_NS, &scope).unwrap();
+        let text = walker
+            .maybe_walk((i + 2) * WALK_PERIOD_NS, &scope, None)
+            .unwrap();
         bytes += text.len();
     }
     let cpu = thread_cpu_ns() - t0;
