@@ -223,7 +223,7 @@ fn procs_walk(c: &mut Criterion) {
     c.bench_function(&format!("procs_walk/{count}"), |b| {
         b.iter(|| {
             t += WALK_PERIOD_NS;
-            black_box(w.maybe_walk(t, &scope, None).map(str::len))
+            black_box(w.maybe_walk(t, &scope).map(str::len))
         });
     });
     for k in &mut kids {

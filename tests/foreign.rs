@@ -72,7 +72,7 @@ fn finds_a_foreign_fio_and_measures_it() {
                     cache = Some(cached_pages(&file));
                     // The screen's way while the process walk runs: the walk's fio pids.
                     let mut procs = Walker::new("/proc");
-                    let text = procs.maybe_walk(1, &ProcScope::default(), None).unwrap();
+                    let text = procs.maybe_walk(1, &ProcScope::default()).unwrap();
                     let fio = parse(text).unwrap().fio;
                     let runs = scan_pids(Path::new("/proc"), fio, &BTreeSet::new());
                     walked = ours(&runs, &file).cloned();
@@ -160,7 +160,7 @@ fn scan_cost() {
     }
     let by_comm = thread_cpu_ns() - t0;
     let mut procs = Walker::new("/proc");
-    let fio = parse(procs.maybe_walk(1, &ProcScope::default(), None).unwrap())
+    let fio = parse(procs.maybe_walk(1, &ProcScope::default()).unwrap())
         .unwrap()
         .fio;
     let t0 = thread_cpu_ns();

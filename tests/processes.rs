@@ -307,9 +307,7 @@ fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
     // A sampled state: poll up to 100 walks, 100 ms apart (the walker is given walk times).
     for i in 0..100u64 {
         std::thread::sleep(std::time::Duration::from_millis(100));
-        let text = walker
-            .maybe_walk((i + 1) * WALK_PERIOD_NS, &scope, None)
-            .unwrap();
+        let text = walker.maybe_walk((i + 1) * WALK_PERIOD_NS, &scope).unwrap();
         let walk = parse(text).unwrap();
         let mine = walk
             .records
@@ -331,7 +329,8 @@ fn thread_cpu_ns() -> u64 {
 
 /// The cost of one walk in CPU time (not wall time, which a busy machine inflates), per
 /// process: `PW_SLEEPERS=1000 cargo test --release --test processes walk_cost -- --ignored
-/// --nocapture`. Starts that many `sleep 600` first and kills them after.
+/// --nocapture` (`PW_WALK_GAP_MS=N`: N ms between walks). Starts that many `sleep 600` first
+/// and kills them after.
 #[test]
 #[ignore = "a measurement, run by hand"]
 fn walk_cost() {
@@ -347,17 +346,24 @@ fn walk_cost() {
         fast: true,
         ..ProcScope::default()
     };
-    let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope, None);
+    let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope);
+    // PW_WALK_GAP_MS: sleep between walks, so that each finds its caches cold, as the live
+    // walks (seconds apart) do.
+    let gap_ms: Option<u64> = std::env::var("PW_WALK_GAP_MS")
+        .ok()
+        .and_then(|v| v.parse().ok());
     let walks = 50u64;
     let mut bytes = 0;
-    let t0 = thread_cpu_ns();
+    let mut cpu = 0;
     for i in 0..walks {
-        let text = walker
-            .maybe_walk((i + 2) * WALK_PERIOD_NS, &scope, None)
-            .unwrap();
+        if let Some(ms) = gap_ms {
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+        }
+        let t0 = thread_cpu_ns();
+        let text = walker.maybe_walk((i + 2) * WALK_PERIOD_NS, &scope).unwrap();
+        cpu += thread_cpu_ns() - t0;
         bytes += text.len();
     }
-    let cpu = thread_cpu_ns() - t0;
     let count = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()

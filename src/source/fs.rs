@@ -285,11 +285,7 @@ impl FsSource {
         }
         match &self.wants.procs {
             Some(scope) => {
-                let forks = files
-                    .get(names::STAT)
-                    .filter(|_| fresh.contains(&names::STAT))
-                    .and_then(|t| super::procs::forks(t));
-                if let Some(text) = self.walker.maybe_walk(mono_ns, scope, forks) {
+                if let Some(text) = self.walker.maybe_walk(mono_ns, scope) {
                     put(&mut files, names::PROCS, Cow::Borrowed(text));
                     fresh.push(names::PROCS);
                 }
@@ -456,7 +452,7 @@ pub(super) fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_
 }
 
 /// A file read on every sample, kept open between reads when it lives on procfs.
-pub(super) struct Held {
+struct Held {
     path: PathBuf,
     file: Option<File>,
     /// How much to ask for per read: the file's last length rounded up (see `read_from_start`).
@@ -466,7 +462,7 @@ pub(super) struct Held {
 }
 
 impl Held {
-    pub(super) fn new(path: PathBuf, records: Records) -> Self {
+    fn new(path: PathBuf, records: Records) -> Self {
         Self {
             path,
             file: None,
@@ -477,7 +473,7 @@ impl Held {
 
     /// Reads the whole file into `buf`; its length, or `None` when it does not exist (any
     /// more).
-    pub(super) fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>> {
+    fn read(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>> {
         if let Some(f) = &self.file {
             if let Ok(n) = read_from_start(f, buf, self.step, Some(self.records)) {
                 self.step = step_for(n);

@@ -64,9 +64,7 @@
 //! path is opened afresh; the start time (stat field 22) is checked as well, and a new one
 //! starts a new process with no rate. Only what can have changed is re-read
 //! (`procs_visit`: an unchanged `schedstat` means the main thread has not run). The table of
-//! what was seen lives across walks and is updated in place. The processes are not listed
-//! again (a `getdents` of /proc, a third of an idle walk) while `/proc/stat`'s fork count has
-//! not moved since the last walk: no process can have been created (`forks`).
+//! what was seen lives across walks and is updated in place.
 //!
 //! The fds held are budgeted by count (`fd_budget`): the soft RLIMIT_NOFILE (raised towards
 //! the hard one, up to 65,536, at the first walk), less `RESERVE_FDS` (1,024, or half a limit
@@ -98,7 +96,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::procs_visit::{Table, Visit};
-use super::read::{clean, denied, is_procfs};
+use super::read::{clean, denied, is_procfs, read_optional};
 use crate::sample::ProcScope;
 
 /// The walk period while the processes pane is shown (`ProcScope::fast`): samples in between
@@ -120,14 +118,8 @@ pub struct Walker {
     last_ns: Option<u64>,
     /// The last walk, listed or not (the period counts from it).
     tried_ns: Option<u64>,
-    /// `/proc/stat`'s fork count at the last walk that visited processes: while it has not
-    /// moved, no process was created since, and that walk's pids are the list.
-    forks_at: Option<u64>,
     walk: u64,
     seen: Table,
-    /// `sys/kernel/task_delayacct`, held open on procfs (its path lookup was a tenth of an
-    /// idle walk).
-    delayacct: super::fs::Held,
     /// How many fds the walker may keep open (`fd_budget`), and how many it does.
     max_held: Option<usize>,
     held: usize,
@@ -143,20 +135,14 @@ impl Walker {
     /// A walker over `proc_root` (normally `/proc`).
     #[must_use]
     pub fn new(proc_root: impl Into<PathBuf>) -> Self {
-        let proc_root: PathBuf = proc_root.into();
         Self {
+            proc_root: proc_root.into(),
             procfs: None,
             scope: None,
             last_ns: None,
             tried_ns: None,
-            forks_at: None,
             walk: 0,
             seen: HashMap::new(),
-            delayacct: super::fs::Held::new(
-                proc_root.join("sys/kernel/task_delayacct"),
-                super::read::Records::One,
-            ),
-            proc_root,
             max_held: None,
             held: 0,
             buf: Vec::new(),
@@ -174,20 +160,13 @@ impl Walker {
             self.held = 0;
             self.last_ns = None;
             self.tried_ns = None;
-            self.forks_at = None;
             self.scope = None;
         }
     }
 
     /// Walks when the period has passed since the last walk; the pseudo-file's text, or
-    /// `None` when this sample carries no walk. `forks`: this sample's fork count
-    /// (`forks`), read after `mono_ns`; `None` lists the processes at every walk.
-    pub fn maybe_walk(
-        &mut self,
-        mono_ns: u64,
-        scope: &ProcScope,
-        forks: Option<u64>,
-    ) -> Option<&str> {
+    /// `None` when this sample carries no walk.
+    pub fn maybe_walk(&mut self, mono_ns: u64, scope: &ProcScope) -> Option<&str> {
         // A new cgroup scope starts afresh; a new pace keeps what was seen.
         if self.scope.as_ref().map(|s| &s.cgroup) != Some(&scope.cgroup) {
             self.reset();
@@ -205,16 +184,11 @@ impl Walker {
         {
             return None;
         }
-        self.walk_now(mono_ns, forks);
+        self.walk_now(mono_ns);
         Some(&self.out)
     }
 
-    fn walk_now(&mut self, mono_ns: u64, forks: Option<u64>) {
-        // Read first: the fd it holds is open before the fd budget is taken (`fd_budget`).
-        let delayacct = match self.delayacct.read(&mut self.buf) {
-            Ok(Some(n)) => Some(super::read::text(&self.buf[..n]).into_owned()),
-            _ => None,
-        };
+    fn walk_now(&mut self, mono_ns: u64) {
         let procfs = *self
             .procfs
             .get_or_insert_with(|| File::open(&self.proc_root).is_ok_and(|f| is_procfs(&f)));
@@ -224,7 +198,12 @@ impl Walker {
             .get_or_insert_with(|| if procfs { fd_budget(root) } else { 0 });
         self.tried_ns = Some(mono_ns);
         self.out.clear();
-
+        let delayacct = read_optional(
+            &self.proc_root.join("sys/kernel/task_delayacct"),
+            &mut self.buf,
+        )
+        .ok()
+        .flatten();
         let delayacct_on = delayacct.as_deref().is_some_and(|t| t.trim() == "1");
         let scope = self.scope.as_ref().and_then(|s| s.cgroup.clone());
         let _ = writeln!(self.out, "walk {mono_ns}");
@@ -253,19 +232,10 @@ impl Walker {
             let prev_boot = boot_ns.saturating_sub(mono_ns.saturating_sub(last));
             (u128::from(prev_boot) * u128::from(tck) / 1_000_000_000) as u64
         });
-        // No fork since the last walk (all processes, not a scope: a process can move into a
-        // cgroup without one): the processes are that walk's, less those gone since, which
-        // fail to read. A process forked after this sample's fork count was read started
-        // after `mono_ns`, so the next walk, which lists, rates it from its start.
-        let unforked = scope.is_none() && forks.is_some() && forks == self.forks_at;
-        let listed = if unforked {
-            Ok(())
-        } else {
-            self.pids.clear();
-            match &scope {
-                None => list_all(&self.proc_root, &mut self.pids),
-                Some(cg) => super::cgroup_scope::list(&self.proc_root, cg, &mut self.pids),
-            }
+        self.pids.clear();
+        let listed = match &scope {
+            None => list_all(&self.proc_root, &mut self.pids),
+            Some(cg) => super::cgroup_scope::list(&self.proc_root, cg, &mut self.pids),
         };
         if let Err(e) = listed {
             // Not a walk: what is held (fds, readings) stays for the next one, whose `prev`
@@ -274,7 +244,6 @@ impl Walker {
             return;
         }
         self.walk += 1;
-        self.forks_at = forks;
         self.pids.sort_unstable();
         self.pids.dedup();
         let pids = std::mem::take(&mut self.pids);
@@ -314,10 +283,6 @@ impl Walker {
             }
             keep
         });
-        // A pid not read this walk is gone (stat is readable by all), and only a fork can
-        // bring it back.
-        let seen = &self.seen;
-        self.pids.retain(|p| seen.contains_key(p));
         self.last_ns = Some(mono_ns);
     }
 
@@ -326,15 +291,6 @@ impl Walker {
     fn fds_held(&self) -> (usize, Option<usize>) {
         (self.held, self.max_held)
     }
-}
-
-/// The fork count (`processes`, the kernel's `total_forks`: every clone, threads and
-/// kernel threads included) of a `/proc/stat` text.
-#[must_use]
-pub fn forks(stat: &str) -> Option<u64> {
-    stat.lines()
-        .find_map(|l| l.strip_prefix("processes "))
-        .and_then(|v| v.trim().parse().ok())
 }
 
 /// Every numeric entry of the proc root.

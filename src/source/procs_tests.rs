@@ -133,8 +133,7 @@ fn only_active_processes_are_written_with_their_previous_reading() {
         fast: true,
         ..ProcScope::default()
     };
-    let walk_at =
-        |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope, None).unwrap()).unwrap();
+    let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
     assert!(
         records(&walk_at(&mut w, 0)).is_empty(),
         "first sight, not in D"
@@ -168,8 +167,7 @@ fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_
         fast: true,
         ..ProcScope::default()
     };
-    let walk_at =
-        |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope, None).unwrap()).unwrap();
+    let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
     // Born before the first walk: a first walk rates nothing, so writes nothing.
     tree.set(40, 'S', 50, 1 << 20);
     let first = walk_at(&mut w, 1);
@@ -221,7 +219,7 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
     let mut t = crate::model::procs::Tracker::default();
     for (s, bytes) in [(0, 0), (2, 0), (4, 4096), (6, 4096)] {
         tree.set(42, 'S', 500, bytes);
-        let walk = parse(w.maybe_walk(s * S, &scope, None).unwrap()).unwrap();
+        let walk = parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
         t.update(&crate::parse::Snapshot {
             mono_ns: s * S,
             procs: Some(Arc::new(walk)),
@@ -243,11 +241,11 @@ fn a_live_walk_parses_and_finds_this_process() {
         ..ProcScope::default()
     };
     let base = 1_000 * S;
-    let first = parse(w.maybe_walk(base, &scope, None).unwrap()).unwrap();
+    let first = parse(w.maybe_walk(base, &scope).unwrap()).unwrap();
     assert_eq!(first.clk_tck, rustix::param::clock_ticks_per_second());
     // Some reading in between moves this process's rchar.
     let _ = std::fs::read("/proc/self/status").unwrap();
-    let second = parse(w.maybe_walk(base + 2 * S, &scope, None).unwrap()).unwrap();
+    let second = parse(w.maybe_walk(base + 2 * S, &scope).unwrap()).unwrap();
     let me = std::process::id();
     let mine: Vec<_> = second.records.iter().filter(|r| r.pid == me).collect();
     assert_eq!(mine.len(), 2, "{:?}", records(&second));
@@ -383,7 +381,7 @@ fn fd_limit_child() {
     let mut t = 1_000 * S;
     let mut walk = |w: &mut Walker| {
         t += 2 * S;
-        parse(w.maybe_walk(t, &scope, None).unwrap()).unwrap()
+        parse(w.maybe_walk(t, &scope).unwrap()).unwrap()
     };
     walk(&mut w);
     check(&w, "walk 1");
@@ -470,13 +468,13 @@ fn the_walk_names_its_fio_processes() {
     }
     let mut w = fake_walker(&tree);
     let scope = ProcScope::default();
-    let first = parse(w.maybe_walk(0, &scope, None).unwrap()).unwrap();
+    let first = parse(w.maybe_walk(0, &scope).unwrap()).unwrap();
     assert_eq!((first.fio, first.records.len()), (vec![50, 51], 0));
     std::fs::remove_dir_all(tree.proc().join("50")).unwrap();
-    let second = parse(w.maybe_walk(5 * S, &scope, None).unwrap()).unwrap();
+    let second = parse(w.maybe_walk(5 * S, &scope).unwrap()).unwrap();
     assert_eq!(second.fio, [51]);
     std::fs::remove_dir_all(tree.proc().join("51")).unwrap();
-    let third = w.maybe_walk(10 * S, &scope, None).unwrap();
+    let third = w.maybe_walk(10 * S, &scope).unwrap();
     assert!(!third.contains("\nfio"), "no fio line without fio: {third}");
 }
 
@@ -510,7 +508,7 @@ fn the_largest_by_rss_and_those_in_d_state_get_memory_records() {
     set_memory(&t, 1, 'D', 1);
     let mut w = Walker::new(t.proc());
     let scope = ProcScope::default();
-    let first = parse(w.maybe_walk(1_000 * S, &scope, None).unwrap()).unwrap();
+    let first = parse(w.maybe_walk(1_000 * S, &scope).unwrap()).unwrap();
     let pids: Vec<u32> = first.memory.iter().map(|r| r.pid).collect();
     assert_eq!(pids.len(), MEM_TOP + 1, "{pids:?}");
     assert_eq!(pids[0], n, "the largest first");
@@ -535,47 +533,8 @@ fn the_largest_by_rss_and_those_in_d_state_get_memory_records() {
     assert_eq!(first.page_size, Some(rustix::param::page_size() as u64));
     // The largest grows: the next walk carries its previous rss.
     set_memory(&t, n, 'S', u64::from(n) * 200);
-    let second = parse(w.maybe_walk(1_005 * S, &scope, None).unwrap()).unwrap();
+    let second = parse(w.maybe_walk(1_005 * S, &scope).unwrap()).unwrap();
     let top = &second.memory[0];
     assert_eq!((top.pid, top.stat.rss_pages), (n, u64::from(n) * 200));
     assert_eq!(top.before, Some((u64::from(n) * 100, 0)));
-}
-
-#[test]
-fn without_a_fork_since_the_last_walk_the_processes_are_not_listed_again() {
-    let tree = Tree::new();
-    tree.set(42, 'D', 500, 0);
-    let mut w = fake_walker(&tree);
-    let scope = ProcScope {
-        fast: true,
-        ..ProcScope::default()
-    };
-    let walk = |w: &mut Walker, s: u64, forks: Option<u64>| {
-        records(&parse(w.maybe_walk(s * S, &scope, forks).unwrap()).unwrap())
-    };
-    assert_eq!(walk(&mut w, 10, Some(7)), [('P', 42)]);
-    // 43 shows in the tree without the fork count moving (a fake tree can): not listed...
-    tree.set(43, 'D', 600, 0);
-    assert_eq!(walk(&mut w, 12, Some(7)), [('P', 42)]);
-    // ...until it moves.
-    assert_eq!(walk(&mut w, 14, Some(8)), [('P', 42), ('P', 43)]);
-    // A process gone is dropped from the list it is not read again from.
-    std::fs::remove_dir_all(tree.proc().join("42")).unwrap();
-    assert_eq!(walk(&mut w, 16, Some(8)), [('P', 43)]);
-    tree.set(42, 'D', 900, 0);
-    assert_eq!(
-        walk(&mut w, 18, Some(8)),
-        [('P', 43)],
-        "only a fork brings it back"
-    );
-    // No fork count (a tree without /proc/stat): listed every walk.
-    assert_eq!(walk(&mut w, 20, None), [('P', 42), ('P', 43)]);
-}
-
-#[test]
-fn the_fork_count_is_read_from_proc_stat() {
-    let stat = "cpu  1 2 3 4 5 6 7 0 0 0\nintr 9 0\nctxt 77\nbtime 1\nprocesses 123456\n\
-                procs_running 1\nprocs_blocked 0\n";
-    assert_eq!(forks(stat), Some(123_456));
-    assert_eq!(forks("cpu  1 2 3\n"), None);
 }
