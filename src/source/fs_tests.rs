@@ -393,13 +393,19 @@ fn an_idle_disks_settings_are_carried_a_moving_ones_re_read() {
     set("loop0", "mq-deadline\n", "50\n", "7:0");
     set("vda", "mq-deadline\n", "50\n", "253:0");
     std::fs::write(dir.path().join("proc/diskstats"), stats(21)).unwrap();
-    let ticks = SLOW_REFRESH_TICKS * QUEUE_REFRESHES;
-    let mut last = s;
-    for _ in 0..ticks {
-        last = src.read().unwrap();
-    }
-    let block = last.file(names::BLOCK_DEVICES);
-    let bdi = last.file(names::BDI_LIMITS);
+    // The disks' and BDIs' texts a minute of ticks later (one periodic refresh).
+    let a_minute_on = |src: &mut FsSource| {
+        let mut last = None;
+        for _ in 0..SLOW_REFRESH_TICKS * QUEUE_REFRESHES {
+            last = Some(src.read().unwrap());
+        }
+        let last = last.unwrap();
+        let text = |name| last.file(name).map(str::to_owned);
+        (text(names::BLOCK_DEVICES), text(names::BDI_LIMITS))
+    };
+    drop(s);
+    let (block, bdi) = a_minute_on(&mut src);
+    let (block, bdi) = (block.as_deref(), bdi.as_deref());
     assert!(line_of(block, "vda").contains("mq-deadline"), "{block:?}");
     assert!(line_of(block, "loop0").contains("\tnone\t"), "{block:?}");
     assert!(line_of(bdi, "253:0").contains("\t50\t"), "{bdi:?}");
@@ -410,11 +416,8 @@ fn an_idle_disks_settings_are_carried_a_moving_ones_re_read() {
         stats(21).replace("loop0 5 ", "loop0 6 "),
     )
     .unwrap();
-    for _ in 0..ticks {
-        last = src.read().unwrap();
-    }
-    let block = last.file(names::BLOCK_DEVICES);
-    let bdi = last.file(names::BDI_LIMITS);
+    let (block, bdi) = a_minute_on(&mut src);
+    let (block, bdi) = (block.as_deref(), bdi.as_deref());
     assert!(line_of(block, "loop0").contains("mq-deadline"), "{block:?}");
     assert!(line_of(bdi, "7:0").contains("\t50\t"), "{bdi:?}");
 }
