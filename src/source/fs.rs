@@ -223,6 +223,11 @@ impl FsSource {
             }
         }
         let refresh = self.ticks_since_refresh == 0;
+        // This tick's diskstats: which disks moved (the settings refresh, `source::moved`).
+        let diskstats = files
+            .get(names::DISKSTATS)
+            .filter(|_| fresh.contains(&names::DISKSTATS))
+            .map(String::as_str);
         if refresh {
             self.slow_text.clear();
             for (name, held) in &mut self.slow_files {
@@ -231,10 +236,7 @@ impl FsSource {
                         .push((name.clone(), text(&self.buf[..bytes]).into_owned()));
                 }
             }
-            let diskstats = files
-                .get(names::DISKSTATS)
-                .filter(|_| fresh.contains(&names::DISKSTATS));
-            let counters = super::moved::Counters::of(diskstats.map(String::as_str));
+            let counters = super::moved::Counters::of(diskstats);
             self.block_text = self.read_block_devices(&counters)?;
             self.list_journals();
         }
@@ -242,14 +244,11 @@ impl FsSource {
         let vmstat = files
             .get(names::VMSTAT)
             .filter(|_| fresh.contains(&names::VMSTAT));
-        let diskstats = files
-            .get(names::DISKSTATS)
-            .filter(|_| fresh.contains(&names::DISKSTATS));
         self.cgroups.read(
             refresh,
             self.wants.cgroups_every_tick,
             vmstat.map(String::as_str),
-            diskstats.map(String::as_str),
+            diskstats,
         );
         if let Some(text) = self.cgroups.bdi_text() {
             put(&mut files, names::BDI_LIMITS, Cow::Borrowed(text));
