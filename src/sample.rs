@@ -15,6 +15,11 @@ pub mod names {
     pub const VMSTAT: &str = "proc/vmstat";
     /// `/proc/diskstats`.
     pub const DISKSTATS: &str = "proc/diskstats";
+    /// Pseudo-file: the `/proc/diskstats` lines of this sample carried from an earlier read
+    /// rather than read now (`source::disk_lines`: with many block devices only the moving
+    /// ones are read every tick), one a line: the device name, a tab, and the monotonic time
+    /// of that read in nanoseconds. Absent when every line was read with the sample.
+    pub const DISKSTATS_CARRIED: &str = "proc/diskstats.carried";
     /// `/proc/zoneinfo` (re-read by the live source every few ticks, see `source::fs`).
     pub const ZONEINFO: &str = "proc/zoneinfo";
     /// `/proc/buddyinfo`: each zone's free blocks by order, read every tick for the zones'

@@ -115,6 +115,19 @@ pub const MAX_COUNTER: u64 = 1 << 60;
 /// (the ≤ 4.17 form; iostat's `i >= 14`).
 pub const MIN_FIELDS: usize = 14;
 
+/// `names::DISKSTATS_CARRIED`: each carried line's device and the monotonic time it was read
+/// (`source::disk_lines`). A line that is not `name<TAB>ns` is left out: its device's rates
+/// are then taken over the sample's interval, as before carried lines existed.
+#[must_use]
+pub fn carried(text: &str) -> Vec<(String, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let (name, ns) = l.split_once('\t')?;
+            Some((name.to_owned(), ns.trim().parse().ok()?))
+        })
+        .collect()
+}
+
 /// Parses line `n` of `/proc/diskstats`: `Ok(None)` for a blank line or a pre-2.6.25 7-field
 /// partition line; `Err` (the line skipped, named) when it has fewer than 14 fields or a field
 /// that is not a counter. The result depends on nothing but `line` and `n`. A line is read for

@@ -166,6 +166,7 @@ pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
     disks: LineMemo<std::result::Result<Option<Arc<DiskCounters>>, diskstats::Skipped>>,
     block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
+    carried: Memo<Arc<[(String, u64)]>>,
     bdis: Memo<Arc<[super::bdi::BdiLimits]>>,
     /// In `PSI_FILES` order.
     psi: [LineMemo<Option<Psi>>; 3],
@@ -205,6 +206,13 @@ impl Repeats for Parser {
             }
         }
         out
+    }
+    fn carried(&mut self, text: &str) -> Arc<[(String, u64)]> {
+        self.carried
+            .get(text, |t| {
+                Ok::<_, Infallible>(super::diskstats::carried(t).into())
+            })
+            .unwrap_or_else(|e| match e {})
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         self.block

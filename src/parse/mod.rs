@@ -82,6 +82,10 @@ pub struct Snapshot {
     /// The `/proc/diskstats` lines left out (fewer than 14 fields, not counters), named; the
     /// other devices stand.
     pub disks_skipped: Vec<diskstats::Skipped>,
+    /// The devices whose line was carried from an earlier read, with that read's monotonic
+    /// time (`names::DISKSTATS_CARRIED`); empty when every line was read with the sample.
+    /// Shared: `Parser` hands the same list on while the text does not change.
+    pub disks_carried: Arc<[(String, u64)]>,
     /// `/proc/stat`.
     pub cpu: CpuStat,
     /// `/proc/pressure/cpu` (4.20+).
@@ -211,6 +215,8 @@ trait Repeats {
     /// The devices read and the lines skipped (never an error: one odd line must not cost
     /// every device its figures).
     fn diskstats(&mut self, text: &str) -> DiskLines;
+    /// `names::DISKSTATS_CARRIED`.
+    fn carried(&mut self, text: &str) -> Arc<[(String, u64)]>;
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
@@ -230,6 +236,9 @@ impl Repeats for Afresh {
     fn diskstats(&mut self, text: &str) -> DiskLines {
         let d = diskstats::parse(text);
         (d.disks.into_iter().map(Arc::new).collect(), d.skipped)
+    }
+    fn carried(&mut self, text: &str) -> Arc<[(String, u64)]> {
+        diskstats::carried(text).into()
     }
     fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
         Arc::new(queue::parse(text))
@@ -314,6 +323,10 @@ impl Snapshot {
             zone_free,
             disks,
             disks_skipped,
+            disks_carried: sample
+                .file(names::DISKSTATS_CARRIED)
+                .map(|t| r.carried(t))
+                .unwrap_or_default(),
             cpu: stat::parse(required(sample, names::STAT)?)?,
             psi_cpu: psi(sample, r, 0)?,
             psi_memory: psi(sample, r, 1)?,

@@ -43,12 +43,10 @@ use crate::{Error, Result};
 
 /// Files read on every tick, relative to the proc root, with their sample names and how the
 /// kernel cuts them into seq_file records (which decides when a short read is the end).
-const PROC_FILES: [(&str, &str, Records); 9] = [
+const PROC_FILES: [(&str, &str, Records); 8] = [
     ("meminfo", names::MEMINFO, Records::One),
     // One counter a line: a name of under 40 bytes, a space, a u64 and a newline.
     ("vmstat", names::VMSTAT, Records::UpTo(128)),
-    // One device a line: up to 20 u64 fields and a name of up to 32 bytes.
-    ("diskstats", names::DISKSTATS, Records::UpTo(512)),
     ("stat", names::STAT, Records::One),
     ("uptime", names::UPTIME, Records::One),
     ("pressure/cpu", names::PSI_CPU, Records::One),
@@ -76,6 +74,9 @@ pub struct FsSource {
     buf: Vec<u8>,
     /// The per-tick files, in `PROC_FILES` order.
     tick_files: Vec<Held>,
+    /// `/proc/diskstats`, read whole or only its moving devices' lines (`source::disk_lines`).
+    diskstats: Held,
+    disk_lines: super::disk_lines::Lines,
     /// The slow-refresh files (zoneinfo, then the vm sysctls), with their sample names.
     slow_files: Vec<(String, Held)>,
     /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
@@ -151,6 +152,9 @@ impl FsSource {
             .chain(std::iter::once(reader))
             .collect();
         let sys_root: PathBuf = sys_root.into();
+        // One device a line: up to 20 u64 fields and a name of up to 32 bytes.
+        let diskstats = Held::new(proc_root.join("diskstats"), Records::UpTo(512));
+        let disk_lines = super::disk_lines::Lines::new(&sys_root);
         let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
         Self {
             sys_root,
@@ -158,6 +162,8 @@ impl FsSource {
             page_size: rustix::param::page_size() as u64,
             buf: Vec::new(),
             tick_files,
+            diskstats,
+            disk_lines,
             slow_files,
             devices: Vec::new(),
             block_text: None,
@@ -223,6 +229,7 @@ impl FsSource {
             }
         }
         let refresh = self.ticks_since_refresh == 0;
+        self.read_diskstats(&mut files, &mut fresh, mono_ns, refresh)?;
         // This tick's diskstats: which disks moved (the settings refresh, `source::moved`).
         let diskstats = files
             .get(names::DISKSTATS)
@@ -310,6 +317,40 @@ impl FsSource {
             page_size: self.page_size,
             files,
         })
+    }
+
+    /// `/proc/diskstats`, whole or its moving devices' lines (`source::disk_lines`), and the
+    /// carried lines' read times when some were not read now.
+    fn read_diskstats(
+        &mut self,
+        files: &mut BTreeMap<String, String>,
+        fresh: &mut Vec<&str>,
+        mono_ns: u64,
+        refresh: bool,
+    ) -> Result<()> {
+        let live = self.diskstats.file.is_some();
+        let held = &mut self.diskstats;
+        if !self
+            .disk_lines
+            .read(|buf| held.read(buf), &mut self.buf, mono_ns, live, refresh)?
+        {
+            return Ok(());
+        }
+        put(
+            files,
+            names::DISKSTATS,
+            Cow::Borrowed(self.disk_lines.text()),
+        );
+        fresh.push(names::DISKSTATS);
+        if !self.disk_lines.carried().is_empty() {
+            put(
+                files,
+                names::DISKSTATS_CARRIED,
+                Cow::Borrowed(self.disk_lines.carried()),
+            );
+            fresh.push(names::DISKSTATS_CARRIED);
+        }
+        Ok(())
     }
 
     /// Lists `/proc/fs/jbd2` (on the slow refresh): a journal mounted or unmounted since is
