@@ -72,11 +72,27 @@ impl SortKey {
         }
     }
 
-    /// Sorts busiest first (ties and `Name` by name), a stable, explicit order.
+    /// Sorts busiest first, a stable, explicit order: ties by IOPS, then kB/s, then name
+    /// (`Name` by name alone). A fast device (RAM-backed, NVMe) can serve thousands of IOPS
+    /// with io_ticks, and so %util, at 0 for the tick: it still sorts above the idle ones.
     pub fn sort(self, disks: &mut [&Disk]) {
+        let busy = |d: &Disk| {
+            if self == SortKey::Name {
+                [0.0; 3]
+            } else {
+                [
+                    self.value(d),
+                    SortKey::Iops.value(d),
+                    SortKey::Throughput.value(d),
+                ]
+            }
+        };
         disks.sort_by(|a, b| {
-            self.value(b)
-                .total_cmp(&self.value(a))
+            let (va, vb) = (busy(a), busy(b));
+            (vb.iter().zip(&va))
+                .map(|(y, x)| y.total_cmp(x))
+                .find(|o| o.is_ne())
+                .unwrap_or(std::cmp::Ordering::Equal)
                 .then_with(|| a.name.cmp(&b.name))
         });
     }
@@ -206,4 +222,59 @@ pub enum WhoView {
     Processes,
     /// The cgroup v2 tree with each group's dirty domain.
     Cgroups,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::disk::Columns;
+
+    fn disk(name: &str, util: f64, r_s: f64, rkb_s: f64) -> Disk {
+        Disk {
+            name: name.into(),
+            dm_name: None,
+            partition: false,
+            in_flight: 0,
+            queue: None,
+            cols: Columns {
+                util_pct: Some(util),
+                r_s: Some(r_s),
+                rkB_s: Some(rkb_s),
+                ..Columns::default()
+            },
+            saturation: crate::model::saturation::Saturation::default(),
+            latency: crate::model::latency::LatCols::default(),
+            lat_hist: None,
+        }
+    }
+
+    #[test]
+    fn ties_go_to_the_device_doing_io_then_to_the_name() {
+        // loop95 serves 2,000 reads/s with io_ticks still for the tick (0 %util): above the
+        // idle loops that sort before it by name, below a disk with any %util.
+        let all = [
+            disk("loop0", 0.0, 0.0, 0.0),
+            disk("loop1", 0.0, 0.0, 0.0),
+            disk("loop95", 0.0, 2000.0, 8000.0),
+            disk("loop96", 0.0, 2000.0, 9000.0),
+            disk("vda", 0.1, 3.0, 12.0),
+        ];
+        let order = |key: SortKey| {
+            let mut v: Vec<&Disk> = all.iter().collect();
+            key.sort(&mut v);
+            v.iter().map(|d| d.name.as_str()).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            order(SortKey::Util),
+            ["vda", "loop96", "loop95", "loop0", "loop1"]
+        );
+        assert_eq!(
+            order(SortKey::Iops),
+            ["loop96", "loop95", "vda", "loop0", "loop1"]
+        );
+        assert_eq!(
+            order(SortKey::Name),
+            ["loop0", "loop1", "loop95", "loop96", "vda"]
+        );
+    }
 }
