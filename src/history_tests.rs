@@ -12,6 +12,7 @@ fn model(disks: &[(&str, f64, f64)]) -> Model {
     m.disks = disks
         .iter()
         .map(|&(name, iops, await_ms)| Disk {
+            span_s: None,
             name: name.to_owned(),
             dm_name: None,
             partition: false,

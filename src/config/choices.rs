@@ -231,6 +231,7 @@ mod tests {
 
     fn disk(name: &str, util: f64, r_s: f64, rkb_s: f64) -> Disk {
         Disk {
+            span_s: None,
             name: name.into(),
             dm_name: None,
             partition: false,

@@ -25,6 +25,7 @@ fn journal(transactions: u64, requested: u64, commit_us: u64, flushing_ms: u64) 
 
 fn disk(w_await: Option<f64>) -> Vec<Disk> {
     vec![Disk {
+        span_s: None,
         name: "vda".into(),
         dm_name: None,
         partition: false,

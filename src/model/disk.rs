@@ -106,6 +106,11 @@ pub struct Disk {
     /// iostat -x columns; all `None` on a device's first tick or after a counter reset.
     #[serde(flatten)]
     pub cols: Columns,
+    /// The seconds `cols` cover when longer than the record's interval: the device's line
+    /// was carried from an earlier read (`source::disk_lines`, many devices) and it moved
+    /// since; `None` (left out of JSON) when they cover the interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub span_s: Option<f64>,
     /// Whether it is saturated, and why (`saturation::Judge`, filled by the pipeline).
     #[serde(flatten)]
     pub saturation: super::saturation::Saturation,
@@ -402,13 +407,18 @@ pub fn derive(
         if partition && !partitions {
             continue;
         }
+        // An unchanged line has no I/O over any interval: only a moved device looks for its
+        // lines' read times, and says so when they make its span longer than the tick's.
+        let mut span_s = None;
         let cols = prev
             .zip(dt_s)
             .and_then(|(p, dt)| match before(p, i, c) {
-                // An unchanged line has no I/O over any interval: only a moved device
-                // looks for its lines' read times.
                 Before::Read(pc) if pc == c.as_ref() => columns(pc, c, dt),
-                Before::Read(pc) => columns(pc, c, device_dt(p, cur, &c.name, dt)),
+                Before::Read(pc) => {
+                    let own = device_dt(p, cur, &c.name, dt);
+                    span_s = ((own - dt).abs() > 1e-3).then_some(own);
+                    columns(pc, c, own)
+                }
                 Before::New => columns(&c.zeroed(), c, dt),
                 Before::Unknown => None,
             })
@@ -421,6 +431,7 @@ pub fn derive(
             in_flight: c.in_flight,
             queue,
             cols,
+            span_s,
             saturation: super::saturation::Saturation::default(),
             latency: crate::model::latency::LatCols::default(),
             lat_hist: None,
@@ -548,6 +559,7 @@ mod tests {
         let d = derive(Some(&prev), &cur, Some(1.0), false);
         let r: Vec<_> = d.iter().map(|d| d.cols.r_s).collect();
         assert_eq!(r, [Some(10.0), Some(20.0)]);
+        assert_eq!((d[0].span_s, d[1].span_s), (None, Some(4.0)));
         // Carried in both from the same read: unchanged, no I/O over the tick.
         let mut cur = snap(&[named("sda", 20), named("sdb", 20)], &[]);
         cur.mono_ns = 11 * S;

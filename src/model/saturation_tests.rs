@@ -3,6 +3,7 @@ use crate::parse::QueueSettings;
 
 fn disk(name: &str, rotational: bool, util: f64, aqu: f64, await_ms: f64, ops: f64) -> Disk {
     Disk {
+        span_s: None,
         name: name.into(),
         dm_name: None,
         partition: false,

@@ -152,6 +152,7 @@ fn a_wchan_writer_is_throttled_too_in_its_container_only_when_that_domain_is_bus
 
 fn disk(name: &str, r: (f64, f64), w: (f64, f64)) -> Disk {
     Disk {
+        span_s: None,
         name: name.into(),
         dm_name: None,
         partition: false,

@@ -17,6 +17,7 @@ fn model(t: i64, dt: f64, avail: u64, state: State, direct: f64, io: [f64; 6]) -
     m.dirty.state = Some(state);
     m.reclaim.pgscan_direct_s = Some(direct);
     m.disks = vec![Disk {
+        span_s: None,
         name: "vda".into(),
         dm_name: None,
         partition: false,
