@@ -498,6 +498,32 @@ fn one_case(seeds: &[Vec<RawSample>], seed: u64) -> bool {
         };
         notes.push(format!("{name}: {what}"));
     }
+    if rng.below(20) == 0 {
+        // Lines carried from an earlier read (`proc/diskstats.carried`, many devices), read
+        // at any time up to 2 s after the sample, sometimes garbled.
+        let target = if rng.below(2) == 0 {
+            &mut prev
+        } else {
+            &mut cur
+        };
+        let mut text = String::new();
+        for line in target.file("proc/diskstats").unwrap_or_default().lines() {
+            if let Some(name) = line.split_whitespace().nth(2) {
+                let at = rng.next() % (target.mono_ns + 2_000_000_000);
+                text.push_str(name);
+                text.push('\t');
+                text.push_str(&at.to_string());
+                text.push('\n');
+            }
+        }
+        let what = if rng.below(2) == 0 {
+            mutate(&mut rng, &mut text)
+        } else {
+            "as written".to_owned()
+        };
+        target.files.insert("proc/diskstats.carried".into(), text);
+        notes.push(format!("proc/diskstats.carried: {what}"));
+    }
     if rng.below(10) == 0 {
         // The clock going backwards or standing still.
         cur.mono_ns = prev.mono_ns.saturating_sub(rng.next() % 2_000_000_000);
