@@ -88,14 +88,20 @@ impl Instance {
         if dir.exists() {
             remove_instance(&dir).map_err(|e| err("removing the old instance", &e))?;
         }
-        std::fs::create_dir(&dir).map_err(|e| err("creating the instance", &e))?;
-        let guard = match super::trace_guard::start(guard_exe, &dir) {
-            Ok(g) => g,
-            Err(e) => {
-                let _ = remove_instance(&dir);
-                return Err(err("starting its cleanup guard", &format!("{e:#}")));
-            }
-        };
+        // The guard first: a SIGKILL between making the directory and starting its guard
+        // left the instance behind for good (tests/below_guard.rs kills as soon as the
+        // directory shows; strace caught the kill 0.5 ms after the mkdir, before the guard's
+        // exec). A guard whose pagewatch dies before the directory is made finds nothing to
+        // remove, which `remove_instance` takes as done.
+        let (mut child, stdin) = super::trace_guard::start(guard_exe, &dir)
+            .map_err(|e| err("starting its cleanup guard", &format!("{e:#}")))?;
+        if let Err(e) = std::fs::create_dir(&dir) {
+            // Closing the guard's pipe ends it, with nothing to remove.
+            drop(stdin);
+            let _ = child.wait();
+            return Err(err("creating the instance", &e));
+        }
+        let guard = (child, stdin);
         let mut made = Self {
             dir,
             cpus: Vec::new(),
