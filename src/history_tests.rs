@@ -11,22 +11,16 @@ fn model(disks: &[(&str, f64, f64)]) -> Model {
     let mut m = Model::derive(None, &snap, Options::default());
     m.disks = disks
         .iter()
-        .map(|&(name, iops, await_ms)| Disk {
-            span_s: None,
-            name: name.to_owned(),
-            dm_name: None,
-            partition: false,
-            in_flight: 0,
-            queue: None,
-            cols: Columns {
-                r_s: Some(iops),
-                w_s: Some(0.0),
-                r_await: Some(await_ms),
-                ..Columns::default()
-            },
-            saturation: crate::model::saturation::Saturation::default(),
-            latency: crate::model::latency::LatCols::default(),
-            lat_hist: None,
+        .map(|&(name, iops, await_ms)| {
+            Disk::from_cols(
+                name,
+                Columns {
+                    r_s: Some(iops),
+                    w_s: Some(0.0),
+                    r_await: Some(await_ms),
+                    ..Columns::default()
+                },
+            )
         })
         .collect();
     m

@@ -230,23 +230,15 @@ mod tests {
     use crate::model::disk::Columns;
 
     fn disk(name: &str, util: f64, r_s: f64, rkb_s: f64) -> Disk {
-        Disk {
-            span_s: None,
-            name: name.into(),
-            dm_name: None,
-            partition: false,
-            in_flight: 0,
-            queue: None,
-            cols: Columns {
+        Disk::from_cols(
+            name,
+            Columns {
                 util_pct: Some(util),
                 r_s: Some(r_s),
                 rkB_s: Some(rkb_s),
                 ..Columns::default()
             },
-            saturation: crate::model::saturation::Saturation::default(),
-            latency: crate::model::latency::LatCols::default(),
-            lat_hist: None,
-        }
+        )
     }
 
     #[test]

@@ -24,21 +24,13 @@ fn journal(transactions: u64, requested: u64, commit_us: u64, flushing_ms: u64) 
 }
 
 fn disk(w_await: Option<f64>) -> Vec<Disk> {
-    vec![Disk {
-        span_s: None,
-        name: "vda".into(),
-        dm_name: None,
-        partition: false,
-        in_flight: 0,
-        queue: None,
-        cols: crate::model::disk::Columns {
+    vec![Disk::from_cols(
+        "vda",
+        crate::model::disk::Columns {
             w_await,
             ..Default::default()
         },
-        saturation: crate::model::saturation::Saturation::default(),
-        latency: crate::model::latency::LatCols::default(),
-        lat_hist: None,
-    }]
+    )]
 }
 
 #[test]

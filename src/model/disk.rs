@@ -123,6 +123,28 @@ pub struct Disk {
     pub lat_hist: Option<std::sync::Arc<super::latency::DiskLatency>>,
 }
 
+#[cfg(test)]
+impl Disk {
+    /// A whole disk with these columns and nothing else known (no queue settings, no
+    /// verdict yet): the start of most tests' disks. By value: the callers write the columns
+    /// in place.
+    #[allow(clippy::large_types_passed_by_value)]
+    pub(crate) fn from_cols(name: &str, cols: Columns) -> Self {
+        Self {
+            name: name.into(),
+            dm_name: None,
+            partition: false,
+            in_flight: 0,
+            queue: None,
+            cols,
+            span_s: None,
+            saturation: super::saturation::Saturation::default(),
+            latency: super::latency::LatCols::default(),
+            lat_hist: None,
+        }
+    }
+}
+
 /// One direction's counters: ios, merges, sectors, milliseconds.
 #[derive(Clone, Copy)]
 struct Dir {

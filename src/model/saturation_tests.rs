@@ -3,27 +3,22 @@ use crate::parse::QueueSettings;
 
 fn disk(name: &str, rotational: bool, util: f64, aqu: f64, await_ms: f64, ops: f64) -> Disk {
     Disk {
-        span_s: None,
-        name: name.into(),
-        dm_name: None,
-        partition: false,
-        in_flight: 0,
         queue: Some(QueueSettings {
             rotational: Some(rotational),
             ..QueueSettings::default()
         }),
-        cols: Columns {
-            r_s: Some(0.0),
-            w_s: Some(ops),
-            r_await: Some(0.0),
-            w_await: Some(await_ms),
-            aqu_sz: Some(aqu),
-            util_pct: Some(util),
-            ..Columns::default()
-        },
-        saturation: Saturation::default(),
-        latency: crate::model::latency::LatCols::default(),
-        lat_hist: None,
+        ..Disk::from_cols(
+            name,
+            Columns {
+                r_s: Some(0.0),
+                w_s: Some(ops),
+                r_await: Some(0.0),
+                w_await: Some(await_ms),
+                aqu_sz: Some(aqu),
+                util_pct: Some(util),
+                ..Columns::default()
+            },
+        )
     }
 }
 

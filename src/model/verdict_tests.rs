@@ -151,24 +151,16 @@ fn a_wchan_writer_is_throttled_too_in_its_container_only_when_that_domain_is_bus
 }
 
 fn disk(name: &str, r: (f64, f64), w: (f64, f64)) -> Disk {
-    Disk {
-        span_s: None,
-        name: name.into(),
-        dm_name: None,
-        partition: false,
-        in_flight: 0,
-        queue: None,
-        cols: Columns {
+    Disk::from_cols(
+        name,
+        Columns {
             r_s: Some(r.0),
             r_await: Some(r.1),
             w_s: Some(w.0),
             w_await: Some(w.1),
             ..Columns::default()
         },
-        saturation: crate::model::saturation::Saturation::default(),
-        latency: crate::model::latency::LatCols::default(),
-        lat_hist: None,
-    }
+    )
 }
 
 #[test]

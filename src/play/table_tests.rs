@@ -16,14 +16,9 @@ fn model(t: i64, dt: f64, avail: u64, state: State, direct: f64, io: [f64; 6]) -
     m.memory.MemAvailable = Some(avail);
     m.dirty.state = Some(state);
     m.reclaim.pgscan_direct_s = Some(direct);
-    m.disks = vec![Disk {
-        span_s: None,
-        name: "vda".into(),
-        dm_name: None,
-        partition: false,
-        in_flight: 0,
-        queue: None,
-        cols: Columns {
+    m.disks = vec![Disk::from_cols(
+        "vda",
+        Columns {
             r_s: Some(io[0]),
             w_s: Some(io[1]),
             r_await: Some(io[2]),
@@ -32,10 +27,7 @@ fn model(t: i64, dt: f64, avail: u64, state: State, direct: f64, io: [f64; 6]) -
             util_pct: Some(io[5]),
             ..Columns::default()
         },
-        saturation: crate::model::saturation::Saturation::default(),
-        latency: crate::model::latency::LatCols::default(),
-        lat_hist: None,
-    }];
+    )];
     m
 }
 
