@@ -67,6 +67,17 @@ impl Tree {
     }
 }
 
+/// `n` devices after the warm-up: two whole reads (at 0 and 1 s), loop3 moving between them.
+fn warmed(n: usize) -> (Tree, Lines, u32) {
+    let t = Tree::new(n);
+    let mut l = Lines::new(&t.sys());
+    let mut wholes = 0;
+    t.tick(&mut l, 0, false, &mut wholes);
+    t.set(3, 10);
+    t.tick(&mut l, S, false, &mut wholes);
+    (t, l, wholes)
+}
+
 fn value_of(text: &str, dev: &str) -> u64 {
     let line = text
         .lines()
@@ -103,13 +114,7 @@ fn few_devices_are_read_whole_every_tick() {
 #[test]
 fn with_many_devices_only_the_moving_ones_are_read_between_whole_reads() {
     let n = 100;
-    let t = Tree::new(n);
-    let mut l = Lines::new(&t.sys());
-    let mut wholes = 0;
-    // Warm-up: two whole reads; loop3 moves between them.
-    t.tick(&mut l, 0, false, &mut wholes);
-    t.set(3, 10);
-    t.tick(&mut l, S, false, &mut wholes);
+    let (t, mut l, mut wholes) = warmed(n);
     assert_eq!(wholes, 2);
     // Now loop3 alone is read from sysfs: diskstats is not read again until the whole read
     // due at the fourth tick after the last.
@@ -146,12 +151,7 @@ fn with_many_devices_only_the_moving_ones_are_read_between_whole_reads() {
 
 #[test]
 fn a_read_that_fails_or_a_refresh_reads_whole() {
-    let t = Tree::new(100);
-    let mut l = Lines::new(&t.sys());
-    let mut wholes = 0;
-    t.tick(&mut l, 0, false, &mut wholes);
-    t.set(3, 10);
-    t.tick(&mut l, S, false, &mut wholes);
+    let (t, mut l, mut wholes) = warmed(100);
     t.tick(&mut l, 2 * S, true, &mut wholes);
     assert_eq!(wholes, 3, "the slow refresh reads whole");
     // loop3 goes away: its sysfs read fails, and the tick reads the whole file.
