@@ -314,6 +314,7 @@ fn capped_devices_are_listed_under_the_cgroups() {
         sampled_state: Some(State::WritersThrottled),
         throttled_by_tracepoint_ms_per_s: None,
         throttled_writers: 0,
+        wchan_writers: 0,
         kernel_thresh_pages: None,
     });
     let text = screen(&app, 160, 48);

@@ -138,15 +138,16 @@ fn latency_line(s: &mut String, d: &crate::model::Disk) {
 }
 
 /// The global domain's state over the interval, with what raised it when the sampled count
-/// read lower (`Domain::raised_by`).
+/// read lower (`Domain::raised_by`), or why it reads below background over a dirty+wb column
+/// above bg-thresh (`Domain::below_bg_note`).
 fn global_state(m: &Model) -> String {
     let Some(st) = m.dirty.state else {
         return "-".to_owned();
     };
-    match m
-        .domains
-        .first()
+    let g = m.domains.first();
+    match g
         .and_then(crate::model::domains::Domain::raised_by)
+        .or_else(|| g.and_then(|g| g.below_bg_note(m.page_size)))
     {
         Some(why) => format!("{} ({why})", st.label()),
         None => st.label().to_owned(),
@@ -189,17 +190,8 @@ fn verdict_lines(s: &mut String, m: &Model) {
         if !past && dom.throttled_writers == 0 {
             continue;
         }
-        let pause = dom
-            .throttled_by_tracepoint_ms_per_s
-            .filter(|p| *p > 0.0)
-            .map(|p| format!(", paused {p:.0} ms/s"))
-            .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "  {}, {} writer(s){pause}",
-            dom.summary(ps),
-            dom.throttled_writers
-        );
+        let paced = dom.paced().map(|p| format!(", {p}")).unwrap_or_default();
+        let _ = writeln!(s, "  {}{paced}", dom.summary(ps));
     }
     let writers: Vec<_> = m.throttled.iter().filter(|r| !r.is_self).collect();
     if !writers.is_empty() {

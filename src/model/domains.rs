@@ -62,9 +62,37 @@ pub struct Domain {
     pub throttled_by_tracepoint_ms_per_s: Option<f64>,
     /// Writers this domain paced over the interval (tracepoint or wchan, pagewatch aside).
     pub throttled_writers: usize,
+    /// Of those, the ones only the walk's wchan saw in `balance_dirty_pages()`: no pause
+    /// figure of theirs is in `throttled_by_tracepoint_ms_per_s`.
+    pub wchan_writers: usize,
     /// The kernel's own threshold: global `nr_dirty_threshold`; memcg `WbDirtyThresh` of the
     /// cgroup's wb from debugfs `wb_stats` (kB → pages; the largest over devices); else null.
     pub kernel_thresh_pages: Option<u64>,
+}
+
+/// Writers paced in `balance_dirty_pages()`, worded so that a pause figure is only ever
+/// beside the writers it sums: `paused` writers with a tracepoint pause (summed in
+/// `pause_ms_per_s`) and `in_bdp` more that only the walk's wchan saw there.
+/// `2 writers paused 908 ms/s`, `1 writer paused 68 ms/s, 1 more in balance_dirty_pages`,
+/// `1 writer in balance_dirty_pages`; `None` when there are none.
+#[must_use]
+pub fn paced_phrase(paused: usize, pause_ms_per_s: Option<f64>, in_bdp: usize) -> Option<String> {
+    let s = |n: usize| if n == 1 { "" } else { "s" };
+    let pause = pause_ms_per_s.filter(|p| *p > 0.0);
+    match (paused, pause, in_bdp) {
+        (0, _, 0) => None,
+        (0, _, w) => Some(format!("{w} writer{} in balance_dirty_pages", s(w))),
+        (n, Some(p), 0) => Some(format!("{n} writer{} paused {p:.0} ms/s", s(n))),
+        (n, Some(p), w) => Some(format!(
+            "{n} writer{} paused {p:.0} ms/s, {w} more in balance_dirty_pages",
+            s(n)
+        )),
+        (n, None, w) => Some(format!(
+            "{} writer{} in balance_dirty_pages",
+            n + w,
+            s(n + w)
+        )),
+    }
 }
 
 impl Domain {
@@ -84,21 +112,36 @@ impl Domain {
         }
     }
 
-    /// What raised this domain's state above the sampled count's, when something did:
-    /// `2 writers paused 908 ms/s` (tracepoint; the pauses summed over the writers) or
-    /// `1 writer in balance_dirty_pages` (wchan).
+    /// What raised this domain's state above the sampled count's, when something did
+    /// (`paced_phrase`): `2 writers paused 908 ms/s` (tracepoint; the pauses summed over the
+    /// writers), `1 writer in balance_dirty_pages` (wchan), or both.
     #[must_use]
     pub fn raised_by(&self) -> Option<String> {
-        if self.state == self.sampled_state || self.throttled_writers == 0 {
+        if self.state == self.sampled_state {
             return None;
         }
-        let n = self.throttled_writers;
-        let s = if n == 1 { "" } else { "s" };
-        Some(
-            match self.throttled_by_tracepoint_ms_per_s.filter(|p| *p > 0.0) {
-                Some(p) => format!("{n} writer{s} paused {p:.0} ms/s"),
-                None => format!("{n} writer{s} in balance_dirty_pages"),
-            },
+        self.paced()
+    }
+
+    /// Why `below background` sits beside a d+wb count above the background threshold: the
+    /// flusher is woken on `nr_dirty` alone, the throttle on dirty + writeback (spec §1.4).
+    /// `nr_dirty 30.0M ≤ bg` then, else `None`.
+    #[must_use]
+    pub fn below_bg_note(&self, page_size: u64) -> Option<String> {
+        let bg = self.bg_thresh_pages?;
+        let dirty = self.dirty_pages?;
+        (self.state == Some(State::BelowBackground) && self.dirty_writeback()? > bg && dirty <= bg)
+            .then(|| format!("nr_dirty {} ≤ bg", crate::fmt::pages(dirty, page_size)))
+    }
+
+    /// The writers this domain paced, as `paced_phrase` words them; `None` when none.
+    #[must_use]
+    pub fn paced(&self) -> Option<String> {
+        let wchan = self.wchan_writers.min(self.throttled_writers);
+        paced_phrase(
+            self.throttled_writers - wchan,
+            self.throttled_by_tracepoint_ms_per_s,
+            wchan,
         )
     }
 
@@ -267,6 +310,7 @@ fn global(d: &Dirty) -> Domain {
         sampled_state: d.state,
         throttled_by_tracepoint_ms_per_s: None,
         throttled_writers: 0,
+        wchan_writers: 0,
         kernel_thresh_pages: d.thresh_pages,
     }
 }
@@ -330,6 +374,7 @@ fn memcg(
         sampled_state: None,
         throttled_by_tracepoint_ms_per_s: None,
         throttled_writers: 0,
+        wchan_writers: 0,
         kernel_thresh_pages: kernel_thresh(&s.wb_stats, g.ino, page),
     })
 }
@@ -393,6 +438,7 @@ fn bdi(s: &Snapshot, d: &Dirty, b: &BdiLimits) -> Option<Domain> {
         sampled_state: None,
         throttled_by_tracepoint_ms_per_s: None,
         throttled_writers: 0,
+        wchan_writers: 0,
         kernel_thresh_pages: None,
     })
 }

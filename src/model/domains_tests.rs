@@ -247,3 +247,62 @@ fn bdi_caps_below_100_percent_and_strictlimit() {
     assert_eq!(doms[1].state, Some(State::OverThresh));
     assert_eq!(doms[2].state, None, "no dirty count without wb_stats");
 }
+
+#[test]
+fn paced_writers_are_worded_with_the_figure_beside_the_writers_it_sums() {
+    assert_eq!(paced_phrase(0, Some(0.0), 0), None);
+    assert_eq!(paced_phrase(0, None, 0), None);
+    assert_eq!(
+        paced_phrase(2, Some(907.6), 0).as_deref(),
+        Some("2 writers paused 908 ms/s")
+    );
+    assert_eq!(
+        paced_phrase(1, Some(67.7), 1).as_deref(),
+        Some("1 writer paused 68 ms/s, 1 more in balance_dirty_pages")
+    );
+    assert_eq!(
+        paced_phrase(0, Some(0.0), 3).as_deref(),
+        Some("3 writers in balance_dirty_pages")
+    );
+    // Not armed (no figure) or no positive pause: every writer is in balance_dirty_pages.
+    assert_eq!(
+        paced_phrase(1, None, 1).as_deref(),
+        Some("2 writers in balance_dirty_pages")
+    );
+}
+
+#[test]
+fn below_background_under_a_larger_dirty_and_writeback_count_says_why() {
+    // Seen live: d+wb 38.0M over bg 32.0M and "below background": nr_dirty alone wakes the
+    // flusher (spec §1.4), and it was under bg.
+    let mib = |m: u64| m * 256; // pages of 4 KiB
+    let mut d = Domain {
+        kind: Kind::Global,
+        path: "/".into(),
+        cgroup_ino: None,
+        avail_pages: None,
+        thresh_pages: Some(mib(64)),
+        bg_thresh_pages: Some(mib(32)),
+        freerun_pages: Some(mib(48)),
+        dirty_pages: Some(mib(30)),
+        writeback_pages: Some(mib(8)),
+        headroom_pages: None,
+        state: Some(State::BelowBackground),
+        sampled_state: Some(State::BelowBackground),
+        throttled_by_tracepoint_ms_per_s: None,
+        throttled_writers: 0,
+        wchan_writers: 0,
+        kernel_thresh_pages: None,
+    };
+    assert_eq!(
+        d.below_bg_note(4096).as_deref(),
+        Some("nr_dirty 30.0M ≤ bg")
+    );
+    // d+wb within bg: the columns already agree, nothing to say.
+    d.writeback_pages = Some(mib(2));
+    assert_eq!(d.below_bg_note(4096), None);
+    // Flushing: the state itself says it.
+    d.writeback_pages = Some(mib(8));
+    d.state = Some(State::BackgroundFlushing);
+    assert_eq!(d.below_bg_note(4096), None);
+}

@@ -130,6 +130,7 @@ pub fn fold_dirty(m: &mut Model) {
         d.sampled_state = d.state;
         d.throttled_by_tracepoint_ms_per_s = armed.then_some(0.0);
         d.throttled_writers = 0;
+        d.wchan_writers = 0;
     }
     for row in &mut m.throttled {
         let Some(i) = pacing_domain(row, &m.domains) else {
@@ -160,6 +161,7 @@ pub fn fold_dirty(m: &mut Model) {
         }
         if paused && !row.is_self {
             dom.throttled_writers += 1;
+            dom.wchan_writers += usize::from(row.source == ThrottleSource::Wchan);
             dom.state = Some(
                 dom.state
                     .map_or(State::WritersThrottled, |s| s.max(State::WritersThrottled)),
@@ -257,15 +259,32 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
         .iter()
         .filter(|r| r.domain.as_deref() == Some(d.path.as_str()))
         .collect();
+    // A pause figure is only ever beside the writers it sums: writers the walk's wchan saw in
+    // balance_dirty_pages() without a tracepoint pause are counted apart.
+    let paused = here
+        .iter()
+        .filter(|r| r.source == ThrottleSource::Tracepoint)
+        .filter(|r| r.pause_ms_per_s.is_some_and(|p| p > 0.0))
+        .count();
+    let in_bdp = here
+        .iter()
+        .filter(|r| r.source == ThrottleSource::Wchan)
+        .count();
     let (sure, why) = if here.iter().any(|r| r.source == ThrottleSource::Tracepoint) {
         let p: f64 = here.iter().filter_map(|r| r.pause_ms_per_s).sum();
+        let more = match in_bdp {
+            0 => String::new(),
+            w => format!(", {w} more seen there (wchan)"),
+        };
+        let tp = if paused > 0 {
+            format!("{paused} writer{} paused {p:.0} ms/s", plural(paused))
+        } else {
+            let n = here.len() - in_bdp;
+            format!("{n} writer{} not paused", plural(n))
+        };
         (
             Sure::Exact,
-            format!(
-                "{} writer{} paused {p:.0} ms/s in balance_dirty_pages (tracepoint); {counts}",
-                here.len(),
-                plural(here.len())
-            ),
+            format!("{tp} in balance_dirty_pages (tracepoint){more}; {counts}"),
         )
     } else if !here.is_empty() {
         (

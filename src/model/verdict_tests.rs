@@ -28,6 +28,7 @@ fn model() -> Model {
         sampled_state: Some(State::BelowBackground),
         throttled_by_tracepoint_ms_per_s: None,
         throttled_writers: 0,
+        wchan_writers: 0,
         kernel_thresh_pages: None,
     };
     m.domains = vec![
@@ -148,6 +149,49 @@ fn a_wchan_writer_is_throttled_too_in_its_container_only_when_that_domain_is_bus
     assert_eq!(m.dirty.state, Some(State::BelowBackground));
     let v = derive(&m);
     assert_eq!(v.dirty.domain, "cgroup /box");
+}
+
+#[test]
+fn a_pause_figure_sums_only_the_writers_beside_it() {
+    // Seen live: two fio writers, one with 67.7 ms/s from the tracepoint, the other only in
+    // the walk's wchan. The headline said "2 writers paused 68 ms/s" over a table whose second
+    // row had no pause.
+    let mut m = model();
+    m.throttled = vec![
+        tp(7, 1, 16384, 12288, 67.7),
+        Throttled::new(8, "fio", ThrottleSource::Wchan),
+    ];
+    fold_dirty(&mut m);
+    let g = &m.domains[0];
+    assert_eq!((g.throttled_writers, g.wchan_writers), (2, 1));
+    assert_eq!(
+        g.raised_by().as_deref(),
+        Some("1 writer paused 68 ms/s, 1 more in balance_dirty_pages")
+    );
+    let v = derive(&m);
+    assert!(
+        v.dirty.why.starts_with(
+            "1 writer paused 68 ms/s in balance_dirty_pages (tracepoint), 1 more seen there (wchan); "
+        ),
+        "{}",
+        v.dirty.why
+    );
+    // A tracepoint row without a pause is no paused writer.
+    let mut m = model();
+    m.throttled = vec![
+        tp(7, 1, 16384, 12288, 0.0),
+        Throttled::new(8, "fio", ThrottleSource::Wchan),
+    ];
+    fold_dirty(&mut m);
+    assert_eq!(
+        m.domains[0].raised_by().as_deref(),
+        Some("1 writer in balance_dirty_pages")
+    );
+    let why = derive(&m).dirty.why;
+    assert!(
+        why.starts_with("1 writer not paused in balance_dirty_pages (tracepoint), 1 more"),
+        "{why}"
+    );
 }
 
 fn disk(name: &str, r: (f64, f64), w: (f64, f64)) -> Disk {

@@ -104,13 +104,19 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
 }
 
 /// The state over the interval can be above the sampled count's: what raised it, in full
-/// when it fits beside the state's label in `width` columns, else only how many writers.
+/// when it fits beside the state's label in `width` columns, else only how many writers;
+/// or, below background over a d+wb above b, the `nr_dirty` that decided it.
 fn raised_by(m: &Model, width: u16) -> String {
     let Some(g) = m.domains.first() else {
         return String::new();
     };
     let Some(why) = g.raised_by() else {
-        return String::new();
+        // Below background over a d+wb above b: only when it fits (`Domain::below_bg_note`).
+        let label = m.dirty.state.map_or(0, |s| s.label().chars().count());
+        return match g.below_bg_note(m.page_size).map(|n| format!(" ({n})")) {
+            Some(n) if label + n.chars().count() <= usize::from(width) => n,
+            _ => String::new(),
+        };
     };
     let label = m.dirty.state.map_or(0, |s| s.label().chars().count());
     let full = format!(" ({why})");
