@@ -148,6 +148,16 @@ fn screen(rec: &Recording, models: &[Model]) {
         let screen = term.backend().to_string();
         let label = m.dirty.state.map_or("-", State::label);
         assert!(screen.contains(label), "record {k}: {label} on\n{screen}");
+        // A saturated disk is named in words on the disks pane's border, not only coloured.
+        let named = screen.contains("Disks · saturated ");
+        let dev = m.verdict.as_ref().and_then(|v| v.saturated.first());
+        match dev {
+            Some(d) => assert!(
+                named && screen.contains(&format!("saturated {d}: ")),
+                "record {k}: {d} saturated, not named on\n{screen}"
+            ),
+            None => assert!(!named, "record {k}: nothing saturated, yet\n{screen}"),
+        }
     }
     assert_eq!(k, models.len());
 }

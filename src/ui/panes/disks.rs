@@ -1,5 +1,5 @@
 //! Disk table: the iostat -x columns that fit, sorted busiest first, with the selected row
-//! and saturated devices highlighted.
+//! and saturated devices highlighted, and the verdict's saturated device named in the title.
 //!
 //! Saturation is judged by `model::saturation` (rotational disks by %util, parallel devices
 //! by await against their own baseline with a queue).
@@ -56,6 +56,22 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     {
         Some(_) => format!("{title} (a diskstats line skipped)"),
         None => title.to_owned(),
+    };
+    // The verdict's saturated device in words, not only the row's colour (a capture, a
+    // screen reader or a monochrome terminal shows no colour): the border cuts what does not
+    // fit.
+    let title = match app.model.as_ref().and_then(|m| m.verdict.as_ref()) {
+        Some(v) if v.saturation_why.is_some() => {
+            let more = v.saturated.len().saturating_sub(1);
+            let more = if more > 0 {
+                format!(" (+{more} more)")
+            } else {
+                String::new()
+            };
+            let why = v.saturation_why.as_deref().unwrap_or_default();
+            format!("{title} · saturated {why}{more}")
+        }
+        _ => title,
     };
     let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
