@@ -131,7 +131,7 @@ fn mode(bytes: Option<u64>) -> Mode {
 }
 
 /// Dirty and writeback figures for one sample. Pages unless named otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Dirty {
     /// The kernel's `nr_dirty_threshold`.
     pub thresh_pages: Option<u64>,

@@ -276,24 +276,15 @@ fn below_background_under_a_larger_dirty_and_writeback_count_says_why() {
     // Seen live: d+wb 38.0M over bg 32.0M and "below background": nr_dirty alone wakes the
     // flusher (spec §1.4), and it was under bg.
     let mib = |m: u64| m * 256; // pages of 4 KiB
-    let mut d = Domain {
-        kind: Kind::Global,
-        path: "/".into(),
-        cgroup_ino: None,
-        avail_pages: None,
+    let mut d = global(&Dirty {
         thresh_pages: Some(mib(64)),
         bg_thresh_pages: Some(mib(32)),
         freerun_pages: Some(mib(48)),
-        dirty_pages: Some(mib(30)),
-        writeback_pages: Some(mib(8)),
-        headroom_pages: None,
+        nr_dirty: Some(mib(30)),
+        nr_writeback: Some(mib(8)),
         state: Some(State::BelowBackground),
-        sampled_state: Some(State::BelowBackground),
-        throttled_by_tracepoint_ms_per_s: None,
-        throttled_writers: 0,
-        wchan_writers: 0,
-        kernel_thresh_pages: None,
-    };
+        ..Dirty::default()
+    });
     assert_eq!(
         d.below_bg_note(4096).as_deref(),
         Some("nr_dirty 30.0M ≤ bg")
