@@ -217,14 +217,8 @@ fn verdict_lines(s: &mut String, m: &Model) {
     }
     sync_line(s, m);
     if let Some(v) = &m.verdict {
-        if let Some(why) = &v.saturation_why {
-            let more = v.saturated.len().saturating_sub(1);
-            let more = if more > 0 {
-                format!(" (+{more} more)")
-            } else {
-                String::new()
-            };
-            let _ = writeln!(s, "  saturated: {why}{more}");
+        if let Some(line) = v.saturation_line() {
+            let _ = writeln!(s, "  saturated: {line}");
         }
         if v.reclaim.state == ReclaimState::Direct {
             let _ = writeln!(s, "  reclaim: {}", v.reclaim.why);

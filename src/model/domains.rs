@@ -137,11 +137,10 @@ impl Domain {
     /// The writers this domain paced, as `paced_phrase` words them; `None` when none.
     #[must_use]
     pub fn paced(&self) -> Option<String> {
-        let wchan = self.wchan_writers.min(self.throttled_writers);
         paced_phrase(
-            self.throttled_writers - wchan,
+            self.throttled_writers.saturating_sub(self.wchan_writers),
             self.throttled_by_tracepoint_ms_per_s,
-            wchan,
+            self.wchan_writers,
         )
     }
 

@@ -110,6 +110,20 @@ pub struct Verdict {
     pub headline: String,
 }
 
+impl Verdict {
+    /// The first saturated device and why, with how many more are: `vda: queue 137 deep
+    /// (≥ 32), … (+1 more)`; `None` when none is. What the batch text's `saturated:` line and
+    /// the disks pane's border say.
+    #[must_use]
+    pub fn saturation_line(&self) -> Option<String> {
+        let why = self.saturation_why.as_deref()?;
+        Some(match self.saturated.len().saturating_sub(1) {
+            0 => why.to_owned(),
+            more => format!("{why} (+{more} more)"),
+        })
+    }
+}
+
 /// A direction counts for the worst latency from this many IOs per second...
 const MIN_OPS_PER_S: f64 = 5.0;
 /// ...and this share of its device's IOs.

@@ -110,20 +110,20 @@ fn raised_by(m: &Model, width: u16) -> String {
     let Some(g) = m.domains.first() else {
         return String::new();
     };
-    let Some(why) = g.raised_by() else {
-        // Below background over a d+wb above b: only when it fits (`Domain::below_bg_note`).
-        let label = m.dirty.state.map_or(0, |s| s.label().chars().count());
-        return match g.below_bg_note(m.page_size).map(|n| format!(" ({n})")) {
-            Some(n) if label + n.chars().count() <= usize::from(width) => n,
-            _ => String::new(),
-        };
-    };
     let label = m.dirty.state.map_or(0, |s| s.label().chars().count());
-    let full = format!(" ({why})");
-    if label + full.chars().count() <= usize::from(width) {
+    let fits = |t: &str| label + t.chars().count() <= usize::from(width);
+    let (full, short) = match g.raised_by() {
+        Some(why) => (why, Some(format!(" ({} paused)", g.throttled_writers))),
+        None => match g.below_bg_note(m.page_size) {
+            Some(note) => (note, None),
+            None => return String::new(),
+        },
+    };
+    let full = format!(" ({full})");
+    if fits(&full) {
         full
     } else {
-        format!(" ({} paused)", g.throttled_writers)
+        short.unwrap_or_default()
     }
 }
 

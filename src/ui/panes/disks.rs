@@ -60,18 +60,13 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     // The verdict's saturated device in words, not only the row's colour (a capture, a
     // screen reader or a monochrome terminal shows no colour): the border cuts what does not
     // fit.
-    let title = match app.model.as_ref().and_then(|m| m.verdict.as_ref()) {
-        Some(v) if v.saturation_why.is_some() => {
-            let more = v.saturated.len().saturating_sub(1);
-            let more = if more > 0 {
-                format!(" (+{more} more)")
-            } else {
-                String::new()
-            };
-            let why = v.saturation_why.as_deref().unwrap_or_default();
-            format!("{title} · saturated {why}{more}")
-        }
-        _ => title,
+    let title = match app
+        .model
+        .as_ref()
+        .and_then(|m| m.verdict.as_ref()?.saturation_line())
+    {
+        Some(line) => format!("{title} · saturated {line}"),
+        None => title,
     };
     let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
