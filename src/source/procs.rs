@@ -69,13 +69,15 @@
 //! The fds held are budgeted by count (`fd_budget`): the soft RLIMIT_NOFILE (raised towards
 //! the hard one, up to 65,536, at the first walk), less `RESERVE_FDS` (1,024, or half a limit
 //! under 2,048) left to the sampler's own opens, less the fds open at the first walk. A
-//! process holds up to three (stat, schedstat, io); past the budget its files are opened,
-//! read and closed at each walk, so every process is seen whatever the limit. Should an open
-//! fail for want of fds all the same, the walker holds no more. A walk that cannot list the
-//! processes (`scope_error`) is no walk: it keeps what is held and seen, and the next walk's
-//! `prev` is the last walk that listed. `wchan` and `cgroup`
-//! are read only for the processes written (a process can move between cgroups, so the cgroup
-//! is not cached); the threads only for multi-threaded written ones with delay accounting on.
+//! process holds up to three (stat, schedstat, io), and one that is written or ranked by
+//! memory up to five more (its `procs_visit::Extra` files); past the budget its files are
+//! opened, read and closed at each walk, so every process is seen whatever the limit. Should
+//! an open fail for want of fds all the same, the walker holds no more. A walk that cannot
+//! list the processes (`scope_error`) is no walk: it keeps what is held and seen, and the next
+//! walk's `prev` is the last walk that listed. `wchan`, `statm` and `cgroup` are read only for
+//! the processes written (a process can move between cgroups, so the cgroup is read again at
+//! each, through its kept fd); the threads only for multi-threaded written ones with delay
+//! accounting on.
 //! As non-root, another user's io is `denied` (its open is retried every `IO_RETRY_WALKS`
 //! walks: a setuid process may become readable).
 //!
@@ -316,8 +318,9 @@ pub const RESERVE_FDS: u64 = 1024;
 
 /// How many fds the walker may keep open: the soft RLIMIT_NOFILE (raised towards the hard
 /// limit, up to 65,536), less the reserve, less the fds open now (counted in
-/// `PROC/self/fd`). Each held process holds up to three (stat, schedstat, io); past the
-/// budget the walker reads without holding.
+/// `PROC/self/fd`). Each held process holds up to three (stat, schedstat, io), and up to five
+/// `procs_visit::Extra` more once written or ranked by memory; past the budget the walker
+/// reads without holding.
 fn fd_budget(proc_root: &Path) -> usize {
     use rustix::process::{Resource, getrlimit, setrlimit};
     let lim = getrlimit(Resource::Nofile);

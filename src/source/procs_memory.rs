@@ -35,7 +35,7 @@
 
 use std::fmt::Write;
 
-use super::procs_visit::{Table, Visit};
+use super::procs_visit::{Extra, Seen, Table, Visit};
 use super::read::clean;
 
 /// The largest processes a walk writes memory records for.
@@ -100,7 +100,7 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &mut Table, walk: u64) {
         if let Some(c) = reuse {
             ctx.out.push_str(&c.lines);
         } else {
-            let lines = read_lines(ctx, pid);
+            let lines = read_lines(ctx, pid, s);
             ctx.out.push_str(&lines);
             s.memory = Some(Box::new(Cached {
                 walk,
@@ -115,10 +115,9 @@ pub(super) fn write(ctx: &mut Visit<'_>, seen: &mut Table, walk: u64) {
 }
 
 /// A candidate's `mem`, `oom_score_adj` and `wchan` lines, read now.
-fn read_lines(ctx: &mut Visit<'_>, pid: u32) -> String {
+fn read_lines(ctx: &mut Visit<'_>, pid: u32, seen: &mut Seen) -> String {
     let mut out = String::new();
-    let dir = ctx.root.join(pid.to_string());
-    if let Some(status) = ctx.read_small(&dir.join("status")) {
+    if let Some(status) = ctx.read_kept(pid, seen, Extra::Status) {
         let mut kb = [None; 5];
         for line in status
             .lines()
@@ -144,10 +143,10 @@ fn read_lines(ctx: &mut Visit<'_>, pid: u32) -> String {
         }
         out.push('\n');
     }
-    if let Some(adj) = ctx.read_small(&dir.join("oom_score_adj")) {
+    if let Some(adj) = ctx.read_kept(pid, seen, Extra::OomScoreAdj) {
         let _ = writeln!(out, "oom_score_adj {}", clean(adj.trim()));
     }
-    if let Some(w) = ctx.read_small(&dir.join("wchan")) {
+    if let Some(w) = ctx.read_kept(pid, seen, Extra::Wchan) {
         let _ = writeln!(out, "wchan {}", clean(w.trim_end()));
     }
     out

@@ -5,6 +5,7 @@ use super::*;
 use crate::parse::procs::tests::stat_line;
 use crate::parse::procs::{ProcIo, Walk, parse};
 use crate::sample::{Wants, names};
+use crate::source::procs_visit::{Extra, Fds};
 use crate::source::{Clock, FsSource, Source};
 
 /// A clock the test moves.
@@ -251,6 +252,65 @@ fn a_live_walk_parses_and_finds_this_process() {
     assert_eq!(mine.len(), 2, "{:?}", records(&second));
     assert!(mine[0].carried && !mine[1].carried);
     assert!(mine[1].cgroup.is_some() || !std::path::Path::new("/sys/fs/cgroup").exists());
+}
+
+/// Issue 27: a process written walk after walk keeps the fds of its extra files (wchan,
+/// statm, cgroup; status and oom_score_adj as a memory candidate): the third walk reads them
+/// through the fds the second opened, and says what a fresh read says.
+#[test]
+fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
+    let mut w = Walker::new("/proc");
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
+    let me = std::process::id();
+    let kept = |w: &Walker| {
+        w.seen
+            .get(&me)
+            .and_then(|s| s.fds.as_ref())
+            .map(Fds::extra_fds)
+            .unwrap_or_default()
+    };
+    let base = 1_000 * S;
+    w.maybe_walk(base, &scope).unwrap();
+    // Reading moves this process's rchar: it is written at each of the next walks.
+    let _ = std::fs::read("/proc/self/status").unwrap();
+    let second = parse(w.maybe_walk(base + 2 * S, &scope).unwrap()).unwrap();
+    let opened = kept(&w);
+    for x in [Extra::Wchan, Extra::Statm, Extra::Cgroup] {
+        assert!(
+            opened.iter().any(|(y, _)| *y == x),
+            "{x:?} not kept: {opened:?}"
+        );
+    }
+    let candidate = second.memory.iter().any(|m| m.pid == me);
+    if candidate {
+        assert!(
+            opened.iter().any(|(y, _)| *y == Extra::Status),
+            "{opened:?}"
+        );
+    }
+    let (held, _) = w.fds_held();
+    let _ = std::fs::read("/proc/self/status").unwrap();
+    let third = parse(w.maybe_walk(base + 4 * S, &scope).unwrap()).unwrap();
+    assert_eq!(kept(&w), opened, "the same fds, not reopened");
+    assert!(w.fds_held().0 <= held + 3, "held fds counted once");
+    let mine = third
+        .records
+        .iter()
+        .find(|r| r.pid == me && !r.carried)
+        .expect("written at the third walk");
+    let fresh = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+    let fresh = fresh.lines().find_map(|l| l.strip_prefix("0::"));
+    assert_eq!(mine.cgroup.as_deref(), fresh);
+    let (resident, _) = mine.statm.expect("statm read through its kept fd");
+    assert!(resident > 0);
+    if candidate && let Some(m) = third.memory.iter().find(|m| m.pid == me) {
+        assert!(m.vm_rss_kb.is_some_and(|kb| kb > 0), "{m:?}");
+        let adj = std::fs::read_to_string("/proc/self/oom_score_adj").unwrap();
+        assert_eq!(m.oom_score_adj, adj.trim().parse().ok());
+    }
 }
 
 #[test]

@@ -116,12 +116,22 @@ pub(super) struct Fds {
     stat: File,
     io: Option<File>,
     sched: Option<File>,
+    /// The files of a process that is written (`extras`) or is a memory candidate
+    /// (`procs_memory`), each opened at its first read and kept while the process holds fds.
+    more: Vec<(Extra, File)>,
 }
 
 impl Fds {
     /// How many fds these are (the walker's budget counts fds, not processes).
     pub(super) fn count(&self) -> usize {
-        1 + usize::from(self.io.is_some()) + usize::from(self.sched.is_some())
+        1 + usize::from(self.io.is_some()) + usize::from(self.sched.is_some()) + self.more.len()
+    }
+
+    /// The `Extra` files kept, with their fd numbers (for tests).
+    #[cfg(test)]
+    pub(super) fn extra_fds(&self) -> Vec<(Extra, i32)> {
+        use std::os::fd::AsRawFd;
+        self.more.iter().map(|(x, f)| (*x, f.as_raw_fd())).collect()
     }
 
     /// The stat fd's number (for tests).
@@ -129,6 +139,31 @@ impl Fds {
     pub(super) fn stat_fd(&self) -> i32 {
         use std::os::fd::AsRawFd;
         self.stat.as_raw_fd()
+    }
+}
+
+/// A per-process file read only for the processes a walk writes or ranks by memory. The
+/// same few processes are read walk after walk (on an idle machine the terminal, its shell and
+/// pagewatch itself), so their fds are kept like stat's: issue 27 measured the opens and
+/// closes at a fifth of a walk's samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Extra {
+    Wchan,
+    Statm,
+    Cgroup,
+    Status,
+    OomScoreAdj,
+}
+
+impl Extra {
+    fn name(self) -> &'static str {
+        match self {
+            Extra::Wchan => "wchan",
+            Extra::Statm => "statm",
+            Extra::Cgroup => "cgroup",
+            Extra::Status => "status",
+            Extra::OomScoreAdj => "oom_score_adj",
+        }
     }
 }
 
@@ -364,6 +399,7 @@ impl Visit<'_> {
                 stat: fresh.stat_fd,
                 io: None,
                 sched: sched_fd,
+                more: Vec::new(),
             });
             *self.held += need;
         }
@@ -404,7 +440,7 @@ impl Visit<'_> {
             }
             let line = stat.as_ref().map_or(e.stat.as_str(), |(l, _)| l.as_str());
             self.record('P', pid, e.start, line, &io);
-            self.extras(&self.dir(pid), threads);
+            self.extras(pid, e, threads);
             // A process written at the previous walk too had its command line there: the
             // model carries it (recordings stay small).
             let comm = stat.as_ref().map(|(_, f)| f.comm.as_str());
@@ -476,21 +512,21 @@ impl Visit<'_> {
     }
 
     /// wchan, cgroup, statm and the threads' field 42 of a process being written.
-    fn extras(&mut self, dir: &Path, threads: u64) {
+    fn extras(&mut self, pid: u32, e: &mut Seen, threads: u64) {
         use std::fmt::Write;
-        if let Some(w) = self.read_small(&dir.join("wchan")) {
+        if let Some(w) = self.read_kept(pid, e, Extra::Wchan) {
             let _ = writeln!(self.out, "wchan {}", clean(w.trim_end()));
         }
-        if let Some(m) = self.read_small(&dir.join("statm")) {
+        if let Some(m) = self.read_kept(pid, e, Extra::Statm) {
             let _ = writeln!(self.out, "statm {}", clean(m.trim_end()));
         }
-        if let Some(cg) = self.read_small(&dir.join("cgroup"))
+        if let Some(cg) = self.read_kept(pid, e, Extra::Cgroup)
             && let Some(path) = cg.lines().find_map(|l| l.strip_prefix("0::"))
         {
             let _ = writeln!(self.out, "cgroup {}", clean(path));
         }
         if self.delayacct_on && threads > 1 {
-            let tasks = dir.join("task");
+            let tasks = self.dir(pid).join("task");
             let sum = std::fs::read_dir(&tasks).ok().map(|d| {
                 d.flatten()
                     .filter_map(|t| self.read_small(&t.path().join("stat")))
@@ -523,6 +559,32 @@ impl Visit<'_> {
         {
             let _ = writeln!(self.out, "cmdline {line}");
         }
+    }
+
+    /// One of a process's `Extra` files: through its held fd, or opened, read and kept when
+    /// the process holds fds and the budget has room, else opened, read and closed. The
+    /// process's identity was checked at this walk's visit (a held schedstat or stat read
+    /// fails, or its start time differs, once the pid names another process); a held read
+    /// that fails drops that fd and opens afresh. `None` when the file cannot be read.
+    pub(super) fn read_kept(&mut self, pid: u32, e: &mut Seen, which: Extra) -> Option<String> {
+        if let Some(fds) = e.fds.as_mut()
+            && let Some(i) = fds.more.iter().position(|(w, _)| *w == which)
+        {
+            if let Ok(n) = read_from_start(&fds.more[i].1, self.buf, STEP, Some(Records::One)) {
+                return Some(text(&self.buf[..n]).into_owned());
+            }
+            fds.more.swap_remove(i);
+            *self.held -= 1;
+        }
+        let (f, n) = self.open_read(&self.dir(pid).join(which.name())).ok()?;
+        let read = text(&self.buf[..n]).into_owned();
+        if self.room(1)
+            && let Some(fds) = e.fds.as_mut()
+        {
+            fds.more.push((which, f));
+            *self.held += 1;
+        }
+        Some(read)
     }
 
     /// A file opened, read and closed; `None` when it cannot be.
