@@ -14,6 +14,7 @@ mod host;
 mod lineage;
 mod mountinfo;
 mod moved;
+mod pid_list;
 pub mod procs;
 pub(crate) mod procs_memory;
 mod procs_visit;

@@ -64,7 +64,9 @@
 //! path is opened afresh; the start time (stat field 22) is checked as well, and a new one
 //! starts a new process with no rate. Only what can have changed is re-read
 //! (`procs_visit`: an unchanged `schedstat` means the main thread has not run). The table of
-//! what was seen lives across walks and is updated in place.
+//! what was seen lives across walks and is updated in place. An unscoped walk lists `/proc`
+//! only when a task was created since its last listing, or that listing has served
+//! `pid_list::RELIST_WALKS` walks (`pid_list`).
 //!
 //! The fds held are budgeted by count (`fd_budget`): the soft RLIMIT_NOFILE (raised towards
 //! the hard one, up to 65,536, at the first walk), less `RESERVE_FDS` (1,024, or half a limit
@@ -127,7 +129,9 @@ pub struct Walker {
     held: usize,
     buf: Vec<u8>,
     out: String,
+    /// The processes of the last walk (`pid_list`: the next may visit them again unlisted).
     pids: Vec<u32>,
+    lister: super::pid_list::Lister,
     fio: Vec<u32>,
     /// `CLOCK_BOOTTIME` less `CLOCK_MONOTONIC` (`clock::boot_minus_mono_ns`; tests fix it).
     boot_minus_mono: fn() -> u64,
@@ -150,6 +154,7 @@ impl Walker {
             buf: Vec::new(),
             out: String::new(),
             pids: Vec::new(),
+            lister: super::pid_list::Lister::default(),
             fio: Vec::new(),
             boot_minus_mono: super::clock::boot_minus_mono_ns,
         }
@@ -163,6 +168,7 @@ impl Walker {
             self.last_ns = None;
             self.tried_ns = None;
             self.scope = None;
+            self.lister.forget();
         }
     }
 
@@ -195,6 +201,7 @@ impl Walker {
             .procfs
             .get_or_insert_with(|| File::open(&self.proc_root).is_ok_and(|f| is_procfs(&f)));
         let root = &self.proc_root;
+        self.lister.open(root, procfs);
         let max_held = self
             .max_held
             .get_or_insert_with(|| if procfs { fd_budget(root) } else { 0 });
@@ -234,10 +241,15 @@ impl Walker {
             let prev_boot = boot_ns.saturating_sub(mono_ns.saturating_sub(last));
             (u128::from(prev_boot) * u128::from(tck) / 1_000_000_000) as u64
         });
-        self.pids.clear();
         let listed = match &scope {
-            None => list_all(&self.proc_root, &mut self.pids),
-            Some(cg) => super::cgroup_scope::list(&self.proc_root, cg, &mut self.pids),
+            None => self
+                .lister
+                .list(&self.proc_root, procfs, &mut self.pids, &mut self.buf),
+            Some(cg) => {
+                self.pids.clear();
+                self.lister.forget();
+                super::cgroup_scope::list(&self.proc_root, cg, &mut self.pids)
+            }
         };
         if let Err(e) = listed {
             // Not a walk: what is held (fds, readings) stays for the next one, whose `prev`
@@ -285,6 +297,8 @@ impl Walker {
             }
             keep
         });
+        // The list a next walk may reuse (`pid_list`): without the processes gone.
+        self.pids.retain(|p| self.seen.contains_key(p));
         self.last_ns = Some(mono_ns);
     }
 
@@ -293,16 +307,6 @@ impl Walker {
     fn fds_held(&self) -> (usize, Option<usize>) {
         (self.held, self.max_held)
     }
-}
-
-/// Every numeric entry of the proc root.
-fn list_all(root: &Path, pids: &mut Vec<u32>) -> std::result::Result<(), String> {
-    let dir = std::fs::read_dir(root).map_err(|e| format!("{}: {e}", root.display()))?;
-    pids.extend(
-        dir.flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok()),
-    );
-    Ok(())
 }
 
 /// Whether an open failed for want of fds (`EMFILE`: this process's limit; `ENFILE`: the
