@@ -144,8 +144,8 @@ impl Fds {
 
 /// A per-process file read only for the processes a walk writes or ranks by memory. The
 /// same few processes are read walk after walk (on an idle machine the terminal, its shell and
-/// pagewatch itself), so their fds are kept like stat's: issue 27 measured the opens and
-/// closes at a fifth of a walk's samples.
+/// pagewatch itself), so their fds are kept like stat's: issue 27 measured the walk's opens
+/// and closes at an eighth of its samples.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Extra {
     Wchan,
