@@ -13,13 +13,28 @@ use crate::fmt;
 use crate::ui::theme;
 use crate::ui::widgets::block;
 
-/// Draws the open prompt, if any, centred on `area`.
+/// Draws the open prompt, if any, centred on `area`. The box is as tall as its lines once
+/// wrapped to its width, and its last line (what the keys do: `y: run it`, `Enter: start`)
+/// always shows on its bottom rows: a prompt too tall for the terminal loses the end of its
+/// text instead, never the keys (a 3-line description at 160x48 once pushed the playbook
+/// confirmation's `y: run it` out of its box, and Enter cancelled it).
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let Some(p) = &app.prompt else { return };
     let t = theme(app);
     let (title, lines) = content(app, p);
+    let mut lines: Vec<Line> = lines
+        .into_iter()
+        .map(|(s, strong)| Line::from(Span::styled(s, if strong { t.title } else { t.text })))
+        .collect();
+    let keys = lines.pop().map(|l| wrapped(vec![l]));
+    let body = wrapped(lines);
     let w = area.width.saturating_sub(4).min(90);
-    let h = (lines.len() as u16 + 2).min(area.height);
+    let inner_w = w.saturating_sub(2);
+    let rows = |p: &Option<Paragraph>| p.as_ref().map_or(0, |p| p.line_count(inner_w));
+    let (body_h, keys_h) = (body.line_count(inner_w), rows(&keys));
+    let h = ((body_h + keys_h) as u16)
+        .saturating_add(2)
+        .min(area.height);
     let rect = Rect::new(
         area.x + (area.width - w) / 2,
         area.y + (area.height - h) / 2,
@@ -30,13 +45,25 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let b = block(app, title, true);
     let inner = b.inner(rect);
     b.render(rect, buf);
-    let lines: Vec<Line> = lines
-        .into_iter()
-        .map(|(s, strong)| Line::from(Span::styled(s, if strong { t.title } else { t.text })))
-        .collect();
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .render(inner, buf);
+    let keys_h = (keys_h as u16).min(inner.height);
+    let body_area = Rect {
+        height: inner.height - keys_h,
+        ..inner
+    };
+    body.render(body_area, buf);
+    if let Some(k) = keys {
+        let keys_area = Rect {
+            y: body_area.bottom(),
+            height: keys_h,
+            ..inner
+        };
+        k.render(keys_area, buf);
+    }
+}
+
+/// `lines` as a paragraph wrapped at word boundaries.
+fn wrapped(lines: Vec<Line<'static>>) -> Paragraph<'static> {
+    Paragraph::new(lines).wrap(Wrap { trim: false })
 }
 
 type Lines = Vec<(String, bool)>;
@@ -217,5 +244,120 @@ fn play_content(p: &Prompt) -> (&'static str, Lines) {
             ],
         ),
         _ => ("", Vec::new()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::{Key, Look, Msg, TuneView};
+    use crate::source::HostInfo;
+
+    /// An app with figures and the experiments on, as a root session has it.
+    fn app() -> App {
+        let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
+        app.caps.experiments = true;
+        for s in crate::source::test_samples("live-idle") {
+            app.update(Msg::Sample(s));
+        }
+        app
+    }
+
+    /// Every prompt the keys open, and the confirmations with the longest texts they carry
+    /// (each built-in playbook's description, the eater's refusal).
+    fn prompts() -> Vec<Prompt> {
+        let mut out = Vec::new();
+        for k in ['m', 'f', 'D', 'T', 'M', 'P'] {
+            let mut a = app();
+            a.update(Msg::Key(Key::Char(k)));
+            out.push(
+                a.prompt
+                    .clone()
+                    .unwrap_or_else(|| panic!("{k} opened nothing")),
+            );
+        }
+        let Some(Prompt::Play { books, .. }) = out.last().cloned() else {
+            panic!("P opened no picker")
+        };
+        for (i, (name, description)) in books.iter().enumerate() {
+            out.push(Prompt::Play {
+                books: books.clone(),
+                selected: i,
+            });
+            let change = |new: &str| TuneView {
+                setting: "vm.dirty_bytes".into(),
+                old: "0".into(),
+                new: new.into(),
+            };
+            out.push(Prompt::PlayConfirm {
+                name: name.clone(),
+                description: description.clone(),
+                changes: vec![change("15728640"), change("original")],
+            });
+        }
+        out.push(Prompt::EatConfirm {
+            size: "90%".into(),
+            why: "90% is 21.2G, more than MemAvailable 23.2G less the safety margin 1.2G: the \
+                  machine may start to reclaim hard or kill"
+                .into(),
+        });
+        out
+    }
+
+    /// The screen's rows as text.
+    fn rows(buf: &Buffer) -> Vec<String> {
+        let a = buf.area;
+        (a.top()..a.bottom())
+            .map(|y| {
+                (a.left()..a.right())
+                    .map(|x| buf[(x, y)].symbol())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_keys_line_shows_whole_in_every_prompt_at_both_sizes() {
+        for p in prompts() {
+            let mut a = app();
+            a.prompt = Some(p.clone());
+            let (_, lines) = content(&a, &p);
+            let keys = &lines.last().expect("a prompt has lines").0;
+            for (w, h) in [(80, 24), (160, 48), (80, 8)] {
+                let area = Rect::new(0, 0, w, h);
+                let mut buf = Buffer::empty(area);
+                render(&a, area, &mut buf);
+                let text = rows(&buf);
+                assert!(
+                    text.iter().any(|r| r.contains(keys.as_str())),
+                    "{w}x{h}: {keys:?} not on screen:\n{}",
+                    text.join("\n")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_box_holds_every_wrapped_line_when_the_screen_is_tall_enough() {
+        // The flood-vs-fsync confirmation: its description wraps to three rows at 160x48,
+        // and the box grows by the two rows the wrap adds, so nothing is cut.
+        let a = app();
+        let p = prompts()
+            .into_iter()
+            .find(|p| matches!(p, Prompt::PlayConfirm { name, .. } if name == "flood-vs-fsync"))
+            .expect("the built-in");
+        let (_, lines) = content(&a, &p);
+        let mut a = a;
+        a.prompt = Some(p);
+        let area = Rect::new(0, 0, 160, 48);
+        let mut buf = Buffer::empty(area);
+        render(&a, area, &mut buf);
+        let screen = rows(&buf).join("\n");
+        for (line, _) in &lines[1..] {
+            assert!(screen.contains(line.as_str()), "{line:?} cut:\n{screen}");
+        }
+        // The description, wrapped at word boundaries, has its last word on screen too.
+        let last_word = lines[0].0.split_whitespace().last().unwrap();
+        assert!(screen.contains(last_word), "{last_word} cut:\n{screen}");
     }
 }
