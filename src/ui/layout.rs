@@ -141,7 +141,10 @@ pub struct WhoRects {
 /// borders, 0 for none) on top of the charts (large) or below the disks (compact, at most 5
 /// rows, leaving the disks 4); an open who view takes the rest of the charts (large) or the
 /// disks' place (compact), where the reclaim pane gives up its borders (one row) so the view
-/// keeps three rows and the table three writers (6 rows each at 80x24).
+/// keeps three rows and the table three writers (6 rows each at 80x24). The reclaim pane also
+/// gives up its borders when, without them, the table would have no room for a writer (the
+/// jobs pane and a playbook's lines take the disks' rows at 80x24): a headline of "2 paused"
+/// over a table of column names alone was seen there.
 #[must_use]
 pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
     let empty = |a: Rect| Rect::new(a.x, a.y, a.width, 0);
@@ -164,8 +167,11 @@ pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
         }
     } else {
         // With a who view open the reclaim pane is one line and the disks are hidden: the
-        // view and the table share the rest, three rows and three writers each.
-        let (reclaim, area, cap, keep) = if view && r.reclaim.height >= 3 {
+        // view and the table share the rest, three rows and three writers each. Without a
+        // view, the reclaim pane is one line only when the table would otherwise show no
+        // writer (4 rows: borders, column names, one writer).
+        let no_room = throttled_h >= 4 && r.disks.height.saturating_sub(4) < 4;
+        let (reclaim, area, cap, keep) = if (view || no_room) && r.reclaim.height >= 3 {
             let line = Rect::new(r.reclaim.x, r.reclaim.y, r.reclaim.width, 1);
             let below = Rect::new(
                 r.disks.x,
@@ -173,7 +179,11 @@ pub fn who(r: &PaneRects, view: bool, throttled_h: u16) -> WhoRects {
                 r.disks.width,
                 r.disks.bottom() - line.bottom(),
             );
-            (line, below, 6, 6)
+            if view {
+                (line, below, 6, 6)
+            } else {
+                (line, below, 5, 4)
+            }
         } else {
             (r.reclaim, r.disks, 5, 4)
         };
@@ -333,5 +343,26 @@ mod tests {
         );
         assert_eq!(w.reclaim, who(&small, true, 0).reclaim);
         assert_eq!(who(&small, false, 9).reclaim, small.reclaim);
+    }
+
+    #[test]
+    fn the_throttled_table_keeps_a_writer_when_jobs_take_the_disks_rows() {
+        // 80x24 with a playbook running: its status line and two notices leave the disks 7
+        // rows. Keeping the disks their 4, the table got 3 (borders and column names, no
+        // writer) under a headline of "2 paused"; the reclaim pane gives up its borders.
+        let small = PaneRects::for_area(Rect::new(0, 0, 80, 24), 1, 3);
+        assert_eq!(small.disks.height, 7);
+        let w = who(&small, false, 5);
+        assert_eq!(w.throttled.height, 5, "{w:?}");
+        assert_eq!(w.disks.height, 4);
+        assert_eq!(w.reclaim.height, 1);
+        assert_eq!(
+            (w.disks.y, w.throttled.bottom()),
+            (w.reclaim.bottom(), small.disks.bottom())
+        );
+        // Nobody throttled, or room enough: the reclaim pane keeps its borders.
+        assert_eq!(who(&small, false, 0).reclaim, small.reclaim);
+        let roomy = PaneRects::for_area(Rect::new(0, 0, 80, 24), 1, 0);
+        assert_eq!(who(&roomy, false, 5).reclaim, roomy.reclaim);
     }
 }
