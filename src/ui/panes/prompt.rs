@@ -30,8 +30,8 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     let body = wrapped(lines);
     let w = area.width.saturating_sub(4).min(90);
     let inner_w = w.saturating_sub(2);
-    let rows = |p: &Option<Paragraph>| p.as_ref().map_or(0, |p| p.line_count(inner_w));
-    let (body_h, keys_h) = (body.line_count(inner_w), rows(&keys));
+    let body_h = body.line_count(inner_w);
+    let keys_h = keys.as_ref().map_or(0, |k| k.line_count(inner_w));
     let h = ((body_h + keys_h) as u16)
         .saturating_add(2)
         .min(area.height);
