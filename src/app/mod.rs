@@ -424,6 +424,11 @@ impl App {
     }
 
     fn act(&mut self, a: Action) -> Vec<Effect> {
+        // Over the help, ↑ and ↓ move the help, not what is under it.
+        if self.ui.help && matches!(a, Action::Up | Action::Down) {
+            self.ui.help_end = a == Action::Down;
+            return Vec::new();
+        }
         if let Some(effects) = self.who_act(a) {
             return effects;
         }
@@ -432,7 +437,10 @@ impl App {
             // `q` closes the job detail view before it quits.
             Action::Quit if self.jobs.detail.is_some() => self.jobs.detail = None,
             Action::Quit => return self.quit(),
-            Action::Help => ui.help = !ui.help,
+            Action::Help => {
+                ui.help = !ui.help;
+                ui.help_end = false;
+            }
             Action::Back => {
                 if ui.help {
                     ui.help = false;

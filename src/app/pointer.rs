@@ -48,8 +48,10 @@ impl App {
             return Vec::new();
         }
         if self.ui.help {
-            if p.kind == MouseKind::Click {
-                self.ui.help = false;
+            match p.kind {
+                MouseKind::Click => self.ui.help = false,
+                MouseKind::WheelUp => self.ui.help_end = false,
+                MouseKind::WheelDown => self.ui.help_end = true,
             }
             return Vec::new();
         }

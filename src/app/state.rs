@@ -60,6 +60,9 @@ pub struct UiState {
     pub paused: bool,
     /// Help overlay open.
     pub help: bool,
+    /// The help overlay shows its end (its notes on what the figures mean), where the
+    /// terminal is too short for all of it: ↓ goes there, ↑ back to the keys.
+    pub help_end: bool,
     /// Device detail view open.
     pub detail: bool,
     /// Partitions shown.

@@ -89,6 +89,29 @@ fn partitions_toggle_rederives_at_once() {
 }
 
 #[test]
+fn arrows_over_the_help_move_the_help_not_the_disk_selection() {
+    let mut a = app("live-idle");
+    let before = a.ui.selected.clone();
+    a.update(Msg::Action(Action::Help));
+    a.update(Msg::Action(Action::Down));
+    assert!(a.ui.help_end);
+    assert_eq!(a.ui.selected, before);
+    a.update(Msg::Action(Action::Up));
+    assert!(!a.ui.help_end);
+    a.update(Msg::Action(Action::Down));
+    // Closed and opened again, the help starts at its top.
+    a.update(Msg::Action(Action::Help));
+    a.update(Msg::Action(Action::Help));
+    assert!(a.ui.help && !a.ui.help_end);
+    a.update(Msg::Action(Action::Help));
+    a.update(Msg::Action(Action::Down));
+    assert_ne!(
+        a.ui.selected, before,
+        "with the help closed, ↓ selects a disk"
+    );
+}
+
+#[test]
 fn help_detail_and_back() {
     let mut a = app("live-idle");
     a.update(Msg::Action(Action::Help));

@@ -37,9 +37,7 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         h,
     );
     Clear.render(rect, buf);
-    let b = block(app, "Help (Esc or ? to close)", true);
-    let inner = b.inner(rect);
-    b.render(rect, buf);
+    let inner = rect.inner(ratatui::layout::Margin::new(1, 1));
     // One entry per action, its keys joined: "q, Ctrl-C  quit".
     let mut entries: Vec<(String, &str)> = Vec::new();
     for bnd in bindings(app.replay.is_some()) {
@@ -71,7 +69,54 @@ pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(n, t.dim)));
     }
-    Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .render(inner, buf);
+    let text = Paragraph::new(lines).wrap(Wrap { trim: false });
+    // Too tall for the terminal (the notes at 80x24): ↓ shows the end, ↑ the keys again.
+    let hidden = u16::try_from(text.line_count(inner.width))
+        .unwrap_or(u16::MAX)
+        .saturating_sub(inner.height);
+    let title = match (hidden, app.ui.help_end) {
+        (0, _) => "Help (Esc or ? to close)",
+        (_, false) => "Help (↓ more, Esc or ? to close)",
+        (_, true) => "Help (↑ keys, Esc or ? to close)",
+    };
+    block(app, title, true).render(rect, buf);
+    let top = if app.ui.help_end { hidden } else { 0 };
+    text.scroll((top, 0)).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::{Action, Look, Msg};
+    use crate::source::HostInfo;
+
+    fn screen(app: &App, w: u16, h: u16) -> String {
+        let area = Rect::new(0, 0, w, h);
+        let mut buf = Buffer::empty(area);
+        render(app, area, &mut buf);
+        (0..h)
+            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    #[test]
+    fn at_80x24_the_notes_are_one_key_away_and_at_160x48_all_there() {
+        let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+        a.update(Msg::Action(Action::Help));
+        let last_words = "cloud volumes";
+        let top = screen(&a, 80, 24);
+        assert!(top.contains("Help (↓ more, Esc or ? to close)"), "{top}");
+        assert!(top.contains("quit") && !top.contains(last_words), "{top}");
+        a.update(Msg::Action(Action::Down));
+        let end = screen(&a, 80, 24);
+        assert!(end.contains("Help (↑ keys, Esc or ? to close)"), "{end}");
+        assert!(end.contains(last_words), "{end}");
+        let large = screen(&a, 160, 48);
+        assert!(large.contains("Help (Esc or ? to close)"), "{large}");
+        assert!(
+            large.contains("quit") && large.contains(last_words),
+            "{large}"
+        );
+    }
 }
