@@ -127,6 +127,30 @@ fn raised_by(m: &Model, width: u16) -> String {
     }
 }
 
+/// The first line: the state, what raised it, and the limits' mode (`ratio 20%/10%`), the
+/// mode only whole: at 80 columns a raised state's note leaves it no room, and cut it read
+/// "mixed 1…".
+fn state_line(app: &App, m: &Model, width: u16) -> Line<'static> {
+    let t = theme(app);
+    let d = &m.dirty;
+    let state = d.state.map_or(Span::styled("-", t.dim), |s| {
+        Span::styled(s.label(), level(app, state_level(s)))
+    });
+    let raised = raised_by(m, width);
+    let (kind, mode_t, mode_b) = mode_parts(&m.sysctl, d.thresh_mode, d.bg_thresh_mode);
+    let mut mode = format!("   {kind} {mode_t}/{mode_b}");
+    let used = state.content.chars().count() + raised.chars().count();
+    if used + mode.chars().count() > usize::from(width) {
+        mode.clear();
+    }
+    Line::from(vec![
+        state,
+        Span::styled(raised, t.dim),
+        Span::styled(mode, t.dim),
+        Span::styled(if app.ui.pages { "  (pages)" } else { "" }, t.dim),
+    ])
+}
+
 fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     let t = theme(app);
     let d = &m.dirty;
@@ -138,18 +162,8 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     };
     let thresh = d.thresh_pages.or(d.derived_thresh_pages);
     let bg = d.bg_thresh_pages.or(d.derived_bg_thresh_pages);
-    let state = d.state.map_or(Span::styled("-", t.dim), |s| {
-        Span::styled(s.label(), level(app, state_level(s)))
-    });
-    let raised = raised_by(m, width);
-    let (kind, mode_t, mode_b) = mode_parts(&m.sysctl, d.thresh_mode, d.bg_thresh_mode);
     let mut out = Vec::with_capacity(10);
-    out.push(Line::from(vec![
-        state,
-        Span::styled(raised, t.dim),
-        Span::styled(format!("   {kind} {mode_t}/{mode_b}"), t.dim),
-        Span::styled(if app.ui.pages { "  (pages)" } else { "" }, t.dim),
-    ]));
+    out.push(state_line(app, m, width));
     // A container's (or a capped device's) domain nearer its throttle point than the global
     // one: the global line can say "below background" while its writers are throttled (§1.8).
     if let Some(dom) = crate::model::domains::most_severe(
