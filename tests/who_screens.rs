@@ -390,3 +390,44 @@ fn exited_writers_from_taskstats() {
     assert!(text.contains("X: exited since the last walk"), "{text}");
     assert_screens("who_exits", &app);
 }
+
+/// The number after `prefix` in `text` (`(13 paused)` → 13).
+fn number_after(text: &str, prefix: &str) -> Option<usize> {
+    let rest = &text[text.find(prefix)? + prefix.len()..];
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
+#[test]
+fn the_throttled_rows_and_their_count_add_up_to_the_headline() {
+    // 13 writers paused in this sample, 18 rows in all (4 at 0 ms, and pagewatch itself):
+    // the table has room for 3 (80x24) or 6 (160x48) and counts the paused rest.
+    let app = recorded(THROTTLED_AT);
+    let m = app.model.as_ref().unwrap();
+    let paused = m.domains[0].throttled_writers;
+    assert_eq!(paused, 13);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let text = screen(&app, w, h);
+        let headline = number_after(&text, "writers throttled (").expect("a count");
+        assert_eq!(headline, paused, "{w}x{h}\n{text}");
+        // The table: the rows under its column names, down to its bottom border.
+        let table: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.contains("pause ms/s"))
+            .take_while(|l| !l.contains('└'))
+            .collect();
+        let (head, rows) = table.split_first().expect("the table");
+        let shown = m
+            .throttled
+            .iter()
+            .filter(|t| t.paused() && !t.is_self)
+            .filter(|t| rows.iter().any(|r| r.contains(&format!("{:>7} ", t.pid))))
+            .count();
+        assert!(shown > 0, "{w}x{h}\n{text}");
+        let rest = number_after(head, " +").expect("+N paused");
+        assert!(head.contains(&format!("+{rest} paused")), "{head}");
+        assert_eq!(shown + rest, headline, "{w}x{h}\n{text}");
+    }
+}

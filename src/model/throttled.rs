@@ -63,6 +63,17 @@ pub struct Throttled {
 }
 
 impl Throttled {
+    /// Paced this interval: a tracepoint pause over 0 ms, or seen by the walk's wchan in
+    /// `balance_dirty_pages()`. The headline's writer count (`Domain::throttled_writers`)
+    /// counts these, pagewatch aside.
+    #[must_use]
+    pub fn paused(&self) -> bool {
+        match self.source {
+            ThrottleSource::Tracepoint => self.pause_ms_per_s.is_some_and(|p| p > 0.0),
+            ThrottleSource::Wchan => true,
+        }
+    }
+
     /// A row that says only who and from where; every figure unknown, not pagewatch.
     #[must_use]
     pub fn new(pid: u32, comm: impl Into<String>, source: ThrottleSource) -> Self {

@@ -165,10 +165,7 @@ pub fn fold_dirty(m: &mut Model) {
             row.kernel_limit_pages = row.limit_pages;
             row.limit_pages = dom.thresh_pages;
         }
-        let paused = match row.source {
-            ThrottleSource::Tracepoint => row.pause_ms_per_s.is_some_and(|p| p > 0.0),
-            ThrottleSource::Wchan => true,
-        };
+        let paused = row.paused();
         if row.source == ThrottleSource::Tracepoint {
             let sum = dom.throttled_by_tracepoint_ms_per_s.get_or_insert(0.0);
             *sum += row.pause_ms_per_s.unwrap_or(0.0);

@@ -118,11 +118,23 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     push_right(&mut head, 9, "pause ms/s");
     push_right(&mut head, 11, "rate/s");
     head.push_str("  bdi     cgroup");
-    let mut lines = vec![Line::from(Span::styled(head, t.title))];
-    for w in list
+    // The paused writers without a row are counted at the header's end, so that the rows
+    // and the count add up to the headline's "(13 paused)" (two rows at 80x24 while a
+    // playbook runs); rows of 0 ms and pagewatch itself are not in the headline's count.
+    let shown = list.len().min(usize::from(inner.height.saturating_sub(1)));
+    let hidden = list[shown..]
         .iter()
-        .take(usize::from(inner.height.saturating_sub(1)))
-    {
+        .filter(|w| w.paused() && !w.is_self)
+        .count();
+    if hidden > 0 {
+        let more = format!("+{hidden} paused");
+        if head.chars().count() + 2 + more.chars().count() <= width {
+            pad_to(&mut head, width - more.chars().count());
+            head.push_str(&more);
+        }
+    }
+    let mut lines = vec![Line::from(Span::styled(head, t.title))];
+    for w in list.iter().take(shown) {
         let mut row = String::with_capacity(width);
         push_right(&mut row, 7, w.pid);
         row.push(' ');
