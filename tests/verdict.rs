@@ -122,8 +122,18 @@ fn batch_text(rec: &Recording, models: &[Model]) {
             Some(why) => assert!(b.contains(&format!("saturated: {why}")), "{b}"),
             None => assert!(!b.contains("saturated:"), "{b}"),
         }
-        if m.throttled.iter().any(|r| !r.is_self) {
+        let writers: Vec<_> = m.throttled.iter().filter(|r| !r.is_self).collect();
+        if !writers.is_empty() {
             assert!(b.contains("  throttled: "), "{b}");
+            // Three named, the paused rest counted: together the headline's count.
+            let hidden = writers.iter().skip(3).filter(|r| r.paused()).count();
+            let line = b.lines().find(|l| l.contains("throttled: ")).unwrap();
+            assert_eq!(
+                line.contains(&format!("+{hidden} paused")),
+                hidden > 0,
+                "{line}"
+            );
+            assert!(!line.contains(" more"), "{line}");
         }
     }
 }

@@ -430,4 +430,9 @@ fn the_throttled_rows_and_their_count_add_up_to_the_headline() {
         assert!(head.contains(&format!("+{rest} paused")), "{head}");
         assert_eq!(shown + rest, headline, "{w}x{h}\n{text}");
     }
+    // The batch text: three named, the paused rest counted, as the headline counts.
+    let batch = pagewatch::batch::render_text(m, false);
+    assert!(batch.contains("(13 writers paused"), "{batch}");
+    let line = batch.lines().find(|l| l.contains("throttled: ")).unwrap();
+    assert!(line.ends_with(", +10 paused"), "{line}");
 }

@@ -210,8 +210,11 @@ fn verdict_lines(s: &mut String, m: &Model) {
                 format!("{comm}[{}] {dom} {how}", r.pid)
             })
             .collect();
-        if writers.len() > 3 {
-            parts.push(format!("+{} more", writers.len() - 3));
+        // Counted as the headline counts (`Throttled::paused`), so the named writers and this
+        // add up to its "13 writers paused"; writers at 0 ms are not in it.
+        let hidden = writers.iter().skip(3).filter(|r| r.paused()).count();
+        if hidden > 0 {
+            parts.push(format!("+{hidden} paused"));
         }
         let _ = writeln!(s, "  throttled: {}", parts.join(", "));
     }
