@@ -84,6 +84,18 @@ fn randread_reports_live_figures_and_reuses_its_file() {
         "{:?}",
         all.first()
     );
+    // The layout's fio is reported as ours before the job's (the foreign-fio scan leaves
+    // out both; it once listed the layout as "fio N (not ours)").
+    let layout = all
+        .iter()
+        .position(|u| matches!(u, FioUpdate::LayoutStarted { .. }));
+    let job_start = all
+        .iter()
+        .position(|u| matches!(u, FioUpdate::Started { .. }));
+    assert!(
+        matches!((layout, job_start), (Some(l), Some(s)) if l < s),
+        "{all:?}"
+    );
     let live = lives(&all);
     assert!(live.len() >= 2, "{all:?}");
     assert!(live.iter().all(|l| l.jobs[0].read.iops > 0.0), "{live:?}");
@@ -105,7 +117,10 @@ fn randread_reports_live_figures_and_reuses_its_file() {
     assert_eq!(again.file(), file);
     assert!(again.prepare_argv().is_none(), "no second layout");
     let all = collect(&rx, Duration::from_secs(30));
-    assert!(!all.iter().any(|u| matches!(u, FioUpdate::Preparing { .. })));
+    assert!(!all.iter().any(|u| matches!(
+        u,
+        FioUpdate::Preparing { .. } | FioUpdate::LayoutStarted { .. }
+    )));
     assert!(
         matches!(all.last(), Some(FioUpdate::Finished { .. })),
         "{all:?}"

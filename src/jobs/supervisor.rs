@@ -177,7 +177,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
             Arc::clone(&self.own_pids),
         );
         let notify = Arc::new(move |u: FioUpdate| {
-            if let FioUpdate::Started { pid } = &u
+            if let FioUpdate::Started { pid } | FioUpdate::LayoutStarted { pid } = &u
                 && let Ok(mut o) = own.lock()
             {
                 o.insert(*pid);
@@ -330,6 +330,7 @@ fn fio_msgs(id: u32, u: FioUpdate, argv: impl Fn() -> Vec<String>) -> Vec<JobMsg
                 text: format!("laying out {}", file.display()),
             },
         ],
+        FioUpdate::LayoutStarted { .. } => Vec::new(),
         FioUpdate::Started { pid } => vec![JobMsg::Started {
             id,
             pid,

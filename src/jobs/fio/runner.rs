@@ -185,7 +185,8 @@ impl Plan {
                 file: self.file.clone(),
                 argv: prep.clone(),
             });
-            let out = match child::run(&self.exe, prep, control, &|_| {}, &mut |_| {}, &message) {
+            let started = |pid| notify(FioUpdate::LayoutStarted { pid });
+            let out = match child::run(&self.exe, prep, control, &started, &mut |_| {}, &message) {
                 Ok(out) => out,
                 Err(e) => return failed(format!("{e:#}"), &[], None),
             };

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use super::live::FioLive;
 use crate::event::FioSummary;
 
-/// What a fio job reports, in order: maybe `Preparing`, then `Started`, `Live`s and `Message`s,
-/// then exactly one `Finished` or `Failed`.
+/// What a fio job reports, in order: maybe `Preparing` and `LayoutStarted`, then `Started`,
+/// `Live`s and `Message`s, then exactly one `Finished` or `Failed`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FioUpdate {
     /// The test file is being laid out (`--create_only=1`) before the job.
@@ -18,6 +18,12 @@ pub enum FioUpdate {
         file: PathBuf,
         /// The exact fio command line of the layout run.
         argv: Vec<String>,
+    },
+    /// The layout run's fio started: pagewatch's own, never a foreign fio (its guard's pid,
+    /// as `Started`'s). Reported so that the foreign-fio scan leaves it out; no job message.
+    LayoutStarted {
+        /// Process group id (the layout run's guard).
+        pid: u32,
     },
     /// The job's fio started.
     Started {
