@@ -354,10 +354,7 @@ fn a_job_that_fails_before_starting_shows_no_elapsed_time_and_its_whole_reason()
         let area = ratatui::layout::Rect::new(0, 0, w, h);
         let mut buf = ratatui::buffer::Buffer::empty(area);
         crate::ui::render(&a, area, &mut buf);
-        let rows: Vec<String> = (0..h)
-            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-            .collect();
-        let screen = rows.join("\n");
+        let screen = crate::ui::rows_of(&buf).join("\n");
         assert!(!screen.contains("498747"), "{screen}");
         assert!(screen.contains("failed    0:00"), "{w}x{h}: {screen}");
         assert!(

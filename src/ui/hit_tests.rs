@@ -29,9 +29,7 @@ fn recorded(n: usize) -> App {
 fn rows(app: &App, area: Rect) -> Vec<String> {
     let mut buf = Buffer::empty(area);
     crate::ui::render(app, area, &mut buf);
-    (0..area.height)
-        .map(|y| (0..area.width).map(|x| buf[(x, y)].symbol()).collect())
-        .collect()
+    crate::ui::rows_of(&buf)
 }
 
 /// Hit-tests every cell; checks each row target against the row's text; returns the targets.

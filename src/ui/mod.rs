@@ -28,6 +28,19 @@ pub fn draw(frame: &mut Frame, app: &App) {
     render(app, area, frame.buffer_mut());
 }
 
+/// `buf`'s rows as text, as the tests read a screen.
+#[cfg(test)]
+pub(crate) fn rows_of(buf: &Buffer) -> Vec<String> {
+    let a = buf.area;
+    (a.top()..a.bottom())
+        .map(|y| {
+            (a.left()..a.right())
+                .map(|x| buf[(x, y)].symbol())
+                .collect()
+        })
+        .collect()
+}
+
 /// Draws the whole screen into a buffer (in ASCII only with `--ascii`).
 pub fn render(app: &App, area: Rect, buf: &mut Buffer) {
     render_glyphs(app, area, buf);

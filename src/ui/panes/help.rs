@@ -94,10 +94,7 @@ mod tests {
         let area = Rect::new(0, 0, w, h);
         let mut buf = Buffer::empty(area);
         render(app, area, &mut buf);
-        (0..h)
-            .map(|y| (0..w).map(|x| buf[(x, y)].symbol()).collect::<String>())
-            .collect::<Vec<_>>()
-            .join("\n")
+        crate::ui::rows_of(&buf).join("\n")
     }
 
     #[test]

@@ -304,18 +304,6 @@ mod tests {
         out
     }
 
-    /// The screen's rows as text.
-    fn rows(buf: &Buffer) -> Vec<String> {
-        let a = buf.area;
-        (a.top()..a.bottom())
-            .map(|y| {
-                (a.left()..a.right())
-                    .map(|x| buf[(x, y)].symbol())
-                    .collect()
-            })
-            .collect()
-    }
-
     #[test]
     fn the_keys_line_shows_whole_in_every_prompt_at_both_sizes() {
         for p in prompts() {
@@ -327,7 +315,7 @@ mod tests {
                 let area = Rect::new(0, 0, w, h);
                 let mut buf = Buffer::empty(area);
                 render(&a, area, &mut buf);
-                let text = rows(&buf);
+                let text = crate::ui::rows_of(&buf);
                 assert!(
                     text.iter().any(|r| r.contains(keys.as_str())),
                     "{w}x{h}: {keys:?} not on screen:\n{}",
@@ -352,7 +340,7 @@ mod tests {
         let area = Rect::new(0, 0, 160, 48);
         let mut buf = Buffer::empty(area);
         render(&a, area, &mut buf);
-        let screen = rows(&buf).join("\n");
+        let screen = crate::ui::rows_of(&buf).join("\n");
         for (line, _) in &lines[1..] {
             assert!(screen.contains(line.as_str()), "{line:?} cut:\n{screen}");
         }
