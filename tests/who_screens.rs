@@ -436,3 +436,53 @@ fn the_throttled_rows_and_their_count_add_up_to_the_headline() {
     let line = batch.lines().find(|l| l.contains("throttled: ")).unwrap();
     assert!(line.ends_with(", +10 paused"), "{line}");
 }
+
+/// `assets/recordings/who-sync-exits.pwrec`: the screen (`--view processes --record`) on this
+/// VM, as root, while a shell loop ran `dd if=/dev/zero bs=1M count=50 conv=fsync` with 0.4 s
+/// pauses: each dd fsyncs once (~20 ms) and exits between two walks. Its exited row counts
+/// that call over its span (it used to read 0: the sample after its exit has none of its
+/// calls), and a dd the tracer saw but no walk listed is named from its exit record.
+#[test]
+fn exited_writers_keep_their_sync_calls() {
+    let (mut app, samples) = recording("who-sync-exits", 0);
+    app.update(Msg::Action(Action::Processes));
+    let (mut exited, mut victims, mut lines) = (0, 0, 0);
+    for s in &samples {
+        app.update(Msg::Sample(s.clone()));
+        let m = app.model.as_ref().unwrap();
+        for p in m.processes.iter().flatten() {
+            if p.exited && p.comm == "dd" {
+                let calls = p.fsync_per_s.unwrap() * p.walk_ms.unwrap() as f64 / 1000.0;
+                assert!((calls - 1.0).abs() < 1e-9, "{p:?}");
+                let mean = p.fsync_mean_ms.unwrap();
+                assert!((1.0..100.0).contains(&mean), "{p:?}");
+                assert_eq!(p.fsync_max_ms, Some(mean), "one call: its mean is its max");
+                exited += 1;
+            }
+            if p.state == ' ' {
+                assert_eq!(p.comm, "dd", "{p:?}");
+                victims += 1;
+            }
+        }
+        if exited > 0
+            && m.processes
+                .iter()
+                .flatten()
+                .any(|p| p.exited && p.comm == "dd")
+        {
+            let text = screen(&app, 160, 48);
+            for line in text
+                .lines()
+                .filter(|l| l.contains(" dd ") && l.contains(" X "))
+            {
+                let cols: Vec<&str> = line.trim_matches(['"', '│']).split_whitespace().collect();
+                assert_eq!(cols[5], "1", "SYNC/s of an exited dd\n{text}");
+                lines += 1;
+            }
+        }
+    }
+    assert!(
+        exited >= 20 && victims >= 10 && lines >= 20,
+        "{exited} exited, {victims} victims, {lines} lines"
+    );
+}

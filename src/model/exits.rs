@@ -173,6 +173,13 @@ impl Exits {
         self.status.as_ref()
     }
 
+    /// The command name of process `pid`, when its exit record came since the last walk.
+    #[must_use]
+    pub fn comm_of(&self, pid: u32) -> Option<&str> {
+        let d = self.dead.iter().rev().find(|d| d.pid == pid)?;
+        Some(d.comm.as_str())
+    }
+
     /// Whether exits are credited (the listener is registered).
     #[must_use]
     pub fn active(&self) -> bool {

@@ -123,7 +123,8 @@ pub struct ProcRow {
     #[serde(skip)]
     pub reaped_io: Option<IoCounters>,
     /// Sync calls (fsync, fdatasync, sync_file_range, msync) completed per second over the
-    /// sample interval; `None` while the sync tracer is not armed (`model::sync`).
+    /// sample interval (an `exited` row: since the previous walk, over `walk_ms`); `None`
+    /// while the sync tracer is not armed (`model::sync`).
     pub fsync_per_s: Option<f64>,
     /// Their mean latency, ms; `None` without a completed call.
     pub fsync_mean_ms: Option<f64>,
@@ -386,6 +387,8 @@ pub struct Tracker {
     cmdlines: HashMap<u32, (u64, String)>,
     /// The taskstats exits (`model::exits`): exited processes' rows, reaping parents' rates.
     exits: super::exits::Exits,
+    /// The sync calls since the last walk, for the exited rows (`model::sync::SinceWalk`).
+    syncs: super::sync::SinceWalk,
 }
 
 impl Tracker {
@@ -394,6 +397,7 @@ impl Tracker {
         if let Some(e) = &snap.exits {
             self.exits.take(e);
         }
+        self.syncs.add(snap.sync.as_ref());
         if let Some(w) = &snap.procs {
             if self.delayacct == Some(false) && w.task_delayacct == Some(true) {
                 // Switched on since the last walk: tasks older than this walk were forked
@@ -409,6 +413,7 @@ impl Tracker {
                 self.exits.at_walk(w, self.last.as_deref(), &mut rows);
                 rows.sort_by(|a, b| activity(b).total_cmp(&activity(a)).then(a.pid.cmp(&b.pid)));
             }
+            self.syncs.stamp(&mut rows);
             self.rows = Some(rows);
             let mut names = HashMap::new();
             for walk in self.last.iter().map(AsRef::as_ref).chain([w.as_ref()]) {
@@ -430,6 +435,7 @@ impl Tracker {
             self.names.clear();
             self.cmdlines.clear();
             self.exits = super::exits::Exits::default();
+            self.syncs = super::sync::SinceWalk::default();
         }
     }
 
@@ -477,8 +483,11 @@ impl Tracker {
     /// before the tracepoint's reader asked) gets its name from the last two walks.
     pub fn fill(&self, m: &mut super::Model) {
         let whole = self.last.as_ref().is_some_and(|w| w.scope.is_none());
-        m.processes =
-            (self.rows.as_deref()).map(|r| super::sync::join(r, TOP, m.sync.as_ref(), whole));
+        let name_of = |pid: u32| {
+            (self.names.get(&pid).cloned()).or_else(|| self.exits.comm_of(pid).map(str::to_owned))
+        };
+        m.processes = (self.rows.as_deref())
+            .map(|r| super::sync::join(r, TOP, m.sync.as_ref(), whole, name_of));
         m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();

@@ -17,6 +17,17 @@
 //!   waiting at the read (a victim stuck for seconds shows before its call returns).
 //! - O_SYNC/O_DSYNC writes are not timed (`source::sync_trace` says why): their wait is in
 //!   IOWAIT.
+//! - A process that exited since the last walk (an `exited` row) has no calls in the sample
+//!   after its exit: its figures are its calls since the previous walk (`SinceWalk`), over
+//!   the span its IO rates cover (`ProcRow::walk_ms`), so a dd that fsynced once and exited
+//!   a second before the walk reads 1 call, not a false 0; `None` when a sample of that span
+//!   was not measured. A victim row the walk has not listed (it exited before its first
+//!   walk) takes its name from the walks or the exit records when the tracer could no longer
+//!   read it. The source drains the exits, walks, then reads the tracer: every call of a
+//!   process whose exit a walk credits is in that sample's read or an earlier one (a call
+//!   between a walk and the read of its own sample counts toward that walk).
+
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -114,10 +125,17 @@ pub fn derive(c: &SyncCalls, dt_s: Option<f64>) -> Sync {
 /// The rows `Model::processes` shows: the `top` most active of `rows`, then the processes
 /// with sync calls among the rest (at most `VICTIMS`, most waiting first), then, when the walk
 /// covers every process (`whole`), those the walk did not list (no IO of their own since the
-/// last walk: their IO rates are unknown). Each row gets its sync figures (module doc) when
-/// the tracer measures.
+/// last walk: their IO rates are unknown; named by `name_of` when the tracer read no name).
+/// Each row but the exited ones gets its sync figures (module doc) when the tracer measures;
+/// an exited row keeps those `SinceWalk::stamp` gave it at its walk.
 #[must_use]
-pub fn join(rows: &[ProcRow], top: usize, sync: Option<&Sync>, whole: bool) -> Vec<ProcRow> {
+pub fn join(
+    rows: &[ProcRow],
+    top: usize,
+    sync: Option<&Sync>,
+    whole: bool,
+    name_of: impl Fn(u32) -> Option<String>,
+) -> Vec<ProcRow> {
     let mut out: Vec<ProcRow> = rows.iter().take(top).cloned().collect();
     let Some(s) = sync.filter(|s| s.measured()) else {
         return out;
@@ -133,9 +151,13 @@ pub fn join(rows: &[ProcRow], top: usize, sync: Option<&Sync>, whole: bool) -> V
         if let Some(r) = rows.iter().find(|r| r.pid == v.pid) {
             out.push(r.clone());
         } else if whole {
+            let comm = Some(v.comm.clone())
+                .filter(|c| !c.is_empty())
+                .or_else(|| name_of(v.pid))
+                .unwrap_or_default();
             out.push(ProcRow {
                 pid: v.pid,
-                comm: v.comm.clone(),
+                comm,
                 state: ' ',
                 ..ProcRow::default()
             });
@@ -144,13 +166,69 @@ pub fn join(rows: &[ProcRow], top: usize, sync: Option<&Sync>, whole: bool) -> V
         }
         added += 1;
     }
-    for r in &mut out {
+    for r in out.iter_mut().filter(|r| !r.exited) {
         let v = s.rows.iter().find(|v| v.pid == r.pid);
         r.fsync_per_s = Some(v.map_or(0.0, |v| v.per_s));
         r.fsync_mean_ms = v.and_then(|v| v.mean_ms);
         r.fsync_max_ms = v.and_then(|v| v.max_ms);
     }
     out
+}
+
+/// One process's completed sync calls since the last walk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    calls: u64,
+    total_ns: u64,
+    max_ns: u64,
+}
+
+/// The sync calls of every process since the last walk, for the rows of the processes that
+/// exited in between (module doc); fed every sample, stamped and cleared at each walk.
+#[derive(Debug, Clone, Default)]
+pub struct SinceWalk {
+    by_pid: HashMap<u32, Tally>,
+    /// Samples since the last walk whose calls were not measured (the tracer off, or the
+    /// sample that armed it): the sums are then incomplete.
+    unmeasured: bool,
+}
+
+impl SinceWalk {
+    /// Adds one sample's calls; `None` (no sync figures in it) counts as unmeasured.
+    pub fn add(&mut self, c: Option<&SyncCalls>) {
+        let measured = c.is_some_and(|c| {
+            c.state == TraceState::Armed && c.source == SyncSource::Syscalls && c.cpu_ns.is_some()
+        });
+        if !measured {
+            self.unmeasured = true;
+            return;
+        }
+        for r in c.iter().flat_map(|c| &c.rows) {
+            let e = self.by_pid.entry(r.tgid).or_default();
+            e.calls += r.calls;
+            e.total_ns += r.total_ns;
+            e.max_ns = e.max_ns.max(r.max_ns);
+        }
+    }
+
+    /// At a walk: gives each exited row its calls since the previous walk over its span
+    /// (`walk_ms`), when every sample of it was measured; then starts again.
+    pub fn stamp(&mut self, rows: &mut [ProcRow]) {
+        if !self.unmeasured {
+            for r in rows.iter_mut().filter(|r| r.exited) {
+                let Some(span_s) = r.walk_ms.filter(|&ms| ms > 0).map(|ms| ms as f64 / 1e3) else {
+                    continue;
+                };
+                let c = self.by_pid.get(&r.pid).copied().unwrap_or_default();
+                let ms = |ns: u64| ns as f64 / 1e6;
+                r.fsync_per_s = Some(c.calls as f64 / span_s);
+                r.fsync_mean_ms = (c.calls > 0).then(|| ms(c.total_ns) / c.calls as f64);
+                r.fsync_max_ms = (c.calls > 0).then(|| ms(c.max_ns));
+            }
+        }
+        self.by_pid.clear();
+        self.unmeasured = false;
+    }
 }
 
 #[cfg(test)]
@@ -212,7 +290,7 @@ mod tests {
             &calls(vec![row(4, 20, 160, 42, 0), row(50, 2, 2, 1, 0)]),
             Some(1.0),
         );
-        let out = join(&rows, 2, Some(&s), true);
+        let out = join(&rows, 2, Some(&s), true, |_| None);
         let pids: Vec<u32> = out.iter().map(|r| r.pid).collect();
         assert_eq!(pids, [1, 2, 4, 50], "the victims after the top two");
         assert_eq!(out[0].fsync_per_s, Some(0.0));
@@ -226,7 +304,7 @@ mod tests {
             (Some(20.0), Some(8.0), Some(42.0))
         );
         assert_eq!(out[3].comm, "p50");
-        let scoped = join(&rows, 2, Some(&s), false);
+        let scoped = join(&rows, 2, Some(&s), false, |_| None);
         assert_eq!(
             scoped.len(),
             3,
@@ -236,7 +314,7 @@ mod tests {
             state: TraceState::Off,
             ..s.clone()
         };
-        let out = join(&rows, 2, Some(&off), true);
+        let out = join(&rows, 2, Some(&off), true, |_| None);
         assert_eq!(out.len(), 2);
         assert!(
             out.iter().all(|r| r.fsync_per_s.is_none()),
@@ -250,7 +328,7 @@ mod tests {
             Some(1.0),
         );
         assert!(!just_armed.measured() && just_armed.rows.is_empty());
-        let out = join(&rows, 2, Some(&just_armed), true);
+        let out = join(&rows, 2, Some(&just_armed), true, |_| None);
         assert!(
             out.iter().all(|r| r.fsync_per_s.is_none()),
             "nothing read yet"
@@ -261,5 +339,82 @@ mod tests {
             ..s
         };
         assert!(!fallback.measured());
+    }
+
+    #[test]
+    fn an_exited_row_counts_its_calls_since_the_last_walk_over_its_span() {
+        let exited = |pid: u32, walk_ms: u64| ProcRow {
+            pid,
+            comm: "dd".into(),
+            exited: true,
+            walk_ms: Some(walk_ms),
+            ..ProcRow::default()
+        };
+        let live = ProcRow {
+            pid: 3,
+            comm: "sh".into(),
+            ..ProcRow::default()
+        };
+        let mut w = SinceWalk::default();
+        // Two samples between walks: dd 7 fsyncs once (20 ms) in the first and exits; dd 8
+        // twice (10 and 30 ms) over both; dd 9 none.
+        w.add(Some(&calls(vec![
+            row(7, 1, 20, 20, 0),
+            row(8, 1, 10, 10, 0),
+        ])));
+        w.add(Some(&calls(vec![row(8, 1, 30, 30, 0)])));
+        let mut rows = vec![
+            exited(7, 1000),
+            exited(8, 2000),
+            exited(9, 1500),
+            live.clone(),
+        ];
+        w.stamp(&mut rows);
+        let figs = |r: &ProcRow| (r.fsync_per_s, r.fsync_mean_ms, r.fsync_max_ms);
+        assert_eq!(figs(&rows[0]), (Some(1.0), Some(20.0), Some(20.0)));
+        assert_eq!(
+            figs(&rows[1]),
+            (Some(1.0), Some(20.0), Some(30.0)),
+            "2 calls over 2 s"
+        );
+        assert_eq!(figs(&rows[2]), (Some(0.0), None, None), "measured: none");
+        assert_eq!(
+            figs(&rows[3]),
+            (None, None, None),
+            "live rows are the join's"
+        );
+        // The join keeps them, though this sample's calls have none of those processes, and
+        // names a victim the walks never listed from `name_of`.
+        let gone = SyncRow {
+            comm: String::new(),
+            ..row(11, 1, 5, 5, 0)
+        };
+        let now = derive(&calls(vec![gone]), Some(1.0));
+        let out = join(&rows, 4, Some(&now), true, |p| {
+            (p == 11).then(|| "dd".into())
+        });
+        assert_eq!(figs(&out[0]), (Some(1.0), Some(20.0), Some(20.0)));
+        assert_eq!(figs(&out[3]), (Some(0.0), None, None));
+        assert_eq!((out[4].pid, out[4].comm.as_str()), (11, "dd"));
+        // Cleared at the walk: the next span starts from nothing.
+        let mut next = vec![exited(8, 1000)];
+        w.add(Some(&calls(vec![])));
+        w.stamp(&mut next);
+        assert_eq!(figs(&next[0]), (Some(0.0), None, None));
+        // A sample of the span not measured (the tracer off, or just armed): unknown, not 0.
+        for gap in [
+            None,
+            Some(SyncCalls::state(TraceState::Off, SyncSource::None, None)),
+            Some(SyncCalls {
+                cpu_ns: None,
+                ..calls(vec![])
+            }),
+        ] {
+            w.add(gap.as_ref());
+            w.add(Some(&calls(vec![row(8, 1, 10, 10, 0)])));
+            let mut rows = vec![exited(8, 1000)];
+            w.stamp(&mut rows);
+            assert_eq!(figs(&rows[0]), (None, None, None), "{gap:?}");
+        }
     }
 }
