@@ -441,12 +441,13 @@ fn the_throttled_rows_and_their_count_add_up_to_the_headline() {
 /// VM, as root, while a shell loop ran `dd if=/dev/zero bs=1M count=50 conv=fsync` with 0.4 s
 /// pauses: each dd fsyncs once (~20 ms) and exits between two walks. Its exited row counts
 /// that call over its span (it used to read 0: the sample after its exit has none of its
-/// calls), and a dd the tracer saw but no walk listed is named from its exit record.
+/// calls), and a dd the tracer saw but no walk listed is named from its exit record, on the
+/// screen and in batch text.
 #[test]
 fn exited_writers_keep_their_sync_calls() {
     let (mut app, samples) = recording("who-sync-exits", 0);
     app.update(Msg::Action(Action::Processes));
-    let (mut exited, mut victims, mut lines) = (0, 0, 0);
+    let (mut exited, mut victims, mut lines, mut named) = (0, 0, 0, 0);
     for s in &samples {
         app.update(Msg::Sample(s.clone()));
         let m = app.model.as_ref().unwrap();
@@ -463,6 +464,12 @@ fn exited_writers_keep_their_sync_calls() {
                 assert_eq!(p.comm, "dd", "{p:?}");
                 victims += 1;
             }
+        }
+        // The batch text's victims are named too (they read `?[24005]`).
+        let batch = pagewatch::batch::render_text(m, false);
+        if let Some(line) = batch.lines().find(|l| l.contains("sync (mean/max)")) {
+            assert!(!line.contains('?'), "{line}");
+            named += usize::from(line.contains("dd["));
         }
         if exited > 0
             && m.processes
@@ -482,7 +489,7 @@ fn exited_writers_keep_their_sync_calls() {
         }
     }
     assert!(
-        exited >= 20 && victims >= 10 && lines >= 20,
-        "{exited} exited, {victims} victims, {lines} lines"
+        exited >= 20 && victims >= 10 && lines >= 20 && named >= 20,
+        "{exited} exited, {victims} victims, {lines} lines, {named} batch lines"
     );
 }

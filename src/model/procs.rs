@@ -476,18 +476,27 @@ impl Tracker {
         self.last.as_deref()
     }
 
-    /// Fills `Model::processes` (the `TOP` rows, the sync victims after them and their sync
-    /// figures, `sync::join`), `Model::processes_by_memory` and
+    /// Names the sync rows the tracer could not (`sync::name`), fills `Model::processes` (the
+    /// `TOP` rows, the sync victims after them and their sync figures, `sync::join`), `Model::processes_by_memory` and
     /// `Model::task_delayacct`, and, while the tracepoint is not armed, `Model::throttled`
     /// with the walk's wchan rows (spec §11); a throttled writer without a name (it exited
     /// before the tracepoint's reader asked) gets its name from the last two walks.
     pub fn fill(&self, m: &mut super::Model) {
         let whole = self.last.as_ref().is_some_and(|w| w.scope.is_none());
-        let name_of = |pid: u32| {
-            (self.names.get(&pid).cloned()).or_else(|| self.exits.comm_of(pid).map(str::to_owned))
-        };
-        m.processes = (self.rows.as_deref())
-            .map(|r| super::sync::join(r, TOP, m.sync.as_ref(), whole, name_of));
+        if let Some(s) = m.sync.as_mut() {
+            super::sync::name(s, |pid| {
+                let exited = self
+                    .rows
+                    .iter()
+                    .flatten()
+                    .find(|r| r.pid == pid && r.exited);
+                (self.names.get(&pid).cloned())
+                    .or_else(|| exited.map(|r| r.comm.clone()))
+                    .or_else(|| self.exits.comm_of(pid).map(str::to_owned))
+            });
+        }
+        m.processes =
+            (self.rows.as_deref()).map(|r| super::sync::join(r, TOP, m.sync.as_ref(), whole));
         m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();

@@ -3,8 +3,9 @@
 //! the processes' rows (`fsync_per_s`, `fsync_mean_ms`, `fsync_max_ms`).
 //!
 //! Owns: `Sync` (the tracer's state and the rates by process, most waiting first), `derive`
-//! (pure: the pseudo-file and the interval → rates) and `join` (the rows `Model::processes`
-//! shows, the victims among them). Must not touch: files, pairing (`parse::trace_sync`).
+//! (pure: the pseudo-file and the interval → rates), `name` (a process gone before the
+//! tracer could read its name is named from the walks or its exit record: `dd`, not `?`, in
+//! every output) and `join` (the rows `Model::processes` shows, the victims among them). Must not touch: files, pairing (`parse::trace_sync`).
 //!
 //! The figures cover the sample interval (`Model::interval_s`), not the walk's: a process's
 //! IO rates repeat until the next walk, its sync figures are new every sample.
@@ -21,9 +22,7 @@
 //!   after its exit: its figures are its calls since the previous walk (`SinceWalk`), over
 //!   the span its IO rates cover (`ProcRow::walk_ms`), so a dd that fsynced once and exited
 //!   a second before the walk reads 1 call, not a false 0; `None` when a sample of that span
-//!   was not measured. A victim row the walk has not listed (it exited before its first
-//!   walk) takes its name from the walks or the exit records when the tracer could no longer
-//!   read it. The source drains the exits, walks, then reads the tracer: every call of a
+//!   was not measured. The source drains the exits, walks, then reads the tracer: every call of a
 //!   process whose exit a walk credits is in that sample's read or an earlier one (a call
 //!   between a walk and the read of its own sample counts toward that walk).
 
@@ -125,17 +124,11 @@ pub fn derive(c: &SyncCalls, dt_s: Option<f64>) -> Sync {
 /// The rows `Model::processes` shows: the `top` most active of `rows`, then the processes
 /// with sync calls among the rest (at most `VICTIMS`, most waiting first), then, when the walk
 /// covers every process (`whole`), those the walk did not list (no IO of their own since the
-/// last walk: their IO rates are unknown; named by `name_of` when the tracer read no name).
+/// last walk: their IO rates are unknown).
 /// Each row but the exited ones gets its sync figures (module doc) when the tracer measures;
 /// an exited row keeps those `SinceWalk::stamp` gave it at its walk.
 #[must_use]
-pub fn join(
-    rows: &[ProcRow],
-    top: usize,
-    sync: Option<&Sync>,
-    whole: bool,
-    name_of: impl Fn(u32) -> Option<String>,
-) -> Vec<ProcRow> {
+pub fn join(rows: &[ProcRow], top: usize, sync: Option<&Sync>, whole: bool) -> Vec<ProcRow> {
     let mut out: Vec<ProcRow> = rows.iter().take(top).cloned().collect();
     let Some(s) = sync.filter(|s| s.measured()) else {
         return out;
@@ -151,13 +144,9 @@ pub fn join(
         if let Some(r) = rows.iter().find(|r| r.pid == v.pid) {
             out.push(r.clone());
         } else if whole {
-            let comm = Some(v.comm.clone())
-                .filter(|c| !c.is_empty())
-                .or_else(|| name_of(v.pid))
-                .unwrap_or_default();
             out.push(ProcRow {
                 pid: v.pid,
-                comm,
+                comm: v.comm.clone(),
                 state: ' ',
                 ..ProcRow::default()
             });
@@ -173,6 +162,16 @@ pub fn join(
         r.fsync_max_ms = v.and_then(|v| v.max_ms);
     }
     out
+}
+
+/// Names the rows whose process was gone before the tracer read its name, by `name_of` (the
+/// last walks' names, the exit records since the last walk).
+pub fn name(s: &mut Sync, name_of: impl Fn(u32) -> Option<String>) {
+    for v in s.rows.iter_mut().filter(|v| v.comm.is_empty()) {
+        if let Some(n) = name_of(v.pid) {
+            v.comm = n;
+        }
+    }
 }
 
 /// One process's completed sync calls since the last walk.
@@ -290,7 +289,7 @@ mod tests {
             &calls(vec![row(4, 20, 160, 42, 0), row(50, 2, 2, 1, 0)]),
             Some(1.0),
         );
-        let out = join(&rows, 2, Some(&s), true, |_| None);
+        let out = join(&rows, 2, Some(&s), true);
         let pids: Vec<u32> = out.iter().map(|r| r.pid).collect();
         assert_eq!(pids, [1, 2, 4, 50], "the victims after the top two");
         assert_eq!(out[0].fsync_per_s, Some(0.0));
@@ -304,7 +303,7 @@ mod tests {
             (Some(20.0), Some(8.0), Some(42.0))
         );
         assert_eq!(out[3].comm, "p50");
-        let scoped = join(&rows, 2, Some(&s), false, |_| None);
+        let scoped = join(&rows, 2, Some(&s), false);
         assert_eq!(
             scoped.len(),
             3,
@@ -314,7 +313,7 @@ mod tests {
             state: TraceState::Off,
             ..s.clone()
         };
-        let out = join(&rows, 2, Some(&off), true, |_| None);
+        let out = join(&rows, 2, Some(&off), true);
         assert_eq!(out.len(), 2);
         assert!(
             out.iter().all(|r| r.fsync_per_s.is_none()),
@@ -328,7 +327,7 @@ mod tests {
             Some(1.0),
         );
         assert!(!just_armed.measured() && just_armed.rows.is_empty());
-        let out = join(&rows, 2, Some(&just_armed), true, |_| None);
+        let out = join(&rows, 2, Some(&just_armed), true);
         assert!(
             out.iter().all(|r| r.fsync_per_s.is_none()),
             "nothing read yet"
@@ -383,19 +382,25 @@ mod tests {
             (None, None, None),
             "live rows are the join's"
         );
-        // The join keeps them, though this sample's calls have none of those processes, and
-        // names a victim the walks never listed from `name_of`.
-        let gone = SyncRow {
-            comm: String::new(),
-            ..row(11, 1, 5, 5, 0)
-        };
-        let now = derive(&calls(vec![gone]), Some(1.0));
-        let out = join(&rows, 4, Some(&now), true, |p| {
-            (p == 11).then(|| "dd".into())
-        });
+        // The join keeps them, though this sample's calls have none of those processes.
+        let now = derive(&calls(vec![row(11, 1, 5, 5, 0)]), Some(1.0));
+        let out = join(&rows, 4, Some(&now), true);
         assert_eq!(figs(&out[0]), (Some(1.0), Some(20.0), Some(20.0)));
         assert_eq!(figs(&out[3]), (Some(0.0), None, None));
-        assert_eq!((out[4].pid, out[4].comm.as_str()), (11, "dd"));
+        assert_eq!(
+            figs(&out[4]),
+            (Some(1.0), Some(5.0), Some(5.0)),
+            "a live victim's are"
+        );
+        // A process gone before the tracer read its name is named by the caller's lookup.
+        let gone = SyncRow {
+            comm: String::new(),
+            ..row(12, 1, 5, 5, 0)
+        };
+        let mut now = derive(&calls(vec![gone, row(13, 1, 5, 5, 0)]), Some(1.0));
+        name(&mut now, |p| Some(format!("n{p}")));
+        let names: Vec<&str> = now.rows.iter().map(|v| v.comm.as_str()).collect();
+        assert_eq!(names, ["n12", "p13"], "a name the tracer read is kept");
         // Cleared at the walk: the next span starts from nothing.
         let mut next = vec![exited(8, 1000)];
         w.add(Some(&calls(vec![])));
