@@ -65,7 +65,7 @@ pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
             l.lat_write_p90_ms,
             l.lat_write_p99_ms,
         ),
-        row("queue", l.queue_p50_ms, None, l.queue_p99_ms),
+        row("queue", l.queue_p50_ms, l.queue_p90_ms, l.queue_p99_ms),
         Line::from(vec![
             Span::styled("max ", t.dim),
             Span::raw(f(l.lat_max_ms)),
