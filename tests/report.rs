@@ -373,3 +373,36 @@ fn report_command_names_the_files_and_ends_with_the_verdict() {
         "{stdout}"
     );
 }
+
+/// `assets/recordings/who-sync-exits.pwrec` (60 `dd conv=fsync` of 50 MB, one after another,
+/// each fsyncing once for ~20 ms): the report's sync waits name them, one call each, the
+/// rest rolled up by command.
+#[test]
+fn the_report_names_the_sync_waits() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/recordings/who-sync-exits.pwrec");
+    let rec = pagewatch::record::read(&path).unwrap();
+    let md = report::render_markdown(&rec, Range::ALL, Options::default()).unwrap();
+    let table = &md[md.find("Sync waits").expect("a sync waits table")..];
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(4)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 10, "{table}");
+    for r in &rows {
+        assert_eq!((r[1], r[2]), ("dd", "1"), "{table}");
+        let mean: f64 = r[4].trim_end_matches(" ms").parse().unwrap();
+        assert!((5.0..100.0).contains(&mean), "{table}");
+        assert_eq!(r[4], r[5], "one call: its mean is its longest");
+    }
+    let more = table
+        .lines()
+        .find(|l| l.contains("more processes:"))
+        .unwrap();
+    assert!(more.contains(": dd ×"), "{more}");
+    // The loop ran 60 dd and the tracer timed each (`replay --batch --format json` lists 60
+    // distinct dd pids in its sync rows): 10 rows and 50 more, one call each.
+    assert!(more.contains(": dd ×50 (50 calls, "), "{more}");
+}

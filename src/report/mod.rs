@@ -18,6 +18,7 @@ mod series;
 mod stats;
 mod summary;
 mod types;
+mod victims;
 pub mod who;
 mod write;
 

@@ -1,5 +1,5 @@
 //! The report's "who" section: who was throttled, for how long and in which cgroup, and the
-//! processes that dirtied the most, from the records' throttled-writer rows (tracepoint or
+//! processes that dirtied the most (then the sync waits, `report::victims`), from the records' throttled-writer rows (tracepoint or
 //! wchan) and process walks; then both rolled up by command, so a shell loop of short-lived
 //! `dd` writers reads as `dd ×40` with their total rather than forty rows of a second each.
 //!
@@ -226,10 +226,11 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
 /// Most rows a table shows.
 const ROWS: usize = 10;
 
-/// Writes the section; nothing when the records carry no throttled writer and no walk.
+/// Writes the section; nothing when the records carry no throttled writer, no walk and no
+/// sync call (`report::victims`).
 pub fn render(o: &mut String, models: &[Model], started: i64) {
     let (w, d) = (writers(models), dirtiers(models));
-    if w.is_empty() && d.is_empty() {
+    if w.is_empty() && d.is_empty() && super::victims::victims(models).is_empty() {
         return;
     }
     let _ = writeln!(o, "## Who\n");
@@ -284,6 +285,7 @@ pub fn render(o: &mut String, models: &[Model], started: i64) {
         let _ = writeln!(o);
     }
     by_command(o, &commands(models));
+    super::victims::render(o, models);
 }
 
 /// The rolled-up table.
