@@ -205,6 +205,26 @@ fn an_open_call_shows_its_wait_and_ages_out() {
 }
 
 #[test]
+fn an_open_call_of_a_task_gone_is_dropped() {
+    // Tasks 5 and 7 enter fsync; 5's exit is lost in a wrapped buffer and 5 exits.
+    let mut p = Pairer::default();
+    let mut done = Vec::new();
+    p.pair(
+        vec![enter(5, 1_000, 0), enter(7, 2_000, 0)],
+        Some(1_000_000_000),
+        &mut done,
+    );
+    p.forget_gone(|tid| tid == 5);
+    let open: Vec<u32> = p.open().iter().map(|o| o.tid).collect();
+    assert_eq!(open, [7], "task 5's wait does not grow on after it is gone");
+    assert_eq!(p.take_unpaired(), 1);
+    // 7's call completes as before.
+    p.pair(vec![exit(7, 5_000, 0)], None, &mut done);
+    assert_eq!(done.len(), 1);
+    assert_eq!((done[0].tid, done[0].ns), (7, 3_000));
+}
+
+#[test]
 fn reduce_sums_by_process() {
     let done = [
         Done {

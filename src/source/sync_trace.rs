@@ -168,6 +168,10 @@ impl SyncTracer {
         let now = (a.clock == "mono").then(mono_ns);
         let mut done = Vec::new();
         a.pairer.pair(calls, now, &mut done);
+        // A task gone with a call open lost that call's exit (`Pairer::forget_gone`); one
+        // existence check per call in progress, few at any read.
+        a.pairer
+            .forget_gone(|tid| !proc_root.join(tid.to_string()).exists());
         let open = a.pairer.open();
         a.tick += 1;
         let tick = a.tick;
