@@ -213,7 +213,7 @@ impl App {
             processes: self.ui.who == Some(WhoView::Processes),
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
-            throttled_table: true,
+            victims_when_throttled: true,
             latency: self.latency_devices(),
             detail: self.ui.detail,
         }

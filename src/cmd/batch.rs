@@ -41,7 +41,7 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         processes: args.view == Some(crate::cli::View::Processes),
         cgroups: args.view == Some(crate::cli::View::Cgroups),
         scope: None,
-        throttled_table: false,
+        victims_when_throttled: false,
         latency: args.latency.clone(),
         detail: args.below,
     };

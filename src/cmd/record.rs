@@ -78,8 +78,11 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     // The one pipeline decides the "who" data a recording carries and when the slow files
     // are re-read, as it does for the screen and batch mode.
     let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
+    // While writers are throttled the sync calls are timed, as on the screen: the report's
+    // sync waits name the victims.
     let view = crate::model::who::View {
         latency: args.latency.clone(),
+        victims_when_throttled: true,
         ..crate::model::who::View::default()
     };
     // The first step's wants too: a recording started mid-incident asks at once.

@@ -14,7 +14,8 @@
 //! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
 //! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
 //! every task on the machine a check on each syscall) only while the processes view shows
-//! them or the screen shows throttled writers; never at idle on the default screen. A
+//! them or writers are throttled on a screen or into a recording (`View::victims_when_throttled`);
+//! never at idle. A
 //! device's block requests are timed (issue 25) while the view asks (the detail view,
 //! `--latency`) and for `LINGER_S` after the verdict last flagged it saturated; never
 //! otherwise.
@@ -53,9 +54,11 @@ pub struct View {
     pub cgroups: bool,
     /// The cgroup the processes pane is scoped to, if any.
     pub scope: Option<String>,
-    /// The screen draws the throttled-writers table while writers are throttled (the
-    /// terminal screen; batch, `record` and `serve` draw none).
-    pub throttled_table: bool,
+    /// The output names the victims beside the throttled writers, so the sync calls are
+    /// timed while writers are throttled: the terminal screen (its throttled-writers table),
+    /// a recording (`record`, a playbook's run: for the report's sync waits). Batch and
+    /// `serve` show no victim without the processes view.
+    pub victims_when_throttled: bool,
     /// Devices whose latency the user asked for: the disk detail view's (`Enter` on a disk)
     /// and `--latency DEV`.
     pub latency: Vec<String>,
@@ -108,9 +111,10 @@ impl Gate {
             cgroup: view.scope.clone(),
             fast: view.processes && active,
         });
-        // The victims' sync latency: shown in the processes view, and gathered while the
-        // throttled writers' table is on screen, where the victims are to be looked for.
-        let sync = view.processes || (view.throttled_table && !m.throttled.is_empty());
+        // The victims' sync latency: shown in the processes view, and gathered while writers
+        // are throttled where the output looks for the victims (the screen's throttled table,
+        // a recording's report).
+        let sync = view.processes || (view.victims_when_throttled && !m.throttled.is_empty());
         let next = Wants {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
@@ -313,7 +317,7 @@ mod tests {
         m.domains.clear();
         m.throttled.clear();
         let screen = View {
-            throttled_table: true,
+            victims_when_throttled: true,
             ..View::default()
         };
         let mut g = Gate::default();

@@ -131,7 +131,20 @@ pub fn render(o: &mut String, models: &[Model]) {
             parts.join(", ")
         );
     }
+    let lost: u64 = measured(models).map(|s| s.lost + s.unpaired).sum();
+    if lost > 0 {
+        let _ = writeln!(
+            o,
+            "\n{lost} sync events were lost or left unpaired (the tracer's buffer wrapped): the \
+             calls above are undercounted, their waits and longest from the calls it paired."
+        );
+    }
     let _ = writeln!(o);
+}
+
+/// The sync figures of the records whose tracer measured.
+fn measured(models: &[Model]) -> impl Iterator<Item = &crate::model::sync::Sync> {
+    (models.iter()).filter_map(|m| m.sync.as_ref().filter(|s| s.measured()))
 }
 
 #[cfg(test)]
@@ -204,6 +217,17 @@ mod tests {
         );
         assert!(
             o.contains("| 31 | dd | 1 | 250 ms | 250.0 ms | 250.0 ms |"),
+            "{o}"
+        );
+        assert!(!o.contains("lost"), "{o}");
+        // Events the kernel dropped, or left unpaired, are said: the calls are undercounted.
+        let mut lossy = models.clone();
+        let s = lossy[1].sync.as_mut().unwrap();
+        (s.lost, s.unpaired) = (40, 2);
+        let mut o = String::new();
+        render(&mut o, &lossy);
+        assert!(
+            o.contains("\n42 sync events were lost or left unpaired"),
             "{o}"
         );
         let mut none = String::new();

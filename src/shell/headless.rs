@@ -253,9 +253,12 @@ fn spawn_sampler(
         // the same process walk, tracepoint and cgroup data, and the same verdicts.
         let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
         // A playbook is an experiment: the -below tracer (wbt, reclaim throttling; events
-        // only when something holds IO back) runs throughout, as in a device's detail view.
+        // only when something holds IO back) runs throughout, as in a device's detail view;
+        // the sync calls are timed while writers are throttled, as on the screen (the
+        // report's sync waits: flood-vs-fsync's victim).
         let view = crate::model::who::View {
             detail: true,
+            victims_when_throttled: true,
             ..crate::model::who::View::default()
         };
         let _ = super::sampler::step(&mut pipeline, &mut source, &first, &view);
