@@ -249,7 +249,9 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         row.push_str(&name(app, pid, &p.comm, comm_w));
         pad_to(&mut row, PID_W + comm_w);
         for c in &cols {
-            let v = if p.no_permission && !c.4 && c.3.is_some() {
+            // The sync figures are the tracer's, which sees every task: never "no perm".
+            let from_proc = c.3.is_some() && c.3 != Some(ProcSort::Sync);
+            let v = if p.no_permission && !c.4 && from_proc {
                 Cell::Text("no perm".into())
             } else if p.reaped_children && p.dirtied_bytes_per_s.is_none() && byte_rate(c.3) {
                 Cell::Text("reaped".into())
