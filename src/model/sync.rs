@@ -174,6 +174,9 @@ pub fn name(s: &mut Sync, name_of: impl Fn(u32) -> Option<String>) {
     }
 }
 
+/// Processes `SinceWalk` keeps at most between two walks.
+const SINCE_WALK_MAX: usize = 65_536;
+
 /// One process's completed sync calls since the last walk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Tally {
@@ -201,6 +204,12 @@ impl SinceWalk {
         if !measured {
             self.unmeasured = true;
             return;
+        }
+        if self.by_pid.len() > SINCE_WALK_MAX {
+            // No walk for a long while (walks off, the tracer on): the sums are unbounded
+            // otherwise, and no exited row will take them.
+            self.by_pid.clear();
+            self.unmeasured = true;
         }
         for r in c.iter().flat_map(|c| &c.rows) {
             let e = self.by_pid.entry(r.tgid).or_default();
