@@ -481,3 +481,28 @@ fn clicks_focus_and_select_and_the_wheel_moves() {
     }));
     assert_eq!(format!("{:?}", a.ui), before);
 }
+
+#[test]
+fn an_eaters_progress_waits_for_the_next_frame_and_its_holding_does_not() {
+    let mut a = app("live-idle");
+    let id = a.jobs.add(JobKind::Eat, "eat 20G".into(), 0);
+    let eat = |touched: u64, holding: bool| {
+        Msg::Job(JobReport::Job(JobMsg::Eat {
+            id,
+            touched,
+            target: 20 << 30,
+            holding,
+        }))
+    };
+    let _ = a.take_dirty();
+    a.update(eat(64 << 20, false));
+    assert!(
+        !a.take_dirty(),
+        "a step of the ramp is drawn with the next sample"
+    );
+    assert_eq!(a.jobs.get(id).unwrap().eat, Some((64 << 20, 20 << 30)));
+    a.update(eat(20 << 30, true));
+    assert!(a.take_dirty(), "holding shows at once");
+    a.update(Msg::Sample(samples("live-idle")[0].clone()));
+    assert!(a.take_dirty());
+}
