@@ -477,10 +477,11 @@ impl Tracker {
     }
 
     /// Names the sync rows the tracer could not (`sync::name`), fills `Model::processes` (the
-    /// `TOP` rows, the sync victims after them and their sync figures, `sync::join`), `Model::processes_by_memory` and
-    /// `Model::task_delayacct`, and, while the tracepoint is not armed, `Model::throttled`
-    /// with the walk's wchan rows (spec §11); a throttled writer without a name (it exited
-    /// before the tracepoint's reader asked) gets its name from the last two walks.
+    /// `TOP` rows, the sync victims after them and their sync figures, `sync::join`),
+    /// `Model::processes_by_memory` and `Model::task_delayacct`, and, while the tracepoint is
+    /// not armed, `Model::throttled` with the walk's wchan rows (spec §11); a throttled writer
+    /// without a name (it exited before the tracepoint's reader asked) gets its name from the
+    /// last two walks.
     pub fn fill(&self, m: &mut super::Model) {
         let whole = self.last.as_ref().is_some_and(|w| w.scope.is_none());
         if let Some(s) = m.sync.as_mut() {

@@ -5,7 +5,9 @@
 //! Owns: `Sync` (the tracer's state and the rates by process, most waiting first), `derive`
 //! (pure: the pseudo-file and the interval → rates), `name` (a process gone before the
 //! tracer could read its name is named from the walks or its exit record: `dd`, not `?`, in
-//! every output) and `join` (the rows `Model::processes` shows, the victims among them). Must not touch: files, pairing (`parse::trace_sync`).
+//! every output), `join` (the rows `Model::processes` shows, the victims among them) and
+//! `SinceWalk` (an exited row's calls). Must not touch: files, pairing
+//! (`parse::trace_sync`).
 //!
 //! The figures cover the sample interval (`Model::interval_s`), not the walk's: a process's
 //! IO rates repeat until the next walk, its sync figures are new every sample.
@@ -22,9 +24,9 @@
 //!   after its exit: its figures are its calls since the previous walk (`SinceWalk`), over
 //!   the span its IO rates cover (`ProcRow::walk_ms`), so a dd that fsynced once and exited
 //!   a second before the walk reads 1 call, not a false 0; `None` when a sample of that span
-//!   was not measured. The source drains the exits, walks, then reads the tracer: every call of a
-//!   process whose exit a walk credits is in that sample's read or an earlier one (a call
-//!   between a walk and the read of its own sample counts toward that walk).
+//!   was not measured. The source drains the exits, walks, then reads the tracer: every call
+//!   of a process whose exit a walk credits is in that sample's read or an earlier one (a
+//!   call between a walk and the read of its own sample counts toward that walk).
 
 use std::collections::HashMap;
 
@@ -124,9 +126,9 @@ pub fn derive(c: &SyncCalls, dt_s: Option<f64>) -> Sync {
 /// The rows `Model::processes` shows: the `top` most active of `rows`, then the processes
 /// with sync calls among the rest (at most `VICTIMS`, most waiting first), then, when the walk
 /// covers every process (`whole`), those the walk did not list (no IO of their own since the
-/// last walk: their IO rates are unknown).
-/// Each row but the exited ones gets its sync figures (module doc) when the tracer measures;
-/// an exited row keeps those `SinceWalk::stamp` gave it at its walk.
+/// last walk: their IO rates are unknown). Each row but the exited ones gets its sync figures
+/// (module doc) when the tracer measures; an exited row keeps those `SinceWalk::stamp` gave
+/// it at its walk.
 #[must_use]
 pub fn join(rows: &[ProcRow], top: usize, sync: Option<&Sync>, whole: bool) -> Vec<ProcRow> {
     let mut out: Vec<ProcRow> = rows.iter().take(top).cloned().collect();

@@ -8,17 +8,17 @@
 //! idle monitor's budget at 1 Hz, so it runs only when there is something to attribute:
 //! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
-//! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some dirty domain is at least flushing in the
-//! background (writers can be throttled soon, spec §7). The `-below` tracer (wbt, reclaim
+//! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some
+//! dirty domain is at least flushing in the background (writers can be throttled soon, spec
+//! §7). The `-below` tracer (wbt, reclaim
 //! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
 //! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
 //! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
 //! every task on the machine a check on each syscall) only while the processes view shows
-//! them or writers are throttled on a screen or into a recording (`View::victims_when_throttled`);
-//! never at idle. A
-//! device's block requests are timed (issue 25) while the view asks (the detail view,
-//! `--latency`) and for `LINGER_S` after the verdict last flagged it saturated; never
-//! otherwise.
+//! them or writers are throttled on a screen or into a recording
+//! (`View::victims_when_throttled`); never at idle. A device's block requests are timed
+//! (issue 25) while the view asks (the detail view, `--latency`) and for `LINGER_S` after the
+//! verdict last flagged it saturated; never otherwise.
 
 use super::Model;
 use super::dirty::State;
