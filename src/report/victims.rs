@@ -1,7 +1,7 @@
 //! The report's "sync waits" table: the victims of a flood, the processes that waited in
 //! fsync, fdatasync, sync_file_range and msync(MS_SYNC) over the recording, from each
-//! record's sync rows (`model::sync`, recorded while the sync tracer was armed: the processes
-//! view or the throttled-writers table on screen, or `--batch --view processes`). A process
+//! record's sync rows (`model::sync`, recorded while the sync tracer was armed: writers
+//! throttled, or the processes view on screen; `model::who`). A process
 //! that waits in fsync is not in IO wait and dirties little, so neither the throttled nor
 //! the dirtiers' table names it.
 //!
@@ -38,10 +38,7 @@ pub struct Victim {
 #[must_use]
 pub fn victims(models: &[Model]) -> Vec<Victim> {
     let mut by: BTreeMap<(u32, String), Victim> = BTreeMap::new();
-    for m in models {
-        let Some(s) = m.sync.as_ref().filter(|s| s.measured()) else {
-            continue;
-        };
+    for (m, s) in measured(models) {
         let dt = m.interval_s.unwrap_or(0.0);
         for r in &s.rows {
             let v = by.entry((r.pid, r.comm.clone())).or_insert_with(|| Victim {
@@ -71,9 +68,8 @@ pub fn victims(models: &[Model]) -> Vec<Victim> {
 /// Most rows the table shows.
 const ROWS: usize = 10;
 
-/// Writes the table; nothing when no record measured a sync call.
-pub fn render(o: &mut String, models: &[Model]) {
-    let v = victims(models);
+/// Writes the table of `v` (`victims(models)`); nothing when no record measured a sync call.
+pub fn render(o: &mut String, models: &[Model], v: &[Victim]) {
     if v.is_empty() {
         return;
     }
@@ -131,7 +127,7 @@ pub fn render(o: &mut String, models: &[Model]) {
             parts.join(", ")
         );
     }
-    let lost: u64 = measured(models).map(|s| s.lost + s.unpaired).sum();
+    let lost: u64 = measured(models).map(|(_, s)| s.lost + s.unpaired).sum();
     if lost > 0 {
         let _ = writeln!(
             o,
@@ -142,9 +138,9 @@ pub fn render(o: &mut String, models: &[Model]) {
     let _ = writeln!(o);
 }
 
-/// The sync figures of the records whose tracer measured.
-fn measured(models: &[Model]) -> impl Iterator<Item = &crate::model::sync::Sync> {
-    (models.iter()).filter_map(|m| m.sync.as_ref().filter(|s| s.measured()))
+/// The records whose sync tracer measured, with their sync figures.
+fn measured(models: &[Model]) -> impl Iterator<Item = (&Model, &crate::model::sync::Sync)> {
+    (models.iter()).filter_map(|m| Some((m, m.sync.as_ref().filter(|s| s.measured())?)))
 }
 
 #[cfg(test)]
@@ -210,7 +206,7 @@ mod tests {
         assert_eq!((v[1].pid, v[1].calls, v[1].max_ms), (31, 1.0, Some(250.0)));
         assert!((v[1].waited_s - 0.25).abs() < 1e-12);
         let mut o = String::new();
-        render(&mut o, &models);
+        render(&mut o, &models, &victims(&models));
         assert!(
             o.contains("| 900 | postgres | 60 | 1.4 s | 22.7 ms | 95.0 ms |"),
             "{o}"
@@ -225,13 +221,13 @@ mod tests {
         let s = lossy[1].sync.as_mut().unwrap();
         (s.lost, s.unpaired) = (40, 2);
         let mut o = String::new();
-        render(&mut o, &lossy);
+        render(&mut o, &lossy, &victims(&lossy));
         assert!(
             o.contains("\n42 sync events were lost or left unpaired"),
             "{o}"
         );
         let mut none = String::new();
-        render(&mut none, &models[2..]);
+        render(&mut none, &models[2..], &victims(&models[2..]));
         assert!(none.is_empty(), "nothing measured: no table");
     }
 
@@ -244,7 +240,8 @@ mod tests {
             .collect();
         rows.push(rate(99, "db", 2.0, 5.0, 3.0));
         let mut o = String::new();
-        render(&mut o, &[model(1.0, rows, Some(0.1))]);
+        let models = [model(1.0, rows, Some(0.1))];
+        render(&mut o, &models, &victims(&models));
         assert!(
             o.contains("| 12 | dd | 1 | 120 ms |"),
             "the longest first: {o}"

@@ -1,7 +1,8 @@
 //! The report's "who" section: who was throttled, for how long and in which cgroup, and the
-//! processes that dirtied the most (then the sync waits, `report::victims`), from the records' throttled-writer rows (tracepoint or
+//! processes that dirtied the most, from the records' throttled-writer rows (tracepoint or
 //! wchan) and process walks; then both rolled up by command, so a shell loop of short-lived
-//! `dd` writers reads as `dd ×40` with their total rather than forty rows of a second each.
+//! `dd` writers reads as `dd ×40` with their total rather than forty rows of a second each;
+//! then the sync waits (`report::victims`).
 //!
 //! Owns: those three tables. Must not touch: I/O, derivation (the records carry the rows).
 
@@ -230,7 +231,8 @@ const ROWS: usize = 10;
 /// sync call (`report::victims`).
 pub fn render(o: &mut String, models: &[Model], started: i64) {
     let (w, d) = (writers(models), dirtiers(models));
-    if w.is_empty() && d.is_empty() && super::victims::victims(models).is_empty() {
+    let v = super::victims::victims(models);
+    if w.is_empty() && d.is_empty() && v.is_empty() {
         return;
     }
     let _ = writeln!(o, "## Who\n");
@@ -285,7 +287,7 @@ pub fn render(o: &mut String, models: &[Model], started: i64) {
         let _ = writeln!(o);
     }
     by_command(o, &commands(models));
-    super::victims::render(o, models);
+    super::victims::render(o, models, &v);
 }
 
 /// The rolled-up table.
