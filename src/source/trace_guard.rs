@@ -49,7 +49,8 @@ pub fn run(instance: &Path) -> Result<()> {
         .ok()
         .and_then(|e| e.parse().ok());
     if !parent_checks_out(expected, parent, |pid| {
-        Path::new("/proc").join(pid.to_string()).exists()
+        std::fs::read_to_string(Path::new("/proc").join(pid.to_string()).join("stat"))
+            .is_ok_and(|stat| running(&stat))
     }) {
         bail!("__guard --tracefs-instance is for pagewatch's own use");
     }
@@ -101,6 +102,18 @@ fn parent_checks_out(expected: Option<i32>, parent: i32, alive: impl Fn(i32) -> 
     }
 }
 
+/// Whether a process whose `/proc/PID/stat` reads `stat` is still running: not a zombie (`Z`)
+/// or dead (`X`). A SIGKILLed pagewatch is a zombie until its parent reaps it, and its
+/// guard, reparented meanwhile, must take it for gone (CI once saw a `-below` instance left
+/// behind, no guard running, when `tests/below_guard.rs` killed pagewatch within milliseconds
+/// of arming: the guard had checked while pagewatch was a zombie and refused).
+fn running(stat: &str) -> bool {
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z" | "X" | "x") | None)
+}
+
 /// Whether `dir` is named `instances/pagewatch-<pid>` or `instances/pagewatch-<pid>-<name>`.
 fn instance_of(dir: &Path, pid: i32) -> bool {
     let name_ok = dir
@@ -132,6 +145,24 @@ mod tests {
         );
         assert!(!parent_checks_out(None, 42, |_| false));
         assert!(!parent_checks_out(Some(0), 0, |_| false));
+    }
+
+    #[test]
+    fn a_zombie_parent_counts_as_gone() {
+        assert!(running("42 (pagewatch) S 1 42 42 0 -1"));
+        assert!(running("42 (a) b) R 1"), "a comm with a parenthesis");
+        assert!(!running("42 (pagewatch) Z 1 42 42 0 -1"));
+        assert!(!running("42 (pagewatch) X 1"));
+        assert!(!running(""));
+        // A real zombie: a child that exited and is not reaped yet.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let stat = Path::new("/proc").join(child.id().to_string()).join("stat");
+        let zombie = (0..500).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            std::fs::read_to_string(&stat).is_ok_and(|s| !running(&s))
+        });
+        child.wait().unwrap();
+        assert!(zombie, "an exited, unreaped child reads as not running");
     }
 
     #[test]
