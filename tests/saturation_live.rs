@@ -185,9 +185,11 @@ fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Val
         let t = start.elapsed().as_secs_f64();
         if flood_at.is_none() && t >= light_s as f64 {
             light = None;
-            // 1 MiB direct writes 32 deep: on virtio-blk here they wait ~30 ms against a
-            // calm baseline of 0.1–0.5 ms (4k writes 64 deep are served at 0.3–0.7 ms: a fast
-            // device keeping up, which the verdict rightly does not call saturated).
+            // 1 MiB direct writes 32 deep: on virtio-blk here they wait 13–30 ms at a queue
+            // of ~39. No 1M request was calm in the light phase, and the 4k reads' baseline
+            // scaled up to 1M errs high, so the deep queue tells (4k writes 64 deep are served
+            // at 0.3–0.7 ms: a fast device keeping up, which the verdict rightly does not call
+            // saturated).
             flood = Some(fio(
                 dir,
                 &["--rw=write", "--bs=1M", "--iodepth=32", "--ioengine=libaio"],

@@ -3,18 +3,27 @@
 //!
 //! Rotational single-queue disks: %util ≥ 70 warns, ≥ 90 is critical and saturated. Devices
 //! that serve requests in parallel reach 100 %util early, so they are judged by their queue
-//! and by await against their own **calm baseline**: the await of samples whose queue was
-//! short (aqu-sz < 1), a slowly rising, quickly falling low mark that is frozen while the
-//! queue is long. So a flood that lasts minutes does not become its own baseline, as a
-//! median over the recent window did. With a queue (aqu-sz ≥ 1), await ≥ 2× baseline warns and
-//! ≥ 3× is critical; a queue `DEEP_QUEUE` deep with a millisecond's await is critical on its
-//! own when no baseline is known yet (pagewatch started during the flood). Once saturated, a device stays so while
-//! the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker.
+//! and by await against their own **calm baseline** for requests of the sample's size: the
+//! await of samples whose queue was short (aqu-sz < 1) and whose mean request (kB/s over
+//! IO/s, reads and writes) was in the same size class (`SizeClass`: 4k and under, then each
+//! doubling up to 4M and over), a slowly rising, quickly falling low mark that is frozen
+//! while the queue is long. So a flood that lasts minutes does not become its own baseline,
+//! as a median over the recent window did; and a request is measured against requests as
+//! large, not against 4k reads: a baseline of 0.2 ms learned from 4k reads alone called a
+//! writeback of 2.9 MB requests at queue 2.3 "saturated 12.8x" while the device did a third
+//! of its bandwidth, the transfer time being most of the await. A class with no calm sample
+//! borrows the baseline of the nearest larger class that has one (a larger request is no
+//! faster), never a smaller one's. With a queue (aqu-sz ≥ 1), await ≥ 2× that baseline warns
+//! and ≥ 3× is critical; a queue `DEEP_QUEUE` deep with a millisecond's await is critical on
+//! its own when no baseline is known for the size (pagewatch started during the flood, or
+//! the device never served requests this large calmly). Once saturated, a device stays so
+//! while the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker.
 //! Parallel (`parallel`): non-rotational (NVMe, SSD), more than one hardware queue, or a
 //! virtual or stacked device by its name (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`,
 //! `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`) whatever its rotational flag says: virtio-blk and
 //! many cloud volumes report 1. Anything else whose flag is unknown is treated as rotational.
-//! Owns: that rule, `Saturation` (a disk's answer) and `Judge` (the baselines it keeps).
+//! Owns: that rule, `Saturation` (a disk's answer), `SizeClass` and `Judge` (the baselines it
+//! keeps).
 //! Must not touch: I/O, history keeping for the charts, drawing.
 
 use std::collections::BTreeMap;
@@ -47,7 +56,8 @@ pub struct Saturation {
     pub saturated: bool,
     /// Why, in one line: `queue 144 deep, await 3.0 ms vs 0.4 ms calm baseline`.
     pub saturation_why: Option<String>,
-    /// The calm baseline await it was judged against, ms.
+    /// The calm baseline await it was judged against, ms: that of the sample's request size
+    /// class (or the nearest larger class with one); the smallest class's when no IO moved.
     pub baseline_await_ms: Option<f64>,
     /// 0 fine, 1 warn, 2 critical (the table's colour).
     pub saturation_level: u8,
@@ -56,7 +66,8 @@ pub struct Saturation {
 /// A device's memory between steps.
 #[derive(Debug, Clone, Default)]
 struct Track {
-    baseline_ms: Option<f64>,
+    /// The calm baseline of each request size class, ms.
+    baseline_ms: [Option<f64>; SizeClass::COUNT],
     saturated: bool,
     /// Samples since the evidence last held, while saturated.
     quiet: u32,
@@ -68,21 +79,94 @@ pub struct Judge {
     tracks: BTreeMap<String, Track>,
 }
 
-/// The await over reads and writes, weighted by their IOs, and those IOs. Discards and
-/// flushes are left out: a discard's await is the time to trim megabytes (an online-discard
-/// mount issues them seconds after files are deleted: 45 MB at 11 ms was seen here beside
-/// 0.25 ms reads), not a latency an application waits on.
-fn weighted(c: &Columns) -> Option<(f64, f64)> {
-    let dirs = [(c.r_s, c.r_await), (c.w_s, c.w_await)];
-    let ops: f64 = dirs.iter().filter_map(|(n, _)| *n).sum();
-    if c.r_s.is_none() && c.w_s.is_none() {
-        return None;
+/// A request size class: 4k and under, then each doubling (4–8k, …, 2–4M), then over 4M.
+/// Within a class the transfer time of the largest request is at most twice the smallest's,
+/// under the 3× that is critical.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizeClass(usize);
+
+impl SizeClass {
+    const COUNT: usize = 12;
+
+    /// The class of a mean request of `kb` kB.
+    #[must_use]
+    pub fn of_kb(kb: f64) -> Self {
+        let mut class = 0;
+        let mut upper = 4.0;
+        while kb > upper && class < Self::COUNT - 1 {
+            class += 1;
+            upper *= 2.0;
+        }
+        Self(class)
     }
-    let sum: f64 = dirs
-        .iter()
-        .map(|(n, a)| n.unwrap_or(0.0) * a.unwrap_or(0.0))
-        .sum();
-    Some((if ops > 0.0 { sum / ops } else { 0.0 }, ops))
+
+    /// Its bounds for the evidence line: `≤4K`, `4K-8K`, …, `2M-4M`, `>4M`.
+    fn label(self) -> String {
+        let size = |kb: u32| {
+            if kb >= 1024 {
+                format!("{}M", kb / 1024)
+            } else {
+                format!("{kb}K")
+            }
+        };
+        let upper = 4u32 << self.0.min(Self::COUNT - 2);
+        match self.0 {
+            0 => format!("≤{}", size(upper)),
+            c if c == Self::COUNT - 1 => format!(">{}", size(upper)),
+            _ => format!("{}-{}", size(upper / 2), size(upper)),
+        }
+    }
+}
+
+/// One sample's reads and writes together: their await, weighted by their IOs; the IOs; and
+/// the size class of their mean request. Discards and flushes are left out: a discard's await
+/// is the time to trim megabytes (an online-discard mount issues them seconds after files are
+/// deleted: 45 MB at 11 ms was seen here beside 0.25 ms reads), not a latency an application
+/// waits on.
+struct Load {
+    await_ms: f64,
+    ops: f64,
+    class: SizeClass,
+}
+
+impl Load {
+    fn of(c: &Columns) -> Option<Self> {
+        let dirs = [(c.r_s, c.r_await), (c.w_s, c.w_await)];
+        let ops: f64 = dirs.iter().filter_map(|(n, _)| *n).sum();
+        if c.r_s.is_none() && c.w_s.is_none() {
+            return None;
+        }
+        let sum: f64 = dirs
+            .iter()
+            .map(|(n, a)| n.unwrap_or(0.0) * a.unwrap_or(0.0))
+            .sum();
+        let kb = c.rkB_s.unwrap_or(0.0) + c.wkB_s.unwrap_or(0.0);
+        Some(Self {
+            await_ms: if ops > 0.0 { sum / ops } else { 0.0 },
+            ops,
+            class: SizeClass::of_kb(if ops > 0.0 { kb / ops } else { 0.0 }),
+        })
+    }
+}
+
+impl Track {
+    /// The baseline for `class`, with the class it came from: its own; else the nearest
+    /// larger class's (a larger request is no faster, so that is at least its calm await);
+    /// else the nearest smaller class's scaled by the most the sizes can differ (a calm await
+    /// is a latency plus the transfer time, so scaling it all by the size bounds it from
+    /// above). Over 4M there is no largest size to scale to.
+    fn baseline_for(&self, class: SizeClass) -> Option<(f64, SizeClass)> {
+        let own_or_larger = (class.0..SizeClass::COUNT)
+            .find_map(|c| self.baseline_ms[c].map(|b| (b, SizeClass(c))));
+        if own_or_larger.is_some() || class.0 == SizeClass::COUNT - 1 {
+            return own_or_larger;
+        }
+        (0..class.0).rev().find_map(|k| {
+            // The class's largest request over the smaller class's smallest (4K for ≤4K).
+            let factor = f64::from(1u32 << (class.0 - k + usize::from(k > 0)));
+            self.baseline_ms[k].map(|b| (b * factor, SizeClass(k)))
+        })
+    }
 }
 
 impl Judge {
@@ -105,16 +189,17 @@ impl Judge {
 }
 
 fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
-    let Some((await_ms, ops)) = weighted(&d.cols) else {
+    let Some(load) = Load::of(&d.cols) else {
         return Saturation {
             saturated: t.saturated,
-            baseline_await_ms: t.baseline_ms,
+            baseline_await_ms: t.baseline_for(SizeClass(0)).map(|b| b.0),
             ..Saturation::default()
         };
     };
+    let base = t.baseline_for(load.class);
     let aqu = d.cols.aqu_sz.unwrap_or(0.0);
     let (level, why) = if parallel(d) {
-        parallel_level(aqu, await_ms, ops, t.baseline_ms)
+        parallel_level(aqu, &load, base, t.baseline_ms.iter().any(Option::is_some))
     } else {
         let u = d.cols.util_pct.unwrap_or(0.0);
         let level = if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
@@ -134,10 +219,12 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
             }
         }
     }
-    // The calm baseline moves only on calm samples: I/O with a short queue, not saturated.
-    if ops > 0.0 && aqu < 1.0 && !t.saturated {
-        let a = await_ms.max(BASELINE_FLOOR_MS);
-        t.baseline_ms = Some(match t.baseline_ms {
+    // The calm baseline of the sample's size class moves only on calm samples: I/O with a
+    // short queue, not saturated.
+    if load.ops > 0.0 && aqu < 1.0 && !t.saturated {
+        let a = load.await_ms.max(BASELINE_FLOOR_MS);
+        let b = &mut t.baseline_ms[load.class.0];
+        *b = Some(match *b {
             None => a,
             Some(b) if a < b => b + (a - b) * FALL,
             Some(b) => b + (a - b) * RISE,
@@ -154,35 +241,59 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     Saturation {
         saturated: t.saturated,
         saturation_why: why.filter(|_| level > 0 || t.saturated),
-        baseline_await_ms: t.baseline_ms,
+        baseline_await_ms: t.baseline_for(load.class).map(|b| b.0),
         saturation_level: if t.saturated { 2 } else { level },
     }
 }
 
-/// A parallel device's level and evidence: a queue with await against the calm baseline, or
-/// a deep queue without one.
-fn parallel_level(aqu: f64, await_ms: f64, ops: f64, base: Option<f64>) -> (u8, Option<String>) {
-    if ops <= 0.0 || aqu < 1.0 {
+/// A parallel device's level and evidence: a queue with await against the calm baseline of
+/// its requests' size, or a deep queue without one.
+fn parallel_level(
+    aqu: f64,
+    load: &Load,
+    base: Option<(f64, SizeClass)>,
+    any_baseline: bool,
+) -> (u8, Option<String>) {
+    let await_ms = load.await_ms;
+    if load.ops <= 0.0 || aqu < 1.0 {
         return (0, None);
     }
+    let deep = aqu >= DEEP_QUEUE && await_ms >= DEEP_QUEUE_AWAIT_MS;
+    let deep_why = |size: &str| {
+        format!(
+            "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms (≥ {DEEP_QUEUE_AWAIT_MS:.0} ms), \
+             no calm baseline{size} yet"
+        )
+    };
+    let size = || format!(" for {} requests", load.class.label());
     match base {
-        Some(b) => {
+        Some((b, from)) => {
             let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
             let level = if ratio >= 3.0 {
                 2
             } else {
                 u8::from(ratio >= 2.0)
             };
+            // A baseline of another size is an estimate that errs high: a deep queue still
+            // tells on its own.
+            if from != load.class && level < 2 && deep {
+                return (2, Some(deep_why(&size())));
+            }
+            let of = match from.0.cmp(&load.class.0) {
+                std::cmp::Ordering::Equal => String::new(),
+                std::cmp::Ordering::Less => format!(", scaled up from {}'s", from.label()),
+                std::cmp::Ordering::Greater => format!(", {}'s", from.label()),
+            };
             let why = format!(
-                "queue {aqu:.1} deep, await {await_ms:.2} ms vs {b:.2} ms calm baseline ({ratio:.1}x)"
+                "queue {aqu:.1} deep, await {await_ms:.2} ms vs {b:.2} ms calm baseline ({ratio:.1}x; \
+                 {} requests{of})",
+                load.class.label()
             );
             (level, (level > 0).then_some(why))
         }
-        None if aqu >= DEEP_QUEUE && await_ms >= DEEP_QUEUE_AWAIT_MS => (
+        None if deep => (
             2,
-            Some(format!(
-                "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms (≥ {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline yet"
-            )),
+            Some(deep_why(&if any_baseline { size() } else { String::new() })),
         ),
         None => (0, None),
     }

@@ -73,7 +73,7 @@ fn a_long_flood_stays_saturated_against_the_calm_baseline() {
     }
     assert_eq!(
         v[0].saturation.saturation_why.as_deref(),
-        Some("queue 144.0 deep, await 3.00 ms vs 0.40 ms calm baseline (7.5x)")
+        Some("queue 144.0 deep, await 3.00 ms vs 0.40 ms calm baseline (7.5x; ≤4K requests)")
     );
     // A dip to 2.2× (a warning) keeps it saturated; then HOLD quiet samples, then free.
     let dip = disk("vda", true, 90.0, 20.0, 0.88, 20_000.0);
@@ -155,4 +155,95 @@ fn a_held_sample_says_it_is_held() {
         s.saturation_why.as_deref(),
         Some("held 1 sample(s) after the last evidence")
     );
+}
+
+/// `disk` moving `kb` kB a request (writes).
+fn sized(aqu: f64, await_ms: f64, ops: f64, kb: f64) -> Disk {
+    let mut d = disk("vda", true, 60.0, aqu, await_ms, ops);
+    d.cols.wkB_s = Some(ops * kb);
+    d
+}
+
+#[test]
+fn size_classes_double_from_4k_to_4m() {
+    let c = |kb: f64| SizeClass::of_kb(kb).label();
+    assert_eq!(c(0.0), "≤4K");
+    assert_eq!(c(4.0), "≤4K");
+    assert_eq!(c(4.5), "4K-8K");
+    assert_eq!(c(1024.0), "512K-1M");
+    assert_eq!(c(1025.0), "1M-2M");
+    assert_eq!(c(2900.0), "2M-4M");
+    assert_eq!(c(4096.0), "2M-4M");
+    assert_eq!(c(65536.0), ">4M");
+}
+
+#[test]
+fn large_requests_are_not_judged_against_small_ones() {
+    let mut j = Judge::default();
+    // A calm minute of 4k requests at 0.2 ms.
+    run(&mut j, &sized(0.05, 0.2, 100.0, 4.0), 60);
+    // dd conv=fsync's writeback on virtio-blk here: 380 requests/s of 2.9 MB (1.1 GB/s) at
+    // queue 2.3, await 2.6 ms: 13× the 4k baseline, but no 2-4M request was ever calm, and
+    // the queue is not deep: not saturated (it was called "saturated 12.8x").
+    // Its only baseline, 4k's scaled up by the sizes (0.2 ms × 1024), errs high.
+    let writeback = sized(2.3, 2.6, 380.0, 2900.0);
+    let s = run(&mut j, &writeback, 5);
+    assert_eq!(s.saturation_level, 0, "{s:?}");
+    // Once a calm 2-4M sample is known (1.2 ms: mostly transfer), the same writeback is
+    // 2.2× it: a warning, not saturation.
+    run(&mut j, &sized(0.4, 1.2, 100.0, 3000.0), 1);
+    let s = run(&mut j, &writeback, 1);
+    assert_eq!(s.saturation_level, 1, "{s:?}");
+    assert!(!s.saturated);
+    assert_eq!(s.baseline_await_ms, Some(1.2));
+    // 1M writes 32 deep at 30 ms: no 1M-2M baseline, so the 2-4M one is borrowed (a larger
+    // request is no faster), and 25× it is saturation, said so.
+    let flood = sized(32.0, 30.0, 1000.0, 1024.0 + 512.0);
+    let s = run(&mut j, &flood, 1);
+    assert!(s.saturated, "{s:?}");
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some(
+            "queue 32.0 deep, await 30.00 ms vs 1.20 ms calm baseline (25.0x; 1M-2M requests, \
+             2M-4M's)"
+        )
+    );
+}
+
+#[test]
+fn a_smaller_requests_baseline_is_scaled_up_by_size() {
+    // Only 4k requests were ever calm, at 0.2 ms.
+    let calm = sized(0.05, 0.2, 100.0, 4.0);
+    // 64k random writes 16 deep at 20 ms: at most 16× the size of a 4k request, so at most
+    // 3.2 ms calm: 6.2× that is saturation.
+    let mut j = Judge::default();
+    run(&mut j, &calm, 10);
+    let s = run(&mut j, &sized(16.0, 20.0, 800.0, 64.0), 1);
+    assert!(s.saturated, "{s:?}");
+    assert_eq!(s.baseline_await_ms, Some(3.2));
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some(
+            "queue 16.0 deep, await 20.00 ms vs 3.20 ms calm baseline (6.2x; 32K-64K requests, \
+             scaled up from ≤4K's)"
+        )
+    );
+    // A 1M flood 40 deep at 35 ms is under its scaled baseline (0.2 ms × 256), which errs
+    // high; the deep queue tells.
+    let mut j = Judge::default();
+    run(&mut j, &calm, 10);
+    let s = run(&mut j, &sized(40.0, 35.0, 1100.0, 1024.0), 1);
+    assert!(s.saturated);
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some(
+            "queue 40 deep (≥ 32), await 35.00 ms (≥ 1 ms), no calm baseline for 512K-1M \
+             requests yet"
+        )
+    );
+    // Over 4M nothing is scaled: only the deep queue tells.
+    let mut j = Judge::default();
+    run(&mut j, &calm, 10);
+    let s = run(&mut j, &sized(8.0, 90.0, 100.0, 8192.0), 1);
+    assert_eq!((s.saturation_level, s.baseline_await_ms), (0, None));
 }
