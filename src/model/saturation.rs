@@ -13,11 +13,15 @@
 //! writeback of 2.9 MB requests at queue 2.3 "saturated 12.8x" while the device did a third
 //! of its bandwidth, the transfer time being most of the await. A class with no calm sample
 //! borrows the baseline of the nearest larger class that has one (a larger request is no
-//! faster), never a smaller one's. With a queue (aqu-sz ≥ 1), await ≥ 2× that baseline warns
-//! and ≥ 3× is critical; a queue `DEEP_QUEUE` deep with a millisecond's await is critical on
-//! its own when no baseline is known for the size (pagewatch started during the flood, or
-//! the device never served requests this large calmly). Once saturated, a device stays so
-//! while the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker.
+//! faster); else it takes an upper bound from a smaller class's baseline: that baseline plus
+//! the request's transfer time at the device's peak read and write rates (a peak is at most
+//! the bandwidth, so the time is at least the real one), or the baseline scaled by the most
+//! the sizes differ, whichever is smaller (`Track::baseline_for`). Near the bandwidth, where
+//! saturation is, the peak is the bandwidth and the bound is close. With a queue (aqu-sz ≥ 1),
+//! await ≥ 2× that baseline warns and ≥ 3× is critical; a queue `DEEP_QUEUE` deep with a
+//! millisecond's await is critical on its own when no baseline is known (pagewatch started
+//! during the flood). Once saturated, a device stays so while the warning holds, and for
+//! `HOLD` samples more, so a flood's dips do not flicker.
 //! Parallel (`parallel`): non-rotational (NVMe, SSD), more than one hardware queue, or a
 //! virtual or stacked device by its name (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`,
 //! `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`) whatever its rotational flag says: virtio-blk and
@@ -68,6 +72,9 @@ pub struct Saturation {
 struct Track {
     /// The calm baseline of each request size class, ms.
     baseline_ms: [Option<f64>; SizeClass::COUNT],
+    /// The most kB/s the device read, and wrote, in one sample: at least its bandwidth for
+    /// each, so the transfer time of a request at that rate is at least its real one.
+    peak_kb_s: [f64; 2],
     saturated: bool,
     /// Samples since the evidence last held, while saturated.
     quiet: u32,
@@ -126,6 +133,8 @@ impl SizeClass {
 struct Load {
     await_ms: f64,
     ops: f64,
+    /// kB/s read and written.
+    kb_s: [f64; 2],
     class: SizeClass,
 }
 
@@ -144,28 +153,59 @@ impl Load {
         Some(Self {
             await_ms: if ops > 0.0 { sum / ops } else { 0.0 },
             ops,
+            kb_s: [c.rkB_s.unwrap_or(0.0), c.wkB_s.unwrap_or(0.0)],
             class: SizeClass::of_kb(if ops > 0.0 { kb / ops } else { 0.0 }),
         })
+    }
+
+    /// The mean request's transfer time at the device's peak rates, ms: at most its real
+    /// one, since a peak is at most the bandwidth.
+    fn transfer_ms(&self, peak_kb_s: [f64; 2]) -> f64 {
+        if self.ops <= 0.0 {
+            return 0.0;
+        }
+        let s: f64 = (0..2)
+            .filter(|&i| self.kb_s[i] > 0.0 && peak_kb_s[i] > 0.0)
+            .map(|i| self.kb_s[i] / peak_kb_s[i])
+            .sum();
+        s / self.ops * 1000.0
     }
 }
 
 impl Track {
-    /// The baseline for `class`, with the class it came from: its own; else the nearest
-    /// larger class's (a larger request is no faster, so that is at least its calm await);
-    /// else the nearest smaller class's scaled by the most the sizes can differ (a calm await
-    /// is a latency plus the transfer time, so scaling it all by the size bounds it from
-    /// above). Over 4M there is no largest size to scale to.
-    fn baseline_for(&self, class: SizeClass) -> Option<(f64, SizeClass)> {
-        let own_or_larger = (class.0..SizeClass::COUNT)
-            .find_map(|c| self.baseline_ms[c].map(|b| (b, SizeClass(c))));
-        if own_or_larger.is_some() || class.0 == SizeClass::COUNT - 1 {
-            return own_or_larger;
+    /// The baseline for `load`'s size class, with the class it came from: its own; else the
+    /// nearest larger class's (a larger request is no faster, so that is at least its calm
+    /// await); else an upper bound from the nearest smaller class's `b`. A calm await is a
+    /// latency plus a transfer time, both in `b`, so it is at most `b` scaled by the most
+    /// the sizes can differ, and at most `b` plus the request's transfer at the device's
+    /// peak rates (`Load::transfer_ms`, at least the real transfer time); the smaller bound.
+    /// Without IO, the smallest class's.
+    fn baseline_for(&self, load: Option<&Load>) -> Option<(f64, SizeClass)> {
+        let Some(load) = load else {
+            return self.own_or_larger(SizeClass(0));
+        };
+        let class = load.class;
+        if let Some(b) = self.own_or_larger(class) {
+            return Some(b);
         }
+        let transfer = load.transfer_ms(self.peak_kb_s);
         (0..class.0).rev().find_map(|k| {
-            // The class's largest request over the smaller class's smallest (4K for ≤4K).
-            let factor = f64::from(1u32 << (class.0 - k + usize::from(k > 0)));
-            self.baseline_ms[k].map(|b| (b * factor, SizeClass(k)))
+            let b = self.baseline_ms[k]?;
+            // The class's largest request over the smaller class's smallest (4K for ≤4K);
+            // over 4M there is no largest.
+            let scaled = (class.0 < SizeClass::COUNT - 1)
+                .then(|| b * f64::from(1u32 << (class.0 - k + usize::from(k > 0))));
+            let plus = (transfer > 0.0).then_some(b + transfer);
+            let bound = match (scaled, plus) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            };
+            bound.map(|v| (v, SizeClass(k)))
         })
+    }
+
+    fn own_or_larger(&self, class: SizeClass) -> Option<(f64, SizeClass)> {
+        (class.0..SizeClass::COUNT).find_map(|c| self.baseline_ms[c].map(|b| (b, SizeClass(c))))
     }
 }
 
@@ -192,11 +232,14 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     let Some(load) = Load::of(&d.cols) else {
         return Saturation {
             saturated: t.saturated,
-            baseline_await_ms: t.baseline_for(SizeClass(0)).map(|b| b.0),
+            baseline_await_ms: t.baseline_for(None).map(|b| b.0),
             ..Saturation::default()
         };
     };
-    let base = t.baseline_for(load.class);
+    for (peak, kb) in t.peak_kb_s.iter_mut().zip(load.kb_s) {
+        *peak = peak.max(kb);
+    }
+    let base = t.baseline_for(Some(&load));
     let aqu = d.cols.aqu_sz.unwrap_or(0.0);
     let (level, why) = if parallel(d) {
         parallel_level(aqu, &load, base, t.baseline_ms.iter().any(Option::is_some))
@@ -241,7 +284,7 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     Saturation {
         saturated: t.saturated,
         saturation_why: why.filter(|_| level > 0 || t.saturated),
-        baseline_await_ms: t.baseline_for(load.class).map(|b| b.0),
+        baseline_await_ms: t.baseline_for(Some(&load)).map(|b| b.0),
         saturation_level: if t.saturated { 2 } else { level },
     }
 }
@@ -274,14 +317,9 @@ fn parallel_level(
             } else {
                 u8::from(ratio >= 2.0)
             };
-            // A baseline of another size is an estimate that errs high: a deep queue still
-            // tells on its own.
-            if from != load.class && level < 2 && deep {
-                return (2, Some(deep_why(&size())));
-            }
             let of = match from.0.cmp(&load.class.0) {
                 std::cmp::Ordering::Equal => String::new(),
-                std::cmp::Ordering::Less => format!(", scaled up from {}'s", from.label()),
+                std::cmp::Ordering::Less => format!(", bounded from {}'s", from.label()),
                 std::cmp::Ordering::Greater => format!(", {}'s", from.label()),
             };
             let why = format!(

@@ -180,70 +180,80 @@ fn size_classes_double_from_4k_to_4m() {
 #[test]
 fn large_requests_are_not_judged_against_small_ones() {
     let mut j = Judge::default();
-    // A calm minute of 4k requests at 0.2 ms.
-    run(&mut j, &sized(0.05, 0.2, 100.0, 4.0), 60);
+    // A calm minute of 4k requests at 0.47 ms.
+    run(&mut j, &sized(0.05, 0.47, 100.0, 4.0), 60);
     // dd conv=fsync's writeback on virtio-blk here: 380 requests/s of 2.9 MB (1.1 GB/s) at
-    // queue 2.3, await 2.6 ms: 13× the 4k baseline, but no 2-4M request was ever calm, and
-    // the queue is not deep: not saturated (it was called "saturated 12.8x").
-    // Its only baseline, 4k's scaled up by the sizes (0.2 ms × 1024), errs high.
-    let writeback = sized(2.3, 2.6, 380.0, 2900.0);
+    // queue 2.3, so 6.05 ms each (Little's law): 12.9× the 4k baseline, and it was called
+    // "saturated 12.8x". A 2.9 MB request's transfer at the peak write rate (this one) is
+    // 2.63 ms: against 0.47 + 2.63 ms it is 1.95×, not even a warning.
+    let writeback = sized(2.3, 6.05, 380.0, 2900.0);
     let s = run(&mut j, &writeback, 5);
     assert_eq!(s.saturation_level, 0, "{s:?}");
-    // Once a calm 2-4M sample is known (1.2 ms: mostly transfer), the same writeback is
-    // 2.2× it: a warning, not saturation.
-    run(&mut j, &sized(0.4, 1.2, 100.0, 3000.0), 1);
+    assert!((s.baseline_await_ms.unwrap() - 3.1).abs() < 0.01, "{s:?}");
+    // Once a calm 2-4M sample is known (2.8 ms), the same writeback is 2.2× it: a warning.
+    run(&mut j, &sized(0.7, 2.8, 250.0, 3000.0), 1);
     let s = run(&mut j, &writeback, 1);
-    assert_eq!(s.saturation_level, 1, "{s:?}");
-    assert!(!s.saturated);
-    assert_eq!(s.baseline_await_ms, Some(1.2));
-    // 1M writes 32 deep at 30 ms: no 1M-2M baseline, so the 2-4M one is borrowed (a larger
-    // request is no faster), and 25× it is saturation, said so.
-    let flood = sized(32.0, 30.0, 1000.0, 1024.0 + 512.0);
-    let s = run(&mut j, &flood, 1);
+    assert_eq!((s.saturation_level, s.saturated), (1, false), "{s:?}");
+    assert_eq!(s.baseline_await_ms, Some(2.8));
+    // 1.5M writes 32 deep at 30 ms: no 1M-2M baseline, so the 2-4M one is borrowed (a larger
+    // request is no faster), and 10.7× it is saturation, said so.
+    let s = run(&mut j, &sized(32.0, 30.0, 1000.0, 1536.0), 1);
     assert!(s.saturated, "{s:?}");
     assert_eq!(
         s.saturation_why.as_deref(),
         Some(
-            "queue 32.0 deep, await 30.00 ms vs 1.20 ms calm baseline (25.0x; 1M-2M requests, \
+            "queue 32.0 deep, await 30.00 ms vs 2.80 ms calm baseline (10.7x; 1M-2M requests, \
              2M-4M's)"
         )
     );
 }
 
 #[test]
-fn a_smaller_requests_baseline_is_scaled_up_by_size() {
+fn a_smaller_requests_baseline_bounds_a_larger_ones() {
     // Only 4k requests were ever calm, at 0.2 ms.
     let calm = sized(0.05, 0.2, 100.0, 4.0);
-    // 64k random writes 16 deep at 20 ms: at most 16× the size of a 4k request, so at most
-    // 3.2 ms calm: 6.2× that is saturation.
+    // 64k random writes 16 deep, 800 a second (51 MB/s, the peak): 20 ms each. A 64k
+    // request's transfer at the peak is 1.25 ms, so it is calm in at most 1.45 ms (less than
+    // 16 × 0.2 ms, the other bound): 13.8× that is saturation.
     let mut j = Judge::default();
     run(&mut j, &calm, 10);
     let s = run(&mut j, &sized(16.0, 20.0, 800.0, 64.0), 1);
     assert!(s.saturated, "{s:?}");
-    assert_eq!(s.baseline_await_ms, Some(3.2));
+    assert!((s.baseline_await_ms.unwrap() - 1.45).abs() < 1e-9, "{s:?}");
     assert_eq!(
         s.saturation_why.as_deref(),
         Some(
-            "queue 16.0 deep, await 20.00 ms vs 3.20 ms calm baseline (6.2x; 32K-64K requests, \
-             scaled up from ≤4K's)"
+            "queue 16.0 deep, await 20.00 ms vs 1.45 ms calm baseline (13.8x; 32K-64K requests, \
+             bounded from ≤4K's)"
         )
     );
-    // A 1M flood 40 deep at 35 ms is under its scaled baseline (0.2 ms × 256), which errs
-    // high; the deep queue tells.
-    let mut j = Judge::default();
-    run(&mut j, &calm, 10);
-    let s = run(&mut j, &sized(40.0, 35.0, 1100.0, 1024.0), 1);
-    assert!(s.saturated);
-    assert_eq!(
-        s.saturation_why.as_deref(),
-        Some(
-            "queue 40 deep (≥ 32), await 35.00 ms (≥ 1 ms), no calm baseline for 512K-1M \
-             requests yet"
-        )
+    // A faster peak, 3,200 64k writes a second (205 MB/s), comes while the device is held
+    // saturated (so it is not learned as calm): the transfer bound tightens to 0.2 + 0.31 ms.
+    run(&mut j, &sized(0.5, 0.3, 3200.0, 64.0), 1);
+    let s = run(&mut j, &sized(16.0, 20.0, 800.0, 64.0), 1);
+    assert!(
+        (s.baseline_await_ms.unwrap() - (0.2 + 51_200.0 / 204_800.0 / 800.0 * 1000.0)).abs() < 1e-9
     );
-    // Over 4M nothing is scaled: only the deep queue tells.
+    // The CI flood that the deep queue alone missed: 1M writes at queue 31.7, 2.4 GB/s,
+    // 13.2 ms each, after 4k reads at 0.083 ms: calm in at most 0.083 + 0.42 ms. Saturated.
+    let mut j = Judge::default();
+    let mut reads = disk("vda", true, 2.0, 0.01, 0.083, 50.0);
+    reads.cols.r_s = Some(50.0);
+    reads.cols.r_await = Some(0.083);
+    reads.cols.w_s = Some(0.0);
+    reads.cols.rkB_s = Some(200.0);
+    run(&mut j, &reads, 20);
+    let s = run(&mut j, &sized(31.7, 13.2, 2394.0, 1024.0), 1);
+    assert!(s.saturated, "{s:?}");
+    assert!(
+        (s.baseline_await_ms.unwrap() - 0.5007).abs() < 0.001,
+        "{s:?}"
+    );
+    // Over 4M there is no largest size to scale to, but the transfer bound holds: 8M writes
+    // 8 deep at 80 ms (800 MB/s, the peak) against 0.2 + 10 ms.
     let mut j = Judge::default();
     run(&mut j, &calm, 10);
-    let s = run(&mut j, &sized(8.0, 90.0, 100.0, 8192.0), 1);
-    assert_eq!((s.saturation_level, s.baseline_await_ms), (0, None));
+    let s = run(&mut j, &sized(8.0, 80.0, 100.0, 8192.0), 1);
+    assert!(s.saturated, "{s:?}");
+    assert!((s.baseline_await_ms.unwrap() - 10.2).abs() < 1e-9, "{s:?}");
 }
