@@ -323,8 +323,8 @@ fn parallel_level(
                 std::cmp::Ordering::Greater => format!(", {}'s", from.label()),
             };
             let why = format!(
-                "queue {aqu:.1} deep, await {await_ms:.2} ms vs {b:.2} ms calm baseline ({ratio:.1}x; \
-                 {} requests{of})",
+                "queue {aqu:.1} deep, await {await_ms:.2} ms, {ratio:.1}x the {b:.2} ms calm \
+                 baseline ({} requests{of})",
                 load.class.label()
             );
             (level, (level > 0).then_some(why))

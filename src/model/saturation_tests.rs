@@ -73,7 +73,7 @@ fn a_long_flood_stays_saturated_against_the_calm_baseline() {
     }
     assert_eq!(
         v[0].saturation.saturation_why.as_deref(),
-        Some("queue 144.0 deep, await 3.00 ms vs 0.40 ms calm baseline (7.5x; ≤4K requests)")
+        Some("queue 144.0 deep, await 3.00 ms, 7.5x the 0.40 ms calm baseline (≤4K requests)")
     );
     // A dip to 2.2× (a warning) keeps it saturated; then HOLD quiet samples, then free.
     let dip = disk("vda", true, 90.0, 20.0, 0.88, 20_000.0);
@@ -202,7 +202,7 @@ fn large_requests_are_not_judged_against_small_ones() {
     assert_eq!(
         s.saturation_why.as_deref(),
         Some(
-            "queue 32.0 deep, await 30.00 ms vs 2.80 ms calm baseline (10.7x; 1M-2M requests, \
+            "queue 32.0 deep, await 30.00 ms, 10.7x the 2.80 ms calm baseline (1M-2M requests, \
              2M-4M's)"
         )
     );
@@ -223,8 +223,8 @@ fn a_smaller_requests_baseline_bounds_a_larger_ones() {
     assert_eq!(
         s.saturation_why.as_deref(),
         Some(
-            "queue 16.0 deep, await 20.00 ms vs 1.45 ms calm baseline (13.8x; 32K-64K requests, \
-             bounded from ≤4K's)"
+            "queue 16.0 deep, await 20.00 ms, 13.8x the 1.45 ms calm baseline (32K-64K \
+             requests, bounded from ≤4K's)"
         )
     );
     // A faster peak, 3,200 64k writes a second (205 MB/s), comes while the device is held

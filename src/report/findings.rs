@@ -181,9 +181,11 @@ limit, max(thresh, dirty_limit), is not in /proc). Direct reclaim: any direct sc
 allocation stall.\n\
 - Saturated: rotational disks at ≥ 90 % util; disks that serve requests in parallel \
 (non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational flag \
-says) with aqu-sz ≥ 1 and an await ≥ 3× their own calm baseline (the await of records with \
-a short queue, frozen while the queue is long, so a long flood does not become its own \
-baseline), or, before any calm record, a queue ≥ {DEEP_QUEUE:.0} deep with an await \
+says) with aqu-sz ≥ 1 and an await ≥ 3× their own calm baseline for requests of that size \
+(the await of records with a short queue whose mean request was in the same size class: 4K \
+and under, each doubling to 4M, over 4M; frozen while the queue is long, so a long flood does \
+not become its own baseline; a size never calm takes a larger size's baseline, else a \
+smaller size's plus the transfer time at the device's peak rates), or, before any calm record, a queue ≥ {DEEP_QUEUE:.0} deep with an await \
 ≥ {DEEP_QUEUE_AWAIT_MS:.0} ms. A saturated disk stays so while its evidence holds at the \
 warning level (await ≥ 2× the baseline, 70 % util) and for {HOLD} records after, as the \
 screen judges it.\n\
