@@ -301,14 +301,6 @@ fn parallel_level(
     if load.ops <= 0.0 || aqu < 1.0 {
         return (0, None);
     }
-    let deep = aqu >= DEEP_QUEUE && await_ms >= DEEP_QUEUE_AWAIT_MS;
-    let deep_why = |size: &str| {
-        format!(
-            "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms (≥ {DEEP_QUEUE_AWAIT_MS:.0} ms), \
-             no calm baseline{size} yet"
-        )
-    };
-    let size = || format!(" for {} requests", load.class.label());
     match base {
         Some((b, from)) => {
             let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
@@ -329,10 +321,18 @@ fn parallel_level(
             );
             (level, (level > 0).then_some(why))
         }
-        None if deep => (
-            2,
-            Some(deep_why(&if any_baseline { size() } else { String::new() })),
-        ),
+        None if aqu >= DEEP_QUEUE && await_ms >= DEEP_QUEUE_AWAIT_MS => {
+            let size = if any_baseline {
+                format!(" for {} requests", load.class.label())
+            } else {
+                String::new()
+            };
+            let why = format!(
+                "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms (≥ {DEEP_QUEUE_AWAIT_MS:.0} ms), \
+                 no calm baseline{size} yet"
+            );
+            (2, Some(why))
+        }
         None => (0, None),
     }
 }
