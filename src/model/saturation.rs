@@ -61,7 +61,8 @@ pub struct Saturation {
     /// Why, in one line: `queue 144 deep, await 3.0 ms vs 0.4 ms calm baseline`.
     pub saturation_why: Option<String>,
     /// The calm baseline await it was judged against, ms: that of the sample's request size
-    /// class (or the nearest larger class with one); the smallest class's when no IO moved.
+    /// class, else the nearest larger class's, else the bound from a smaller class's
+    /// (`Track::baseline_for`); the smallest class's when no IO moved.
     pub baseline_await_ms: Option<f64>,
     /// 0 fine, 1 warn, 2 critical (the table's colour).
     pub saturation_level: u8,
@@ -72,7 +73,7 @@ pub struct Saturation {
 struct Track {
     /// The calm baseline of each request size class, ms.
     baseline_ms: [Option<f64>; SizeClass::COUNT],
-    /// The most kB/s the device read, and wrote, in one sample: at least its bandwidth for
+    /// The most kB/s the device read, and wrote, in one sample: at most its bandwidth for
     /// each, so the transfer time of a request at that rate is at least its real one.
     peak_kb_s: [f64; 2],
     saturated: bool,
