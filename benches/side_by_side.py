@@ -6,6 +6,13 @@ SECS window for all of them, so they see the same machine. Then VmRSS and the lo
 Usage: python3 benches/side_by_side.py SECS CMD ARGS ;; CMD ARGS ;; ...   (quote the ;;)
 PW_WARMUP=S sets the warm-up (default 5 s): pagewatch's gate keeps its walk fast for 10 s after
 its own start, so a steady idle figure wants 20.
+PW_ROUNDS=K splits the window into K equal rounds and prints each process's ms/s in every
+round, its median, and each round's ratio to the first command (the median ratio last). On
+a VM whose host is busy, one process's idle cost moves 2-4x between windows minutes apart
+(2026-11-27: the default screen 0.50-2.35 ms/s, htop 2.0-4.4), while the ratio in one round
+moves less. Never run one binary twice in one window: the copies share their code pages,
+and the one that wakes first each tick pays the cold instruction fetches for all (four idle
+pagewatch screens on one CPU: 0.87, 2.48, 1.15, 0.88 ms/s, with the same system calls).
 """
 import glob, os, pty, select, struct, sys, termios, time, fcntl
 
@@ -34,9 +41,21 @@ def drain(until):
             try: os.read(fd,65536)
             except OSError: pass
 drain(time.time()+float(os.environ.get('PW_WARMUP','5')))
-c0=[cpu(p[0]) for p in procs]; t0=time.time()
-drain(t0+secs)
-c1=[cpu(p[0]) for p in procs]; el=time.time()-t0
+rounds=int(os.environ.get('PW_ROUNDS','1'))
+marks=[([cpu(p[0]) for p in procs], time.time())]
+for k in range(rounds):
+    drain(marks[0][1]+secs*(k+1)/rounds)
+    marks.append(([cpu(p[0]) for p in procs], time.time()))
+(c0,t0),(c1,t1)=marks[0],marks[-1]; el=t1-t0
+if rounds>1:
+    per=[[(b-a)/1e6/(tb-ta) for a,b in zip(ca,cb)] for (ca,ta),(cb,tb) in zip(marks,marks[1:])]
+    med=lambda v: sorted(v)[len(v)//2] if len(v)%2 else sum(sorted(v)[len(v)//2-1:len(v)//2+1])/2
+    for i,(pid,fd,name) in enumerate(procs):
+        v=[r[i] for r in per]
+        print(f"rounds {' '.join(f'{x:.3f}' for x in v)}  median {med(v):.3f} ms/s  {name}")
+    for i,(pid,fd,name) in enumerate(procs[1:],1):
+        q=[r[0]/r[i] if r[i] else float('inf') for r in per]
+        print(f"ratio first/this {' '.join(f'{x:.2f}' for x in q)}  median {med(q):.2f}  {name}")
 for (pid,fd,name),a,b in zip(procs,c0,c1):
     rss=[l for l in open(f'/proc/{pid}/status') if l.startswith('VmRSS')][0].split()[1]
     print(f"{(b-a)/1e6/el:.3f} ms/s  rss {int(rss)/1024:.1f} MB  {name}")
