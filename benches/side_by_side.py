@@ -9,12 +9,13 @@ its own start, so a steady idle figure wants 20.
 PW_ROUNDS=K splits the window into K equal rounds and prints each process's ms/s in every
 round, its median, and each round's ratio to the first command (the median ratio last). On
 a VM whose host is busy, one process's idle cost moves 2-4x between windows minutes apart
-(2026-11-27: the default screen 0.50-2.35 ms/s, htop 2.0-4.4), while the ratio in one round
-moves less. Never run one binary twice in one window: the copies share their code pages,
-and the one that wakes first each tick pays the cold instruction fetches for all (four idle
-pagewatch screens on one CPU: 0.87, 2.48, 1.15, 0.88 ms/s, with the same system calls).
+(2026-11-27: the default screen 0.55-2.35 ms/s, htop 2.1-4.4), while the ratio in one round
+moves less. Never run one binary twice in one window: copies doing the same system calls
+read up to 3x apart (four idle pagewatch screens on one CPU: 0.87, 2.48, 1.15, 0.88 ms/s),
+likely because they share their code pages and the first awake fetches them cold for all
+(docs/PERFORMANCE.md, tenth round).
 """
-import glob, os, pty, select, struct, sys, termios, time, fcntl
+import glob, os, pty, select, statistics, struct, sys, termios, time, fcntl
 
 secs=float(sys.argv[1]); rest=' '.join(sys.argv[2:]); cmds=[c.split() for c in rest.split(';;')]
 procs=[]
@@ -49,13 +50,12 @@ for k in range(rounds):
 (c0,t0),(c1,t1)=marks[0],marks[-1]; el=t1-t0
 if rounds>1:
     per=[[(b-a)/1e6/(tb-ta) for a,b in zip(ca,cb)] for (ca,ta),(cb,tb) in zip(marks,marks[1:])]
-    med=lambda v: sorted(v)[len(v)//2] if len(v)%2 else sum(sorted(v)[len(v)//2-1:len(v)//2+1])/2
     for i,(pid,fd,name) in enumerate(procs):
         v=[r[i] for r in per]
-        print(f"rounds {' '.join(f'{x:.3f}' for x in v)}  median {med(v):.3f} ms/s  {name}")
+        print(f"rounds {' '.join(f'{x:.3f}' for x in v)}  median {statistics.median(v):.3f} ms/s  {name}")
     for i,(pid,fd,name) in enumerate(procs[1:],1):
         q=[r[0]/r[i] if r[i] else float('inf') for r in per]
-        print(f"ratio first/this {' '.join(f'{x:.2f}' for x in q)}  median {med(q):.2f}  {name}")
+        print(f"ratio first/this {' '.join(f'{x:.2f}' for x in q)}  median {statistics.median(q):.2f}  {name}")
 for (pid,fd,name),a,b in zip(procs,c0,c1):
     rss=[l for l in open(f'/proc/{pid}/status') if l.startswith('VmRSS')][0].split()[1]
     print(f"{(b-a)/1e6/el:.3f} ms/s  rss {int(rss)/1024:.1f} MB  {name}")
