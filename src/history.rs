@@ -113,6 +113,17 @@ impl DiskHistory {
         self.runs.back().map(|r| r.point(r.len - 1))
     }
 
+    /// The tick of the newest point with any I/O (IOPS or %util above 0), `None` when every
+    /// point held is idle. Runs are searched newest first, so an idle device costs one run.
+    #[must_use]
+    pub fn last_busy(&self) -> Option<u64> {
+        self.runs
+            .iter()
+            .rev()
+            .find(|r| r.first.iops > 0.0 || r.first.util_pct > 0.0)
+            .map(|r| r.first.tick + r.len - 1)
+    }
+
     /// The oldest point.
     #[must_use]
     pub fn front(&self) -> Option<DiskPoint> {

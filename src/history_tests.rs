@@ -76,7 +76,25 @@ fn an_idle_disk_is_kept_as_one_run_and_reads_back_point_by_point() {
         (last[1].iops, last[2].iops, last[3].iops),
         (50.0, 50.0, 0.0)
     );
+    // The last I/O: vda's third busy tick (ticks count from 1); loop7 never did any.
+    assert_eq!((vda.last_busy(), idle.last_busy()), (Some(303), None));
     let ticks: Vec<u64> = idle.last(3).iter().map(|p| p.tick).collect();
     assert_eq!(ticks, [698, 699, 700]);
     assert_eq!(idle.last(1000).len(), 600);
+}
+
+#[test]
+fn a_busy_tick_that_left_the_window_is_no_longer_the_last_busy() {
+    let mut h = History::new(5);
+    h.push(&model(&[("vda", 50.0, 1.0)]));
+    for _ in 0..4 {
+        h.push(&model(&[("vda", 0.0, 0.0)]));
+    }
+    assert_eq!(h.disks["vda"].last_busy(), Some(1));
+    h.push(&model(&[("vda", 0.0, 0.0)]));
+    assert_eq!(
+        h.disks["vda"].last_busy(),
+        None,
+        "tick 1 is out of a 5-tick window"
+    );
 }

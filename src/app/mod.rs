@@ -549,27 +549,39 @@ impl App {
         vec![Effect::SetInterval(next)]
     }
 
-    /// Disks in display order (the current sort, busiest first).
+    /// Disks in display order (the current sort, busiest first; among equally idle ones,
+    /// the one busy most recently in the chart history first).
     #[must_use]
     pub fn sorted_disks(&self) -> Vec<&Disk> {
         let Some(m) = &self.model else {
             return Vec::new();
         };
         let mut v: Vec<&Disk> = m.disks.iter().collect();
-        self.ui.sort.sort(&mut v);
+        let history = &self.history().disks;
+        let last_busy = |d: &Disk| {
+            history
+                .get(&d.name)
+                .and_then(crate::history::DiskHistory::last_busy)
+        };
+        self.ui.sort.sort(&mut v, last_busy);
         v
     }
 
     /// The selected disk: the one chosen with the arrows, else the first in display order.
     #[must_use]
     pub fn selected_disk(&self) -> Option<&Disk> {
-        let disks = self.sorted_disks();
+        self.selected_in(&self.sorted_disks())
+    }
+
+    /// `selected_disk` among disks already sorted (`sorted_disks`), without sorting again.
+    #[must_use]
+    pub fn selected_in<'a>(&self, sorted: &[&'a Disk]) -> Option<&'a Disk> {
         let named = self
             .ui
             .selected
             .as_deref()
-            .and_then(|n| disks.iter().find(|d| d.name == n));
-        named.or(disks.first()).copied()
+            .and_then(|n| sorted.iter().find(|d| d.name == n));
+        named.or(sorted.first()).copied()
     }
 
     fn move_selection(&mut self, down: bool) {

@@ -72,29 +72,41 @@ impl SortKey {
         }
     }
 
-    /// Sorts busiest first, a stable, explicit order: ties by IOPS, then kB/s, then name
+    /// Sorts busiest first, a stable, explicit order: ties by IOPS, then kB/s, then the device
+    /// busy most recently (`last_busy`, the tick of its last I/O; never busy last), then name
     /// (`Name` by name alone). A fast device (RAM-backed, NVMe) can serve thousands of IOPS
-    /// with io_ticks, and so %util, at 0 for the tick: it still sorts above the idle ones.
-    pub fn sort(self, disks: &mut [&Disk]) {
-        let busy = |d: &Disk| {
-            if self == SortKey::Name {
-                [0.0; 3]
-            } else {
-                [
+    /// with io_ticks, and so %util, at 0 for the tick: it still sorts above the idle ones. A
+    /// disk that was flooded a minute ago stays above the loop devices that never did any I/O,
+    /// so the rows do not swap on every tick with a few writes, and the charts, which follow
+    /// the first row, keep showing it once the flood ends.
+    pub fn sort(self, disks: &mut [&Disk], last_busy: impl Fn(&Disk) -> Option<u64>) {
+        if self == SortKey::Name {
+            disks.sort_by(|a, b| a.name.cmp(&b.name));
+            return;
+        }
+        // Each disk's keys once (`last_busy` looks the history up), not at every comparison.
+        let mut keyed: Vec<_> = disks
+            .iter()
+            .map(|&d| {
+                let now = [
                     self.value(d),
                     SortKey::Iops.value(d),
                     SortKey::Throughput.value(d),
-                ]
-            }
-        };
-        disks.sort_by(|a, b| {
-            let (va, vb) = (busy(a), busy(b));
-            (vb.iter().zip(&va))
+                ];
+                (now, last_busy(d), d)
+            })
+            .collect();
+        keyed.sort_by(|(va, la, a), (vb, lb, b)| {
+            (vb.iter().zip(va))
                 .map(|(y, x)| y.total_cmp(x))
                 .find(|o| o.is_ne())
                 .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| lb.cmp(la))
                 .then_with(|| a.name.cmp(&b.name))
         });
+        for (slot, (_, _, d)) in disks.iter_mut().zip(keyed) {
+            *slot = d;
+        }
     }
 }
 
@@ -254,7 +266,7 @@ mod tests {
         ];
         let order = |key: SortKey| {
             let mut v: Vec<&Disk> = all.iter().collect();
-            key.sort(&mut v);
+            key.sort(&mut v, |_| None);
             v.iter().map(|d| d.name.as_str()).collect::<Vec<_>>()
         };
         assert_eq!(
@@ -268,6 +280,40 @@ mod tests {
         assert_eq!(
             order(SortKey::Name),
             ["loop0", "loop1", "loop95", "loop96", "vda"]
+        );
+    }
+
+    #[test]
+    fn idle_ties_go_to_the_device_busy_most_recently() {
+        // After a flood: vda idle this tick but busy 40 ticks ago, sdb 200 ticks ago, the
+        // loops never. vda leads, so the charts that follow the first row keep showing it.
+        let all = [
+            disk("loop0", 0.0, 0.0, 0.0),
+            disk("sdb", 0.0, 0.0, 0.0),
+            disk("loop1", 0.0, 0.0, 0.0),
+            disk("vda", 0.0, 0.0, 0.0),
+            disk("nvme0n1", 5.0, 90.0, 360.0),
+        ];
+        let last_busy = |d: &Disk| match d.name.as_str() {
+            "vda" => Some(560),
+            "sdb" => Some(400),
+            _ => None,
+        };
+        let order = |key: SortKey| {
+            let mut v: Vec<&Disk> = all.iter().collect();
+            key.sort(&mut v, last_busy);
+            v.iter().map(|d| d.name.as_str()).collect::<Vec<_>>()
+        };
+        for key in [SortKey::Util, SortKey::AquSz, SortKey::Await, SortKey::Iops] {
+            assert_eq!(
+                order(key),
+                ["nvme0n1", "vda", "sdb", "loop0", "loop1"],
+                "{key:?}"
+            );
+        }
+        assert_eq!(
+            order(SortKey::Name),
+            ["loop0", "loop1", "nvme0n1", "sdb", "vda"]
         );
     }
 }

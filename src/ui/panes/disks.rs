@@ -86,7 +86,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         .take(usize::from(inner.height.saturating_sub(1)));
     let mut lines = Vec::with_capacity(1 + shown.len().max(1));
     lines.push(Line::from(Span::styled(head, t.title)));
-    let selected = app.selected_disk().map(|d| d.name.as_str());
+    let selected = app.selected_in(&disks).map(|d| d.name.as_str());
     for d in shown {
         let mut row = String::with_capacity(width);
         row.push_str(&d.name);
