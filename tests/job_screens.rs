@@ -209,3 +209,94 @@ fn throttled_workers_are_named_after_their_fio() {
     assert!(text.contains("2883 dd  "), "dd works for no job: {text}");
     assert_screens("throttled_linked", &app);
 }
+
+/// A fio job that fsyncs after every write: its write completions take microseconds, its
+/// fsyncs milliseconds. The jobs pane shows both, live and in the result, so the job does not
+/// read as fast while it waits in fsync (flood-vs-fsync's victim).
+#[test]
+fn a_syncing_jobs_line_shows_its_fsync_latency() {
+    use pagewatch::event::{FioDir, FioSummary};
+    let (mut app, _) = app();
+    let id = app.jobs.add(
+        JobKind::Fio,
+        "fio randwrite 128M".into(),
+        app.now_ms - 5_000,
+    );
+    let report = |m| Msg::Job(JobReport::Job(m));
+    app.update(report(JobMsg::Started {
+        id,
+        pid: 3100,
+        argv: vec!["fio".into()],
+    }));
+    app.update(report(JobMsg::Fio {
+        id,
+        figures: FioFigures {
+            w_iops: 5076.0,
+            w_bw: 5076.0 * 16384.0,
+            w_clat_us: 19.0,
+            w_p99_us: 9.0,
+            s_iops: 5076.0,
+            s_mean_us: 177.0,
+            s_p99_us: 2900.0,
+            ..FioFigures::default()
+        },
+    }));
+    let text = screen(&app, 160, 48);
+    assert!(
+        text.contains("W 5076 IOPS 79.3M/s clat 19µs p99 9µs | fsync 177µs p99 2.9ms"),
+        "{text}"
+    );
+    let write = FioDir {
+        io_bytes: 128 << 20,
+        ios: 8192,
+        iops: 6760.0,
+        bw_bytes_s: 6760.0 * 16384.0,
+        clat_mean_us: 4.0,
+        clat_p99_us: 9.0,
+    };
+    app.update(report(JobMsg::Ended {
+        id,
+        how: "finished".into(),
+        failed: false,
+        result: Some(FioSummary {
+            name: "randwrite".into(),
+            fio_version: "fio-3.33".into(),
+            runtime_ms: 1212,
+            read: FioDir::default(),
+            write,
+            sync: FioDir {
+                io_bytes: 0,
+                clat_mean_us: 143.0,
+                clat_p99_us: 449.0,
+                ..write
+            },
+            partial: false,
+            error: None,
+        }),
+    }));
+    let text = screen(&app, 160, 48);
+    // Too long for the 160x48 pane's line: the fsync figures wrap whole onto the next.
+    assert!(
+        text.contains("│   result: W 6760 IOPS 106M/s clat 4µs p99 9µs      ")
+            && text.contains("│   | fsync 143µs p99 449µs  finished      "),
+        "{text}"
+    );
+    let small = screen(&app, 80, 24);
+    assert!(small.contains("9µs | fsync 143µs p99 449µs"), "{small}");
+    // A job that does not sync says nothing of fsync.
+    let other = app
+        .jobs
+        .add(JobKind::Fio, "fio write 2G".into(), app.now_ms);
+    app.update(report(JobMsg::Fio {
+        id: other,
+        figures: FioFigures {
+            w_iops: 966.0,
+            w_bw: 966.0 * 1_048_576.0,
+            w_clat_us: 1028.0,
+            w_p99_us: 10289.0,
+            ..FioFigures::default()
+        },
+    }));
+    let text = screen(&app, 160, 48);
+    assert_eq!(text.matches("fsync").count(), 1, "{text}");
+}

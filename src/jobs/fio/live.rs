@@ -30,6 +30,9 @@ pub struct JobLive {
     pub read: DirLive,
     /// Writes.
     pub write: DirLive,
+    /// fsync/fdatasync calls: their rate and latency (`clat_*` hold fio's `sync.lat_ns`);
+    /// zero for a job that does not sync.
+    pub sync: DirLive,
 }
 
 /// Interval figures of one direction.
@@ -63,12 +66,14 @@ pub fn live(prev: Option<&FioStatus>, cur: &FioStatus) -> FioLive {
                 Some(p) => match (
                     dir_delta(&p.read, &job.read, dt_ms),
                     dir_delta(&p.write, &job.write, dt_ms),
+                    dir_delta(&p.sync, &job.sync, dt_ms),
                 ) {
-                    (Some(read), Some(write)) => JobLive {
+                    (Some(read), Some(write), Some(sync)) => JobLive {
                         name: job.name.clone(),
                         since_start: false,
                         read,
                         write,
+                        sync,
                     },
                     _ => since_start(job),
                 },
@@ -96,13 +101,15 @@ fn since_start(job: &super::status::JobStatus) -> JobLive {
     JobLive {
         name: job.name.clone(),
         since_start: true,
-        read: cumulative(&job.read),
-        write: cumulative(&job.write),
+        read: cumulative(&job.read, job.read.runtime_ms),
+        write: cumulative(&job.write, job.write.runtime_ms),
+        // fio gives the sync calls no runtime of their own: they are rated over the writes'.
+        sync: cumulative(&job.sync, job.write.runtime_ms),
     }
 }
 
-fn cumulative(d: &DirCounters) -> DirLive {
-    let s = d.runtime_ms as f64 / 1000.0;
+fn cumulative(d: &DirCounters, runtime_ms: u64) -> DirLive {
+    let s = runtime_ms as f64 / 1000.0;
     let (iops, bw) = if s > 0.0 {
         (d.total_ios as f64 / s, d.io_bytes as f64 / s)
     } else {
@@ -239,6 +246,12 @@ pub struct FioFigures {
     pub w_clat_us: f64,
     /// 99th percentile write completion latency since the start, µs.
     pub w_p99_us: f64,
+    /// fsync/fdatasync calls per second (0 for a job that does not sync).
+    pub s_iops: f64,
+    /// Their mean latency over the interval, µs.
+    pub s_mean_us: f64,
+    /// Their 99th percentile latency, µs.
+    pub s_p99_us: f64,
 }
 
 #[cfg(test)]

@@ -256,3 +256,29 @@ fn fsync_latency_is_the_sync_calls_not_the_writes() {
         crate::event::FioDir::default()
     );
 }
+
+/// The live figures of the same `fsync=1` run (fixture and hand figures above): since the
+/// start, the sync calls are rated over the writes' runtime (fio gives them none); over an
+/// interval, from the differences, as reads and writes are. A job that never syncs has zero.
+#[test]
+fn live_sync_calls_since_the_start_and_over_an_interval() {
+    let text = include_str!("../../../tests/fixtures/fio/fsync-16k-3.33.jsonplus");
+    let doc = FioStatus::parse(text).unwrap();
+    let first = &live(None, &doc).jobs[0].sync;
+    assert!(close(first.iops, 9932.0 / 1.001), "{}", first.iops);
+    assert!(close(first.clat_mean_us.unwrap(), 91.382_344_744));
+    assert!(close(first.clat_p99_us.unwrap(), 214.016));
+    // The status a second earlier, before any sync call: the interval holds all 9,932.
+    let mut before = doc.clone();
+    before.timestamp_ms -= 1000;
+    before.jobs[0].sync = super::super::status::DirCounters::default();
+    let j = &live(Some(&before), &doc).jobs[0];
+    assert!(!j.since_start);
+    assert!(close(j.sync.iops, 9932.0));
+    assert!(close(j.sync.clat_mean_us.unwrap(), 91.382_344_744));
+    assert!(close(j.sync.clat_p99_us.unwrap(), 214.016));
+    assert!(!j.sync.p99_cumulative, "from the bins' difference");
+    let (docs, _) = statuses(FIXTURE);
+    let r = &live(Some(&docs[0]), &docs[1]).jobs[0].sync;
+    assert_eq!((r.iops, r.clat_mean_us), (0.0, None));
+}

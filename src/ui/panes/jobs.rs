@@ -128,13 +128,17 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
             } else {
                 vec![format!("{figures} · {head}")]
             };
-            // A failed job's reason is shown whole, wrapped; anything else is cut.
+            // A failed job's reason is shown whole, wrapped; the large layout's figures too,
+            // at their ` | ` seams (a syncing job's fsync latency after its writes'); anything
+            // else is cut.
             let last = text.len() - 1;
             text.into_iter()
                 .enumerate()
                 .flat_map(|(i, l)| {
                     if i == last && j.state == JobState::Failed {
                         wrap(&l, width)
+                    } else if i == last && two_lines {
+                        wrap_parts(&l, width)
                     } else {
                         vec![clip(&l, width)]
                     }
@@ -196,6 +200,22 @@ fn wrap(s: &str, width: usize) -> Vec<String> {
     out
 }
 
+/// `s` (indented by three) in lines of at most `width` characters, broken only between its
+/// ` | `-separated parts, each continuation indented by three; a part too long is cut.
+fn wrap_parts(s: &str, width: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (i, part) in s.trim_start().split(" | ").enumerate() {
+        match out.last_mut() {
+            Some(line) if line.chars().count() + 3 + part.chars().count() <= width => {
+                line.push_str(" | ");
+                line.push_str(part);
+            }
+            _ => out.push(format!("   {}{part}", if i == 0 { "" } else { "| " })),
+        }
+    }
+    out.into_iter().map(|l| clip(&l, width)).collect()
+}
+
 /// How long ago: `12s`, `3m`, `2h`.
 #[must_use]
 pub fn ago(ms: i64) -> String {
@@ -248,9 +268,15 @@ pub fn job_lines(app: &App, j: &Job) -> (String, String) {
     )
 }
 
-/// A fio job's figures: its result once ended, else its last interval's.
+/// A fio job's figures: its result once ended, else its last interval's. A job that syncs
+/// (`fsync=N`, `fdatasync=N`) also gets its sync calls' mean and p99 latency: fio's write
+/// completion latency leaves out the wait in fsync, which is where such a job's time goes
+/// (flood-vs-fsync: writes at 4 µs, their fsyncs at 0.2-3 ms).
 #[must_use]
 pub fn fio_figures(j: &Job) -> String {
+    let sync = |calls: bool, mean: f64, p99: f64| {
+        calls.then(|| format!("fsync {} p99 {}", us(mean), us(p99)))
+    };
     let dir = |name: &str, iops: f64, bw: f64, clat: f64, p99: f64| {
         if iops <= 0.0 && bw <= 0.0 {
             return None;
@@ -279,6 +305,7 @@ pub fn fio_figures(j: &Job) -> String {
                 r.write.clat_mean_us,
                 r.write.clat_p99_us,
             ),
+            sync(r.sync.ios > 0, r.sync.clat_mean_us, r.sync.clat_p99_us),
         ]
         .into_iter()
         .flatten()
@@ -292,6 +319,7 @@ pub fn fio_figures(j: &Job) -> String {
     let parts: Vec<String> = [
         dir("R", f.r_iops, f.r_bw, f.r_clat_us, f.r_p99_us),
         dir("W", f.w_iops, f.w_bw, f.w_clat_us, f.w_p99_us),
+        sync(f.s_iops > 0.0, f.s_mean_us, f.s_p99_us),
     ]
     .into_iter()
     .flatten()
