@@ -224,3 +224,38 @@ fn phase_table_overlay() {
         &[(80, 24)],
     );
 }
+
+/// The worst zone's state is never cut for its zone's name: at 160x48 the pane has 51 columns;
+/// "below min: allocators reclaim directly" leaves 13, too few for "(node 0 Normal)", so the
+/// zone goes; "below high" keeps it short, "above high" whole. Seen live with 22G eaten:
+/// "below high: kswapd until high (node 0 Normal, the w".
+#[test]
+fn the_watermark_state_keeps_its_words_and_names_the_zone_as_fits() {
+    let mut app = app_after("live-idle", Look::default(), &[]);
+    let mut with_free = |free: u64| {
+        let m = app.model.as_mut().unwrap();
+        m.reclaim.watermarks = Some(pagewatch::model::zones::Watermarks {
+            free_pages: free,
+            min_pages: 14_770,
+            low_pages: 20_172,
+            high_pages: 25_574,
+            zone: Some("node 0 Normal".into()),
+        });
+        screen(&app, 160, 48)
+    };
+    let text = with_free(10_000);
+    assert!(
+        text.contains("│below min: allocators reclaim directly             │"),
+        "{text}"
+    );
+    let text = with_free(22_000);
+    assert!(
+        text.contains("│below high: kswapd until high (node 0 Normal)      │"),
+        "{text}"
+    );
+    let text = with_free(99_000);
+    assert!(
+        text.contains("│above high (node 0 Normal, the worst zone)         │"),
+        "{text}"
+    );
+}

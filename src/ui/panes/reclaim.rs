@@ -128,21 +128,40 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     for (text, lvl) in super::below::reclaim_lines(m) {
         lines.push(Line::from(Span::styled(text, level(app, lvl))));
     }
-    if let Some((w, (label, lvl))) = wm {
-        let ps = m.page_size;
-        let mut l = Vec::with_capacity(12);
-        l.extend(kv(app, "free", Bytes::pages(w.free_pages, ps)));
-        l.extend(kv(app, " min", Bytes::pages(w.min_pages, ps)));
-        l.extend(kv(app, " low", Bytes::pages(w.low_pages, ps)));
-        l.extend(kv(app, " high", Bytes::pages(w.high_pages, ps)));
-        lines.push(Line::from(l));
-        let mut l = vec![Span::styled(label, level(app, lvl))];
-        if let Some(z) = &w.zone {
-            l.push(Span::styled(format!(" ({z}, the worst zone)"), t.dim));
-        }
-        lines.push(Line::from(l));
+    if let Some((w, state)) = wm {
+        lines.extend(watermark_lines(app, w, state, m.page_size, inner.width));
     }
     canvas.lines(inner, lines);
+}
+
+/// The worst zone's free pages against its watermarks, then its state and the zone's name as
+/// far as it fits in `width`: the long form, else the zone alone, else nothing, so the state is
+/// never cut (at 160x48 "below min: allocators reclaim directly" leaves 13 of 51 columns).
+fn watermark_lines(
+    app: &App,
+    w: &Watermarks,
+    (label, lvl): (&'static str, u8),
+    page_size: u64,
+    width: u16,
+) -> [Line<'static>; 2] {
+    let mut l = Vec::with_capacity(12);
+    l.extend(kv(app, "free", Bytes::pages(w.free_pages, page_size)));
+    l.extend(kv(app, " min", Bytes::pages(w.min_pages, page_size)));
+    l.extend(kv(app, " low", Bytes::pages(w.low_pages, page_size)));
+    l.extend(kv(app, " high", Bytes::pages(w.high_pages, page_size)));
+    let mut state = vec![Span::styled(label, level(app, lvl))];
+    if let Some(z) = &w.zone {
+        let room = usize::from(width).saturating_sub(label.chars().count());
+        let full = format!(" ({z}, the worst zone)");
+        let short = format!(" ({z})");
+        if let Some(text) = [full, short]
+            .into_iter()
+            .find(|s| s.chars().count() <= room)
+        {
+            state.push(Span::styled(text, theme(app).dim));
+        }
+    }
+    [Line::from(l), Line::from(state)]
 }
 
 /// steal / scan, percent; `None` when nothing was scanned.
