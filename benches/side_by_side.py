@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Side-by-side CPU of several terminal programs (issue 27): each command runs in its own
 160x48 pty; after 5 s of warm-up, each process's CPU clock (exited threads included) is read over the same
-SECS window for all of them, so they see the same machine. Then VmRSS and the load average.
+SECS window for all of them, so they see the same machine. Then VmRSS, the bytes each wrote to
+its terminal a second over the window, and the load average.
 
 Usage: python3 benches/side_by_side.py SECS CMD ARGS ;; CMD ARGS ;; ...   (quote the ;;)
 PW_WARMUP=S sets the warm-up (default 5 s): pagewatch's gate keeps its walk fast for 10 s after
@@ -35,13 +36,15 @@ def cpu(pid):
         try: t+=int(open(f).read().split()[0])
         except Exception: pass
     return t
+out={}  # bytes each terminal was written, by fd (counted from the end of the warm-up)
 def drain(until):
     while time.time()<until:
         r,_,_=select.select([p[1] for p in procs],[],[],0.5)
         for fd in r:
-            try: os.read(fd,65536)
+            try: out[fd]=out.get(fd,0)+len(os.read(fd,65536))
             except OSError: pass
 drain(time.time()+float(os.environ.get('PW_WARMUP','5')))
+out.clear()
 rounds=int(os.environ.get('PW_ROUNDS','1'))
 marks=[([cpu(p[0]) for p in procs], time.time())]
 for k in range(rounds):
@@ -58,7 +61,7 @@ if rounds>1:
         print(f"ratio first/this {' '.join(f'{x:.2f}' for x in q)}  median {statistics.median(q):.2f}  {name}")
 for (pid,fd,name),a,b in zip(procs,c0,c1):
     rss=[l for l in open(f'/proc/{pid}/status') if l.startswith('VmRSS')][0].split()[1]
-    print(f"{(b-a)/1e6/el:.3f} ms/s  rss {int(rss)/1024:.1f} MB  {name}")
+    print(f"{(b-a)/1e6/el:.3f} ms/s  rss {int(rss)/1024:.1f} MB  {out.get(fd,0)/el:.0f} B/s  {name}")
 print("load", open('/proc/loadavg').read().strip())
 for pid,fd,name in procs:
     try: os.write(fd,b'q')
