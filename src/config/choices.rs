@@ -253,6 +253,13 @@ mod tests {
         )
     }
 
+    /// The names of `all` in `key`'s order.
+    fn order(all: &[Disk], key: SortKey, last_busy: impl Fn(&Disk) -> Option<u64>) -> Vec<&str> {
+        let mut v: Vec<&Disk> = all.iter().collect();
+        key.sort(&mut v, last_busy);
+        v.iter().map(|d| d.name.as_str()).collect()
+    }
+
     #[test]
     fn ties_go_to_the_device_doing_io_then_to_the_name() {
         // loop95 serves 2,000 reads/s with io_ticks still for the tick (0 %util): above the
@@ -264,11 +271,7 @@ mod tests {
             disk("loop96", 0.0, 2000.0, 9000.0),
             disk("vda", 0.1, 3.0, 12.0),
         ];
-        let order = |key: SortKey| {
-            let mut v: Vec<&Disk> = all.iter().collect();
-            key.sort(&mut v, |_| None);
-            v.iter().map(|d| d.name.as_str()).collect::<Vec<_>>()
-        };
+        let order = |key: SortKey| order(&all, key, |_| None);
         assert_eq!(
             order(SortKey::Util),
             ["vda", "loop96", "loop95", "loop0", "loop1"]
@@ -299,11 +302,7 @@ mod tests {
             "sdb" => Some(400),
             _ => None,
         };
-        let order = |key: SortKey| {
-            let mut v: Vec<&Disk> = all.iter().collect();
-            key.sort(&mut v, last_busy);
-            v.iter().map(|d| d.name.as_str()).collect::<Vec<_>>()
-        };
+        let order = |key: SortKey| order(&all, key, last_busy);
         for key in [SortKey::Util, SortKey::AquSz, SortKey::Await, SortKey::Iops] {
             assert_eq!(
                 order(key),
