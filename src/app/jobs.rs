@@ -149,6 +149,9 @@ pub struct Jobs {
     pub foreign: Vec<ForeignFio>,
     /// Those that ended, oldest first (at most `MAX_ENDED`).
     pub ended_foreign: Vec<EndedForeign>,
+    /// Of the foreign fios whose workers are gone (the main process finishing), each one's
+    /// view at its last scan with workers: what its ended row shows (`set_foreign`).
+    last_work: Vec<ForeignFio>,
     /// A selected row that is not one of our jobs (a foreign fio).
     pub selected_other: Option<JobRef>,
     /// The row whose detail view is open (`Enter`).
@@ -272,8 +275,19 @@ impl Jobs {
 
     /// A scan's foreign fios at `now_ms`: one no longer found is kept as ended with its last
     /// figures, until dismissed or replaced by a new run of the same command line (one not
-    /// running at the previous scan).
+    /// running at the previous scan). A run whose workers are gone (fio's main process
+    /// finishing) ends with the figures of its last scan with workers: the main process holds
+    /// no data file, and its counters jumped with its reaped workers' (no rate,
+    /// `jobs::foreign::ProcRates::reaped`), so its own last scan would read "no data file
+    /// seen" and a rate of nothing.
     pub fn set_foreign(&mut self, found: Vec<ForeignFio>, now_ms: i64) {
+        for n in found.iter().filter(|n| n.workers == 0) {
+            let worked = (self.foreign.iter()).find(|o| o.pid == n.pid && o.workers > 0);
+            if let Some(o) = worked {
+                self.last_work.retain(|w| w.pid != n.pid);
+                self.last_work.push(o.clone());
+            }
+        }
         let old = std::mem::replace(&mut self.foreign, found);
         let new_runs: Vec<&ForeignFio> = (self.foreign.iter())
             .filter(|n| !old.iter().any(|o| o.pid == n.pid))
@@ -286,12 +300,16 @@ impl Jobs {
         for f in old {
             if !self.foreign.iter().any(|n| n.pid == f.pid) {
                 self.ended_foreign.retain(|e| e.fio.pid != f.pid);
+                let last = (self.last_work.iter().position(|w| w.pid == f.pid))
+                    .map(|i| self.last_work.swap_remove(i));
                 self.ended_foreign.push(EndedForeign {
-                    fio: f,
+                    fio: last.unwrap_or(f),
                     ended_ms: now_ms,
                 });
             }
         }
+        let foreign = &self.foreign;
+        (self.last_work).retain(|w| foreign.iter().any(|n| n.pid == w.pid && n.workers == 0));
         let extra = self.ended_foreign.len().saturating_sub(MAX_ENDED);
         self.ended_foreign.drain(..extra);
     }

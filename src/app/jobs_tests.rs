@@ -62,6 +62,66 @@ fn x_says_and_does_what_fits_the_selected_row() {
 }
 
 #[test]
+fn a_finishing_foreign_fio_ends_with_the_figures_of_its_last_scan_with_workers() {
+    let file = JobFile {
+        path: "/data/t.0.0".into(),
+        size_bytes: 1 << 30,
+        cached_pages: 1,
+        total_pages: 2,
+        method: "cachestat",
+    };
+    let working = ForeignFio {
+        workers: 2,
+        files: vec![file],
+        ..fio(900, "fio t")
+    };
+    // The main process alone, its workers reaped: no data file open, no rate that scan, then
+    // its own rate of nothing.
+    let reaping = ForeignFio {
+        write_bytes_s: None,
+        ..fio(900, "fio t")
+    };
+    let idle = ForeignFio {
+        write_bytes_s: Some(0.0),
+        ..fio(900, "fio t")
+    };
+    let mut j = Jobs::default();
+    j.set_foreign(vec![working.clone()], 1_000);
+    j.set_foreign(vec![reaping.clone()], 2_000);
+    // The running row says what this scan saw.
+    let (f, _) = j.foreign_of(JobRef::Foreign(900)).unwrap();
+    assert_eq!((f.files.len(), f.write_bytes_s), (0, None));
+    j.set_foreign(vec![idle.clone()], 3_000);
+    j.set_foreign(Vec::new(), 4_000);
+    let (f, at) = j.foreign_of(JobRef::Gone(900)).unwrap();
+    let path = f.files.first().map(|f| f.path.as_str());
+    assert_eq!(
+        (path, f.write_bytes_s, f.workers, at),
+        (Some("/data/t.0.0"), Some(1e6), 2, Some(4_000))
+    );
+    assert!(j.last_work.is_empty());
+    // A main process alone from the start (laying out its files) ends with its own figures.
+    let mut j = Jobs::default();
+    j.set_foreign(vec![idle.clone()], 1_000);
+    j.set_foreign(Vec::new(), 2_000);
+    let (f, _) = j.foreign_of(JobRef::Gone(900)).unwrap();
+    assert_eq!((f.files.len(), f.write_bytes_s), (0, Some(0.0)));
+    // Workers again (a second job of the run starting): the kept view is dropped.
+    let mut j = Jobs::default();
+    j.set_foreign(vec![working.clone()], 1_000);
+    j.set_foreign(vec![idle.clone()], 2_000);
+    let again = ForeignFio {
+        write_bytes_s: Some(7.0),
+        ..working
+    };
+    j.set_foreign(vec![again], 3_000);
+    assert!(j.last_work.is_empty());
+    j.set_foreign(Vec::new(), 4_000);
+    let (f, _) = j.foreign_of(JobRef::Gone(900)).unwrap();
+    assert_eq!(f.write_bytes_s, Some(7.0));
+}
+
+#[test]
 fn an_ended_foreign_fio_stays_with_its_last_figures() {
     let mut j = Jobs::default();
     j.set_foreign(vec![fio(900, "fio a"), fio(901, "fio b")], 1_000);

@@ -37,6 +37,8 @@ pub struct FioProc {
     pub state: char,
     /// /proc/PID/io, when readable (same uid or root).
     pub io: Option<IoCounters>,
+    /// Its stat's reaped-children marks (`pid_io::StatFields::reaped_marks`).
+    pub reaped_marks: u64,
     /// Regular files open on fds 3 and up.
     pub files: Vec<OpenFile>,
 }
@@ -118,6 +120,7 @@ pub fn scan_pids(
             ppid: stat.ppid,
             state: stat.state,
             io,
+            reaped_marks: stat.reaped_marks,
             files: open_files(&base.join("fd")),
         });
     }
@@ -212,8 +215,14 @@ pub struct ProcRates {
     pub pid: u32,
     /// Its state letter at this scan.
     pub state: char,
-    /// None on its first scan, when io is unreadable, or when a counter went back.
+    /// None on its first scan, when io is unreadable, when a counter went back, or when it
+    /// reaped children since the last scan (`reaped`).
     pub rates: Option<IoRates>,
+    /// It reaped children since the last scan: the kernel added their io totals to its
+    /// counters at wait() (`wait_task_zombie`), so the jump is theirs, already counted while
+    /// they ran (fio's main process reaping its workers at the end of a run: a jump of 17 GB
+    /// in one scan was seen as 17.3 GB/s written).
+    pub reaped: bool,
 }
 
 /// Rates of one fio run since the previous scan.
@@ -230,7 +239,8 @@ pub struct FioRates {
 /// Turns successive scans into rates. Feed it every scan with the monotonic time it was taken.
 #[derive(Debug, Default)]
 pub struct FioPairing {
-    prev: BTreeMap<u32, (u64, IoCounters)>,
+    /// Each process's scan time, counters and reaped-children marks.
+    prev: BTreeMap<u32, (u64, IoCounters, u64)>,
 }
 
 impl FioPairing {
@@ -244,15 +254,18 @@ impl FioPairing {
                     .procs
                     .iter()
                     .map(|p| {
+                        let before = self.prev.get(&p.pid);
+                        let reaped = before.is_some_and(|b| p.reaped_marks > b.2);
                         let rates = p.io.and_then(|cur| {
-                            next.insert(p.pid, (mono_ns, cur));
-                            let (t0, prev) = self.prev.get(&p.pid)?;
+                            next.insert(p.pid, (mono_ns, cur, p.reaped_marks));
+                            let (t0, prev, _) = before.filter(|_| !reaped)?;
                             IoRates::between(prev, &cur, mono_ns.checked_sub(*t0)?)
                         });
                         ProcRates {
                             pid: p.pid,
                             state: p.state,
                             rates,
+                            reaped,
                         }
                     })
                     .collect();

@@ -14,6 +14,7 @@ fn proc_(pid: u32, parent: u32, files: &[&str]) -> FioProc {
         ppid: parent,
         state: 'S',
         io: None,
+        reaped_marks: 0,
         files: files
             .iter()
             .enumerate()

@@ -7,6 +7,7 @@ fn proc_(pid: u32, parent: u32, rchar: Option<u64>) -> FioProc {
         pid,
         ppid: parent,
         state: 'S',
+        reaped_marks: 0,
         io: rchar.map(|r| IoCounters {
             rchar: r,
             ..IoCounters::default()
@@ -74,6 +75,39 @@ fn pairing_gives_rates_over_the_given_time_and_forgets_the_gone() {
 }
 
 #[test]
+fn a_main_process_that_reaped_its_workers_has_no_rate_that_scan() {
+    // fio's workers wrote 1 GB/s each; at the end of the run the main process reaps them and
+    // the kernel adds their io totals to its counters: a jump that is not its own IO.
+    let mut p = FioPairing::default();
+    let with = |main_rchar: u64, marks: u64, worker: Option<u64>| {
+        let mut main = proc_(10, 1, Some(main_rchar));
+        main.reaped_marks = marks;
+        let mut procs = vec![main];
+        procs.extend(worker.map(|w| proc_(11, 10, Some(w))));
+        ForeignFio {
+            pid: 10,
+            ppid: 1,
+            cmdline: Vec::new(),
+            procs,
+            cwd: None,
+        }
+    };
+    p.update(&[with(1_000, 3, Some(0))], 1_000_000_000);
+    let running = p.update(&[with(2_000, 3, Some(1_000_000_000))], 2_000_000_000);
+    let total = running[0].total.unwrap();
+    assert!((total.rchar_s - 1_000_001_000.0).abs() < 1e-3, "{total:?}");
+    assert!(!running[0].procs[0].reaped);
+    // The worker is gone; the main process's counters jumped by its 5 GB and its marks moved.
+    let reaped = p.update(&[with(5_000_003_000, 650, None)], 3_000_000_000);
+    assert!(reaped[0].procs[0].reaped);
+    assert_eq!((reaped[0].procs[0].rates, reaped[0].total), (None, None));
+    // From the next scan on, its own rate again.
+    let after = p.update(&[with(5_000_004_000, 650, None)], 4_000_000_000);
+    assert!((after[0].total.unwrap().rchar_s - 1_000.0).abs() < 1e-6);
+    assert!(!after[0].procs[0].reaped);
+}
+
+#[test]
 fn scan_reads_a_hand_made_proc_tree() {
     let root = tempfile::tempdir().unwrap();
     let data = root.path().join("data");
@@ -83,7 +117,9 @@ fn scan_reads_a_hand_made_proc_tree() {
         std::fs::create_dir_all(d.join("fd")).unwrap();
         std::fs::write(
             d.join("stat"),
-            format!("{pid} ({comm}) R {ppid} 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"),
+            // The main process (30) has reaped children: cminflt 635, cutime 15.
+            format!("{pid} ({comm}) R {ppid} 1 1 0 -1 0 0 {} 0 0 0 0 {} 0 20 0 1 0 1 1 1 1 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+                if pid == 30 { 635 } else { 0 }, if pid == 30 { 15 } else { 0 }),
         )
         .unwrap();
         std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
@@ -115,6 +151,7 @@ fn scan_reads_a_hand_made_proc_tree() {
     assert_eq!(r.cmdline, vec!["fio", "--name=t"]);
     assert_eq!(r.procs[1].io.unwrap().read_bytes, 4096);
     assert_eq!(r.procs[1].state, 'R');
+    assert_eq!((r.procs[0].reaped_marks, r.procs[1].reaped_marks), (650, 0));
     // fd 1 (below 3) and the directory on fd 4 are not targets.
     let files = r.files();
     assert_eq!(files.len(), 1);

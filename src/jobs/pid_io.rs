@@ -65,6 +65,9 @@ pub struct StatFields {
     pub state: char,
     /// Parent pid.
     pub ppid: u32,
+    /// What the kernel adds from each child it reaps (`parse::procs::StatLine::reaped_marks`):
+    /// a move means the io counters jumped with the children's totals.
+    pub reaped_marks: u64,
 }
 
 /// Parses /proc/PID/stat (`parse::procs::parse_stat`).
@@ -74,6 +77,7 @@ pub fn parse_stat(text: &[u8]) -> Result<StatFields, String> {
         comm: s.comm,
         state: s.state,
         ppid: s.ppid,
+        reaped_marks: s.reaped_marks,
     })
 }
 
@@ -121,7 +125,8 @@ mod tests {
             StatFields {
                 comm: "fio".into(),
                 state: 'D',
-                ppid: 4100
+                ppid: 4100,
+                reaped_marks: 0
             }
         );
         let s = parse_stat(b"7 (a) b) (c) S 1 7 7 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 100 1000 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n").unwrap();
