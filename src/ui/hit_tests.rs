@@ -38,6 +38,7 @@ fn every_cell(app: &App, w: u16, h: u16) -> BTreeSet<String> {
     let text = rows(app, area);
     let mut found = BTreeSet::new();
     let mut job_rows = std::collections::BTreeMap::new();
+    let mut fio_rows = std::collections::BTreeMap::new();
     for y in 0..h {
         for x in 0..w {
             let Some(t) = target(app, area, x, y) else {
@@ -57,7 +58,8 @@ fn every_cell(app: &App, w: u16, h: u16) -> BTreeSet<String> {
                         JobRef::Own(_) => unreachable!("ours are Target::Job"),
                         JobRef::Foreign(p) | JobRef::Gone(p) => p,
                     };
-                    row.contains(&format!("fio {pid} "))
+                    fio_rows.entry(*pid).or_insert_with(BTreeSet::new).insert(y);
+                    true
                 }
                 Target::Pane(_) | Target::Who => true,
             };
@@ -80,6 +82,21 @@ fn every_cell(app: &App, w: u16, h: u16) -> BTreeSet<String> {
         );
         if w >= 120 {
             assert_eq!(ys.len(), 2, "two lines a job in the large layout");
+        }
+    }
+    // A foreign fio's rows: its first names it, its rates follow in the large layout.
+    for (pid, ys) in fio_rows {
+        let first = *ys.first().unwrap();
+        let row = &text[usize::from(first)];
+        assert!(row.contains(&format!("fio {pid} ")), "{w}x{h}: {row:?}");
+        let lines = if w >= 120 { 2 } else { 1 };
+        assert_eq!(
+            ys.iter().copied().collect::<Vec<_>>(),
+            (first..first + lines).collect::<Vec<_>>()
+        );
+        if lines == 2 {
+            let next = &text[usize::from(first + 1)];
+            assert!(next.contains("disk rd "), "{w}x{h}: {next:?}");
         }
     }
     found

@@ -47,12 +47,18 @@ pub struct PaneRects {
     pub large: bool,
 }
 
+/// Whether `area` gets the large layout (charts, bordered panes side by side).
+#[must_use]
+pub fn is_large(area: Rect) -> bool {
+    area.width >= 120 && area.height >= 36
+}
+
 impl PaneRects {
     /// Splits `area`; `disk_rows` is how many devices there are to show, `job_rows` how many
     /// lines the jobs pane wants.
     #[must_use]
     pub fn for_area(area: Rect, disk_rows: usize, job_rows: usize) -> Self {
-        let large = area.width >= 120 && area.height >= 36;
+        let large = is_large(area);
         if large {
             let disks_h = (disk_rows.max(job_rows) as u16 + 3).clamp(5, 12);
             let [header, top, disks, charts, footer] = stack(

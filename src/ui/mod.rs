@@ -121,7 +121,8 @@ pub fn canvas(app: &App, area: Rect) -> Option<Canvas> {
 
 pub(crate) fn rects(app: &App, area: Rect) -> PaneRects {
     let disk_rows = app.model.as_ref().map_or(0, |m| m.disks.len());
-    PaneRects::for_area(area, disk_rows, panes::jobs::rows(app))
+    let job_rows = panes::jobs::rows(app, layout::is_large(area));
+    PaneRects::for_area(area, disk_rows, job_rows)
 }
 
 /// The panes, the charts and the footer (everything but the header) onto `c`.

@@ -15,12 +15,13 @@ use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::frame;
 
-/// Rows the pane wants (content lines, without borders).
+/// Rows the pane wants (content lines, without borders); `large`: the large layout's, where a
+/// foreign fio takes two lines.
 #[must_use]
-pub fn rows(app: &App) -> usize {
+pub fn rows(app: &App, large: bool) -> usize {
+    let foreign = app.jobs.foreign.len() + app.jobs.ended_foreign.len();
     2 * app.jobs.list.len()
-        + app.jobs.foreign.len()
-        + app.jobs.ended_foreign.len()
+        + foreign * if large { 2 } else { 1 }
         + usize::from(app.notice.is_some())
         + usize::from(app.play.is_some())
 }
@@ -147,25 +148,28 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
                 .collect::<Vec<_>>()
         })
         .collect();
-    let other = |r: JobRef, text: String, style| {
+    // A foreign fio: one line; in the large layout two, as our jobs, so that its rates show
+    // under its data file (the command line, last, is cut).
+    let other = |r: JobRef, f: &ForeignFio, ended: Option<&str>, style| {
         let style = if focused && current == Some(r) {
             t.selected
         } else {
             style
         };
-        vec![(Line::from(Span::styled(clip(&text, width), style)), Some(r))]
+        let text = if two_lines {
+            let rest = format!("   {} · {}", foreign_rates(f), f.cmdline);
+            vec![foreign_head(f, ended), rest]
+        } else {
+            vec![foreign_line(f, ended)]
+        };
+        (text.into_iter())
+            .map(|l| (Line::from(Span::styled(clip(&l, width), style)), Some(r)))
+            .collect::<Vec<_>>()
     };
-    rows.extend(
-        (app.jobs.foreign.iter())
-            .map(|f| other(JobRef::Foreign(f.pid), foreign_line(f, None), t.text)),
-    );
+    rows.extend((app.jobs.foreign.iter()).map(|f| other(JobRef::Foreign(f.pid), f, None, t.text)));
     rows.extend(app.jobs.ended_foreign.iter().map(|e| {
         let ended = ago(app.now_ms - e.ended_ms);
-        other(
-            JobRef::Gone(e.fio.pid),
-            foreign_line(&e.fio, Some(&ended)),
-            t.dim,
-        )
+        other(JobRef::Gone(e.fio.pid), &e.fio, Some(&ended), t.dim)
     }));
     // Newest last; keep the newest jobs that fit under the notice, each from its first line.
     let mut room = usize::from(area.height).saturating_sub(lines.len());
@@ -347,7 +351,16 @@ fn us(v: f64) -> String {
 /// it ended (its figures are the last ones seen).
 #[must_use]
 pub fn foreign_line(f: &ForeignFio, ended: Option<&str>) -> String {
-    let r = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{}/s", fmt::bytes(v)));
+    format!(
+        "{} · {} · {}",
+        foreign_head(f, ended),
+        foreign_rates(f),
+        f.cmdline
+    )
+}
+
+/// A foreign fio's pid, state and largest data file with its residency.
+fn foreign_head(f: &ForeignFio, ended: Option<&str>) -> String {
     // The largest; the first of equals.
     let files = match f.files.iter().rev().max_by_key(|f| f.size_bytes) {
         None => " no data file seen".to_owned(),
@@ -368,13 +381,17 @@ pub fn foreign_line(f: &ForeignFio, ended: Option<&str>) -> String {
         || "(not ours)".to_owned(),
         |a| format!("ended {a} ago, last:"),
     );
+    format!("fio {} {state}{files}", f.pid)
+}
+
+/// A foreign fio's rates: from storage, then through syscalls.
+fn foreign_rates(f: &ForeignFio) -> String {
+    let r = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{}/s", fmt::bytes(v)));
     format!(
-        "fio {} {state}{files} · disk rd {} wr {} · syscalls rd {} wr {} · {}",
-        f.pid,
+        "disk rd {} wr {} · syscalls rd {} wr {}",
         r(f.read_bytes_s),
         r(f.write_bytes_s),
         r(f.rchar_s),
-        r(f.wchar_s),
-        f.cmdline
+        r(f.wchar_s)
     )
 }
