@@ -124,6 +124,9 @@ fn owned_lines(app: &App, area: Rect, two_lines: bool) -> Vec<(Line<'static>, Op
             }
             let text = if two_lines {
                 vec![clip(&head, width), format!("   {figures}")]
+            } else if figures.is_empty() {
+                // A fio before its first status has no figures yet: no leading separator.
+                vec![head]
             } else if j.state == JobState::Failed {
                 vec![format!("{head} · {figures}")]
             } else {
