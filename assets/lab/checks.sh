@@ -79,6 +79,10 @@ touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
 # stopped: two buffered writers in the root group under vm.dirty_bytes 16M, sampled 16 times
 # (8 s: the count crosses the small thresholds in bursts, and the gate arms on a sampled state);
 # pagewatch arms the tracepoint and reads this kernel's binary buffers.
+# The memcg writer's last pages written back first, so this section starts from a clean disk:
+# twice in CI (never alone: seven runs, 82-111 s) bullseye's 5.10 livelocked here, both dd soft
+# locked up for minutes, right after the io.max section's writeback.
+sync
 echo 16777216 > $vm/dirty_bytes
 rm -f /tmp/stop-trace
 for i in 1 2; do
