@@ -12,7 +12,6 @@ use crate::model::Model;
 use crate::model::dirty::State;
 use crate::model::domains::Kind;
 use crate::model::throttled::ThrottleSource;
-use crate::model::verdict::ReclaimState;
 
 /// Renders successive records, repeating the column legend every 20 records like vmstat.
 #[derive(Debug, Default)]
@@ -182,7 +181,8 @@ fn sync_line(s: &mut String, m: &Model) {
 }
 
 /// The verdict's lines: non-global domains past background or pacing writers, the throttled
-/// writers (most paused first, three at most), saturated disks, direct reclaim.
+/// writers (most paused first, three at most), saturated disks, direct reclaim or stalling
+/// cgroup limit reclaim (`ReclaimVerdict::stalls`).
 fn verdict_lines(s: &mut String, m: &Model) {
     let ps = m.page_size;
     for dom in m.domains.iter().filter(|d| d.kind != Kind::Global) {
@@ -223,7 +223,7 @@ fn verdict_lines(s: &mut String, m: &Model) {
         if let Some(line) = v.saturation_line() {
             let _ = writeln!(s, "  saturated: {line}");
         }
-        if v.reclaim.state == ReclaimState::Direct {
+        if v.reclaim.stalls() {
             let _ = writeln!(s, "  reclaim: {}", v.reclaim.why);
         }
     }

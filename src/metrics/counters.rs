@@ -1,6 +1,6 @@
 //! The counters a live run accumulates sample by sample, so a scrape every 15 s still sees a
 //! 3-second episode that a gauge would have missed: seconds each dirty domain spent in each
-//! state, seconds with direct reclaim, seconds each device was saturated against its own
+//! state, seconds with direct reclaim and with stalling cgroup limit reclaim, seconds each device was saturated against its own
 //! baseline, seconds throttled writers slept (by cgroup), and the samples taken.
 //!
 //! Each sample's interval (the exact time since the previous read, `Model::interval_s`) is
@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use crate::metrics::families::{STATES, kind, paused_seconds};
 use crate::model::Model;
 use crate::model::dirty::State;
+use crate::model::verdict::ReclaimState;
 
 /// Series not seen for this long (ms of sample time) are dropped.
 pub const FORGET_MS: i64 = 600_000;
@@ -38,6 +39,9 @@ pub struct Counters {
     pub states: BTreeMap<DomainKey, Seen<[f64; 5]>>,
     /// Seconds of intervals in which direct reclaim ran (pgscan_direct or allocstall > 0).
     pub direct_reclaim_s: f64,
+    /// Seconds of intervals in which cgroup limit reclaim ran with memory stalled (the
+    /// verdict's rule, `ReclaimVerdict::stalls`).
+    pub limit_stall_s: f64,
     /// Seconds each device was saturated (warn or worse, `model::saturation`).
     pub saturated_s: BTreeMap<String, Seen<f64>>,
     /// Seconds throttled writers slept in balance_dirty_pages(), by cgroup (spec §7).
@@ -72,9 +76,14 @@ impl Counters {
                 e.value[index(s)] += dt;
             }
         }
-        let r = &m.reclaim;
-        if r.pgscan_direct_s.unwrap_or(0.0) > 0.0 || r.allocstall_s.unwrap_or(0.0) > 0.0 {
+        if m.reclaim.direct_ran() {
             self.direct_reclaim_s += dt;
+        }
+        if m.verdict
+            .as_ref()
+            .is_some_and(|v| v.reclaim.state == ReclaimState::Cgroup && v.reclaim.stalls())
+        {
+            self.limit_stall_s += dt;
         }
         for (name, level) in saturation {
             let e = seen(&mut self.saturated_s, name, now);
@@ -189,6 +198,30 @@ mod tests {
         // A warning (level 1) is not saturation: only the first record's 0.98 s counts.
         assert!((c.saturated_s["vda"].value - 0.98).abs() < 1e-9);
         assert_eq!(c.saturated_s["sda"].value, 0.0);
+    }
+
+    #[test]
+    fn stalling_limit_reclaim_is_counted_by_the_verdicts_rule() {
+        let base = model();
+        let mut c = Counters::default();
+        // Limit reclaim each second; memory stalled 20 %, 0.5 %, then 3 % of the interval.
+        for (t, stall) in [(2_000, 20.0), (3_000, 0.5), (4_000, 3.0)] {
+            let mut m = at(&base, t, 1.0, State::BelowBackground);
+            m.reclaim.pgscan_memcg_s = Some(458_500.0);
+            let psi = crate::model::cpu::PsiFigures {
+                avg10: 0.0,
+                avg60: 0.0,
+                total_pct: Some(stall),
+            };
+            m.pressure.memory = Some(crate::model::Pressure {
+                some: Some(psi),
+                full: None,
+            });
+            m.verdict = Some(crate::model::verdict::derive(&m));
+            c.observe(&m, &[]);
+        }
+        assert!((c.limit_stall_s - 2.0).abs() < 1e-9, "{}", c.limit_stall_s);
+        assert!(c.direct_reclaim_s.abs() < 1e-9);
     }
 
     #[test]

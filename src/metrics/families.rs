@@ -43,7 +43,7 @@ pub fn state(s: Option<State>) -> Option<f64> {
 
 /// System families: (name, unit, help, value).
 #[rustfmt::skip]
-pub const SYSTEM: [(&str, &str, &str, Get); 35] = [
+pub const SYSTEM: [(&str, &str, &str, Get); 37] = [
     ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
     ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
     ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
@@ -65,6 +65,8 @@ pub const SYSTEM: [(&str, &str, &str, Get); 35] = [
     ("pagewatch_pgsteal_kswapd_pages_per_second", "", "Pages reclaimed by kswapd per second.", |m| m.reclaim.pgsteal_kswapd_s),
     ("pagewatch_pgscan_direct_pages_per_second", "", "Pages scanned in direct reclaim per second.", |m| m.reclaim.pgscan_direct_s),
     ("pagewatch_pgsteal_direct_pages_per_second", "", "Pages reclaimed in direct reclaim per second.", |m| m.reclaim.pgsteal_direct_s),
+    ("pagewatch_pgscan_memcg_pages_per_second", "", "Pages scanned in cgroup limit reclaim (memory.high/max) per second: pgscan_anon + pgscan_file less the global reclaimers (5.8+).", |m| m.reclaim.pgscan_memcg_s),
+    ("pagewatch_pgsteal_memcg_pages_per_second", "", "Pages reclaimed in cgroup limit reclaim per second.", |m| m.reclaim.pgsteal_memcg_s),
     ("pagewatch_allocstall_per_second", "", "Entries into direct reclaim per second.", |m| m.reclaim.allocstall_s),
     ("pagewatch_major_faults_per_second", "", "Major page faults per second.", |m| m.reclaim.pgmajfault_s),
     ("pagewatch_cpu_user_ratio", "ratio", "CPU time in user + nice, all CPUs.", |m| ratio(m.cpu.and_then(|c| c.user_pct))),

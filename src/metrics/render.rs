@@ -253,6 +253,12 @@ fn counters(o: &mut Out, page: &Page, base: &str) {
             "Seconds of sample intervals in which direct reclaim ran (pgscan_direct or allocstall rose).",
             &[(base.to_owned(), c.direct_reclaim_s)],
         );
+        o.counters(
+            "pagewatch_cgroup_reclaim_stall_seconds",
+            "seconds",
+            "Seconds of sample intervals in which cgroup limit reclaim ran with memory stalled at least 1% of the interval (the verdict's rule).",
+            &[(base.to_owned(), c.limit_stall_s)],
+        );
     }
     let s: Vec<(String, f64)> = c
         .saturated_s

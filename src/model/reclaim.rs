@@ -51,6 +51,19 @@ fn efficiency(steal: Option<f64>, scan: Option<f64>) -> Option<f64> {
 }
 
 impl Reclaim {
+    /// Direct reclaim ran in the interval: allocating tasks scanned in global reclaim, or
+    /// entered it (allocstall). The verdict's, the screen's and `/metrics`' one rule.
+    #[must_use]
+    pub fn direct_ran(&self) -> bool {
+        self.pgscan_direct_s.unwrap_or(0.0) > 0.0 || self.allocstall_s.unwrap_or(0.0) > 0.0
+    }
+
+    /// cgroup limit reclaim ran in the interval (`pgscan_memcg_s`: 5.8+, spec §3.2).
+    #[must_use]
+    pub fn limit_ran(&self) -> bool {
+        self.pgscan_memcg_s.unwrap_or(0.0) > 0.0
+    }
+
     /// Derives reclaim figures.
     #[must_use]
     pub fn derive(prev: Option<&Snapshot>, s: &Snapshot, dt_s: Option<f64>) -> Self {

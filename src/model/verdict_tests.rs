@@ -251,3 +251,110 @@ fn direct_reclaim_beats_a_calm_watermark_snapshot() {
     m.reclaim.pgscan_kswapd_s = Some(500.0);
     assert_eq!(derive(&m).reclaim.state, ReclaimState::Kswapd);
 }
+
+/// A memcg at its limit: `pgscan_memcg_s` 458k, no global reclaim, memory PSI `some` over the
+/// interval at `stall` percent (the v1 memcg of 256 MB with a dd at 1.6 GB/s read 20 %).
+fn limit_reclaim(stall: Option<f64>) -> Model {
+    let mut m = model();
+    m.reclaim.pgscan_direct_s = Some(0.0);
+    m.reclaim.allocstall_s = Some(0.0);
+    m.reclaim.pgscan_kswapd_s = Some(0.0);
+    m.reclaim.pgscan_memcg_s = Some(458_500.0);
+    m.reclaim.pgsteal_memcg_s = Some(431_600.0);
+    let figures = |pct| crate::model::cpu::PsiFigures {
+        avg10: 0.0,
+        avg60: 0.0,
+        total_pct: pct,
+    };
+    m.pressure.memory = Some(crate::model::Pressure {
+        some: Some(figures(stall)),
+        full: Some(figures(stall)),
+    });
+    m
+}
+
+#[test]
+fn cgroup_limit_reclaim_is_named_and_a_headline_only_when_memory_stalls() {
+    // Seen: "no reclaim scanning in the interval" while the memcg scanned 458k pages/s.
+    let v = derive(&limit_reclaim(Some(19.8)));
+    assert_eq!(v.reclaim.state, ReclaimState::Cgroup);
+    assert_eq!(v.reclaim.stall_pct, Some(19.8));
+    assert!(v.reclaim.stalls());
+    assert_eq!(
+        v.reclaim.why,
+        "cgroup limit reclaim: scanning 458500 pages/s, memory stalled 20% of the interval (PSI some)"
+    );
+    assert!(v.headline.contains(&v.reclaim.why), "{}", v.headline);
+    // Routine limit reclaim of clean cache: named, not headline news.
+    for quiet in [Some(0.9), Some(0.0), None] {
+        let v = derive(&limit_reclaim(quiet));
+        assert_eq!(v.reclaim.state, ReclaimState::Cgroup, "{quiet:?}");
+        assert!(!v.reclaim.stalls(), "{quiet:?}");
+        assert!(v.headline.ends_with("no reclaim stall"), "{}", v.headline);
+    }
+    assert!(derive(&limit_reclaim(Some(1.0))).reclaim.stalls());
+    // Global direct reclaim comes first; the memory stall is carried for every state.
+    let mut m = limit_reclaim(Some(19.8));
+    m.reclaim.allocstall_s = Some(3.0);
+    let v = derive(&m);
+    assert_eq!(v.reclaim.state, ReclaimState::Direct);
+    assert_eq!(v.reclaim.stall_pct, Some(19.8));
+    // Before 5.8 there is no memcg figure: kswapd's scan decides.
+    let mut m = limit_reclaim(Some(19.8));
+    m.reclaim.pgscan_memcg_s = None;
+    m.reclaim.pgscan_kswapd_s = Some(10.0);
+    assert_eq!(derive(&m).reclaim.state, ReclaimState::Kswapd);
+}
+
+#[test]
+fn the_group_at_its_limit_is_named_the_deepest_on_a_tie() {
+    use crate::model::cgroups::{CgroupRow, Cgroups};
+    let mib = 1 << 20;
+    let group = |path: &str, depth, current, max: Option<u64>, high, scan| CgroupRow {
+        path: path.into(),
+        depth,
+        current_bytes: Some(current),
+        max_bytes: max,
+        high_bytes: high,
+        pgscan_per_s: Some(scan),
+        ..CgroupRow::default()
+    };
+    let mut m = limit_reclaim(Some(19.8));
+    m.cgroups = Some(Cgroups {
+        rows: vec![
+            // 255 of 256 MiB (memory.max): at its limit.
+            group("/ctr/box", 2, 255 * mib, Some(256 * mib), None, 458_500.0),
+            // Near its own limit too, and its counts include /ctr/box's: a tie (listed
+            // after, where `max_by` alone would take it).
+            group("/ctr", 1, 300 * mib, Some(310 * mib), None, 458_500.0),
+            // Scanning, but at 50 % of its memory.high: not at a limit.
+            group("/other", 1, 50 * mib, None, Some(100 * mib), 900_000.0),
+        ],
+        status: crate::parse::cgroup::Status::Ok,
+        note: None,
+        full_walk: false,
+    });
+    let v = derive(&m);
+    assert!(
+        v.reclaim
+            .why
+            .starts_with("cgroup limit reclaim in /ctr/box: scanning 458500 pages/s"),
+        "{}",
+        v.reclaim.why
+    );
+    // 90 % of the lower of memory.max and memory.high counts as at the limit.
+    m.cgroups.as_mut().unwrap().rows[2].current_bytes = Some(90 * mib);
+    assert!(
+        derive(&m)
+            .reclaim
+            .why
+            .starts_with("cgroup limit reclaim in /other:")
+    );
+    m.cgroups.as_mut().unwrap().rows[2].current_bytes = Some(89 * mib);
+    assert!(
+        derive(&m)
+            .reclaim
+            .why
+            .starts_with("cgroup limit reclaim in /ctr/box:")
+    );
+}

@@ -38,6 +38,9 @@ pub struct Analysis {
     pub throttled: Vec<Period>,
     /// Periods with direct reclaim; `peak` is the direct scan rate, pages/s.
     pub direct: Vec<Period>,
+    /// Periods with cgroup limit reclaim stalling tasks (the verdict's rule,
+    /// `ReclaimVerdict::stalls`); `peak` is the memcg scan rate, pages/s.
+    pub limit_stall: Vec<Period>,
     /// Headline figures.
     pub summary: ReportSummary,
 }
@@ -144,8 +147,15 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         let stall = m.reclaim.allocstall_s.unwrap_or(0.0);
         flag(m, scan > 0.0 || stall > 0.0, scan, false)
     }));
+    let limit_stall = periods::merge(models.iter().map(|m| {
+        let stalls = m.verdict.as_ref().is_some_and(|v| {
+            v.reclaim.state == crate::model::verdict::ReclaimState::Cgroup && v.reclaim.stalls()
+        });
+        flag(m, stalls, m.reclaim.pgscan_memcg_s.unwrap_or(0.0), false)
+    }));
     let (disks, idle_disks) = disk_reports(&models);
-    let summary = summarise(&models, &throttled, &direct, &disks, all.failures.len());
+    let reclaim = [direct.as_slice(), limit_stall.as_slice()];
+    let summary = summarise(&models, &throttled, reclaim, &disks, all.failures.len());
     Ok(Analysis {
         range,
         models,
@@ -156,6 +166,7 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         idle_disks,
         throttled,
         direct,
+        limit_stall,
         summary,
     })
 }

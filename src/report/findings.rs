@@ -96,6 +96,11 @@ pub(crate) fn periods(o: &mut String, a: &Analysis, started: i64) {
     } else {
         period_table(o, &a.direct, started, "peak direct scan/s", None);
     }
+    // Only when it happened (most machines have no memory limits to reclaim at).
+    if !a.limit_stall.is_empty() {
+        let _ = writeln!(o, "### cgroup limit reclaim stalling tasks\n");
+        period_table(o, &a.limit_stall, started, "peak memcg scan/s", None);
+    }
     let _ = writeln!(o, "### Saturated disks\n");
     let mut any = false;
     for d in a.disks.iter().filter(|d| !d.saturated.is_empty()) {

@@ -119,6 +119,15 @@ fn headline(o: &mut String, a: &Analysis, started: i64) {
         secs(s.direct_reclaim_s),
         a.direct.len()
     );
+    if !a.limit_stall.is_empty() {
+        let _ = writeln!(
+            o,
+            "- cgroup limit reclaim stalling tasks (memory PSI some at least 1 % of the \
+             interval): **{}** in {} period(s).",
+            secs(s.limit_stall_s),
+            a.limit_stall.len()
+        );
+    }
     if let Some(w) = &s.worst_await {
         let _ = writeln!(
             o,

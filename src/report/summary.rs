@@ -1,6 +1,6 @@
 //! The headline figures of a report: the verdict over the period in one line (seconds with
 //! writers throttled and in which dirty domains, each saturated disk with the evidence of its
-//! worst record, seconds of direct reclaim), lowest MemAvailable, highest dirty against the
+//! worst record, seconds of direct reclaim and of stalling cgroup limit reclaim), lowest MemAvailable, highest dirty against the
 //! threshold, the worst disk latency weighted by IOPS.
 //!
 //! Owns: `ReportSummary`, the verdict line, and how they are computed from the analysed
@@ -62,6 +62,8 @@ pub struct ReportSummary {
     pub paused_s: Option<f64>,
     /// Seconds with direct reclaim.
     pub direct_reclaim_s: f64,
+    /// Seconds with cgroup limit reclaim stalling tasks.
+    pub limit_stall_s: f64,
     /// Highest await of any disk and direction carrying real load (`verdict::worst_latency`).
     pub worst_await: Option<WorstAwait>,
     /// Seconds each saturated disk was saturated (disks never saturated are left out).
@@ -92,7 +94,7 @@ fn extreme(models: &[Model], get: impl Fn(&Model) -> Option<f64>, max: bool) -> 
 pub(crate) fn summarise(
     models: &[Model],
     throttled: &[Period],
-    direct: &[Period],
+    [direct, limit_stall]: [&[Period]; 2],
     disks: &[DiskReport],
     skipped: usize,
 ) -> ReportSummary {
@@ -125,6 +127,7 @@ pub(crate) fn summarise(
         throttled_by_domain: by_domain(models),
         paused_s: paused(models),
         direct_reclaim_s: periods::total_seconds(direct),
+        limit_stall_s: periods::total_seconds(limit_stall),
         worst_await: worst,
         saturated_s: disks
             .iter()
@@ -234,6 +237,13 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
     } else {
         parts.push("no direct reclaim".to_owned());
     }
+    // Said only when it happened: most machines have no memory limits to reclaim at.
+    if s.limit_stall_s > 0.0 {
+        parts.push(format!(
+            "cgroup limit reclaim stalling {:.1} s",
+            s.limit_stall_s
+        ));
+    }
     format!("Verdict: {}", parts.join("; "))
 }
 
@@ -329,7 +339,7 @@ mod tests {
             worst_why: Some("95 %util on a single-queue rotational disk, queue 3.0".into()),
             chart: "disk-sdb.svg".into(),
         };
-        let s = summarise(&m, &throttled, &[], &[disk], 0);
+        let s = summarise(&m, &throttled, [&[], &[]], &[disk], 0);
         assert_eq!(s.throttled_s, 3.0);
         assert_eq!(
             s.throttled_by_domain,

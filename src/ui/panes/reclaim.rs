@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use crate::app::{App, Focus};
 use crate::fmt::{Bytes, Dash, Opt, PerSec, Percent, Rate};
 use crate::model::Model;
+use crate::model::verdict::{ReclaimState, ReclaimVerdict};
 use crate::model::zones::Watermarks;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
@@ -28,34 +29,48 @@ pub fn watermark_state(w: &Watermarks) -> (&'static str, u8) {
     }
 }
 
-/// The pane's state line: where free memory stands, unless the interval had direct reclaim
-/// while free memory now stands above min: then that first, as the verdict says it
-/// (`model::verdict`: direct reclaim in the interval beats a watermark snapshot). Seen: "below
-/// low: kswapd reclaiming" over 105 allocstall/s while a file was read through a full memory.
+/// The pane's state line: where free memory stands, unless the interval's reclaim (the
+/// verdict's answer, `model::verdict`) says more while free memory now stands above min: direct
+/// reclaim, or cgroup limit reclaim, ran. Then that first, as the verdict says it (reclaim in
+/// the interval beats a watermark snapshot), red when it stalls tasks
+/// (`ReclaimVerdict::stalls`). Seen: "below low: kswapd reclaiming" over 105 allocstall/s
+/// while a file was read through a full memory, and "above high" while a 256 MB memcg
+/// scanned 458k pages/s with memory stalled 20 % of the time.
 #[must_use]
-pub fn pane_state(w: &Watermarks, direct: bool) -> (&'static str, u8) {
+pub fn pane_state(w: &Watermarks, ran: Option<&ReclaimVerdict>) -> (&'static str, u8) {
     let snapshot = watermark_state(w);
-    if !direct || w.free_pages < w.min_pages {
+    let Some(ran) = ran else { return snapshot };
+    if w.free_pages < w.min_pages {
         return snapshot;
     }
-    let label = if w.free_pages < w.low_pages {
-        "direct reclaim ran; free below low"
-    } else if w.free_pages < w.high_pages {
-        "direct reclaim ran; free below high"
-    } else {
-        "direct reclaim ran; free above high"
+    let below_low = w.free_pages < w.low_pages;
+    let below_high = w.free_pages < w.high_pages;
+    let label = match (ran.state, below_low, below_high) {
+        (ReclaimState::Direct, true, _) => "direct reclaim ran; free below low",
+        (ReclaimState::Direct, false, true) => "direct reclaim ran; free below high",
+        (ReclaimState::Direct, false, false) => "direct reclaim ran; free above high",
+        (ReclaimState::Cgroup, true, _) => "cgroup limit reclaim; free below low",
+        (ReclaimState::Cgroup, false, true) => "cgroup limit reclaim; free below high",
+        (ReclaimState::Cgroup, false, false) => "cgroup limit reclaim; free above high",
+        (ReclaimState::None | ReclaimState::Kswapd, ..) => return snapshot,
     };
-    (label, 2)
+    (label, if ran.stalls() { 2 } else { snapshot.1 })
+}
+
+/// The verdict's reclaim answer, once the pipeline made one.
+fn answer(m: &Model) -> Option<&ReclaimVerdict> {
+    m.verdict.as_ref().map(|v| &v.reclaim)
 }
 
 /// Direct reclaim or allocation stalls are the application paying for memory itself.
 fn direct_level(m: &Model) -> u8 {
-    let r = &m.reclaim;
-    if r.allocstall_s.unwrap_or(0.0) > 0.0 || r.pgscan_direct_s.unwrap_or(0.0) > 0.0 {
-        2
-    } else {
-        0
-    }
+    if m.reclaim.direct_ran() { 2 } else { 0 }
+}
+
+/// cgroup limit reclaim that stalls tasks is the application paying at its cgroup's limit.
+fn limit_level(m: &Model) -> u8 {
+    let stalls = answer(m).is_some_and(|r| r.state == ReclaimState::Cgroup && r.stalls());
+    if stalls { 2 } else { 0 }
 }
 
 /// Draws the reclaim pane.
@@ -68,14 +83,19 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
     let r = &m.reclaim;
     let dl = level(app, direct_level(m));
-    let direct = direct_level(m) > 0;
-    let wm = r.watermarks.as_ref().map(|w| (w, pane_state(w, direct)));
+    let wm = r.watermarks.as_ref().map(|w| (w, pane_state(w, answer(m))));
     if inner.height < 3 {
         canvas.lines(inner, vec![one_line(app, m)]);
         return;
     }
     let eff = |v: Option<f64>| Dash(v.map(Percent));
-    let mut lines = Vec::with_capacity(8);
+    let mut lines = Vec::with_capacity(10);
+    // The state first, as in the dirty pane: when the rows shown while something happens
+    // (memcg, proactive, the -below tracer's) outgrow the pane, the figures at the bottom are
+    // cut, never the conclusion.
+    if let Some((w, state)) = wm {
+        lines.push(state_line(app, w, state, inner.width));
+    }
     lines.push(Line::from(Span::styled(
         "pages/s        scan   steal  eff",
         t.dim,
@@ -111,15 +131,20 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     ]));
     // cgroup limit reclaim and memory.reclaim, which kswapd and direct do not count: shown
     // while they happen.
-    for (label, scan, steal) in [
-        ("memcg     ", r.pgscan_memcg_s, r.pgsteal_memcg_s),
-        ("proactive ", r.pgscan_proactive_s, r.pgsteal_proactive_s),
+    for (label, scan, steal, lvl) in [
+        (
+            "memcg     ",
+            r.pgscan_memcg_s,
+            r.pgsteal_memcg_s,
+            limit_level(m),
+        ),
+        ("proactive ", r.pgscan_proactive_s, r.pgsteal_proactive_s, 0),
     ] {
         if scan.is_some_and(|s| s > 0.0) {
             let e = efficiency_of(steal, scan);
             lines.push(Line::from(vec![
                 Span::styled(label, t.dim),
-                Span::raw(row(scan, steal, e)),
+                Span::styled(row(scan, steal, e), level(app, lvl)),
             ]));
         }
     }
@@ -149,27 +174,31 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     for (text, lvl) in super::below::reclaim_lines(m) {
         lines.push(Line::from(Span::styled(text, level(app, lvl))));
     }
-    if let Some((w, state)) = wm {
-        lines.extend(watermark_lines(app, w, state, m.page_size, inner.width));
+    if let Some((w, _)) = wm {
+        lines.push(watermark_line(app, w, m.page_size));
     }
     canvas.lines(inner, lines);
 }
 
-/// The worst zone's free pages against its watermarks, then its state and the zone's name as
-/// far as it fits in `width`: the long form, else the zone alone, else nothing, so the state is
-/// never cut (at 160x48 "below min: allocators reclaim directly" leaves 13 of 51 columns).
-fn watermark_lines(
-    app: &App,
-    w: &Watermarks,
-    (label, lvl): (&'static str, u8),
-    page_size: u64,
-    width: u16,
-) -> [Line<'static>; 2] {
-    let mut l = Vec::with_capacity(12);
+/// The worst zone's free pages against its watermarks.
+fn watermark_line(app: &App, w: &Watermarks, page_size: u64) -> Line<'static> {
+    let mut l = Vec::with_capacity(8);
     l.extend(kv(app, "free", Bytes::pages(w.free_pages, page_size)));
     l.extend(kv(app, " min", Bytes::pages(w.min_pages, page_size)));
     l.extend(kv(app, " low", Bytes::pages(w.low_pages, page_size)));
     l.extend(kv(app, " high", Bytes::pages(w.high_pages, page_size)));
+    Line::from(l)
+}
+
+/// The state and the worst zone's name as far as it fits in `width`: the long form, else the
+/// zone alone, else nothing, so the state is never cut (at 160x48 "below min: allocators
+/// reclaim directly" leaves 13 of 51 columns).
+fn state_line(
+    app: &App,
+    w: &Watermarks,
+    (label, lvl): (&'static str, u8),
+    width: u16,
+) -> Line<'static> {
     let mut state = vec![Span::styled(label, level(app, lvl))];
     if let Some(z) = &w.zone {
         let room = usize::from(width).saturating_sub(label.chars().count());
@@ -182,7 +211,7 @@ fn watermark_lines(
             state.push(Span::styled(text, theme(app).dim));
         }
     }
-    [Line::from(l), Line::from(state)]
+    Line::from(state)
 }
 
 /// steal / scan, percent; `None` when nothing was scanned.
@@ -222,19 +251,19 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     // cuts.
     l.extend(kv(app, " refault", Rate(r.refault_s)));
     if r.pgscan_memcg_s.is_some_and(|s| s > 0.0) {
-        l.extend(kv(
-            app,
-            " memcg",
-            format_args!("{}/{}", Rate(r.pgscan_memcg_s), Rate(r.pgsteal_memcg_s)),
+        l.push(Span::styled(" memcg ", t.dim));
+        l.push(Span::styled(
+            format!("{}/{}", Rate(r.pgscan_memcg_s), Rate(r.pgsteal_memcg_s)),
+            level(app, limit_level(m)),
         ));
     }
     // Free memory against the watermarks before the fault and swap figures: when large
     // rates make the line longer than an 80-column pane, those are what is cut.
     if let Some(w) = &r.watermarks {
-        // Where free memory stands, in red too when the interval had direct reclaim (its
-        // figures, red, are on this line).
+        // Where free memory stands, in red too when the interval had direct reclaim or
+        // stalling cgroup limit reclaim (their figures, red, are on this line).
         let (label, lvl) = watermark_state(w);
-        let lvl = lvl.max(direct_level(m));
+        let lvl = lvl.max(direct_level(m)).max(limit_level(m));
         l.push(Span::styled(" [", t.dim));
         l.push(Span::styled(
             label.split(':').next().unwrap_or(label),
@@ -268,21 +297,51 @@ mod tests {
         assert_eq!(watermark_state(&w(100)).1, 1);
         assert_eq!(watermark_state(&w(130)).0, "below high: kswapd until high");
         assert_eq!(watermark_state(&w(150)).0, "above high");
-        // Direct reclaim in the interval comes first, whatever free memory now is; below min
-        // says it already.
-        assert_eq!(pane_state(&w(130), false), watermark_state(&w(130)));
-        assert_eq!(pane_state(&w(99), true), watermark_state(&w(99)));
+        // Reclaim in the interval comes first, whatever free memory now is; below min says
+        // it already.
+        let ran = |state, stall_pct| ReclaimVerdict {
+            state,
+            sure: crate::model::verdict::Sure::Sampled,
+            why: String::new(),
+            stall_pct,
+        };
+        let quiet = ran(ReclaimState::None, Some(0.0));
+        let kswapd = ran(ReclaimState::Kswapd, Some(0.0));
+        let direct = ran(ReclaimState::Direct, None);
+        assert_eq!(pane_state(&w(130), None), watermark_state(&w(130)));
+        assert_eq!(pane_state(&w(130), Some(&quiet)), watermark_state(&w(130)));
+        assert_eq!(pane_state(&w(100), Some(&kswapd)), watermark_state(&w(100)));
+        assert_eq!(pane_state(&w(99), Some(&direct)), watermark_state(&w(99)));
         assert_eq!(
-            pane_state(&w(100), true),
+            pane_state(&w(100), Some(&direct)),
             ("direct reclaim ran; free below low", 2)
         );
         assert_eq!(
-            pane_state(&w(130), true).0,
+            pane_state(&w(130), Some(&direct)).0,
             "direct reclaim ran; free below high"
         );
         assert_eq!(
-            pane_state(&w(150), true).0,
+            pane_state(&w(150), Some(&direct)).0,
             "direct reclaim ran; free above high"
+        );
+        // cgroup limit reclaim: red only while memory stalls 1 % of the interval or more;
+        // otherwise the snapshot's own level.
+        let limit = |pct| ran(ReclaimState::Cgroup, pct);
+        assert_eq!(
+            pane_state(&w(150), Some(&limit(Some(20.0)))),
+            ("cgroup limit reclaim; free above high", 2)
+        );
+        assert_eq!(
+            pane_state(&w(150), Some(&limit(Some(0.5)))),
+            ("cgroup limit reclaim; free above high", 0)
+        );
+        assert_eq!(
+            pane_state(&w(110), Some(&limit(None))),
+            ("cgroup limit reclaim; free below low", 1)
+        );
+        assert_eq!(
+            pane_state(&w(130), Some(&limit(Some(1.0)))).0,
+            "cgroup limit reclaim; free below high"
         );
     }
 }
