@@ -316,10 +316,38 @@ fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
         "{suite}: /box never over its freerun while the global domain was under its own"
     );
     tracepoint_in_the_box(suite, &samples, wb_stats);
+    limit_reclaim_in_the_box(suite, &samples);
     if wb_stats {
         let last = last_box_thresh(&samples);
         wb_stats_after(suite, &s["wb_stats"], ino, last);
     }
+}
+
+/// The writer rewrites 600M in a group capped at 300M, so /box reclaims at its memory.max:
+/// every sample whose memcg scan moved without global direct reclaim has the verdict's
+/// `cgroup` reclaim state, and at least one names /box (the group at 90 % of its limit that
+/// scans most), whatever the memory stall decides for the headline.
+fn limit_reclaim_in_the_box(suite: &str, samples: &[Value]) {
+    let mut named = 0;
+    let mut seen = Vec::new();
+    for v in samples {
+        let r = &v["reclaim"];
+        let f = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        let verdict = &v["verdict"]["reclaim"];
+        seen.push((f("pgscan_memcg_s"), verdict["state"].clone()));
+        if f("pgscan_direct_s") > 0.0 || f("allocstall_s") > 0.0 || f("pgscan_memcg_s") == 0.0 {
+            continue;
+        }
+        assert_eq!(verdict["state"], "cgroup", "{suite}: {verdict}");
+        let why = verdict["why"].as_str().unwrap();
+        assert!(why.starts_with("cgroup limit reclaim"), "{suite}: {why}");
+        named += usize::from(why.starts_with("cgroup limit reclaim in /box:"));
+    }
+    println!("{suite} limit reclaim: (memcg scan/s, verdict) {seen:?}, /box named {named}");
+    assert!(
+        named > 0,
+        "{suite}: /box never named at its limit: {seen:?}"
+    );
 }
 
 /// The tracepoint on this kernel (tracefs mounted by boot.sh, root): pagewatch armed it while
