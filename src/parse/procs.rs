@@ -11,7 +11,7 @@
 //! `P PID STARTTIME` (a process of this walk) or `p PID STARTTIME` (its reading at the
 //! previous walk, carried because it was left out of that walk's file), followed by
 //! `stat RAW_LINE`, the io file's own lines (`rchar: N` …) or `io denied` / `io absent`, and
-//! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `statm RAW_LINE`,
+//! for `P` records `wchan TEXT`, `cgroup PATH`, optionally `memcg_v1 PATH`, `statm RAW_LINE`,
 //! `blkio_tasks N` and `cmdline TEXT`. A `boot NS` header line (CLOCK_BOOTTIME at the walk)
 //! may follow `scope`. Last, the memory records (`source::procs_memory`):
 //! `M PID STARTTIME STATE RSS_PAGES MAJFLT BEFORE_RSS|- BEFORE_MAJFLT|-`, then optionally
@@ -197,7 +197,9 @@ pub struct ProcRecord {
     pub io: ProcIo,
     /// `/proc/PID/wchan` (the main thread's), `None` when not read.
     pub wchan: Option<String>,
-    /// Its cgroup v2 path (`0::` line of `/proc/PID/cgroup`), when read.
+    /// Its cgroup, when read: the cgroup v2 path (`0::` line of `/proc/PID/cgroup`), or where
+    /// the memory controller is on a cgroup v1 hierarchy, `memory:` and its path there (the
+    /// group whose limit reclaims its page cache; a hybrid host's v2 path says nothing of it).
     pub cgroup: Option<String>,
     /// Field 42 summed over every thread (`task/*/stat`), when the source read them.
     pub blkio_tasks: Option<u64>,
@@ -366,6 +368,7 @@ struct Partial {
     io_word: Option<ProcIo>,
     wchan: Option<String>,
     cgroup: Option<String>,
+    memcg_v1: Option<String>,
     blkio_tasks: Option<u64>,
     statm: Option<(u64, u64)>,
     cmdline: Option<String>,
@@ -382,6 +385,7 @@ impl Partial {
             io_word: None,
             wchan: None,
             cgroup: None,
+            memcg_v1: None,
             blkio_tasks: None,
             statm: None,
             cmdline: None,
@@ -400,6 +404,7 @@ impl Partial {
             }
             "wchan" => self.wchan = Some(value.to_owned()),
             "cgroup" => self.cgroup = Some(value.to_owned()),
+            "memcg_v1" => self.memcg_v1 = Some(value.to_owned()),
             "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
             "statm" => self.statm = Some(statm(value)?),
             "cmdline" => self.cmdline = Some(value.to_owned()),
@@ -435,7 +440,7 @@ impl Partial {
             stat,
             io,
             wchan: self.wchan,
-            cgroup: self.cgroup,
+            cgroup: self.memcg_v1.map(|p| format!("memory:{p}")).or(self.cgroup),
             blkio_tasks: self.blkio_tasks,
             statm: self.statm,
             cmdline: self.cmdline,

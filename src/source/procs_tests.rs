@@ -125,6 +125,49 @@ fn no_walk_unless_wanted_and_one_every_period() {
 }
 
 #[test]
+fn a_v1_memory_cgroup_is_the_processes_cgroup() {
+    // A hybrid host (this development VM): controllers on v1, systemd's tree on v2. The
+    // memory hierarchy's group is the one whose limit reclaims the page cache (a dd in a
+    // 256 MB v1 memcg read "/" here, its v2 path).
+    let tree = Tree::new();
+    tree.set(42, 'D', 500, 0);
+    let d = tree.proc().join("42");
+    std::fs::write(
+        d.join("cgroup"),
+        "12:pids:/user.slice\n5:cpu,memory:/pwtest\n1:name=systemd:/user.slice\n0::/\n",
+    )
+    .unwrap();
+    tree.set(43, 'D', 600, 0);
+    std::fs::write(
+        tree.proc().join("43/cgroup"),
+        "5:memory:/\n0::/user.slice/a:b\n",
+    )
+    .unwrap();
+    let mut w = fake_walker(&tree);
+    let scope = ProcScope {
+        fast: true,
+        ..ProcScope::default()
+    };
+    let text = w.maybe_walk(0, &scope).unwrap();
+    assert!(text.contains("\nmemcg_v1 /pwtest\n"), "{text}");
+    let walk = parse(text).unwrap();
+    let cgroup = |pid| {
+        walk.records
+            .iter()
+            .find(|r| r.pid == pid)
+            .and_then(|r| r.cgroup.clone())
+    };
+    assert_eq!(cgroup(42).as_deref(), Some("memory:/pwtest"));
+    assert_eq!(cgroup(43).as_deref(), Some("memory:/"));
+    // Memory on v2 (the default tree above): the v2 path, as before.
+    std::fs::write(d.join("cgroup"), "3:cpu:/x\n0::/box\n").unwrap();
+    let mut w = fake_walker(&tree);
+    let walk = parse(w.maybe_walk(0, &scope).unwrap()).unwrap();
+    let r = walk.records.iter().find(|r| r.pid == 42).unwrap();
+    assert_eq!(r.cgroup.as_deref(), Some("/box"));
+}
+
+#[test]
 fn only_active_processes_are_written_with_their_previous_reading() {
     let tree = Tree::new();
     tree.set(42, 'S', 500, 0); // idle, then writes from walk 3
@@ -301,9 +344,21 @@ fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
         .iter()
         .find(|r| r.pid == me && !r.carried)
         .expect("written at the third walk");
+    // The v1 memory hierarchy's group where memory is on v1 (this development VM), else the
+    // v2 path.
     let fresh = std::fs::read_to_string("/proc/self/cgroup").unwrap();
-    let fresh = fresh.lines().find_map(|l| l.strip_prefix("0::"));
-    assert_eq!(mine.cgroup.as_deref(), fresh);
+    let v1 = fresh.lines().find_map(|l| {
+        let f: Vec<&str> = l.splitn(3, ':').collect();
+        (f.len() == 3 && f[0] != "0" && f[1].split(',').any(|c| c == "memory"))
+            .then(|| format!("memory:{}", f[2]))
+    });
+    let fresh = v1.or_else(|| {
+        fresh
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .map(str::to_owned)
+    });
+    assert_eq!(mine.cgroup, fresh);
     let (resident, _) = mine.statm.expect("statm read through its kept fd");
     assert!(resident > 0);
     if candidate && let Some(m) = third.memory.iter().find(|m| m.pid == me) {

@@ -167,6 +167,17 @@ impl Extra {
     }
 }
 
+/// The path of the cgroup v1 hierarchy that has the memory controller, from a
+/// `/proc/PID/cgroup` text (`5:memory:/box`, or `7:cpu,memory:/box` where controllers share a
+/// hierarchy); `None` where memory is on cgroup v2 or off.
+fn v1_memory_path(cgroup: &str) -> Option<&str> {
+    cgroup.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (id, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        (id != "0" && controllers.split(',').any(|c| c == "memory")).then_some(path)
+    })
+}
+
 /// A process's io file at a walk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Io {
@@ -520,10 +531,13 @@ impl Visit<'_> {
         if let Some(m) = self.read_kept(pid, e, Extra::Statm) {
             let _ = writeln!(self.out, "statm {}", clean(m.trim_end()));
         }
-        if let Some(cg) = self.read_kept(pid, e, Extra::Cgroup)
-            && let Some(path) = cg.lines().find_map(|l| l.strip_prefix("0::"))
-        {
-            let _ = writeln!(self.out, "cgroup {}", clean(path));
+        if let Some(cg) = self.read_kept(pid, e, Extra::Cgroup) {
+            if let Some(path) = cg.lines().find_map(|l| l.strip_prefix("0::")) {
+                let _ = writeln!(self.out, "cgroup {}", clean(path));
+            }
+            if let Some(path) = v1_memory_path(&cg) {
+                let _ = writeln!(self.out, "memcg_v1 {}", clean(path));
+            }
         }
         if self.delayacct_on && threads > 1 {
             let tasks = self.dir(pid).join("task");
