@@ -413,6 +413,7 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
     if r.limit_ran() {
         let within = limit_group(m)
             .map(|g| format!(" in {g}"))
+            .or_else(|| reclaiming_process(m))
             .unwrap_or_default();
         let stall = stall_pct
             .map(|p| format!(", memory stalled {p:.0}% of the interval (PSI some)"))
@@ -445,6 +446,19 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
             "no reclaim scanning in the interval".into(),
         ),
     }
+}
+
+/// Without a group read (cgroup v1, where none is), the group of a process the last walk saw
+/// in a reclaim path (`procs_memory::in_reclaim`), outside the root group: ` in
+/// memory:/box (dd[7] seen in reclaim_throttle)`. One instant of one task, so it says "seen".
+fn reclaiming_process(m: &Model) -> Option<String> {
+    m.processes.as_ref()?.iter().find_map(|p| {
+        let wchan = p.wchan.as_deref()?;
+        let group = p.cgroup.as_deref()?;
+        let root = matches!(group, "/" | "memory:/");
+        (!root && super::procs_memory::in_reclaim(wchan))
+            .then(|| format!(" in {group} ({}[{}] seen in {wchan})", p.comm, p.pid))
+    })
 }
 
 /// The cgroup (v2) at its limit that reclaims: of the groups read this tick that scanned and

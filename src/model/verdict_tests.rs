@@ -358,3 +358,35 @@ fn the_group_at_its_limit_is_named_the_deepest_on_a_tie() {
             .starts_with("cgroup limit reclaim in /ctr/box:")
     );
 }
+
+#[test]
+fn without_a_group_read_a_process_seen_reclaiming_names_its_group() {
+    use crate::model::procs::ProcRow;
+    let mut m = limit_reclaim(Some(19.8));
+    let row = |pid, comm: &str, cgroup: &str, wchan: &str| ProcRow {
+        pid,
+        comm: comm.into(),
+        cgroup: Some(cgroup.into()),
+        wchan: Some(wchan.into()),
+        state: 'D',
+        ..ProcRow::default()
+    };
+    m.processes = Some(vec![
+        // The root group's flusher is no container's limit.
+        row(9, "kworker/u8:0", "memory:/", "shrink_folio_list"),
+        row(8, "sh", "memory:/pwtest", "do_wait"),
+        row(7, "dd", "memory:/pwtest", "reclaim_throttle"),
+    ]);
+    assert_eq!(
+        derive(&m).reclaim.why,
+        "cgroup limit reclaim in memory:/pwtest (dd[7] seen in reclaim_throttle): scanning \
+         458500 pages/s, memory stalled 20% of the interval (PSI some)"
+    );
+    m.processes.as_mut().unwrap().truncate(2);
+    assert!(
+        derive(&m)
+            .reclaim
+            .why
+            .starts_with("cgroup limit reclaim: scanning")
+    );
+}
