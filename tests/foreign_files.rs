@@ -51,7 +51,8 @@ fn run_fio(dir: &Path, extra: &[&str]) -> (ForeignFio, pagewatch::jobs::protocol
             .into_iter()
             .find(|r| r.pid == fio.id() && r.files().iter().any(|f| f.path == file));
     }
-    let view = found.as_ref().map(|r| foreign_view(r, None));
+    let pacer = std::sync::Mutex::default();
+    let view = found.as_ref().map(|r| foreign_view(r, None, &pacer));
     // SIGTERM: fio stops its workers and exits; a worker still there (still named fio) is
     // killed by its pid.
     let _ = Command::new("kill").arg(fio.id().to_string()).status();

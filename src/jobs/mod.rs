@@ -11,6 +11,7 @@ pub mod dropcache;
 pub mod eat;
 pub mod eat_plan;
 pub mod eater;
+pub mod file_pace;
 pub mod fio;
 pub mod foreign;
 pub mod foreign_files;

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::jobs::eat_plan::EatState;
 use crate::jobs::eater::{EatUpdate, Eater};
+use crate::jobs::file_pace::Pacer;
 use crate::jobs::fio::FioFigures;
 use crate::jobs::fio::{FioDir, FioJob, FioLive, FioSpec, FioUpdate};
 use crate::jobs::foreign::FioPairing;
@@ -44,6 +45,9 @@ pub struct Supervisor<M: From<JobReport> + Send + 'static> {
     own_pids: Arc<Mutex<BTreeSet<u32>>>,
     pairing: Arc<Mutex<FioPairing>>,
     scanning: Arc<AtomicBool>,
+    /// The data files' last page-cache measurements, shared by the scan thread and the detail
+    /// view's measurements (`file_pace`).
+    files: Arc<Mutex<Pacer>>,
 }
 
 impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
@@ -60,6 +64,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
             own_pids: Arc::default(),
             pairing: Arc::default(),
             scanning: Arc::default(),
+            files: Arc::default(),
         }
     }
 
@@ -90,7 +95,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
                 let _ = self.tx.send(JobReport::Cmdlines(lines).into());
             }
             JobCmd::MeasureFiles { id, paths } => {
-                let files = crate::jobs::job_files::measure_paths(paths);
+                let files = crate::jobs::job_files::measure_paths(paths, &self.files);
                 let _ = self.tx.send(JobReport::Files { id: *id, files }.into());
             }
             JobCmd::Tune { .. } => {}
@@ -239,11 +244,12 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
             return;
         }
         let walked = walked.map(<[u32]>::to_vec);
-        let (tx, own, pairing, busy) = (
+        let (tx, own, pairing, busy, pacer) = (
             self.tx.clone(),
             Arc::clone(&self.own_pids),
             Arc::clone(&self.pairing),
             Arc::clone(&self.scanning),
+            Arc::clone(&self.files),
         );
         std::thread::spawn(move || {
             let exclude = own.lock().map(|s| s.clone()).unwrap_or_default();
@@ -262,7 +268,7 @@ impl<M: From<JobReport> + Send + 'static> Supervisor<M> {
                 .iter()
                 .map(|f| {
                     let r = rates.iter().find(|r| r.pid == f.pid).and_then(|r| r.total);
-                    crate::jobs::job_files::foreign_view(f, r)
+                    crate::jobs::job_files::foreign_view(f, r, &pacer)
                 })
                 .collect();
             let _ = tx.send(JobReport::Foreign(views).into());

@@ -1,6 +1,6 @@
 //! Clocks: the only place pagewatch asks the system for the time.
 //!
-//! Owns: `Clock` and `SystemClock`. Must not touch: files or derived figures.
+//! Owns: `Clock`, `SystemClock` and `thread_cpu_ns`. Must not touch: files or derived figures.
 
 /// A source of monotonic and wall-clock time.
 pub trait Clock: Send {
@@ -151,6 +151,14 @@ impl Ticker {
         }
         self.wait_for(stop) == Wake::Tick
     }
+}
+
+/// The calling thread's CPU time, ns (`CLOCK_THREAD_CPUTIME_ID`): what a read or a system call
+/// just cost pagewatch, kernel time included.
+#[must_use]
+pub fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000_000 + u64::try_from(t.tv_nsec).unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub mod trace_instance;
 mod tracers;
 mod tree;
 
-pub use clock::{Clock, SystemClock, Ticker, Wake};
+pub use clock::{Clock, SystemClock, Ticker, Wake, thread_cpu_ns};
 pub use fs::{FsSource, SLOW_REFRESH_TICKS};
 pub use host::HostInfo;
 pub use sync_trace::SyncTracer;

@@ -28,6 +28,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
+use super::thread_cpu_ns;
 use super::trace_instance::{Event, Instance, Spec};
 use crate::parse::sync_calls::{self, SyncCalls, SyncSource};
 use crate::parse::trace::TraceState;
@@ -261,11 +262,6 @@ fn refusal(state: &str, why: String) -> SyncCalls {
 /// `CLOCK_MONOTONIC`, ns: the trace clock `mono`.
 fn mono_ns() -> u64 {
     ns(rustix::time::ClockId::Monotonic)
-}
-
-/// This thread's CPU time, ns: what the read costs pagewatch.
-fn thread_cpu_ns() -> u64 {
-    ns(rustix::time::ClockId::ThreadCPUTime)
 }
 
 fn ns(clock: rustix::time::ClockId) -> u64 {
