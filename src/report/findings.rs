@@ -183,7 +183,9 @@ balance_dirty_pages() paces writers, or a writer paused in balance_dirty_pages()
 record's interval (its tracepoint, or a task seen there by the process walk), which the \
 one-second counters can miss; over thresh: at or above the dirty threshold (the kernel's hard \
 limit, max(thresh, dirty_limit), is not in /proc). Direct reclaim: any direct scanning or \
-allocation stall.\n\
+allocation stall. cgroup limit reclaim stalling tasks: no direct reclaim, pages scanned at a \
+cgroup's memory limit (pgscan_anon + pgscan_file less the global reclaimers) and memory PSI \
+some at least 1 % of the record's interval.\n\
 - Saturated: rotational disks at ≥ 90 % util; disks that serve requests in parallel \
 (non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational flag \
 says) with aqu-sz ≥ 1 and an await ≥ 3× their own calm baseline for requests of that size \

@@ -352,5 +352,15 @@ mod tests {
              0.5 s in all, tracepoint); sdb saturated 2.0 s (95 %util on a single-queue \
              rotational disk, queue 3.0); no direct reclaim"
         );
+        // Stalling cgroup limit reclaim is said only when it happened, after direct reclaim.
+        let limit = merge(m[1..].iter().map(on));
+        let s = summarise(&m, &throttled, [&[], &limit], &[], 0);
+        assert_eq!(s.limit_stall_s, 2.0);
+        assert!(
+            s.verdict
+                .ends_with("; no direct reclaim; cgroup limit reclaim stalling 2.0 s"),
+            "{}",
+            s.verdict
+        );
     }
 }
