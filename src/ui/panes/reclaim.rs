@@ -229,12 +229,43 @@ fn bare(app: &App, area: Rect, canvas: &mut Canvas) {
     canvas.lines(area, vec![line]);
 }
 
-/// The pane in one line (compact layout): the rates and where free memory stands.
+/// A state label in short, for the one-line form: `direct reclaim`, `memcg limit`, else the
+/// watermark state's first words (`above high`, `below min`).
+fn short_state(label: &'static str) -> &'static str {
+    if label.starts_with("direct reclaim ran") {
+        "direct reclaim"
+    } else if label.starts_with("cgroup limit reclaim") {
+        "memcg limit"
+    } else {
+        label.split(':').next().unwrap_or(label)
+    }
+}
+
+/// The pane in one line (compact layout): its state, then the rates.
 fn one_line(app: &App, m: &Model) -> Line<'static> {
     let t = theme(app);
     let r = &m.reclaim;
     let dl = level(app, direct_level(m));
     let mut l = Vec::with_capacity(20);
+    // The pane's state first, in short, as the full pane leads with it: what reclaimed in the
+    // interval (red while it stalls tasks; its figures, red, follow), else where free memory
+    // stands. First, so a long line never cuts it ("[cgroup limit reclai" was seen).
+    if let Some(w) = &r.watermarks {
+        let (label, lvl) = pane_state(w, answer(m));
+        l.push(Span::styled("[", t.dim));
+        l.push(Span::styled(short_state(label), level(app, lvl)));
+        l.push(Span::styled("] ", t.dim));
+    }
+    // cgroup limit reclaim's figures next to the state they explain (kswapd and direct count
+    // global reclaim only).
+    if r.pgscan_memcg_s.is_some_and(|s| s > 0.0) {
+        l.push(Span::styled("memcg ", t.dim));
+        l.push(Span::styled(
+            format!("{}/{}", Rate(r.pgscan_memcg_s), Rate(r.pgsteal_memcg_s)),
+            level(app, limit_level(m)),
+        ));
+        l.push(Span::raw(" "));
+    }
     l.extend(kv(
         app,
         "kswapd",
@@ -250,27 +281,8 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     // Refaults next: the key figure under memory pressure is never what an 80-column line
     // cuts.
     l.extend(kv(app, " refault", Rate(r.refault_s)));
-    if r.pgscan_memcg_s.is_some_and(|s| s > 0.0) {
-        l.push(Span::styled(" memcg ", t.dim));
-        l.push(Span::styled(
-            format!("{}/{}", Rate(r.pgscan_memcg_s), Rate(r.pgsteal_memcg_s)),
-            level(app, limit_level(m)),
-        ));
-    }
-    // Free memory against the watermarks before the fault and swap figures: when large
-    // rates make the line longer than an 80-column pane, those are what is cut.
-    if let Some(w) = &r.watermarks {
-        // Where free memory stands, in red too when the interval had direct reclaim or
-        // stalling cgroup limit reclaim (their figures, red, are on this line).
-        let (label, lvl) = watermark_state(w);
-        let lvl = lvl.max(direct_level(m)).max(limit_level(m));
-        l.push(Span::styled(" [", t.dim));
-        l.push(Span::styled(
-            label.split(':').next().unwrap_or(label),
-            level(app, lvl),
-        ));
-        l.push(Span::styled("]", t.dim));
-    }
+    // The fault and swap figures last: when large rates make the line longer than an
+    // 80-column pane, those are what is cut.
     l.extend(kv(
         app,
         " swap",
@@ -343,5 +355,13 @@ mod tests {
             pane_state(&w(130), Some(&limit(Some(1.0)))).0,
             "cgroup limit reclaim; free below high"
         );
+        // The one-line form's words for each.
+        let short = |free, ran| short_state(pane_state(&w(free), ran).0);
+        let stalled = limit(Some(20.0));
+        assert_eq!(short(150, Some(&stalled)), "memcg limit");
+        assert_eq!(short(110, Some(&direct)), "direct reclaim");
+        assert_eq!(short(99, Some(&direct)), "below min");
+        assert_eq!(short(110, None), "below low");
+        assert_eq!(short(150, Some(&quiet)), "above high");
     }
 }
