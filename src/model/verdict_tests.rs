@@ -343,20 +343,12 @@ fn the_group_at_its_limit_is_named_the_deepest_on_a_tie() {
         v.reclaim.why
     );
     // 90 % of the lower of memory.max and memory.high counts as at the limit.
-    m.cgroups.as_mut().unwrap().rows[2].current_bytes = Some(90 * mib);
-    assert!(
-        derive(&m)
-            .reclaim
-            .why
-            .starts_with("cgroup limit reclaim in /other:")
-    );
-    m.cgroups.as_mut().unwrap().rows[2].current_bytes = Some(89 * mib);
-    assert!(
-        derive(&m)
-            .reclaim
-            .why
-            .starts_with("cgroup limit reclaim in /ctr/box:")
-    );
+    for (current, named) in [(90, "/other"), (89, "/ctr/box")] {
+        m.cgroups.as_mut().unwrap().rows[2].current_bytes = Some(current * mib);
+        let why = derive(&m).reclaim.why;
+        let want = format!("cgroup limit reclaim in {named}:");
+        assert!(why.starts_with(&want), "{current} MiB: {why}");
+    }
 }
 
 #[test]
