@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 use crate::metrics::families::{STATES, kind, paused_seconds};
 use crate::model::Model;
 use crate::model::dirty::State;
-use crate::model::verdict::ReclaimState;
 
 /// Series not seen for this long (ms of sample time) are dropped.
 pub const FORGET_MS: i64 = 600_000;
@@ -79,10 +78,7 @@ impl Counters {
         if m.reclaim.direct_ran() {
             self.direct_reclaim_s += dt;
         }
-        if m.verdict
-            .as_ref()
-            .is_some_and(|v| v.reclaim.state == ReclaimState::Cgroup && v.reclaim.stalls())
-        {
+        if m.verdict.as_ref().is_some_and(|v| v.reclaim.limit_stalls()) {
             self.limit_stall_s += dt;
         }
         for (name, level) in saturation {

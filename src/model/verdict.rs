@@ -118,6 +118,13 @@ impl ReclaimVerdict {
             ReclaimState::None | ReclaimState::Kswapd => false,
         }
     }
+
+    /// cgroup limit reclaim that is headline news (`stalls`): what `/metrics` counts, the
+    /// report's periods and the reclaim pane's red memcg figures.
+    #[must_use]
+    pub fn limit_stalls(&self) -> bool {
+        self.state == ReclaimState::Cgroup && self.stalls()
+    }
 }
 
 /// The headline answers of one step, with their evidence.

@@ -148,9 +148,7 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
         flag(m, scan > 0.0 || stall > 0.0, scan, false)
     }));
     let limit_stall = periods::merge(models.iter().map(|m| {
-        let stalls = m.verdict.as_ref().is_some_and(|v| {
-            v.reclaim.state == crate::model::verdict::ReclaimState::Cgroup && v.reclaim.stalls()
-        });
+        let stalls = m.verdict.as_ref().is_some_and(|v| v.reclaim.limit_stalls());
         flag(m, stalls, m.reclaim.pgscan_memcg_s.unwrap_or(0.0), false)
     }));
     let (disks, idle_disks) = disk_reports(&models);

@@ -69,7 +69,7 @@ fn direct_level(m: &Model) -> u8 {
 
 /// cgroup limit reclaim that stalls tasks is the application paying at its cgroup's limit.
 fn limit_level(m: &Model) -> u8 {
-    let stalls = answer(m).is_some_and(|r| r.state == ReclaimState::Cgroup && r.stalls());
+    let stalls = answer(m).is_some_and(ReclaimVerdict::limit_stalls);
     if stalls { 2 } else { 0 }
 }
 
