@@ -1,7 +1,8 @@
 //! The counters a live run accumulates sample by sample, so a scrape every 15 s still sees a
 //! 3-second episode that a gauge would have missed: seconds each dirty domain spent in each
-//! state, seconds with direct reclaim and with stalling cgroup limit reclaim, seconds each device was saturated against its own
-//! baseline, seconds throttled writers slept (by cgroup), and the samples taken.
+//! state, seconds with direct reclaim and with stalling cgroup limit reclaim, seconds each
+//! device was saturated against its own baseline, seconds throttled writers slept (by cgroup),
+//! and the samples taken.
 //!
 //! Each sample's interval (the exact time since the previous read, `Model::interval_s`) is
 //! credited to what that sample found; the first sample credits nothing. A domain, device or
@@ -39,7 +40,7 @@ pub struct Counters {
     /// Seconds of intervals in which direct reclaim ran (pgscan_direct or allocstall > 0).
     pub direct_reclaim_s: f64,
     /// Seconds of intervals in which cgroup limit reclaim ran with memory stalled (the
-    /// verdict's rule, `ReclaimVerdict::stalls`).
+    /// verdict's rule, `ReclaimVerdict::limit_stalls`).
     pub limit_stall_s: f64,
     /// Seconds each device was saturated (warn or worse, `model::saturation`).
     pub saturated_s: BTreeMap<String, Seen<f64>>,

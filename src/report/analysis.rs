@@ -39,7 +39,7 @@ pub struct Analysis {
     /// Periods with direct reclaim; `peak` is the direct scan rate, pages/s.
     pub direct: Vec<Period>,
     /// Periods with cgroup limit reclaim stalling tasks (the verdict's rule,
-    /// `ReclaimVerdict::stalls`); `peak` is the memcg scan rate, pages/s.
+    /// `ReclaimVerdict::limit_stalls`); `peak` is the memcg scan rate, pages/s.
     pub limit_stall: Vec<Period>,
     /// Headline figures.
     pub summary: ReportSummary,
@@ -144,8 +144,7 @@ pub fn analyse(rec: &Recording, range: Range, opts: Options) -> anyhow::Result<A
     }));
     let direct = periods::merge(models.iter().map(|m| {
         let scan = m.reclaim.pgscan_direct_s.unwrap_or(0.0);
-        let stall = m.reclaim.allocstall_s.unwrap_or(0.0);
-        flag(m, scan > 0.0 || stall > 0.0, scan, false)
+        flag(m, m.reclaim.direct_ran(), scan, false)
     }));
     let limit_stall = periods::merge(models.iter().map(|m| {
         let stalls = m.verdict.as_ref().is_some_and(|v| v.reclaim.limit_stalls());

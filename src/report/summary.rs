@@ -1,7 +1,7 @@
 //! The headline figures of a report: the verdict over the period in one line (seconds with
 //! writers throttled and in which dirty domains, each saturated disk with the evidence of its
-//! worst record, seconds of direct reclaim and of stalling cgroup limit reclaim), lowest MemAvailable, highest dirty against the
-//! threshold, the worst disk latency weighted by IOPS.
+//! worst record, seconds of direct reclaim and of stalling cgroup limit reclaim), lowest
+//! MemAvailable, highest dirty against the threshold, the worst disk latency weighted by IOPS.
 //!
 //! Owns: `ReportSummary`, the verdict line, and how they are computed from the analysed
 //! records (each judged by the pipeline's verdict). Must not touch: I/O, Markdown.
