@@ -73,12 +73,13 @@ impl SortKey {
     }
 
     /// Sorts busiest first, a stable, explicit order: ties by IOPS, then kB/s, then the device
-    /// busy most recently (`last_busy`, the tick of its last I/O; never busy last), then name
-    /// (`Name` by name alone). A fast device (RAM-backed, NVMe) can serve thousands of IOPS
+    /// busy most recently (`last_busy`, the tick of its last I/O; never busy last), then the
+    /// most I/Os since boot, then name (`Name` by name alone). A fast device (RAM-backed, NVMe) can serve thousands of IOPS
     /// with io_ticks, and so %util, at 0 for the tick: it still sorts above the idle ones. A
     /// disk that was flooded a minute ago stays above the loop devices that never did any I/O,
     /// so the rows do not swap on every tick with a few writes, and the charts, which follow
-    /// the first row, keep showing it once the flood ends.
+    /// the first row, keep showing it once the flood ends. On a machine idle since pagewatch
+    /// started, the disk it runs on leads, not `loop0`.
     pub fn sort(self, disks: &mut [&Disk], last_busy: impl Fn(&Disk) -> Option<u64>) {
         if self == SortKey::Name {
             disks.sort_by(|a, b| a.name.cmp(&b.name));
@@ -102,6 +103,7 @@ impl SortKey {
                 .find(|o| o.is_ne())
                 .unwrap_or(std::cmp::Ordering::Equal)
                 .then_with(|| lb.cmp(la))
+                .then_with(|| b.ios_since_boot.cmp(&a.ios_since_boot))
                 .then_with(|| a.name.cmp(&b.name))
         });
         for (slot, (_, _, d)) in disks.iter_mut().zip(keyed) {
@@ -313,6 +315,31 @@ mod tests {
         assert_eq!(
             order(SortKey::Name),
             ["loop0", "loop1", "nvme0n1", "sdb", "vda"]
+        );
+    }
+
+    #[test]
+    fn devices_idle_since_start_go_to_the_most_ios_since_boot() {
+        // pagewatch just started on an idle machine: no device busy in the history. The disk
+        // the machine runs on (33.9M I/Os since boot) leads the loop devices (4.4M, 156k).
+        let boot = |name: &str, ios: u64| Disk {
+            ios_since_boot: ios,
+            ..disk(name, 0.0, 0.0, 0.0)
+        };
+        let all = [
+            boot("loop0", 4_422_926),
+            boot("loop1", 156_399),
+            boot("vda", 33_892_166),
+        ];
+        assert_eq!(
+            order(&all, SortKey::Util, |_| None),
+            ["vda", "loop0", "loop1"]
+        );
+        // A device busy within the history still leads, however little it did since boot.
+        let loop1_busy = |d: &Disk| (d.name == "loop1").then_some(7);
+        assert_eq!(
+            order(&all, SortKey::Util, loop1_busy),
+            ["loop1", "vda", "loop0"]
         );
     }
 }

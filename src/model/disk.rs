@@ -121,6 +121,10 @@ pub struct Disk {
     /// The interval's latency histograms behind them (heat map, report, `/metrics`).
     #[serde(skip)]
     pub lat_hist: Option<std::sync::Arc<super::latency::DiskLatency>>,
+    /// I/Os completed since boot (reads, writes, discards, flushes): among devices idle for as
+    /// long as the history holds, the one the machine uses sorts first (`SortKey::sort`).
+    #[serde(skip)]
+    pub ios_since_boot: u64,
 }
 
 #[cfg(test)]
@@ -141,6 +145,7 @@ impl Disk {
             saturation: super::saturation::Saturation::default(),
             latency: super::latency::LatCols::default(),
             lat_hist: None,
+            ios_since_boot: 0,
         }
     }
 }
@@ -457,6 +462,7 @@ pub fn derive(
             saturation: super::saturation::Saturation::default(),
             latency: crate::model::latency::LatCols::default(),
             lat_hist: None,
+            ios_since_boot: c.total_ios(),
         });
     }
     out
