@@ -222,6 +222,8 @@ fn verdict_lines(s: &mut String, m: &Model) {
     if let Some(v) = &m.verdict {
         if let Some(line) = v.saturation_line() {
             let _ = writeln!(s, "  saturated: {line}");
+        } else if let Some(u) = &v.unjudged {
+            let _ = writeln!(s, "  not judged: {u}");
         }
         if v.reclaim.stalls() {
             let _ = writeln!(s, "  reclaim: {}", v.reclaim.why);

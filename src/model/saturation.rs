@@ -3,25 +3,31 @@
 //!
 //! Rotational single-queue disks: %util ≥ 70 warns, ≥ 90 is critical and saturated. Devices
 //! that serve requests in parallel reach 100 %util early, so they are judged by their queue
-//! and by await against their own **calm baseline** for requests of the sample's size: the
-//! await of samples whose queue was short (aqu-sz < 1) and whose mean request (kB/s over
-//! IO/s, reads and writes) was in the same size class (`SizeClass`: 4k and under, then each
-//! doubling up to 4M and over), a slowly rising, quickly falling low mark that is frozen
-//! while the queue is long. So a flood that lasts minutes does not become its own baseline,
-//! as a median over the recent window did; and a request is measured against requests as
-//! large, not against 4k reads: a baseline of 0.2 ms learned from 4k reads alone called a
-//! writeback of 2.9 MB requests at queue 2.3 "saturated 12.8x" while the device did a third
-//! of its bandwidth, the transfer time being most of the await. A class with no calm sample
-//! borrows the baseline of the nearest larger class that has one (a larger request is no
-//! faster); else it takes an upper bound from a smaller class's baseline: that baseline plus
-//! the request's transfer time at the device's peak read and write rates (a peak is at most
-//! the bandwidth, so the time is at least the real one), or the baseline scaled by the most
-//! the sizes differ, whichever is smaller (`Track::baseline_for`). Near the bandwidth, where
-//! saturation is, the peak is the bandwidth and the bound is close. With a queue (aqu-sz ≥ 1),
-//! await ≥ 2× that baseline warns and ≥ 3× is critical; a queue `DEEP_QUEUE` deep with a
-//! millisecond's await is critical on its own when no baseline is known (pagewatch started
-//! during the flood). Once saturated, a device stays so while the warning holds, and for
-//! `HOLD` samples more, so a flood's dips do not flicker.
+//! and by await against their own **calm baseline**, kept for reads and for writes apart (a
+//! direction's calm await says little of the other's: ext4 journal writes took 0.86 ms here
+//! where 4k reads took 0.06) and for requests of the sample's size: the await of samples
+//! whose queue was short (aqu-sz < 1) and whose mean request of that direction (kB/s over
+//! IO/s) was in the same size class (`SizeClass`: 4k and under, then each doubling up to 4M
+//! and over), a slowly rising, quickly falling low mark that is frozen while the queue is
+//! long. So a flood that lasts minutes does not become its own baseline, as a median over the
+//! recent window did; and a request is measured against requests as large, not against 4k
+//! reads: a baseline of 0.2 ms learned from 4k reads alone called a writeback of 2.9 MB
+//! requests at queue 2.3 "saturated 12.8x" while the device did a third of its bandwidth, the
+//! transfer time being most of the await. A class with no calm sample borrows the baseline of
+//! the nearest larger class that has one (a larger request is no faster); else it takes an
+//! upper bound from a smaller class's baseline: that baseline plus the request's transfer
+//! time at the device's peak rate for its direction (a peak is at most the bandwidth, so the
+//! time is at least the real one), or the baseline scaled by the most the sizes differ,
+//! whichever is smaller (`baseline_in`). Near the bandwidth, where saturation is, the peak is
+//! the bandwidth and the bound is close. A direction with no baseline in any class takes the
+//! other direction's by the same rule. A sample's reads and writes are judged together: its
+//! await against each moving direction's baseline weighted by its IOs (`expected`), so a few
+//! slow journal writes beside a flood of reads weigh as few. With a queue (aqu-sz ≥ 1), await
+//! ≥ 2× that warns and ≥ 3× is critical. While the direction carrying most IOs has no
+//! baseline of its own (pagewatch started during the flood, or that direction was never calm
+//! in its sight), a queue `DEEP_QUEUE` deep warns, and with a millisecond's await is critical:
+//! a borrowed baseline adds evidence, never clears it. Once saturated, a device stays so while
+//! the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker.
 //! Parallel (`parallel`): non-rotational (NVMe, SSD), more than one hardware queue, or a
 //! virtual or stacked device by its name (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`,
 //! `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`) whatever its rotational flag says: virtio-blk and
@@ -37,9 +43,11 @@ use serde::Serialize;
 use super::disk::{Columns, Disk};
 
 /// A queue this deep (aqu-sz, averaged over the interval) with an await of at least
-/// `DEEP_QUEUE_AWAIT_MS` is saturation on its own when the device has no calm baseline yet. A
-/// device that still answers within a millisecond at that depth keeps up: virtio-blk here
-/// served 4k random writes 64 deep at 0.7 ms, while 1 MiB writes 32 deep waited 30 ms.
+/// `DEEP_QUEUE_AWAIT_MS` is saturation on its own when the device has no calm baseline yet,
+/// and a warning under it. A device that answers within a millisecond at that depth may keep
+/// up (virtio-blk here served 4k random writes 64 deep at 0.7 ms, while 1 MiB writes 32 deep
+/// waited 30 ms) or may not (4k reads 64 deep at 0.44 ms, 7× their 0.063 ms one deep): without
+/// a baseline the two cannot be told apart, so it is said, not concluded.
 pub const DEEP_QUEUE: f64 = 32.0;
 /// See `DEEP_QUEUE`.
 pub const DEEP_QUEUE_AWAIT_MS: f64 = 1.0;
@@ -66,13 +74,20 @@ pub struct Saturation {
     pub baseline_await_ms: Option<f64>,
     /// 0 fine, 1 warn, 2 critical (the table's colour).
     pub saturation_level: u8,
+    /// The warning is a deep queue that no calm baseline of its own can judge yet
+    /// (`DEEP_QUEUE` under a millisecond): saturated or keeping up, not known. The verdict
+    /// says so in place of "no disk saturated".
+    #[serde(skip)]
+    pub unjudged: bool,
 }
 
 /// A device's memory between steps.
 #[derive(Debug, Clone, Default)]
 struct Track {
-    /// The calm baseline of each request size class, ms.
-    baseline_ms: [Option<f64>; SizeClass::COUNT],
+    /// The calm baseline of each direction (reads, then writes) and request size class, ms. Kept
+    /// apart because a direction's calm await says little of the other's: journal writes with
+    /// FUA on virtio-blk here took 0.86 ms while 4k reads took 0.06.
+    baseline_ms: [[Option<f64>; SizeClass::COUNT]; 2],
     /// The most kB/s the device read, and wrote, in one sample: at most its bandwidth for
     /// each, so the transfer time of a request at that rate is at least its real one.
     peak_kb_s: [f64; 2],
@@ -126,87 +141,149 @@ impl SizeClass {
     }
 }
 
-/// One sample's reads and writes together: their await, weighted by their IOs; the IOs; and
-/// the size class of their mean request. Discards and flushes are left out: a discard's await
+/// The directions, as the evidence names them.
+const DIRS: [&str; 2] = ["reads", "writes"];
+
+/// One direction of a sample: its IOs, their await, kB/s and the size class of its mean
+/// request.
+struct Flow {
+    ops: f64,
+    await_ms: f64,
+    kb_s: f64,
+    class: SizeClass,
+}
+
+impl Flow {
+    /// The mean request's transfer time at `peak_kb_s`, ms: at most its real one when the
+    /// peak is this direction's, since a peak is at most the bandwidth.
+    fn transfer_ms(&self, peak_kb_s: f64) -> f64 {
+        if self.ops <= 0.0 || self.kb_s <= 0.0 || peak_kb_s <= 0.0 {
+            return 0.0;
+        }
+        self.kb_s / peak_kb_s / self.ops * 1000.0
+    }
+}
+
+/// One sample's reads and writes: each direction that moved (`flows`), and both together
+/// (their await weighted by their IOs). Discards and flushes are left out: a discard's await
 /// is the time to trim megabytes (an online-discard mount issues them seconds after files are
 /// deleted: 45 MB at 11 ms was seen here beside 0.25 ms reads), not a latency an application
 /// waits on.
 struct Load {
+    flows: [Option<Flow>; 2],
     await_ms: f64,
     ops: f64,
     /// kB/s read and written.
     kb_s: [f64; 2],
-    class: SizeClass,
 }
 
 impl Load {
     fn of(c: &Columns) -> Option<Self> {
-        let dirs = [(c.r_s, c.r_await), (c.w_s, c.w_await)];
-        let ops: f64 = dirs.iter().filter_map(|(n, _)| *n).sum();
         if c.r_s.is_none() && c.w_s.is_none() {
             return None;
         }
-        let sum: f64 = dirs
-            .iter()
-            .map(|(n, a)| n.unwrap_or(0.0) * a.unwrap_or(0.0))
-            .sum();
-        let kb = c.rkB_s.unwrap_or(0.0) + c.wkB_s.unwrap_or(0.0);
+        let dirs = [(c.r_s, c.r_await, c.rkB_s), (c.w_s, c.w_await, c.wkB_s)];
+        let flows = dirs.map(|(n, a, kb)| {
+            let ops = n.unwrap_or(0.0);
+            let kb_s = kb.unwrap_or(0.0);
+            (ops > 0.0).then(|| Flow {
+                ops,
+                await_ms: a.unwrap_or(0.0),
+                kb_s,
+                class: SizeClass::of_kb(kb_s / ops),
+            })
+        });
+        let ops: f64 = flows.iter().flatten().map(|f| f.ops).sum();
+        let waited: f64 = flows.iter().flatten().map(|f| f.ops * f.await_ms).sum();
         Some(Self {
-            await_ms: if ops > 0.0 { sum / ops } else { 0.0 },
+            await_ms: if ops > 0.0 { waited / ops } else { 0.0 },
             ops,
-            kb_s: [c.rkB_s.unwrap_or(0.0), c.wkB_s.unwrap_or(0.0)],
-            class: SizeClass::of_kb(if ops > 0.0 { kb / ops } else { 0.0 }),
+            kb_s: dirs.map(|(_, _, kb)| kb.unwrap_or(0.0)),
+            flows,
         })
     }
 
-    /// The mean request's transfer time at the device's peak rates, ms: at most its real
-    /// one, since a peak is at most the bandwidth.
-    fn transfer_ms(&self, peak_kb_s: [f64; 2]) -> f64 {
-        if self.ops <= 0.0 {
-            return 0.0;
+    /// The direction carrying most of the IOs (reads on a tie).
+    fn main_dir(&self) -> Option<usize> {
+        match (&self.flows[0], &self.flows[1]) {
+            (Some(r), Some(w)) => Some(usize::from(w.ops > r.ops)),
+            (Some(_), None) => Some(0),
+            (None, Some(_)) => Some(1),
+            (None, None) => None,
         }
-        let s: f64 = (0..2)
-            .filter(|&i| self.kb_s[i] > 0.0 && peak_kb_s[i] > 0.0)
-            .map(|i| self.kb_s[i] / peak_kb_s[i])
-            .sum();
-        s / self.ops * 1000.0
     }
 }
 
-impl Track {
-    /// The baseline for `load`'s size class, with the class it came from: its own; else the
-    /// nearest larger class's (a larger request is no faster, so that is at least its calm
-    /// await); else an upper bound from the nearest smaller class's `b`. A calm await is a
-    /// latency plus a transfer time, both in `b`, so it is at most `b` scaled by the most
-    /// the sizes can differ, and at most `b` plus the request's transfer at the device's
-    /// peak rates (`Load::transfer_ms`, at least the real transfer time); the smaller bound.
-    /// Without IO, the smallest class's.
-    fn baseline_for(&self, load: Option<&Load>) -> Option<(f64, SizeClass)> {
-        let Some(load) = load else {
-            return self.own_or_larger(SizeClass(0));
+/// The baseline one flow is judged against and where it came from.
+struct Base {
+    ms: f64,
+    /// The size class whose baseline it is.
+    class: SizeClass,
+    /// The direction whose baseline it is: the flow's own, or the other's when the flow's
+    /// own has none in any class.
+    dir: usize,
+}
+
+/// The calm baseline for `flow` from one direction's `table`: its class's; else the nearest
+/// larger class's (a larger request is no faster, so that is at least its calm await); else an
+/// upper bound from the nearest smaller class's `b`. A calm await is a latency plus a transfer
+/// time, both in `b`, so it is at most `b` scaled by the most the sizes can differ, and at most
+/// `b` plus the request's transfer at the device's peak rate for the flow's direction
+/// (`Flow::transfer_ms`, at least the real transfer time); the smaller bound.
+fn baseline_in(
+    table: &[Option<f64>; SizeClass::COUNT],
+    flow: &Flow,
+    peak_kb_s: f64,
+) -> Option<(f64, SizeClass)> {
+    let class = flow.class;
+    if let Some(b) = own_or_larger(table, class) {
+        return Some(b);
+    }
+    let transfer = flow.transfer_ms(peak_kb_s);
+    (0..class.0).rev().find_map(|k| {
+        let b = table[k]?;
+        // The class's largest request over the smaller class's smallest (4K for ≤4K); over
+        // 4M there is no largest.
+        let scaled = (class.0 < SizeClass::COUNT - 1)
+            .then(|| b * f64::from(1u32 << (class.0 - k + usize::from(k > 0))));
+        let plus = (transfer > 0.0).then_some(b + transfer);
+        let bound = match (scaled, plus) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
         };
-        let class = load.class;
-        if let Some(b) = self.own_or_larger(class) {
-            return Some(b);
-        }
-        let transfer = load.transfer_ms(self.peak_kb_s);
-        (0..class.0).rev().find_map(|k| {
-            let b = self.baseline_ms[k]?;
-            // The class's largest request over the smaller class's smallest (4K for ≤4K);
-            // over 4M there is no largest.
-            let scaled = (class.0 < SizeClass::COUNT - 1)
-                .then(|| b * f64::from(1u32 << (class.0 - k + usize::from(k > 0))));
-            let plus = (transfer > 0.0).then_some(b + transfer);
-            let bound = match (scaled, plus) {
-                (Some(x), Some(y)) => Some(x.min(y)),
-                (x, y) => x.or(y),
-            };
-            bound.map(|v| (v, SizeClass(k)))
+        bound.map(|v| (v, SizeClass(k)))
+    })
+}
+
+fn own_or_larger(
+    table: &[Option<f64>; SizeClass::COUNT],
+    class: SizeClass,
+) -> Option<(f64, SizeClass)> {
+    (class.0..SizeClass::COUNT).find_map(|c| table[c].map(|b| (b, SizeClass(c))))
+}
+
+impl Track {
+    /// The baseline `flow` (direction `dir`) is judged against: its own direction's
+    /// (`baseline_in`), else the other direction's by the same rule, so that one known
+    /// baseline still judges a flood. `None` when the device has none at all.
+    fn base(&self, dir: usize, flow: &Flow) -> Option<Base> {
+        [dir, 1 - dir].into_iter().find_map(|from| {
+            baseline_in(&self.baseline_ms[from], flow, self.peak_kb_s[dir]).map(|(ms, class)| {
+                Base {
+                    ms,
+                    class,
+                    dir: from,
+                }
+            })
         })
     }
 
-    fn own_or_larger(&self, class: SizeClass) -> Option<(f64, SizeClass)> {
-        (class.0..SizeClass::COUNT).find_map(|c| self.baseline_ms[c].map(|b| (b, SizeClass(c))))
+    /// The baseline reported with no IO: the smallest reads' class, else writes'.
+    fn idle_baseline(&self) -> Option<f64> {
+        self.baseline_ms
+            .iter()
+            .find_map(|t| own_or_larger(t, SizeClass(0)))
+            .map(|b| b.0)
     }
 }
 
@@ -233,22 +310,21 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     let Some(load) = Load::of(&d.cols) else {
         return Saturation {
             saturated: t.saturated,
-            baseline_await_ms: t.baseline_for(None).map(|b| b.0),
+            baseline_await_ms: t.idle_baseline(),
             ..Saturation::default()
         };
     };
     for (peak, kb) in t.peak_kb_s.iter_mut().zip(load.kb_s) {
         *peak = peak.max(kb);
     }
-    let base = t.baseline_for(Some(&load));
     let aqu = d.cols.aqu_sz.unwrap_or(0.0);
-    let (level, why) = if parallel(d) {
-        parallel_level(aqu, &load, base, t.baseline_ms.iter().any(Option::is_some))
+    let (level, why, unjudged) = if parallel(d) {
+        parallel_level(t, aqu, &load)
     } else {
         let u = d.cols.util_pct.unwrap_or(0.0);
         let level = if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
         let why = format!("{u:.0} %util on a single-queue rotational disk, queue {aqu:.1}");
-        (level, (level > 0).then_some(why))
+        (level, (level > 0).then_some(why), false)
     };
     if level >= 2 {
         t.saturated = true;
@@ -263,16 +339,19 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
             }
         }
     }
-    // The calm baseline of the sample's size class moves only on calm samples: I/O with a
+    // Each direction's baseline for its size class moves only on calm samples: I/O with a
     // short queue, not saturated.
-    if load.ops > 0.0 && aqu < 1.0 && !t.saturated {
-        let a = load.await_ms.max(BASELINE_FLOOR_MS);
-        let b = &mut t.baseline_ms[load.class.0];
-        *b = Some(match *b {
-            None => a,
-            Some(b) if a < b => b + (a - b) * FALL,
-            Some(b) => b + (a - b) * RISE,
-        });
+    if aqu < 1.0 && !t.saturated {
+        for (dir, flow) in load.flows.iter().enumerate() {
+            let Some(flow) = flow else { continue };
+            let a = flow.await_ms.max(BASELINE_FLOOR_MS);
+            let b = &mut t.baseline_ms[dir][flow.class.0];
+            *b = Some(match *b {
+                None => a,
+                Some(b) if a < b => b + (a - b) * FALL,
+                Some(b) => b + (a - b) * RISE,
+            });
+        }
     }
     let why = match why {
         Some(w) if t.saturated && level < 2 => Some(format!("{w} (held: saturated before)")),
@@ -285,57 +364,90 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     Saturation {
         saturated: t.saturated,
         saturation_why: why.filter(|_| level > 0 || t.saturated),
-        baseline_await_ms: t.baseline_for(Some(&load)).map(|b| b.0),
+        baseline_await_ms: expected(t, &load)
+            .map(|e| e.0)
+            .or_else(|| t.idle_baseline().filter(|_| load.ops <= 0.0)),
         saturation_level: if t.saturated { 2 } else { level },
+        unjudged: unjudged && !t.saturated,
     }
 }
 
-/// A parallel device's level and evidence: a queue with await against the calm baseline of
-/// its requests' size, or a deep queue without one.
-fn parallel_level(
-    aqu: f64,
-    load: &Load,
-    base: Option<(f64, SizeClass)>,
-    any_baseline: bool,
-) -> (u8, Option<String>) {
+/// The calm await expected of this sample's mix: each moving direction's baseline weighted
+/// by its IOs, so a few slow journal writes beside a flood of fast reads weigh as few; with
+/// what each was (`≤4K reads`, `1M-2M writes, 2M-4M's`, `512K-1M writes, bounded from ≤4K's`,
+/// `≤4K reads, the writes' baseline`, `512K-1M writes, bounded from reads' ≤4K`). `None` when
+/// a moving direction has no baseline (the device has none).
+fn expected(t: &Track, load: &Load) -> Option<(f64, String)> {
+    let mut weighted = 0.0;
+    let mut what = Vec::new();
+    for (dir, flow) in load.flows.iter().enumerate() {
+        let Some(flow) = flow else { continue };
+        let b = t.base(dir, flow)?;
+        weighted += flow.ops * b.ms;
+        let whose = match (b.dir == dir, b.class.0 == flow.class.0) {
+            (true, _) => format!("{}'s", b.class.label()),
+            (false, true) => format!("the {}' baseline", DIRS[b.dir]),
+            (false, false) => format!("{}' {}", DIRS[b.dir], b.class.label()),
+        };
+        let of = match b.class.0.cmp(&flow.class.0) {
+            std::cmp::Ordering::Less => format!(", bounded from {whose}"),
+            _ if b.dir == dir && b.class.0 == flow.class.0 => String::new(),
+            _ => format!(", {whose}"),
+        };
+        what.push(format!("{} {}{of}", flow.class.label(), DIRS[dir]));
+    }
+    (load.ops > 0.0).then(|| (weighted / load.ops, what.join("; ")))
+}
+
+/// A parallel device's level, evidence, and whether it is a deep queue not judged: with a queue, await against the calm
+/// await expected of the sample's mix (`expected`); and, while the direction carrying most
+/// IOs has no calm baseline of its own, a `DEEP_QUEUE` queue warns, and is critical with a
+/// millisecond's await. A borrowed baseline only adds evidence: it never clears what the deep
+/// queue says.
+fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool) {
     let await_ms = load.await_ms;
     if load.ops <= 0.0 || aqu < 1.0 {
-        return (0, None);
+        return (0, None, false);
     }
-    match base {
-        Some((b, from)) => {
-            let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
-            let level = if ratio >= 3.0 {
-                2
-            } else {
-                u8::from(ratio >= 2.0)
-            };
-            let of = match from.0.cmp(&load.class.0) {
-                std::cmp::Ordering::Equal => String::new(),
-                std::cmp::Ordering::Less => format!(", bounded from {}'s", from.label()),
-                std::cmp::Ordering::Greater => format!(", {}'s", from.label()),
-            };
-            let why = format!(
-                "queue {aqu:.1} deep, await {await_ms:.2} ms, {ratio:.1}x the {b:.2} ms calm \
-                 baseline ({} requests{of})",
-                load.class.label()
-            );
-            (level, (level > 0).then_some(why))
-        }
-        None if aqu >= DEEP_QUEUE && await_ms >= DEEP_QUEUE_AWAIT_MS => {
-            let size = if any_baseline {
-                format!(" for {} requests", load.class.label())
+    let mut level = 0;
+    let mut why = None;
+    if let Some((b, what)) = expected(t, load) {
+        let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
+        level = if ratio >= 3.0 {
+            2
+        } else {
+            u8::from(ratio >= 2.0)
+        };
+        why = Some(format!(
+            "queue {aqu:.1} deep, await {await_ms:.2} ms, {ratio:.1}x the {b:.2} ms calm \
+             baseline ({what})"
+        ));
+    }
+    let mut unjudged = false;
+    let main = load.main_dir().unwrap_or(0);
+    let own = t.baseline_ms[main].iter().any(Option::is_some);
+    if !own && aqu >= DEEP_QUEUE {
+        let deep = if await_ms >= DEEP_QUEUE_AWAIT_MS {
+            2
+        } else {
+            1
+        };
+        if deep > level {
+            let none = if t.baseline_ms.iter().flatten().any(Option::is_some) {
+                format!(" for {}", DIRS[main])
             } else {
                 String::new()
             };
-            let why = format!(
-                "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms (≥ {DEEP_QUEUE_AWAIT_MS:.0} ms), \
-                 no calm baseline{size} yet"
-            );
-            (2, Some(why))
+            let at_least = if deep == 2 { "≥" } else { "<" };
+            why = Some(format!(
+                "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms \
+                 ({at_least} {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet"
+            ));
+            level = deep;
+            unjudged = deep == 1;
         }
-        None => (0, None),
     }
+    (level, why.filter(|_| level > 0), unjudged)
 }
 
 /// Whether `d` serves requests in parallel (see the module doc).

@@ -73,7 +73,7 @@ fn a_long_flood_stays_saturated_against_the_calm_baseline() {
     }
     assert_eq!(
         v[0].saturation.saturation_why.as_deref(),
-        Some("queue 144.0 deep, await 3.00 ms, 7.5x the 0.40 ms calm baseline (≤4K requests)")
+        Some("queue 144.0 deep, await 3.00 ms, 7.5x the 0.40 ms calm baseline (≤4K writes)")
     );
     // A dip to 2.2× (a warning) keeps it saturated; then HOLD quiet samples, then free.
     let dip = disk("vda", true, 90.0, 20.0, 0.88, 20_000.0);
@@ -105,9 +105,15 @@ fn without_a_baseline_only_a_deep_queue_is_saturation() {
     let mut j = Judge::default();
     let q10 = disk("vdb", true, 100.0, 10.0, 2.0, 5000.0);
     assert_eq!(run(&mut j, &q10, 3).saturation_level, 0);
-    // 75 deep at 0.7 ms: a fast device keeping up with a deep queue (4k random writes).
+    // 75 deep at 0.7 ms: a fast device may be keeping up with a deep queue (4k random
+    // writes), or queueing: without a baseline it cannot be told, so it warns, and says so.
     let fast = disk("vdb", true, 100.0, 75.0, 0.7, 110_000.0);
-    assert_eq!(run(&mut j, &fast, 3).saturation_level, 0);
+    let s = run(&mut j, &fast, 3);
+    assert_eq!((s.saturation_level, s.saturated), (1, false), "{s:?}");
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some("queue 75 deep (≥ 32), await 0.70 ms (< 1 ms), no calm baseline yet")
+    );
     let q144 = disk("vdb", true, 100.0, 144.0, 3.0, 30_000.0);
     let s = run(&mut j, &q144, 1);
     assert!(s.saturated);
@@ -202,7 +208,7 @@ fn large_requests_are_not_judged_against_small_ones() {
     assert_eq!(
         s.saturation_why.as_deref(),
         Some(
-            "queue 32.0 deep, await 30.00 ms, 10.7x the 2.80 ms calm baseline (1M-2M requests, \
+            "queue 32.0 deep, await 30.00 ms, 10.7x the 2.80 ms calm baseline (1M-2M writes, \
              2M-4M's)"
         )
     );
@@ -224,7 +230,7 @@ fn a_smaller_requests_baseline_bounds_a_larger_ones() {
         s.saturation_why.as_deref(),
         Some(
             "queue 16.0 deep, await 20.00 ms, 13.8x the 1.45 ms calm baseline (32K-64K \
-             requests, bounded from ≤4K's)"
+             writes, bounded from ≤4K's)"
         )
     );
     // A faster peak, 3,200 64k writes a second (205 MB/s), comes while the device is held
@@ -256,4 +262,71 @@ fn a_smaller_requests_baseline_bounds_a_larger_ones() {
     let s = run(&mut j, &sized(8.0, 80.0, 100.0, 8192.0), 1);
     assert!(s.saturated, "{s:?}");
     assert!((s.baseline_await_ms.unwrap() - 10.2).abs() < 1e-9, "{s:?}");
+}
+
+/// `n` reads a second of `kb` kB each at `await_ms`, queue `aqu`, on virtio-blk.
+fn reads(aqu: f64, await_ms: f64, n: f64, kb: f64) -> Disk {
+    let mut d = disk("vda", true, 90.0, aqu, 0.0, 0.0);
+    d.cols.r_s = Some(n);
+    d.cols.r_await = Some(await_ms);
+    d.cols.rkB_s = Some(n * kb);
+    d
+}
+
+#[test]
+fn reads_are_not_judged_against_the_writes_baseline() {
+    // Measured here: vda idle but for ext4 journal writes (14 a second of 4k at 0.86 ms), then
+    // fio 4k random reads 64 deep: 125k a second at 0.44 ms, queue 52. The same reads one deep
+    // take 0.063 ms. Judged against the journal writes' 0.86 ms this was "0.5x", and silent.
+    let journal = sized(0.01, 0.857, 14.0, 4.0);
+    let flood = reads(52.0, 0.44, 125_000.0, 4.0);
+    let mut j = Judge::default();
+    run(&mut j, &journal, 10);
+    let s = run(&mut j, &flood, 1);
+    assert_eq!((s.saturation_level, s.saturated), (1, false), "{s:?}");
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some("queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads yet")
+    );
+    // Once calm reads were seen, the same flood is 7x their baseline: saturated.
+    run(&mut j, &reads(0.08, 0.063, 12_000.0, 4.0), 5);
+    let s = run(&mut j, &flood, 1);
+    assert!(s.saturated, "{s:?}");
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some("queue 52.0 deep, await 0.44 ms, 7.0x the 0.06 ms calm baseline (≤4K reads)")
+    );
+}
+
+#[test]
+fn a_few_slow_writes_beside_fast_reads_weigh_as_few() {
+    let mut j = Judge::default();
+    run(&mut j, &reads(0.1, 0.1, 1000.0, 4.0), 10);
+    run(&mut j, &sized(0.05, 0.9, 20.0, 4.0), 10);
+    // 10,000 reads at 0.12 ms and 5 journal writes at 5 ms, queue 1.5: the mix's calm await
+    // is 0.1004 ms (each direction's baseline by its IOs), the sample's 0.1224: 1.2x.
+    let mut d = reads(1.5, 0.12, 10_000.0, 4.0);
+    d.cols.w_s = Some(5.0);
+    d.cols.w_await = Some(5.0);
+    d.cols.wkB_s = Some(20.0);
+    let s = run(&mut j, &d, 1);
+    assert_eq!(s.saturation_level, 0, "{s:?}");
+    let expected = (10_000.0 * 0.1 + 5.0 * 0.9) / 10_005.0;
+    assert!(
+        (s.baseline_await_ms.unwrap() - expected).abs() < 1e-9,
+        "{s:?}"
+    );
+    // Writes with no baseline of their own borrow the reads' (bounded by their transfer),
+    // and the evidence says whose it was.
+    let mut j = Judge::default();
+    run(&mut j, &reads(0.1, 0.1, 1000.0, 4.0), 10);
+    let s = run(&mut j, &sized(4.0, 2.0, 100.0, 4.0), 1);
+    assert!(s.saturated, "{s:?}");
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some(
+            "queue 4.0 deep, await 2.00 ms, 20.0x the 0.10 ms calm baseline (≤4K writes, the \
+              reads' baseline)"
+        )
+    );
 }

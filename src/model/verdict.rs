@@ -136,6 +136,11 @@ pub struct Verdict {
     pub saturated: Vec<String>,
     /// Why the first of them is saturated.
     pub saturation_why: Option<String>,
+    /// When none is: the most queued device whose deep queue no calm baseline judges yet, and
+    /// why (`vda: queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads
+    /// yet`); `None` (left out of JSON) otherwise. Said where "no disk saturated" would be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<String>,
     /// The worst latency, weighted by IOPS; `None` without I/O.
     pub worst_latency: Option<Latency>,
     /// Reclaim.
@@ -516,6 +521,26 @@ pub fn derive(m: &Model) -> Verdict {
             .map(|w| format!("{}: {w}", d.name))
     });
     let saturated: Vec<String> = sat.iter().map(|d| d.name.clone()).collect();
+    let unjudged = if sat.is_empty() {
+        m.disks
+            .iter()
+            .filter(|d| d.saturation.unjudged)
+            .max_by(|a, b| {
+                a.cols
+                    .aqu_sz
+                    .unwrap_or(0.0)
+                    .total_cmp(&b.cols.aqu_sz.unwrap_or(0.0))
+            })
+            .and_then(|d| {
+                Some(format!(
+                    "{}: {}",
+                    d.name,
+                    d.saturation.saturation_why.as_ref()?
+                ))
+            })
+    } else {
+        None
+    };
     let worst_latency = worst_latency(&m.disks);
     let mut reclaim = reclaim_verdict(m);
     if let Some(note) = m.below.as_ref().and_then(super::below::reclaim_note) {
@@ -531,7 +556,12 @@ pub fn derive(m: &Model) -> Verdict {
                 .total_cmp(&b.commit_ms.unwrap_or(0.0))
         })
         .and_then(|j| j.why.clone());
-    let mut headline = headline(&dirty, saturation_why.as_deref(), &reclaim);
+    let disks = match (&saturation_why, &unjudged) {
+        (Some(s), _) => Some(format!("saturated {s}")),
+        (None, Some(u)) => Some(format!("not judged {u}")),
+        (None, None) => None,
+    };
+    let mut headline = headline(&dirty, disks, &reclaim);
     if let Some(j) = &journal {
         headline = format!("{headline}; {j}");
     }
@@ -539,6 +569,7 @@ pub fn derive(m: &Model) -> Verdict {
         dirty,
         saturated,
         saturation_why,
+        unjudged,
         worst_latency,
         reclaim,
         journal,
@@ -546,9 +577,22 @@ pub fn derive(m: &Model) -> Verdict {
     }
 }
 
-fn headline(d: &DirtyVerdict, sat: Option<&str>, r: &ReclaimVerdict) -> String {
+/// `disks`: `saturated vda: …`, `not judged vda: …`, or `None`. When nothing is wrong (no
+/// throttling, no saturated disk, no reclaim stall) the line names all three, a deep queue not
+/// judged in the disks' place; otherwise the wrong ones, worst first, a deep queue not judged
+/// among them.
+fn headline(d: &DirtyVerdict, disks: Option<String>, r: &ReclaimVerdict) -> String {
+    let throttled = d.state.filter(|s| *s >= State::WritersThrottled);
+    let saturated = disks.as_ref().is_some_and(|s| s.starts_with("saturated"));
+    if throttled.is_none() && !saturated && !r.stalls() {
+        let dirty = d.state.map_or("dirty pages unknown".to_owned(), |s| {
+            format!("{} {}", d.domain, s.label())
+        });
+        let disks = disks.unwrap_or_else(|| "no disk saturated".to_owned());
+        return format!("{dirty}; {disks}; no reclaim stall");
+    }
     let mut parts = Vec::new();
-    if let Some(s) = d.state.filter(|s| *s >= State::WritersThrottled) {
+    if let Some(s) = throttled {
         let pause = d
             .pause_ms_per_s
             .filter(|p| *p > 0.0)
@@ -556,20 +600,11 @@ fn headline(d: &DirtyVerdict, sat: Option<&str>, r: &ReclaimVerdict) -> String {
             .unwrap_or_default();
         parts.push(format!("{} {}{pause}", d.domain, s.label()));
     }
-    if let Some(s) = sat {
-        parts.push(format!("saturated {s}"));
-    }
+    parts.extend(disks);
     if r.stalls() {
         parts.push(r.why.clone());
     }
-    if parts.is_empty() {
-        let dirty = d.state.map_or("dirty pages unknown".to_owned(), |s| {
-            format!("{} {}", d.domain, s.label())
-        });
-        format!("{dirty}; no disk saturated; no reclaim stall")
-    } else {
-        parts.join("; ")
-    }
+    parts.join("; ")
 }
 
 #[cfg(test)]

@@ -382,3 +382,57 @@ fn without_a_group_read_a_process_seen_reclaiming_names_its_group() {
             .starts_with("cgroup limit reclaim: scanning")
     );
 }
+
+#[test]
+fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
+    // fio 4k random reads 64 deep, started before any calm read: 125k/s at 0.44 ms, queue 52.
+    let mut m = model();
+    let mut vda = disk("vda", (125_000.0, 0.44), (0.0, 0.0));
+    vda.cols.rkB_s = Some(500_000.0);
+    vda.cols.aqu_sz = Some(52.0);
+    m.disks = vec![vda];
+    crate::model::saturation::Judge::default().judge(&mut m.disks);
+    let v = derive(&m);
+    assert!(v.saturated.is_empty());
+    let u = "vda: queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline yet";
+    assert_eq!(v.unjudged.as_deref(), Some(u));
+    assert_eq!(
+        v.headline,
+        format!(
+            "{} below background; not judged {u}; no reclaim stall",
+            v.dirty.domain
+        )
+    );
+    // Beside throttled writers it is one of the parts.
+    let why = "d+wb over freerun".to_owned();
+    let dirty = DirtyVerdict {
+        state: Some(State::WritersThrottled),
+        why,
+        ..v.dirty.clone()
+    };
+    let line = headline(&dirty, Some(format!("not judged {u}")), &v.reclaim);
+    assert_eq!(
+        line,
+        format!("{} writers throttled; not judged {u}", v.dirty.domain)
+    );
+    // Once a device is saturated, that is said and the unjudged one is not.
+    let mut sdb = disk("sdb", (0.0, 0.0), (300.0, 9.0));
+    sdb.cols.util_pct = Some(97.0);
+    sdb.queue = Some(crate::parse::QueueSettings {
+        rotational: Some(true),
+        ..crate::parse::QueueSettings::default()
+    });
+    m.disks.push(sdb);
+    let mut j = crate::model::saturation::Judge::default();
+    j.judge(&mut m.disks);
+    let v = derive(&m);
+    assert_eq!(
+        (v.saturated.as_slice(), v.unjudged.as_deref()),
+        (&["sdb".to_owned()][..], None)
+    );
+    assert!(
+        v.headline.starts_with("saturated sdb: 97 %util"),
+        "{}",
+        v.headline
+    );
+}

@@ -58,15 +58,13 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         None => title.to_owned(),
     };
     // The verdict's saturated device in words, not only the row's colour (a capture, a
-    // screen reader or a monochrome terminal shows no colour): the border cuts what does not
-    // fit.
-    let title = match app
-        .model
-        .as_ref()
-        .and_then(|m| m.verdict.as_ref()?.saturation_line())
-    {
-        Some(line) => format!("{title} · saturated {line}"),
-        None => title,
+    // screen reader or a monochrome terminal shows no colour), or a deep queue it cannot judge
+    // yet: the border cuts what does not fit.
+    let verdict = app.model.as_ref().and_then(|m| m.verdict.as_ref());
+    let title = match verdict.map(|v| (v.saturation_line(), v.unjudged.as_deref())) {
+        Some((Some(line), _)) => format!("{title} · saturated {line}"),
+        Some((None, Some(u))) => format!("{title} · not judged {u}"),
+        _ => title,
     };
     let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
