@@ -411,6 +411,7 @@ fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool
     }
     let mut level = 0;
     let mut why = None;
+    let mut ratio_to = None;
     if let Some((b, what)) = expected(t, load) {
         let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
         level = if ratio >= 3.0 {
@@ -422,6 +423,7 @@ fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool
             "queue {aqu:.1} deep, await {await_ms:.2} ms, {ratio:.1}x the {b:.2} ms calm \
              baseline ({what})"
         ));
+        ratio_to = Some(format!("; {ratio:.1}x the {b:.2} ms borrowed ({what})"));
     }
     let mut unjudged = false;
     let main = load.main_dir().unwrap_or(0);
@@ -432,7 +434,9 @@ fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool
         } else {
             1
         };
-        if deep > level {
+        // A borrowed baseline's 3x is saturation; under it, the deep queue's word stands,
+        // with the borrowed ratio beside it.
+        if deep >= level {
             let none = if t.baseline_ms.iter().flatten().any(Option::is_some) {
                 format!(" for {}", DIRS[main])
             } else {
@@ -441,7 +445,8 @@ fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool
             let at_least = if deep == 2 { "≥" } else { "<" };
             why = Some(format!(
                 "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms \
-                 ({at_least} {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet"
+                 ({at_least} {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet{}",
+                ratio_to.unwrap_or_default()
             ));
             level = deep;
             unjudged = deep == 1;

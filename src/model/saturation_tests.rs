@@ -286,8 +286,23 @@ fn reads_are_not_judged_against_the_writes_baseline() {
     assert_eq!((s.saturation_level, s.saturated), (1, false), "{s:?}");
     assert_eq!(
         s.saturation_why.as_deref(),
-        Some("queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads yet")
+        Some(
+            "queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads yet; 0.5x \
+             the 0.86 ms borrowed (≤4K reads, the writes' baseline)"
+        )
     );
+    // Borrowed at 2.8x (a warning by the ratio): still not judged, the deep queue's word.
+    let mut j = Judge::default();
+    run(&mut j, &sized(0.01, 0.17, 14.0, 4.0), 10);
+    let s = run(&mut j, &reads(52.0, 0.47, 110_000.0, 4.0), 1);
+    assert_eq!((s.saturation_level, s.unjudged), (1, true), "{s:?}");
+    assert!(s.saturation_why.unwrap().ends_with(
+        "2.8x the 0.17 ms borrowed (≤4K reads, the \
+                                                  writes' baseline)"
+    ));
+    // Borrowed at 3x or more: saturated by it.
+    let s = run(&mut j, &reads(52.0, 0.6, 90_000.0, 4.0), 1);
+    assert!(s.saturated && !s.unjudged, "{s:?}");
     // Once calm reads were seen, the same flood is 7x their baseline: saturated.
     run(&mut j, &reads(0.08, 0.063, 12_000.0, 4.0), 5);
     let s = run(&mut j, &flood, 1);

@@ -205,22 +205,32 @@ fn disk_reports(models: &[Model]) -> (Vec<DiskReport>, Vec<String>) {
             let peak = d.and_then(weighted_await).unwrap_or(0.0);
             flag(m, on, peak, on)
         }));
+        let unjudged = periods::merge(models.iter().map(|m| {
+            let d = m.disks.iter().find(|d| d.name == name);
+            let on = d.is_some_and(|d| d.saturation.unjudged);
+            flag(m, on, d.and_then(weighted_await).unwrap_or(0.0), false)
+        }));
         disks.push(DiskReport {
             name: name.to_owned(),
             rows,
             saturated,
-            worst_why: worst_why(&recs),
+            worst_why: deepest_why(&recs, |s| s.saturated),
+            unjudged,
+            unjudged_why: deepest_why(&recs, |s| s.unjudged),
             chart: format!("disk-{}.svg", safe(name)),
         });
     }
     (disks, idle)
 }
 
-/// The saturation evidence of the saturated record with the deepest queue (the first of
-/// equals), as the verdict ranks saturated devices.
-fn worst_why(recs: &[&Disk]) -> Option<String> {
+/// The saturation evidence of the record with the deepest queue (the first of equals) among
+/// those `which` picks (saturated, or not judged), as the verdict ranks devices.
+fn deepest_why(
+    recs: &[&Disk],
+    which: impl Fn(&crate::model::saturation::Saturation) -> bool,
+) -> Option<String> {
     recs.iter()
-        .filter(|d| d.saturation.saturated && d.saturation.saturation_why.is_some())
+        .filter(|d| which(&d.saturation) && d.saturation.saturation_why.is_some())
         .fold(None::<&Disk>, |w, d| match w {
             Some(w) if d.cols.aqu_sz.unwrap_or(0.0) <= w.cols.aqu_sz.unwrap_or(0.0) => Some(w),
             _ => Some(d),

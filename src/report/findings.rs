@@ -111,6 +111,16 @@ pub(crate) fn periods(o: &mut String, a: &Analysis, started: i64) {
     if !any {
         let _ = writeln!(o, "None.\n");
     }
+    for d in a.disks.iter().filter(|d| !d.unjudged.is_empty()) {
+        let _ = writeln!(
+            o,
+            "#### {}: a deep queue not judged\n\nNo calm baseline of its own to tell \
+             queueing from service: {}\n",
+            cell(&d.name),
+            cell(d.unjudged_why.as_deref().unwrap_or("-"))
+        );
+        period_table(o, &d.unjudged, started, "worst await ms", None);
+    }
 }
 
 fn dir(d: &FioDir) -> String {
@@ -188,12 +198,15 @@ cgroup's memory limit (pgscan_anon + pgscan_file less the global reclaimers) and
 some at least 1 % of the record's interval.\n\
 - Saturated: rotational disks at ≥ 90 % util; disks that serve requests in parallel \
 (non-rotational, multi-queue, or virtual such as virtio vd*, whatever their rotational flag \
-says) with aqu-sz ≥ 1 and an await ≥ 3× their own calm baseline for requests of that size \
-(the await of records with a short queue whose mean request was in the same size class: 4K \
-and under, each doubling to 4M, over 4M; frozen while the queue is long, so a long flood does \
-not become its own baseline; a size never calm takes a larger size's baseline, else a \
-smaller size's plus the transfer time at the device's peak rates), or, before any calm record, a queue ≥ {DEEP_QUEUE:.0} deep with an await \
-≥ {DEEP_QUEUE_AWAIT_MS:.0} ms. A saturated disk stays so while its evidence holds at the \
+says) with aqu-sz ≥ 1 and an await ≥ 3× their own calm baseline for requests of that \
+direction and size, reads and writes weighted by their IOs (the await of records with a \
+short queue whose mean request was in the same size class: 4K and under, each doubling to \
+4M, over 4M; frozen while the queue is long, so a long flood does not become its own \
+baseline; a size never calm takes a larger size's baseline, else a smaller size's plus the \
+transfer time at the device's peak rate, and a direction never calm the other's), or, while \
+the direction doing most IOs has no calm record of its own, a queue ≥ {DEEP_QUEUE:.0} deep \
+with an await ≥ {DEEP_QUEUE_AWAIT_MS:.0} ms; under {DEEP_QUEUE_AWAIT_MS:.0} ms that queue is \
+listed as not judged. A saturated disk stays so while its evidence holds at the \
 warning level (await ≥ 2× the baseline, 70 % util) and for {HOLD} records after, as the \
 screen judges it.\n\
 - A period runs from the start of its first record's interval to the read of its last; \

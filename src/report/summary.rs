@@ -232,6 +232,20 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
     if !any {
         parts.push("no disk saturated".to_owned());
     }
+    // A deep queue no baseline could judge, said beside the saturated ones: saturated or
+    // keeping up, the record does not know.
+    for d in disks.iter().filter(|d| !d.unjudged.is_empty()) {
+        let why = d
+            .unjudged_why
+            .as_ref()
+            .map(|w| format!(" ({w})"))
+            .unwrap_or_default();
+        parts.push(format!(
+            "{} not judged {:.1} s{why}",
+            d.name,
+            periods::total_seconds(&d.unjudged)
+        ));
+    }
     if s.direct_reclaim_s > 0.0 {
         parts.push(format!("direct reclaim {:.1} s", s.direct_reclaim_s));
     } else {
@@ -337,6 +351,8 @@ mod tests {
             rows: Vec::new(),
             saturated: merge(m[1..].iter().map(on)),
             worst_why: Some("95 %util on a single-queue rotational disk, queue 3.0".into()),
+            unjudged: Vec::new(),
+            unjudged_why: None,
             chart: "disk-sdb.svg".into(),
         };
         let s = summarise(&m, &throttled, [&[], &[]], &[disk], 0);
@@ -351,6 +367,29 @@ mod tests {
             "Verdict: writers throttled 3.0 s (cgroup /box 3.0 s, global 1.0 s; writers paused \
              0.5 s in all, tracepoint); sdb saturated 2.0 s (95 %util on a single-queue \
              rotational disk, queue 3.0); no direct reclaim"
+        );
+        // A deep queue no baseline judged is said beside "no disk saturated".
+        let vda = DiskReport {
+            name: "vda".into(),
+            rows: Vec::new(),
+            saturated: Vec::new(),
+            worst_why: None,
+            unjudged: merge(m[..1].iter().map(on)),
+            unjudged_why: Some(
+                "queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline \
+                                yet"
+                .into(),
+            ),
+            chart: "disk-vda.svg".into(),
+        };
+        let s = summarise(&m, &throttled, [&[], &[]], &[vda], 0);
+        assert!(
+            s.verdict.contains(
+                "; no disk saturated; vda not judged 1.0 s (queue 52 deep (≥ 32), await 0.44 \
+                 ms (< 1 ms), no calm baseline yet); no direct reclaim"
+            ),
+            "{}",
+            s.verdict
         );
         // Stalling cgroup limit reclaim is said only when it happened, after direct reclaim.
         let limit = merge(m[1..].iter().map(on));

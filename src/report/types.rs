@@ -32,6 +32,11 @@ pub struct DiskReport {
     /// Why the worst saturated record was saturated (the pipeline's `saturation_why` of the
     /// saturated record with the deepest queue); `None` when never saturated.
     pub worst_why: Option<String>,
+    /// Periods it was not saturated but queued `DEEP_QUEUE` deep with no calm baseline of
+    /// its own to judge it (`Saturation::unjudged`); `peak` as above.
+    pub unjudged: Vec<Period>,
+    /// The evidence of the deepest of those records; `None` when there were none.
+    pub unjudged_why: Option<String>,
     /// Chart file name.
     pub chart: String,
 }
