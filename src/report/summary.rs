@@ -215,19 +215,14 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
     } else {
         parts.push("no writers throttled".to_owned());
     }
+    let said = |spans: &[Period], why: &Option<String>, name: &str, what: &str| {
+        let why = why.as_ref().map(|w| format!(" ({w})")).unwrap_or_default();
+        format!("{name} {what} {:.1} s{why}", periods::total_seconds(spans))
+    };
     let mut any = false;
     for d in disks.iter().filter(|d| !d.saturated.is_empty()) {
         any = true;
-        let why = d
-            .worst_why
-            .as_ref()
-            .map(|w| format!(" ({w})"))
-            .unwrap_or_default();
-        parts.push(format!(
-            "{} saturated {:.1} s{why}",
-            d.name,
-            periods::total_seconds(&d.saturated)
-        ));
+        parts.push(said(&d.saturated, &d.worst_why, &d.name, "saturated"));
     }
     if !any {
         parts.push("no disk saturated".to_owned());
@@ -235,16 +230,7 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
     // A deep queue no baseline could judge, said beside the saturated ones: saturated or
     // keeping up, the record does not know.
     for d in disks.iter().filter(|d| !d.unjudged.is_empty()) {
-        let why = d
-            .unjudged_why
-            .as_ref()
-            .map(|w| format!(" ({w})"))
-            .unwrap_or_default();
-        parts.push(format!(
-            "{} not judged {:.1} s{why}",
-            d.name,
-            periods::total_seconds(&d.unjudged)
-        ));
+        parts.push(said(&d.unjudged, &d.unjudged_why, &d.name, "not judged"));
     }
     if s.direct_reclaim_s > 0.0 {
         parts.push(format!("direct reclaim {:.1} s", s.direct_reclaim_s));
