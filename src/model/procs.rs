@@ -389,11 +389,14 @@ pub struct Tracker {
     exits: super::exits::Exits,
     /// The sync calls since the last walk, for the exited rows (`model::sync::SinceWalk`).
     syncs: super::sync::SinceWalk,
+    /// The last snapshot had a walk: its wchan rows are this interval's.
+    fresh: bool,
 }
 
 impl Tracker {
     /// Takes the next snapshot's walk, if it has one.
     pub fn update(&mut self, snap: &crate::parse::Snapshot) {
+        self.fresh = snap.procs.is_some();
         if let Some(e) = &snap.exits {
             self.exits.take(e);
         }
@@ -478,8 +481,9 @@ impl Tracker {
 
     /// Names the sync rows the tracer could not (`sync::name`), fills `Model::processes` (the
     /// `TOP` rows, the sync victims after them and their sync figures, `sync::join`),
-    /// `Model::processes_by_memory` and `Model::task_delayacct`, and, while the tracepoint is
-    /// not armed, `Model::throttled` with the walk's wchan rows (spec §11); a throttled writer
+    /// `Model::processes_by_memory` and `Model::task_delayacct`, and `Model::throttled` with
+    /// the walk's wchan rows (spec §11): while the tracepoint is not armed, until the next walk;
+    /// while it is and sees every pause, in the walk's own interval only; a throttled writer
     /// without a name (it exited before the tracepoint's reader asked) gets its name from the
     /// last two walks.
     pub fn fill(&self, m: &mut super::Model) {
@@ -507,9 +511,15 @@ impl Tracker {
             Some((ns + 500_000) / 1_000_000)
         });
         m.commands = (self.rows.as_deref()).map(|r| super::commands::roll_up(r, interval_ms));
-        let wchan = self
-            .rows
-            .as_deref()
+        // While the tracepoint sees every pause (armed, nothing lost or left unread), a writer
+        // still throttled after a walk is in its rows: a wchan row is evidence only in its
+        // walk's interval. Kept until the next walk, rows of writers that had exited or stopped
+        // pausing read "throttled" beside a d+wb below background.
+        let sees_all = m.tracer.as_ref().is_some_and(|t| {
+            t.state == crate::parse::trace::TraceState::Armed && t.lost == 0 && !t.capped
+        });
+        let wchan = (self.rows.as_deref())
+            .filter(|_| self.fresh || !sees_all)
             .map(throttled_by_wchan)
             .unwrap_or_default();
         m.throttled =

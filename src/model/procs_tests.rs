@@ -38,6 +38,16 @@ fn walk(mono_s: u64, prev_s: Option<u64>, delayacct: &str, records: &[String]) -
     parse(&text).unwrap()
 }
 
+/// A snapshot at `mono_s` with walk `w`, and nothing else.
+fn snap(mono_s: u64, w: Option<Walk>) -> crate::parse::Snapshot {
+    crate::parse::Snapshot {
+        mono_ns: mono_s * 1_000_000_000,
+        procs: w.map(std::sync::Arc::new),
+        page_size: 4096,
+        ..crate::parse::Snapshot::default()
+    }
+}
+
 const A: Io = (1000, 0, 0, 0);
 /// A + 4 MiB read syscalls, 2 MiB written, 1 MiB from storage, 8 MiB dirtied.
 const B: Io = (1000 + 4 * MIB, 2 * MIB, MIB, 8 * MIB);
@@ -172,12 +182,6 @@ fn rows_sort_by_storage_bytes_and_wchan_gives_throttled_rows() {
 
 #[test]
 fn the_tracker_keeps_rows_between_walks_and_drops_them_when_walks_stop() {
-    let snap = |mono_s: u64, w: Option<Walk>| crate::parse::Snapshot {
-        mono_ns: mono_s * 1_000_000_000,
-        procs: w.map(std::sync::Arc::new),
-        page_size: 4096,
-        ..crate::parse::Snapshot::default()
-    };
     let mut t = Tracker::default();
     t.update(&snap(
         2,
@@ -211,12 +215,6 @@ fn the_tracker_keeps_rows_between_walks_and_drops_them_when_walks_stop() {
 #[test]
 fn an_exited_throttled_writer_keeps_its_name_from_the_last_walk() {
     use crate::model::throttled::{ThrottleSource, Throttled};
-    let snap = |mono_s: u64, w: Option<Walk>| crate::parse::Snapshot {
-        mono_ns: mono_s * 1_000_000_000,
-        procs: w.map(std::sync::Arc::new),
-        page_size: 4096,
-        ..crate::parse::Snapshot::default()
-    };
     let mut t = Tracker::default();
     t.update(&snap(
         2,
@@ -404,4 +402,44 @@ fn the_tracker_carries_a_command_line_the_source_left_out() {
     );
     // The same pid, another process: not its command line.
     assert_eq!(feed(6, Some(4), &[with('P', 600, B, "")]), None);
+}
+
+#[test]
+fn a_wchan_row_beside_a_tracepoint_that_sees_every_pause_is_only_its_walks() {
+    use crate::model::throttled::{ThrottleSource, Tracer};
+    use crate::parse::trace::TraceState;
+    let tracer = |state, lost| Tracer {
+        state,
+        why: None,
+        events: 0,
+        lost,
+        capped: false,
+        error: None,
+    };
+    // A dd the walk saw in balance_dirty_pages; the tracepoint saw no pause of it since.
+    let wchan_rows = |t: &Tracker, tr: Tracer| {
+        let mut m =
+            crate::model::Model::derive(None, &snap(9, None), crate::model::Options::default());
+        m.tracer = Some(tr);
+        t.fill(&mut m);
+        (m.throttled.iter())
+            .filter(|r| r.source == ThrottleSource::Wchan)
+            .count()
+    };
+    let mut t = Tracker::default();
+    t.update(&snap(
+        2,
+        Some(walk(2, None, "1", &[rec('P', 42, 500, 'D', A, 10)])),
+    ));
+    assert_eq!(
+        wchan_rows(&t, tracer(TraceState::Armed, 0)),
+        1,
+        "its own walk's interval"
+    );
+    t.update(&snap(3, None));
+    // A second later: an armed tracepoint would have seen a pause; the row is stale.
+    assert_eq!(wchan_rows(&t, tracer(TraceState::Armed, 0)), 0);
+    // Unless the tracepoint lost events, or is not armed: then the walk is the evidence.
+    assert_eq!(wchan_rows(&t, tracer(TraceState::Armed, 12)), 1);
+    assert_eq!(wchan_rows(&t, tracer(TraceState::NotRoot, 0)), 1);
 }
