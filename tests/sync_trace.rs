@@ -257,36 +257,34 @@ fn the_victim_of_a_flood_is_listed_with_its_fsync_latency() {
             ))
         })
         .collect();
-    // The loop's own fsyncs in each record's interval: pagewatch's count follows it, and it
-    // reads > 10/s with a max wherever the loop made 12 or more (a loop whose fsync takes
-    // over 50 ms makes fewer than 10 a second: no tool can show more).
+    // The loop's own fsyncs in each record's interval: pagewatch's count follows it, within
+    // one at the interval's edges, with a max, in every record where the loop made any. Not
+    // only where it made many: how many a flood lets it make is the host's (a CI run here saw
+    // 300–700 ms fsyncs, 2–10 a second, and pagewatch counted each second right).
     let own = |t: u64, dt: f64| {
         let (to, from) = (t as f64 * 1e6, t as f64 * 1e6 - dt * 1e9);
         (calls.iter())
             .filter(|(e, _)| (*e as f64) > from && (*e as f64) <= to)
             .count()
     };
-    let busy: Vec<&Listed> = listed.iter().filter(|l| own(l.0, l.1) >= 12).collect();
-    let good = busy
+    let made: Vec<&Listed> = listed.iter().filter(|l| own(l.0, l.1) >= 1).collect();
+    let good = made
         .iter()
-        .filter(|(_, _, n, _, max)| *n > 10.0 && max.is_some())
+        .filter(|(t, dt, n, _, max)| {
+            (n * dt - own(*t, *dt) as f64).abs() <= 1.0 + 1e-9 && max.is_some()
+        })
         .count();
     println!(
-        "{} armed records from the first listing, {} list the victim; in the {} seconds the \
-         loop made 12 or more fsyncs, {good} read > 10 fsync/s with a max",
+        "{} armed records from the first listing, {} list the victim; in the {} where the loop \
+         made fsyncs, {good} count them within one, with a max",
         seen.len(),
         listed.len(),
-        busy.len()
+        made.len()
     );
-    for (t, dt, n, mean, max) in &listed {
-        println!(
-            "  {t} dt {dt:.3} fsync/s {n:.1} (the loop: {}) mean {mean:?} max {max:?}",
-            own(*t, *dt)
-        );
-    }
+    print_listed(&listed, own);
     assert!(
-        busy.len() >= 3 && good * 4 >= busy.len() * 3,
-        "fsync_per_s > 10 and a max where the loop made them"
+        made.len() >= 10 && good * 4 >= made.len() * 3,
+        "the victim's fsyncs counted, with a max, where the loop made them"
     );
     let ours: f64 = listed.iter().map(|l| l.2 * l.1).sum();
     let theirs: usize = listed.iter().map(|l| own(l.0, l.1)).sum();
@@ -295,6 +293,16 @@ fn the_victim_of_a_flood_is_listed_with_its_fsync_latency() {
         "pagewatch counted {ours:.0} fsyncs, the loop {theirs}"
     );
     compare_means(&listed, &calls, own_mean);
+}
+
+/// Prints each record's figures beside the loop's own count (`own`), for a failure's reader.
+fn print_listed(listed: &[Listed], own: impl Fn(u64, f64) -> usize) {
+    for (t, dt, n, mean, max) in listed {
+        println!(
+            "  {t} dt {dt:.3} fsync/s {n:.1} (the loop: {}) mean {mean:?} max {max:?}",
+            own(*t, *dt)
+        );
+    }
 }
 
 /// A record's (wall ms, interval s, fsync/s, mean ms, max ms) for the victim.
