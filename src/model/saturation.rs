@@ -365,66 +365,89 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
         saturated: t.saturated,
         saturation_why: why.filter(|_| level > 0 || t.saturated),
         baseline_await_ms: expected(t, &load)
-            .map(|e| e.0)
+            .map(|e| e.ms)
             .or_else(|| t.idle_baseline().filter(|_| load.ops <= 0.0)),
         saturation_level: if t.saturated { 2 } else { level },
         unjudged: unjudged && !t.saturated,
     }
 }
 
+/// The calm await expected of a sample's mix (`ms`), and each moving direction's baseline
+/// with its own request size class (`parts`, reads then writes), for the evidence.
+struct Expected {
+    ms: f64,
+    parts: [Option<(SizeClass, Base)>; 2],
+}
+
+impl Expected {
+    /// What each baseline was: `≤4K reads`, `1M-2M writes, 2M-4M's`, `512K-1M writes, bounded
+    /// from ≤4K's`, `≤4K reads, the writes' baseline`, `512K-1M writes, bounded from reads'
+    /// ≤4K`; two directions joined by `; `.
+    fn what(&self) -> String {
+        let mut what = Vec::with_capacity(2);
+        for (dir, part) in self.parts.iter().enumerate() {
+            let Some((class, b)) = part else { continue };
+            let whose = match (b.dir == dir, b.class == *class) {
+                (true, _) => format!("{}'s", b.class.label()),
+                (false, true) => format!("the {}' baseline", DIRS[b.dir]),
+                (false, false) => format!("{}' {}", DIRS[b.dir], b.class.label()),
+            };
+            let of = match b.class.0.cmp(&class.0) {
+                std::cmp::Ordering::Less => format!(", bounded from {whose}"),
+                _ if b.dir == dir && b.class == *class => String::new(),
+                _ => format!(", {whose}"),
+            };
+            what.push(format!("{} {}{of}", class.label(), DIRS[dir]));
+        }
+        what.join("; ")
+    }
+}
+
 /// The calm await expected of this sample's mix: each moving direction's baseline weighted
-/// by its IOs, so a few slow journal writes beside a flood of fast reads weigh as few; with
-/// what each was (`≤4K reads`, `1M-2M writes, 2M-4M's`, `512K-1M writes, bounded from ≤4K's`,
-/// `≤4K reads, the writes' baseline`, `512K-1M writes, bounded from reads' ≤4K`). `None` when
-/// a moving direction has no baseline (the device has none).
-fn expected(t: &Track, load: &Load) -> Option<(f64, String)> {
+/// by its IOs, so a few slow journal writes beside a flood of fast reads weigh as few. `None`
+/// when a moving direction has no baseline (the device has none).
+fn expected(t: &Track, load: &Load) -> Option<Expected> {
     let mut weighted = 0.0;
-    let mut what = Vec::new();
+    let mut parts = [None, None];
     for (dir, flow) in load.flows.iter().enumerate() {
         let Some(flow) = flow else { continue };
         let b = t.base(dir, flow)?;
         weighted += flow.ops * b.ms;
-        let whose = match (b.dir == dir, b.class.0 == flow.class.0) {
-            (true, _) => format!("{}'s", b.class.label()),
-            (false, true) => format!("the {}' baseline", DIRS[b.dir]),
-            (false, false) => format!("{}' {}", DIRS[b.dir], b.class.label()),
-        };
-        let of = match b.class.0.cmp(&flow.class.0) {
-            std::cmp::Ordering::Less => format!(", bounded from {whose}"),
-            _ if b.dir == dir && b.class.0 == flow.class.0 => String::new(),
-            _ => format!(", {whose}"),
-        };
-        what.push(format!("{} {}{of}", flow.class.label(), DIRS[dir]));
+        parts[dir] = Some((flow.class, b));
     }
-    (load.ops > 0.0).then(|| (weighted / load.ops, what.join("; ")))
+    (load.ops > 0.0).then(|| Expected {
+        ms: weighted / load.ops,
+        parts,
+    })
 }
 
-/// A parallel device's level, evidence, and whether it is a deep queue not judged: with a queue, await against the calm
-/// await expected of the sample's mix (`expected`); and, while the direction carrying most
-/// IOs has no calm baseline of its own, a `DEEP_QUEUE` queue warns, and is critical with a
-/// millisecond's await. A borrowed baseline only adds evidence: it never clears what the deep
-/// queue says.
+/// A parallel device's level, evidence, and whether it is a deep queue not judged: with a
+/// queue, await against the calm await expected of the sample's mix (`expected`); and, while
+/// the direction carrying most IOs has no calm baseline of its own, a `DEEP_QUEUE` queue
+/// warns, and is critical with a millisecond's await. A borrowed baseline only adds evidence:
+/// it never clears what the deep queue says.
 fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool) {
     let await_ms = load.await_ms;
     if load.ops <= 0.0 || aqu < 1.0 {
         return (0, None, false);
     }
-    let mut level = 0;
-    let mut why = None;
-    let mut ratio_to = None;
-    if let Some((b, what)) = expected(t, load) {
-        let ratio = await_ms / b.max(BASELINE_FLOOR_MS);
-        level = if ratio >= 3.0 {
-            2
-        } else {
-            u8::from(ratio >= 2.0)
-        };
-        why = Some(format!(
-            "queue {aqu:.1} deep, await {await_ms:.2} ms, {ratio:.1}x the {b:.2} ms calm \
-             baseline ({what})"
-        ));
-        ratio_to = Some(format!("; {ratio:.1}x the {b:.2} ms borrowed ({what})"));
-    }
+    let expected = expected(t, load);
+    let ratio = expected
+        .as_ref()
+        .map(|e| (await_ms / e.ms.max(BASELINE_FLOOR_MS), e));
+    let mut level = match ratio {
+        Some((r, _)) if r >= 3.0 => 2,
+        Some((r, _)) => u8::from(r >= 2.0),
+        None => 0,
+    };
+    let mut why = ratio.filter(|_| level > 0).map(|(r, e)| {
+        format!(
+            "queue {aqu:.1} deep, await {await_ms:.2} ms, {r:.1}x the {:.2} ms calm baseline \
+             ({})",
+            e.ms,
+            e.what()
+        )
+    });
     let mut unjudged = false;
     let main = load.main_dir().unwrap_or(0);
     let own = t.baseline_ms[main].iter().any(Option::is_some);
@@ -443,16 +466,18 @@ fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool
                 String::new()
             };
             let at_least = if deep == 2 { "≥" } else { "<" };
+            let borrowed = ratio
+                .map(|(r, e)| format!("; {r:.1}x the {:.2} ms borrowed ({})", e.ms, e.what()))
+                .unwrap_or_default();
             why = Some(format!(
                 "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms \
-                 ({at_least} {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet{}",
-                ratio_to.unwrap_or_default()
+                 ({at_least} {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet{borrowed}"
             ));
             level = deep;
             unjudged = deep == 1;
         }
     }
-    (level, why.filter(|_| level > 0), unjudged)
+    (level, why, unjudged)
 }
 
 /// Whether `d` serves requests in parallel (see the module doc).
