@@ -6,8 +6,9 @@
 # the caller looks for. Never touches a real block device; the disk image is a file in a
 # temporary directory, removed at the end. Environment: PAGEWATCH_BIN (the binary to copy in),
 # PAGEWATCH_LAB_CACHE (where kernels are cached), LAB_MEM (MiB, default 1024), LAB_TIMEOUT
-# (seconds, default 480: the three suites boot at once under TCG on CI's two cores, 83-87 s when
-# the host is quiet; one clean-clone CI run had bullseye still in its last section at 240 s),
+# (seconds, default 300: the three suites boot at once under TCG on CI's two cores, 83-111 s
+# when the host is quiet, 89 s in clean-clone CI; the runs that outlasted 240 s were guest soft
+# lockups, which tests/common/lab.rs boots again, so a hang costs 300 s, not 480),
 # LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller),
 # LAB_BARE (set: copy in PAGEWATCH_BIN alone, without its libraries or iostat).
 set -eu
@@ -79,7 +80,7 @@ chmod +x "$r/init"
 truncate -s "${LAB_DISK:-2G}" "$work/disk.img"
 mkfs.ext4 -q -F "$work/disk.img"
 vmlinuz=$(ls "$k"/boot/vmlinuz-*)
-timeout "${LAB_TIMEOUT:-480}" qemu-system-x86_64 -nographic -no-reboot -m "${LAB_MEM:-1024}" -smp 2 \
+timeout "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -nographic -no-reboot -m "${LAB_MEM:-1024}" -smp 2 \
   -kernel "$vmlinuz" -initrd "$work/initrd" \
   -append "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all" \
   -drive "file=$work/disk.img,format=raw,if=virtio" </dev/null

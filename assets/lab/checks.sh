@@ -81,7 +81,8 @@ touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
 # pagewatch arms the tracepoint and reads this kernel's binary buffers.
 # The memcg writer's last pages written back first, so this section starts from a clean disk:
 # twice in CI (never alone: seven runs, 82-111 s) bullseye's 5.10 livelocked here, both dd soft
-# locked up for minutes, right after the io.max section's writeback.
+# locked up for minutes, right after the io.max section's writeback; once more after this sync,
+# so the harness (tests/common/lab.rs) boots a guest that soft-locks up once more.
 sync
 echo 16777216 > $vm/dirty_bytes
 rm -f /tmp/stop-trace
