@@ -507,13 +507,9 @@ fn limit_group(m: &Model) -> Option<&str> {
 #[must_use]
 pub fn derive(m: &Model) -> Verdict {
     let dirty = dirty_verdict(m);
+    let queue = |d: &super::Disk| d.cols.aqu_sz.unwrap_or(0.0);
     let mut sat: Vec<&super::Disk> = m.disks.iter().filter(|d| d.saturation.saturated).collect();
-    sat.sort_by(|a, b| {
-        b.cols
-            .aqu_sz
-            .unwrap_or(0.0)
-            .total_cmp(&a.cols.aqu_sz.unwrap_or(0.0))
-    });
+    sat.sort_by(|a, b| queue(b).total_cmp(&queue(a)));
     let saturation_why = sat.first().and_then(|d| {
         d.saturation
             .saturation_why
@@ -525,12 +521,7 @@ pub fn derive(m: &Model) -> Verdict {
         m.disks
             .iter()
             .filter(|d| d.saturation.unjudged)
-            .max_by(|a, b| {
-                a.cols
-                    .aqu_sz
-                    .unwrap_or(0.0)
-                    .total_cmp(&b.cols.aqu_sz.unwrap_or(0.0))
-            })
+            .max_by(|a, b| queue(a).total_cmp(&queue(b)))
             .and_then(|d| {
                 Some(format!(
                     "{}: {}",
@@ -556,12 +547,12 @@ pub fn derive(m: &Model) -> Verdict {
                 .total_cmp(&b.commit_ms.unwrap_or(0.0))
         })
         .and_then(|j| j.why.clone());
-    let disks = match (&saturation_why, &unjudged) {
-        (Some(s), _) => Some(format!("saturated {s}")),
-        (None, Some(u)) => Some(format!("not judged {u}")),
-        (None, None) => None,
-    };
-    let mut headline = headline(&dirty, disks, &reclaim);
+    let mut headline = headline(
+        &dirty,
+        saturation_why.as_deref(),
+        unjudged.as_deref(),
+        &reclaim,
+    );
     if let Some(j) = &journal {
         headline = format!("{headline}; {j}");
     }
@@ -577,14 +568,23 @@ pub fn derive(m: &Model) -> Verdict {
     }
 }
 
-/// `disks`: `saturated vda: …`, `not judged vda: …`, or `None`. When nothing is wrong (no
-/// throttling, no saturated disk, no reclaim stall) the line names all three, a deep queue not
-/// judged in the disks' place; otherwise the wrong ones, worst first, a deep queue not judged
-/// among them.
-fn headline(d: &DirtyVerdict, disks: Option<String>, r: &ReclaimVerdict) -> String {
+/// `sat`: the saturated disk and why (`vda: …`); `unjudged`: the deep queue not judged, when
+/// none is saturated. When nothing is wrong (no throttling, no saturated disk, no reclaim
+/// stall) the line names all three, a deep queue not judged in the disks' place; otherwise the
+/// wrong ones, worst first, a deep queue not judged among them.
+fn headline(
+    d: &DirtyVerdict,
+    sat: Option<&str>,
+    unjudged: Option<&str>,
+    r: &ReclaimVerdict,
+) -> String {
     let throttled = d.state.filter(|s| *s >= State::WritersThrottled);
-    let saturated = disks.as_ref().is_some_and(|s| s.starts_with("saturated"));
-    if throttled.is_none() && !saturated && !r.stalls() {
+    let disks = match (sat, unjudged) {
+        (Some(s), _) => Some(format!("saturated {s}")),
+        (None, Some(u)) => Some(format!("not judged {u}")),
+        (None, None) => None,
+    };
+    if throttled.is_none() && sat.is_none() && !r.stalls() {
         let dirty = d.state.map_or("dirty pages unknown".to_owned(), |s| {
             format!("{} {}", d.domain, s.label())
         });

@@ -410,7 +410,7 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
         why,
         ..v.dirty.clone()
     };
-    let line = headline(&dirty, Some(format!("not judged {u}")), &v.reclaim);
+    let line = headline(&dirty, None, Some(u), &v.reclaim);
     assert_eq!(
         line,
         format!("{} writers throttled; not judged {u}", v.dirty.domain)
