@@ -104,6 +104,21 @@ fn a_fresh_deep_queue_is_not_judged_in_every_output() {
         line.contains("no disk saturated; vda not judged "),
         "{line}"
     );
+    // The report files it under its own heading, not under the saturated ones.
+    let md = pagewatch::report::markdown_of(&rec, &a);
+    let saturated = md.split("### Saturated disks\n").nth(1).unwrap();
+    let (saturated, unjudged) = saturated
+        .split_once("### Deep queues not judged\n")
+        .unwrap();
+    assert!(saturated.trim_start().starts_with("None."), "{saturated}");
+    assert!(
+        unjudged.trim_start().starts_with("#### vda\n"),
+        "{unjudged}"
+    );
+    assert!(
+        md.contains("- No disk was saturated.\n- Deep queues not judged"),
+        "{md}"
+    );
 }
 
 #[test]

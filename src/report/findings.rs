@@ -111,11 +111,15 @@ pub(crate) fn periods(o: &mut String, a: &Analysis, started: i64) {
     if !any {
         let _ = writeln!(o, "None.\n");
     }
-    for d in a.disks.iter().filter(|d| !d.unjudged.is_empty()) {
+    // Its own heading: a disk not judged was not called saturated, and is not under that one.
+    let mut unjudged = a.disks.iter().filter(|d| !d.unjudged.is_empty()).peekable();
+    if unjudged.peek().is_some() {
+        let _ = writeln!(o, "### Deep queues not judged\n");
+    }
+    for d in unjudged {
         let _ = writeln!(
             o,
-            "#### {}: a deep queue not judged\n\nNo calm baseline of its own to tell \
-             queueing from service: {}\n",
+            "#### {}\n\nNo calm baseline of its own to tell queueing from service: {}\n",
             cell(&d.name),
             cell(d.unjudged_why.as_deref().unwrap_or("-"))
         );

@@ -142,12 +142,14 @@ fn headline(o: &mut String, a: &Analysis, started: i64) {
     if s.saturated_s.is_empty() {
         let _ = writeln!(o, "- No disk was saturated.");
     } else {
-        let list: Vec<String> = s
-            .saturated_s
-            .iter()
-            .map(|(d, t)| format!("{} {}", cell(d), secs(*t)))
-            .collect();
-        let _ = writeln!(o, "- Saturated disks: **{}**.", list.join(", "));
+        let _ = writeln!(o, "- Saturated disks: **{}**.", glance(&s.saturated_s));
+    }
+    if !s.unjudged_s.is_empty() {
+        let _ = writeln!(
+            o,
+            "- Deep queues not judged (no calm baseline of their own): **{}**.",
+            glance(&s.unjudged_s)
+        );
     }
     let _ = writeln!(o);
 }
@@ -249,6 +251,15 @@ fn timeline(o: &mut String, a: &Analysis, started: i64) {
         );
     }
     let _ = writeln!(o);
+}
+
+/// `vda 13.0 s, sdb 2.0 s`: disks with the seconds they spent in a state.
+fn glance(disks: &[(String, f64)]) -> String {
+    let list: Vec<String> = disks
+        .iter()
+        .map(|(d, t)| format!("{} {}", cell(d), secs(*t)))
+        .collect();
+    list.join(", ")
 }
 
 #[cfg(test)]

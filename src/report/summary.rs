@@ -68,6 +68,9 @@ pub struct ReportSummary {
     pub worst_await: Option<WorstAwait>,
     /// Seconds each saturated disk was saturated (disks never saturated are left out).
     pub saturated_s: Vec<(String, f64)>,
+    /// Seconds each disk held a deep queue that was not judged (no calm baseline of its own;
+    /// `Saturation::unjudged`), apart from the saturated ones.
+    pub unjudged_s: Vec<(String, f64)>,
     /// Files written (by `report::write`).
     pub files: Vec<std::path::PathBuf>,
 }
@@ -133,6 +136,11 @@ pub(crate) fn summarise(
             .iter()
             .filter(|d| !d.saturated.is_empty())
             .map(|d| (d.name.clone(), periods::total_seconds(&d.saturated)))
+            .collect(),
+        unjudged_s: disks
+            .iter()
+            .filter(|d| !d.unjudged.is_empty())
+            .map(|d| (d.name.clone(), periods::total_seconds(&d.unjudged)))
             .collect(),
         files: Vec::new(),
     };
