@@ -48,6 +48,7 @@ fn file(path: &str, mib: u64, cached_pct: u64) -> JobFile {
         cached_pages: pages * cached_pct / 100,
         total_pages: pages,
         method: "cachestat",
+        age_s: 0,
     }
 }
 
@@ -62,7 +63,11 @@ fn foreign() -> ForeignFio {
         rchar_s: Some(0.0),
         wchar_s: Some(131e6),
         files: vec![
-            file("/var/tmp/pw-jobs-test/f", 64, 73),
+            // A dear file's figures serve until it is due again (`file_pace`): said how old.
+            JobFile {
+                age_s: 14,
+                ..file("/var/tmp/pw-jobs-test/f", 64, 73)
+            },
             file("/var/tmp/pw-jobs-test/g", 64, 41),
         ],
         workers: 2,

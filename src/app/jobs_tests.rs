@@ -69,6 +69,7 @@ fn a_finishing_foreign_fio_ends_with_the_figures_of_its_last_scan_with_workers()
         cached_pages: 1,
         total_pages: 2,
         method: "cachestat",
+        age_s: 0,
     };
     let working = ForeignFio {
         workers: 2,
@@ -234,6 +235,7 @@ fn enter_opens_the_detail_and_esc_or_q_close_it() {
         cached_pages: 1,
         total_pages: 2,
         method: "cachestat",
+        age_s: 0,
     };
     a.update(Msg::Job(JobReport::Files {
         id,

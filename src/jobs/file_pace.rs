@@ -5,7 +5,7 @@
 //! runs) or every sample (a job's detail view), such a file cost pagewatch 9.5 ms/s while it
 //! was diagnosing the machine. So a file is measured again only once `SPACING` times its last
 //! measurement's CPU cost has passed (0.2 % of one CPU at most), and between measurements its
-//! last figures serve. A file not asked about for `FORGET_NS` is forgotten.
+//! last figures serve, with their age (`JobFile::age_s`) so the screen says how old. A file not asked about for `FORGET_NS` is forgotten.
 //!
 //! Owns: `Pacer`. Must not touch: the processes, the app, the clock (times are passed in).
 
@@ -57,7 +57,11 @@ impl Pacer {
                     l.asked_ns = now_ns;
                     let due = l.at_ns.saturating_add(l.cost_ns.saturating_mul(SPACING));
                     if now_ns < due {
-                        return Some(l.file.clone());
+                        let age_s = now_ns.saturating_sub(l.at_ns) / 1_000_000_000;
+                        return Some(JobFile {
+                            age_s,
+                            ..l.file.clone()
+                        });
                     }
                 }
                 let Some((file, cost_ns)) = measure(f) else {
@@ -97,6 +101,7 @@ mod tests {
             cached_pages: cached,
             total_pages: 1 << 20,
             method: "cachestat",
+            age_s: 0,
         }
     }
 
@@ -122,9 +127,10 @@ mod tests {
             (100, 200),
             "/big's last figures until it is due; /small measured again"
         );
+        assert_eq!((second[0].age_s, second[1].age_s), (2, 0), "with their age");
         at(&mut p, 12_999, 300, &mut calls);
         let due = at(&mut p, 13_000, 400, &mut calls);
-        assert_eq!(due[0].cached_pages, 400);
+        assert_eq!((due[0].cached_pages, due[0].age_s), (400, 0));
         let big: Vec<u64> = calls
             .iter()
             .filter(|(_, f)| f == "/big")

@@ -46,6 +46,7 @@ fn measure_one(f: &DataFile) -> Option<JobFile> {
             CacheMethod::Cachestat => "cachestat",
             CacheMethod::Mincore => "mincore",
         },
+        age_s: 0,
     })
 }
 

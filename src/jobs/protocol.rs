@@ -210,6 +210,9 @@ pub struct JobFile {
     pub total_pages: u64,
     /// How it was measured (`cachestat`, `mincore`).
     pub method: &'static str,
+    /// Whole seconds since it was measured: a dear file's figures serve until it is due again
+    /// (`file_pace`), up to about 15 s on a 4 GiB file under memory pressure; 0 when fresh.
+    pub age_s: u64,
 }
 
 impl JobFile {
@@ -220,6 +223,17 @@ impl JobFile {
             0.0
         } else {
             self.cached_pages as f64 * 100.0 / self.total_pages as f64
+        }
+    }
+
+    /// ` (12 s old)` when its figures are from an earlier measurement than the last second's,
+    /// else nothing.
+    #[must_use]
+    pub fn age(&self) -> String {
+        if self.age_s >= 2 {
+            format!(" ({} s old)", self.age_s)
+        } else {
+            String::new()
         }
     }
 }

@@ -130,11 +130,12 @@ fn files(app: &App, files: &[JobFile], lines: &mut Vec<(String, bool)>) {
     for f in files {
         lines.push((
             format!(
-                "{:>7} {:>7} {:>4.0}%  {}",
+                "{:>7} {:>7} {:>4.0}%  {}{}",
                 fmt::bytes(f.size_bytes as f64),
                 fmt::bytes((f.cached_pages * page) as f64),
                 f.cached_pct(),
-                f.path
+                f.path,
+                f.age()
             ),
             false,
         ));

@@ -373,10 +373,11 @@ fn foreign_head(f: &ForeignFio, ended: Option<&str>) -> String {
                 n => format!(" +{} files", n - 1),
             };
             format!(
-                " {} {} {:.0}% cached{more}",
+                " {} {} {:.0}% cached{}{more}",
                 first.path,
                 fmt::bytes(first.size_bytes as f64),
-                first.cached_pct()
+                first.cached_pct(),
+                first.age()
             )
         }
     };
