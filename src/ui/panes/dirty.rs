@@ -226,12 +226,13 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     l.extend(kv(app, "dirtied", rate(d.dirtied_per_s)));
     l.extend(kv(app, "  written", rate(d.written_per_s)));
     out.push(Line::from(l));
-    let taken = m.memory.MemTotal * 1024 / ps / 2;
-    if let Some(p) = d.project(&m.sysctl, taken) {
+    if let Some((taken, what)) = eatable(m.memory.MemTotal, m.memory.MemAvailable)
+        && let Some(p) = d.project(&m.sysctl, taken / ps)
+    {
         out.push(Line::from(Span::styled(
             format!(
-                "take {} (50%): T→{} b→{}",
-                Bytes::pages(taken, ps),
+                "take {} ({what}): T→{} b→{}",
+                Bytes(taken as f64),
                 show(Some(p.thresh)),
                 show(Some(p.bg_thresh))
             ),
@@ -242,6 +243,28 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         checks(app, m, show, &mut out);
     }
     out
+}
+
+/// What the "take" line projects, bytes, and how it was chosen: half of MemTotal (`50%`), or,
+/// when MemAvailable less the eater's safety margin (`eat_plan::margin`) is smaller, that
+/// (`max`): the most `m` takes unconfirmed. With an eater already holding 20G of 23.5G, 50%
+/// projected thresholds of 0 for an amount the eater would refuse. `None` within 64 MiB of
+/// the margin: nothing left to take.
+/// MemTotal and MemAvailable in kB, as meminfo counts.
+fn eatable(total_kb: u64, available_kb: Option<u64>) -> Option<(u64, &'static str)> {
+    let total = total_kb * 1024;
+    let half = total / 2;
+    let Some(avail) = available_kb else {
+        return Some((half, "50%"));
+    };
+    let room = (avail * 1024).saturating_sub(crate::jobs::eat_plan::margin(total));
+    if room >= half {
+        Some((half, "50%"))
+    } else if room >= 64 << 20 {
+        Some((room, "max"))
+    } else {
+        None
+    }
 }
 
 /// The kernel-versus-derived check and the sysctls behind the thresholds, onto `lines`.
@@ -324,6 +347,28 @@ mod tests {
         assert_eq!(
             mode_text(&s, Some(Mode::Bytes), Some(Mode::Ratio)),
             "mixed 1.0G/10%"
+        );
+    }
+
+    #[test]
+    fn the_take_line_projects_what_the_eater_would_take_unconfirmed() {
+        const GIB_KB: u64 = 1 << 20;
+        let total = 24 * GIB_KB;
+        // Idle: half of MemTotal, 12 GiB, fits under 23 GiB less the 1.2 GiB margin.
+        assert_eq!(eatable(total, Some(23 * GIB_KB)), Some((12 << 30, "50%")));
+        // An eater holds 20 GiB: 3 GiB available less the margin (5 % of 24 GiB).
+        let margin = 24u64 * (1 << 30) / 20;
+        assert_eq!(
+            eatable(total, Some(3 * GIB_KB)),
+            Some(((3 << 30) - margin, "max"))
+        );
+        // At the margin, nothing to take; without MemAvailable (before 3.14), half.
+        assert_eq!(eatable(total, Some(margin / 1024 + 1000)), None);
+        assert_eq!(eatable(total, None), Some((12 << 30, "50%")));
+        // A 1 GiB guest: the margin is its 256 MiB floor.
+        assert_eq!(
+            eatable(GIB_KB, Some(700 << 10)),
+            Some(((700 - 256) << 20, "max"))
         );
     }
 }
