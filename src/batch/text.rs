@@ -100,20 +100,33 @@ pub fn render_text(m: &Model, legend: bool) -> String {
             s,
             "  {:<12} {:>7} {:>7} {:>8} {:>8} {:>7} {:>7} {:>6} {:>6}",
             name,
-            opt(c.r_s, 1),
-            opt(c.w_s, 1),
-            opt(c.rkB_s, 1),
-            opt(c.wkB_s, 1),
-            opt(c.r_await, 2),
-            opt(c.w_await, 2),
-            opt(c.aqu_sz, 2),
-            opt(c.util_pct, 1),
+            fit(c.r_s, 1, 7),
+            fit(c.w_s, 1, 7),
+            fit(c.rkB_s, 1, 8),
+            fit(c.wkB_s, 1, 8),
+            fit(c.r_await, 2, 7),
+            fit(c.w_await, 2, 7),
+            fit(c.aqu_sz, 2, 6),
+            fit(c.util_pct, 1, 6),
         );
     }
     for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
         latency_line(&mut s, disk);
     }
     s
+}
+
+/// `v` with `decimals`, or fewer when that is wider than its column: 144k reads a second
+/// print `144279` in the 7-wide r/s column, not `144279.6` pushing the line out of 80.
+fn fit(v: Option<f64>, decimals: usize, width: usize) -> String {
+    let mut d = decimals;
+    loop {
+        let s = opt(v, d);
+        if s.len() <= width || d == 0 {
+            return s;
+        }
+        d -= 1;
+    }
 }
 
 /// A timed disk's latency line: device time p50/p99 for reads and writes, queue p99, max,
@@ -228,5 +241,26 @@ fn verdict_lines(s: &mut String, m: &Model) {
         if v.reclaim.stalls() {
             let _ = writeln!(s, "  reclaim: {}", v.reclaim.why);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit;
+
+    #[test]
+    fn a_figure_too_wide_for_its_column_drops_decimals_not_alignment() {
+        assert_eq!(fit(Some(16_913.25), 1, 7), "16913.2");
+        // The 64-deep read flood here: 144,279.62 r/s, 577,118.48 rkB/s.
+        assert_eq!(fit(Some(144_279.62), 1, 7), "144280");
+        assert_eq!(fit(Some(577_118.48), 1, 8), "577118.5");
+        // An NVMe array: 1.2M IOPS, 4.9 GB/s.
+        assert_eq!(fit(Some(1_234_567.8), 1, 7), "1234568");
+        assert_eq!(fit(Some(4_938_271.2), 1, 8), "4938271");
+        assert_eq!(fit(Some(144.279), 2, 6), "144.28");
+        assert_eq!(fit(Some(1_441.5), 2, 6), "1441.5");
+        // Wider than the column even whole: printed whole, never cut.
+        assert_eq!(fit(Some(123_456_789.0), 1, 7), "123456789");
+        assert_eq!(fit(None, 1, 7), crate::fmt::opt(None, 1));
     }
 }
