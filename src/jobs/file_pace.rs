@@ -5,7 +5,8 @@
 //! runs) or every sample (a job's detail view), such a file cost pagewatch 9.5 ms/s while it
 //! was diagnosing the machine. So a file is measured again only once `SPACING` times its last
 //! measurement's CPU cost has passed (0.2 % of one CPU at most), and between measurements its
-//! last figures serve, with their age (`JobFile::age_s`) so the screen says how old. A file not asked about for `FORGET_NS` is forgotten.
+//! last figures serve, with their age (`JobFile::age_s`) so the screen says how old. A file
+//! not asked about for `FORGET_NS` is forgotten.
 //!
 //! Owns: `Pacer`. Must not touch: the processes, the app, the clock (times are passed in).
 

@@ -249,8 +249,7 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
 /// when MemAvailable less the eater's safety margin (`eat_plan::margin`) is smaller, that
 /// (`max`): the most `m` takes unconfirmed. With an eater already holding 20G of 23.5G, 50%
 /// projected thresholds of 0 for an amount the eater would refuse. `None` within 64 MiB of
-/// the margin: nothing left to take.
-/// MemTotal and MemAvailable in kB, as meminfo counts.
+/// the margin: nothing left to take. MemTotal and MemAvailable are in kB, as meminfo counts.
 fn eatable(total_kb: u64, available_kb: Option<u64>) -> Option<(u64, &'static str)> {
     let total = total_kb * 1024;
     let half = total / 2;
