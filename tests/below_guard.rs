@@ -255,6 +255,52 @@ fn sigkill_of_batch_below_leaves_no_instance() {
     assert_eq!(top_level_enables(), events);
 }
 
+/// Where tracefs is mounted nowhere (a private mount namespace with every tracefs mount
+/// taken away: a container, a minimal VM), pagewatch arms its tracer through a detached mount
+/// of its own: the instance shows in the machine's tracefs with its events enabled, nothing
+/// is mounted in pagewatch's namespace, and after a SIGKILL the guard, which has no tracefs
+/// mount either, still removes the instance.
+#[test]
+fn without_a_tracefs_mount_the_tracer_arms_and_a_sigkill_leaves_nothing() {
+    if !ready() || run("unshare", &["--help"]).is_none() || run("findmnt", &["-V"]).is_none() {
+        eprintln!("skipped: needs root, wbt tracepoints, unshare and findmnt");
+        return;
+    }
+    let events = top_level_enables();
+    // `exec`: pagewatch keeps the pid of the unshare it was started as.
+    let script = format!(
+        "findmnt -rn -t tracefs -o TARGET | while read m; do umount -l \"$m\" || exit 96; done; \
+         grep -q ' - tracefs ' /proc/self/mountinfo && exit 97; \
+         exec {EXE} --batch --below --format json -i 0.2"
+    );
+    let child = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut killer = Killer(child);
+    for e in ["wbt/wbt_step", "vmscan/mm_vmscan_throttled"] {
+        let enable = instance(pid).join("events").join(e).join("enable");
+        wait_for(e, 10, || {
+            if let Some(st) = killer.0.try_wait().unwrap() {
+                panic!("pagewatch ended ({st}) before it armed");
+            }
+            read(&enable) == "1"
+        });
+    }
+    let mounts = read(&Path::new("/proc").join(pid.to_string()).join("mountinfo"));
+    assert!(
+        !mounts.contains(" - tracefs "),
+        "pagewatch's namespace has a tracefs mount:\n{mounts}"
+    );
+    killer.0.kill().unwrap();
+    killer.0.wait().unwrap();
+    wait_for("the -below instance gone", 30, || !instance(pid).exists());
+    assert_eq!(top_level_enables(), events);
+}
+
 #[test]
 fn journal_counts_move_between_samples() {
     // The kernel copies a journal's counts into its `info` file when it is opened: a source

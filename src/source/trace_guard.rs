@@ -36,8 +36,9 @@ pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
 const GIVE_UP_S: u32 = 60;
 
 /// The guard: checks `instance` is `instances/pagewatch-<parent pid>`, waits until the parent
-/// closes the pipe on stdin (it exits, however it ends), then disables the event in the
-/// instance and removes it (`source::trace_instance::remove_instance`, which also checks it is on
+/// closes the pipe on stdin (it exits, however it ends), then finds the instance (under a
+/// detached tracefs mount, its path went with pagewatch: `trace_instance::locate`), disables
+/// the event in it and removes it (`source::trace_instance::remove_instance`, which also checks it is on
 /// tracefs).
 pub fn run(instance: &Path) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
@@ -75,6 +76,13 @@ pub fn run(instance: &Path) -> Result<()> {
     // D state under a write flood keeps the instance busy past `remove_instance`'s own two
     // seconds of retries (seen once in tests/below_guard.rs on a loaded host), so the guard
     // tries again for up to `GIVE_UP_S`.
+    // Where it is now: under a detached tracefs mount (`trace_instance::detached`), the path
+    // pagewatch gave went with pagewatch, and this guard finds the same instance through a
+    // mount of its own.
+    let Some(instance) = super::trace_instance::locate(instance) else {
+        bail!("tracefs is gone: cannot remove {}", instance.display());
+    };
+    let instance = instance.as_path();
     let mut tries = 0;
     loop {
         match crate::source::remove_trace_instance(instance) {

@@ -3,7 +3,8 @@
 //! per-CPU `trace_pipe_raw`, and removed (its events disabled first) when dropped, or by its
 //! cleanup guard if pagewatch is SIGKILLed (`source::trace_guard`).
 //!
-//! Owns: finding tracefs (mountinfo; never mounted here), creating, arming and removing an
+//! Owns: finding tracefs (its mount in mountinfo; where there is none, a detached mount of
+//! pagewatch's own, attached nowhere: `detached`), creating, arming and removing an
 //! instance, the per-CPU raw readers, removing stale instances of dead pagewatch processes,
 //! and refusing to remove anything that is not a pagewatch instance on tracefs. Must not
 //! touch: anything in tracefs outside `instances/pagewatch-*` (the top-level buffer and its
@@ -69,7 +70,7 @@ impl Instance {
             return Err(("not-root", format!("euid {}", euid.as_raw())));
         }
         let Some(tracefs) = find_tracefs(proc_root) else {
-            return Err(("no-tracefs", "no tracefs mount in mountinfo".into()));
+            return Err(("no-tracefs", why_no_tracefs(proc_root)));
         };
         for e in spec.events {
             let format = tracefs.join("events").join(e.dir).join("format");
@@ -236,10 +237,30 @@ fn read_in_one(path: &Path) -> std::io::Result<String> {
     String::from_utf8(buf).map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e))
 }
 
+/// Where tracefs is: its mount point (`mounted`); where it is mounted nowhere and `proc_root`
+/// is the live `/proc`, pagewatch's own detached mount (`detached`: root only).
+fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
+    mounted(proc_root).or_else(|| {
+        (proc_root == Path::new("/proc"))
+            .then(|| detached().ok())
+            .flatten()
+    })
+}
+
+/// Why `find_tracefs` found nothing, for the status (`no-tracefs`).
+fn why_no_tracefs(proc_root: &Path) -> String {
+    match detached() {
+        Err(e) if proc_root == Path::new("/proc") => {
+            format!("no tracefs mount in mountinfo, and no mount of pagewatch's own: {e}")
+        }
+        _ => "no tracefs mount in mountinfo".into(),
+    }
+}
+
 /// The tracefs mount point: `/sys/kernel/tracing` if mounted, else any tracefs mount (such
 /// as `/sys/kernel/debug/tracing`), from `mountinfo` (field 5 the mount point, the type after
 /// ` - `).
-fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
+fn mounted(proc_root: &Path) -> Option<PathBuf> {
     let text = std::fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
     let mut found: Vec<PathBuf> = super::mountinfo::mounts(&text)
         .filter(|m| m.fstype == "tracefs")
@@ -247,6 +268,58 @@ fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
         .collect();
     found.sort_by_key(|p| p != Path::new("/sys/kernel/tracing"));
     found.into_iter().next()
+}
+
+/// A tracefs mount of pagewatch's own where tracefs is mounted nowhere (containers, minimal
+/// VMs: the tracers found nothing there before): made with `fsopen`/`fsmount` (Linux 5.2)
+/// and attached to no directory, so it is in no mount table, no other process can reach it
+/// (but through this process's fds, as root), and the kernel drops it with the fd when
+/// pagewatch exits, however it ends. tracefs has one superblock: its `instances/` are the
+/// machine's, so an instance made here is seen, and removed, like one made under
+/// `/sys/kernel/tracing` (a guard reaches it through a mount of its own:
+/// `source::trace_guard`). Made once, on first need; reached as `/proc/<pid>/fd/<fd>`, the
+/// link to its root. The error (not root: `EPERM`; no tracefs: `ENODEV`) is kept too.
+fn detached() -> Result<PathBuf, String> {
+    use rustix::mount::{
+        FsMountFlags, FsOpenFlags, MountAttrFlags, fsconfig_create, fsmount, fsopen,
+    };
+    use std::os::fd::{AsRawFd, OwnedFd};
+    static MOUNT: std::sync::OnceLock<Result<OwnedFd, String>> = std::sync::OnceLock::new();
+    let made = MOUNT.get_or_init(|| {
+        let fs = fsopen("tracefs", FsOpenFlags::FSOPEN_CLOEXEC)
+            .map_err(|e| format!("fsopen(tracefs): {e}"))?;
+        fsconfig_create(&fs).map_err(|e| format!("fsconfig(tracefs): {e}"))?;
+        let attrs = MountAttrFlags::MOUNT_ATTR_NOSUID
+            | MountAttrFlags::MOUNT_ATTR_NODEV
+            | MountAttrFlags::MOUNT_ATTR_NOEXEC;
+        fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, attrs)
+            .map_err(|e| format!("fsmount(tracefs): {e}"))
+    });
+    match made {
+        Ok(fd) => Ok(PathBuf::from(format!(
+            "/proc/{}/fd/{}",
+            std::process::id(),
+            fd.as_raw_fd()
+        ))),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Where an instance of tracefs's is now: `dir` while its `instances/` is there (tracefs is
+/// mounted there, or the detached mount that made it is still held), else the same name
+/// under tracefs as this process finds it (a guard whose pagewatch died with its detached
+/// mount: `source::trace_guard`). `None` when tracefs is nowhere.
+#[must_use]
+pub fn locate(dir: &Path) -> Option<PathBuf> {
+    if dir.parent().is_some_and(Path::exists) {
+        return Some(dir.to_path_buf());
+    }
+    let name = dir.file_name()?;
+    Some(
+        find_tracefs(Path::new("/proc"))?
+            .join("instances")
+            .join(name),
+    )
 }
 
 /// Whether this kernel has the event `dir` (`subsystem/event` under `events/`): for tracers
@@ -337,13 +410,13 @@ mod tests {
                     42 23 0:13 / /sys/kernel/tracing rw,relatime - tracefs nodev rw\n";
         std::fs::write(dir.path().join("self/mountinfo"), info).unwrap();
         assert_eq!(
-            find_tracefs(dir.path()).unwrap(),
+            mounted(dir.path()).unwrap(),
             Path::new("/sys/kernel/tracing")
         );
         let info = "40 30 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n";
         std::fs::write(dir.path().join("self/mountinfo"), info).unwrap();
         assert_eq!(
-            find_tracefs(dir.path()).unwrap(),
+            mounted(dir.path()).unwrap(),
             Path::new("/sys/kernel/debug/tracing")
         );
         std::fs::write(
@@ -351,7 +424,7 @@ mod tests {
             "22 1 0:5 / /proc rw - proc p rw\n",
         )
         .unwrap();
-        assert_eq!(find_tracefs(dir.path()), None);
+        assert_eq!(mounted(dir.path()), None);
     }
 
     #[test]
