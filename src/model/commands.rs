@@ -38,6 +38,20 @@ pub struct CommandRow {
     pub rates_from_walk_ms: u64,
 }
 
+/// The name a process keeps for its life, for rows kept by pid: a kernel workqueue thread's
+/// comm without the work it does now (`kworker/u8:0+flush-254:0` and
+/// `kworker/u8:0-writeback` are both `kworker/u8:0`: the kernel renames the worker for each
+/// workqueue it serves, and a report listed one worker four times), anything else as it is
+/// (a new comm on a pid is an exec: a new program).
+#[must_use]
+pub fn instance_name(comm: &str) -> &str {
+    let Some(rest) = comm.strip_prefix("kworker/") else {
+        return comm;
+    };
+    rest.find(['+', '-'])
+        .map_or(comm, |i| &comm[..comm.len() - rest.len() + i])
+}
+
 /// The name a process rolls up under: its comm, except that the kernel's workqueue threads,
 /// `kworker/<pool>:<id>` with `+<workqueue>` (running) or `-<workqueue>` (last ran) after
 /// it, roll up by workqueue (`kworker/flush-253:0`), or as `kworker` when the comm names
@@ -117,6 +131,16 @@ mod tests {
             rates_from_walk_ms: 9000,
             ..ProcRow::default()
         }
+    }
+
+    #[test]
+    fn a_kworker_keeps_its_name_whatever_work_it_does() {
+        assert_eq!(instance_name("kworker/u8:0+flush-254:0"), "kworker/u8:0");
+        assert_eq!(instance_name("kworker/u8:0-writeback"), "kworker/u8:0");
+        assert_eq!(instance_name("kworker/3:1H-kblockd"), "kworker/3:1H");
+        assert_eq!(instance_name("kworker/u8:0"), "kworker/u8:0");
+        assert_eq!(instance_name("dd"), "dd");
+        assert_eq!(instance_name("my-tool+x"), "my-tool+x");
     }
 
     #[test]

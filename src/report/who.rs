@@ -12,7 +12,9 @@ use std::fmt::Write;
 use super::md::{at, cell, secs};
 use crate::fmt::Bytes;
 use crate::model::Model;
+use crate::model::commands::instance_name;
 use crate::model::throttled::{ThrottleSource, Throttled};
+use crate::parse::trace::TraceState;
 
 /// One throttled writer over the report's records.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,22 +90,31 @@ fn throttled(t: &Throttled) -> bool {
 }
 
 /// The throttled writers, longest paused (then listed) first; a writer whose rows all passed
-/// through without a pause is left out, as the verdict leaves it out.
+/// through without a pause is left out, as the verdict leaves it out. A pid's rows are one
+/// writer under the name it keeps (`commands::instance_name`).
 #[must_use]
 pub fn writers(models: &[Model]) -> Vec<Writer> {
+    writers_named(models, instance_name)
+}
+
+/// `writers`, a pid's rows kept apart by `name(comm)`.
+fn writers_named(models: &[Model], name: fn(&str) -> &str) -> Vec<Writer> {
     let mut by: BTreeMap<(u32, String), Writer> = BTreeMap::new();
     for m in models {
         let dt = m.interval_s.unwrap_or(0.0);
         for t in m.throttled.iter().filter(|t| throttled(t)) {
-            let w = by.entry((t.pid, t.comm.clone())).or_insert_with(|| Writer {
-                pid: t.pid,
-                comm: t.comm.clone(),
-                cgroup: None,
-                listed_s: 0.0,
-                paused_s: None,
-                first_ms: m.time_ms,
-                exact: false,
-            });
+            let comm = name(&t.comm);
+            let w = by
+                .entry((t.pid, comm.to_owned()))
+                .or_insert_with(|| Writer {
+                    pid: t.pid,
+                    comm: comm.to_owned(),
+                    cgroup: None,
+                    listed_s: 0.0,
+                    paused_s: None,
+                    first_ms: m.time_ms,
+                    exact: false,
+                });
             w.listed_s += dt;
             if let Some(p) = t.pause_ms_per_s {
                 *w.paused_s.get_or_insert(0.0) += p * dt / 1000.0;
@@ -125,9 +136,15 @@ pub fn writers(models: &[Model]) -> Vec<Writer> {
     v
 }
 
-/// The processes by bytes dirtied, most first; those that dirtied nothing are left out.
+/// The processes by bytes dirtied, most first; those that dirtied nothing are left out. A
+/// pid's rows are one process under the name it keeps (`commands::instance_name`).
 #[must_use]
 pub fn dirtiers(models: &[Model]) -> Vec<Dirtier> {
+    dirtiers_named(models, instance_name)
+}
+
+/// `dirtiers`, a pid's rows kept apart by `name(comm)`.
+fn dirtiers_named(models: &[Model], name: fn(&str) -> &str) -> Vec<Dirtier> {
     let mut by: BTreeMap<(u32, String), Dirtier> = BTreeMap::new();
     for m in models {
         let dt = m.interval_s.unwrap_or(0.0);
@@ -142,11 +159,12 @@ pub fn dirtiers(models: &[Model]) -> Vec<Dirtier> {
                 _ => 1.0,
             };
             let dt = dt * share;
+            let comm = name(&p.comm);
             let d = by
-                .entry((p.pid, p.comm.clone()))
+                .entry((p.pid, comm.to_owned()))
                 .or_insert_with(|| Dirtier {
                     pid: p.pid,
-                    comm: p.comm.clone(),
+                    comm: comm.to_owned(),
                     cgroup: p.cgroup.clone(),
                     dirtied: 0.0,
                     read: 0.0,
@@ -179,14 +197,15 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
     }
     let mut by: BTreeMap<String, Acc> = BTreeMap::new();
     let name = |comm: &str| crate::model::commands::rollup_name(comm).into_owned();
-    for d in dirtiers(models) {
+    // Each comm a pid had apart: a kernel worker rolls up by the work it did then.
+    for d in dirtiers_named(models, as_is) {
         let a = by.entry(name(&d.comm)).or_default();
         a.pids.insert(d.pid);
         a.cgroups.extend(d.cgroup);
         a.dirtied += d.dirtied;
         a.read += d.read;
     }
-    for w in writers(models) {
+    for w in writers_named(models, as_is) {
         let a = by.entry(name(&w.comm)).or_default();
         a.pids.insert(w.pid);
         a.cgroups.extend(w.cgroup);
@@ -251,6 +270,39 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
     v
 }
 
+/// Why records listed wchan rows rather than the tracepoint's: its state in the first
+/// record that listed a wchan row while the tracepoint was not armed (`not-root`,
+/// `no-tracefs`, …, with the source's words); `None` when every such record had it armed
+/// (a walk saw a writer the armed tracepoint had not).
+fn why_wchan(models: &[Model]) -> Option<String> {
+    let m = models.iter().find(|m| {
+        let armed = m
+            .tracer
+            .as_ref()
+            .is_some_and(|t| t.state == TraceState::Armed);
+        !armed
+            && m.throttled
+                .iter()
+                .any(|t| t.source == ThrottleSource::Wchan)
+    })?;
+    let Some(t) = &m.tracer else {
+        return Some("The tracepoint had not been asked for yet in those records.".into());
+    };
+    let state = serde_json::to_value(t.state)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    Some(match &t.why {
+        Some(why) => format!("The tracepoint was not armed in those records: {state} ({why})."),
+        None => format!("The tracepoint was not armed in those records: {state}."),
+    })
+}
+
+/// A comm as it is (`commands` rolls each up by `rollup_name`).
+fn as_is(comm: &str) -> &str {
+    comm
+}
+
 /// Most rows a table shows.
 const ROWS: usize = 10;
 
@@ -268,8 +320,9 @@ pub fn render(o: &mut String, models: &[Model], started: i64) {
             o,
             "Throttled writers (balance_dirty_pages): seconds listed (records in which the \
              writer was paused, as the verdict counts them), seconds paused, and where they \
-             wrote. Rows from the tracepoint are exact; wchan rows (no root) are sampled at \
-             each process walk, so they are approximate.\n"
+             wrote. Rows from the tracepoint are exact; wchan rows are sampled at each process \
+             walk, so they are approximate.{}\n",
+            why_wchan(models).map_or_else(String::new, |w| format!(" {w}"))
         );
         let _ = writeln!(
             o,
@@ -459,6 +512,44 @@ mod tests {
         let d = dirtiers(&m);
         let got: Vec<(u32, f64, f64)> = d.iter().map(|d| (d.pid, d.dirtied, d.read)).collect();
         assert_eq!(got, [(3, 5000.0, 10.0), (1, 4000.0, 20.0)]);
+    }
+
+    /// A workqueue thread renamed for each work item (the kernel's `kworker/u8:0+flush-254:0`,
+    /// then `kworker/u8:0-writeback`) is one row; a pid that exec'd is two.
+    #[test]
+    fn a_kworker_renamed_between_walks_is_one_row() {
+        let mut m = models(3);
+        let named = |comm: &str, dirtied: f64| ProcRow {
+            comm: comm.into(),
+            ..proc_row(12, dirtied)
+        };
+        m[0].processes = Some(vec![named("kworker/u8:0+flush-254:0", 100.0)]);
+        m[1].processes = Some(vec![
+            named("kworker/u8:0-writeback", 20.0),
+            ProcRow {
+                comm: "bash".into(),
+                ..proc_row(40, 5.0)
+            },
+        ]);
+        m[2].processes = Some(vec![
+            named("kworker/u8:0", 3.0),
+            ProcRow {
+                comm: "dd".into(),
+                ..proc_row(40, 7.0)
+            },
+        ]);
+        let d = dirtiers(&m);
+        let got: Vec<(u32, &str, f64)> = (d.iter())
+            .map(|d| (d.pid, d.comm.as_str(), d.dirtied))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (12, "kworker/u8:0", 123.0),
+                (40, "dd", 7.0),
+                (40, "bash", 5.0)
+            ]
+        );
     }
 
     /// A row of a process that lived 1 s of a 3 s walk (born or exited between walks), at
