@@ -356,8 +356,9 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     let why = match why {
         Some(w) if t.saturated && level < 2 => Some(format!("{w} (held: saturated before)")),
         None if t.saturated => Some(format!(
-            "held {} sample(s) after the last evidence",
-            t.quiet
+            "held: last saturated {} sample{} ago (clears after {HOLD})",
+            t.quiet,
+            if t.quiet == 1 { "" } else { "s" }
         )),
         w => w,
     };

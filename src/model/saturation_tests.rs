@@ -159,8 +159,16 @@ fn a_held_sample_says_it_is_held() {
     assert!(s.saturated);
     assert_eq!(
         s.saturation_why.as_deref(),
-        Some("held 1 sample(s) after the last evidence")
+        Some("held: last saturated 1 sample ago (clears after 3)")
     );
+    let s = run(&mut j, &disk("vda", true, 1.0, 0.1, 0.4, 50.0), 2);
+    assert!(s.saturated);
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some("held: last saturated 3 samples ago (clears after 3)")
+    );
+    let s = run(&mut j, &disk("vda", true, 1.0, 0.1, 0.4, 50.0), 1);
+    assert!(!s.saturated, "{s:?}");
 }
 
 /// `disk` moving `kb` kB a request (writes).

@@ -1,5 +1,5 @@
 //! Throttled writers: the tasks the kernel paces in balance_dirty_pages(), busiest first, with
-//! the kernel's own limit and setpoint beside pagewatch's T and freerun in the title.
+//! the kernel's own limit and setpoint beside pagewatch's derived T and freerun in the title.
 //!
 //! Rows come from the tracepoint (root, exact) or, without it, from tasks whose wchan is
 //! balance_dirty_pages (labelled approximate). pagewatch itself is flagged when it is among
@@ -7,8 +7,6 @@
 //! worker: same process, or its parent or grandparent is the job's pid) is named after it:
 //! `fio of #2` for a job pagewatch started, `fio of 4200` for a fio it found.
 //! Owns: the throttled-writers table and that label. Must not touch: app state.
-
-use std::fmt::Write as _;
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -38,8 +36,9 @@ pub fn height(app: &App) -> u16 {
     }
 }
 
-/// The title: where the rows come from, and the kernel's figures beside ours.
-fn title(app: &App, list: &[Throttled]) -> String {
+/// The title: where the rows come from, and the kernel's figures beside ours; each part only
+/// when it fits whole in `room` columns (at 80 a figure was cut in its middle: `T 6`).
+fn title(app: &App, list: &[Throttled], room: usize) -> String {
     let exact = list.iter().any(|t| t.source == ThrottleSource::Tracepoint);
     let mut s = String::from(if exact {
         "Throttled writers (tracepoint)"
@@ -55,16 +54,20 @@ fn title(app: &App, list: &[Throttled]) -> String {
             fmt::pages(p, page)
         }
     };
+    let mut add = |part: String| {
+        if s.chars().count() + part.chars().count() <= room {
+            s.push_str(&part);
+        }
+    };
     if let Some(t) = list.iter().find(|t| t.limit_pages.is_some()) {
-        let _ = write!(
-            s,
+        add(format!(
             "  kernel limit {} setpoint {}",
             t.limit_pages.map_or_else(|| "-".into(), show),
             t.setpoint_pages.map_or_else(|| "-".into(), show),
-        );
+        ));
     }
     if let (Some(thresh), Some(f)) = (m.dirty.thresh_pages, m.dirty.freerun_pages) {
-        let _ = write!(s, "  ours T {} f {}", show(thresh), show(f));
+        add(format!("  derived T {} f {}", show(thresh), show(f)));
     }
     s
 }
@@ -110,7 +113,8 @@ fn comm_cell(app: &App, w: &Throttled) -> String {
 /// Draws the table.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let list = rows(app);
-    let inner = canvas.block(area, frame(app, title(app, list), false));
+    let room = usize::from(area.width.saturating_sub(2));
+    let inner = canvas.block(area, frame(app, title(app, list, room), false));
     let t = theme(app);
     let width = usize::from(inner.width);
     let mut head = String::with_capacity(width);
