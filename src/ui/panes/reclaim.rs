@@ -85,7 +85,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let dl = level(app, direct_level(m));
     let wm = r.watermarks.as_ref().map(|w| (w, pane_state(w, answer(m))));
     if inner.height < 3 {
-        canvas.lines(inner, vec![one_line(app, m)]);
+        canvas.lines(inner, vec![one_line(app, m, usize::from(inner.width))]);
         return;
     }
     let eff = |v: Option<f64>| Dash(v.map(Percent));
@@ -224,7 +224,7 @@ fn efficiency_of(steal: Option<f64>, scan: Option<f64>) -> Option<f64> {
 /// direct, stall, refault, say which pane it is).
 fn bare(app: &App, area: Rect, canvas: &mut Canvas) {
     let Some(m) = &app.model else { return };
-    let mut line = one_line(app, m);
+    let mut line = one_line(app, m, usize::from(area.width).saturating_sub(1));
     line.spans.insert(0, Span::styled(" ", theme(app).dim));
     canvas.lines(area, vec![line]);
 }
@@ -241,8 +241,10 @@ fn short_state(label: &'static str) -> &'static str {
     }
 }
 
-/// The pane in one line (compact layout): its state, then the rates.
-fn one_line(app: &App, m: &Model) -> Line<'static> {
+/// The pane in one line (compact layout): its state, then the rates; of the refault, swap and
+/// major-fault figures at its end, only those that fit whole in `room` columns (at 80 large
+/// rates cut it at "swa").
+fn one_line(app: &App, m: &Model, room: usize) -> Line<'static> {
     let t = theme(app);
     let r = &m.reclaim;
     let dl = level(app, direct_level(m));
@@ -279,16 +281,25 @@ fn one_line(app: &App, m: &Model) -> Line<'static> {
     l.push(Span::styled(" stall ", t.dim));
     l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
     // Refaults next: the key figure under memory pressure is never what an 80-column line
-    // cuts.
-    l.extend(kv(app, " refault", Rate(r.refault_s)));
-    // The fault and swap figures last: when large rates make the line longer than an
-    // 80-column pane, those are what is cut.
-    l.extend(kv(
-        app,
-        " swap",
-        format_args!("{}/{}", Rate(r.pswpin_s), Rate(r.pswpout_s)),
-    ));
-    l.extend(kv(app, " majflt", Rate(r.pgmajfault_s)));
+    // drops before the fault and swap figures, which come last.
+    let tail = [
+        kv(app, " refault", Rate(r.refault_s)),
+        kv(
+            app,
+            " swap",
+            format_args!("{}/{}", Rate(r.pswpin_s), Rate(r.pswpout_s)),
+        ),
+        kv(app, " majflt", Rate(r.pgmajfault_s)),
+    ];
+    let mut used: usize = l.iter().map(Span::width).sum();
+    for part in tail {
+        let w: usize = part.iter().map(Span::width).sum();
+        if used + w > room {
+            break;
+        }
+        used += w;
+        l.extend(part);
+    }
     Line::from(l)
 }
 
