@@ -40,6 +40,24 @@ const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 17] = [
 
 const NAME_W: usize = 12;
 
+/// `text` in `room` columns: whole when it fits, else cut before the last `, ` or ` (` that
+/// leaves room for `…`, so that no figure is cut in its middle (at 80 columns the border cut
+/// "no calm baseline" to "no calm"; a figure would go the same way).
+fn cut_at_clause(text: String, room: usize) -> String {
+    if text.chars().count() <= room {
+        return text;
+    }
+    let head: String = text.chars().take(room.saturating_sub(1)).collect();
+    let seps = [", ", " ("];
+    let whole = seps.iter().any(|sep| text[head.len()..].starts_with(sep));
+    let end = if whole {
+        head.len()
+    } else {
+        (seps.iter().filter_map(|sep| head.rfind(sep)).max()).unwrap_or(head.len())
+    };
+    format!("{}…", &head[..end])
+}
+
 /// Draws the disk table.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let title = if app.ui.partitions {
@@ -59,13 +77,14 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     };
     // The verdict's saturated device in words, not only the row's colour (a capture, a
     // screen reader or a monochrome terminal shows no colour), or a deep queue it cannot judge
-    // yet: the border cuts what does not fit.
+    // yet: what does not fit is cut at the end of a clause.
     let verdict = app.model.as_ref().and_then(|m| m.verdict.as_ref());
     let title = match verdict.map(|v| (v.saturation_line(), v.unjudged.as_deref())) {
         Some((Some(line), _)) => format!("{title} · saturated {line}"),
         Some((None, Some(u))) => format!("{title} · not judged {u}"),
         _ => title,
     };
+    let title = cut_at_clause(title, usize::from(area.width.saturating_sub(2)));
     let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Disks));
     let t = theme(app);
     let width = usize::from(inner.width);
@@ -156,5 +175,26 @@ fn busiest_processes(app: &App, height: usize, lines: &mut Vec<Line<'static>>) {
         row.push_str(super::processes::wchan(p.wchan.as_deref()));
         let style = if p.state == 'D' { t.warn } else { t.text };
         lines.push(Line::from(Span::styled(row, style)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut_at_clause;
+
+    #[test]
+    fn a_long_title_is_cut_at_a_clause() {
+        let t = "Disks · saturated vda: queue 32 deep (≥ 32), await 66.69 ms (≥ 1 ms), no calm \
+                 baseline yet";
+        assert_eq!(cut_at_clause(t.into(), 200), t);
+        assert_eq!(
+            cut_at_clause(t.into(), 78),
+            "Disks · saturated vda: queue 32 deep (≥ 32), await 66.69 ms (≥ 1 ms)…"
+        );
+        assert_eq!(
+            cut_at_clause(t.into(), 60),
+            "Disks · saturated vda: queue 32 deep (≥ 32), await 66.69 ms…"
+        );
+        assert_eq!(cut_at_clause("Disks abcdef".into(), 6), "Disks…");
     }
 }
