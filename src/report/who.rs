@@ -514,6 +514,39 @@ mod tests {
         assert_eq!(got, [(3, 5000.0, 10.0), (1, 4000.0, 20.0)]);
     }
 
+    /// Wchan rows say why the tracepoint was not there: the state in the first record that
+    /// listed one unarmed; nothing when it was armed.
+    #[test]
+    fn wchan_rows_say_why_the_tracepoint_was_not_armed() {
+        use crate::model::throttled::Tracer;
+        let tracer = |state| Tracer {
+            state,
+            why: Some("no tracefs mount in mountinfo".into()),
+            events: 0,
+            lost: 0,
+            capped: false,
+            error: None,
+        };
+        let mut m = models(2);
+        m[1].throttled = vec![writer(9, None, ThrottleSource::Wchan)];
+        assert_eq!(
+            why_wchan(&m).as_deref(),
+            Some("The tracepoint had not been asked for yet in those records.")
+        );
+        m[1].tracer = Some(tracer(TraceState::NoTracefs));
+        let mut o = String::new();
+        render(&mut o, &m, 0);
+        assert!(
+            o.contains(
+                "approximate. The tracepoint was not armed in those records: no-tracefs (no \
+                 tracefs mount in mountinfo)."
+            ),
+            "{o}"
+        );
+        m[1].tracer = Some(tracer(TraceState::Armed));
+        assert_eq!(why_wchan(&m), None);
+    }
+
     /// A workqueue thread renamed for each work item (the kernel's `kworker/u8:0+flush-254:0`,
     /// then `kworker/u8:0-writeback`) is one row; a pid that exec'd is two.
     #[test]
