@@ -38,8 +38,8 @@ const GIVE_UP_S: u32 = 60;
 /// The guard: checks `instance` is `instances/pagewatch-<parent pid>`, waits until the parent
 /// closes the pipe on stdin (it exits, however it ends), then finds the instance (under a
 /// detached tracefs mount, its path went with pagewatch: `trace_instance::locate`), disables
-/// the event in it and removes it (`source::trace_instance::remove_instance`, which also checks it is on
-/// tracefs).
+/// the event in it and removes it (`source::trace_instance::remove_instance`, which also
+/// checks it is on tracefs).
 pub fn run(instance: &Path) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     for sig in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
@@ -72,10 +72,6 @@ pub fn run(instance: &Path) -> Result<()> {
             Err(_) => break,
         }
     }
-    // The dead pagewatch's readers close only when its last thread has exited: one stuck in
-    // D state under a write flood keeps the instance busy past `remove_instance`'s own two
-    // seconds of retries (seen once in tests/below_guard.rs on a loaded host), so the guard
-    // tries again for up to `GIVE_UP_S`.
     // Where it is now: under a detached tracefs mount (`trace_instance::detached`), the path
     // pagewatch gave went with pagewatch, and this guard finds the same instance through a
     // mount of its own.
@@ -83,6 +79,10 @@ pub fn run(instance: &Path) -> Result<()> {
         bail!("tracefs is gone: cannot remove {}", instance.display());
     };
     let instance = instance.as_path();
+    // The dead pagewatch's readers close only when its last thread has exited: one stuck in
+    // D state under a write flood keeps the instance busy past `remove_instance`'s own two
+    // seconds of retries (seen once in tests/below_guard.rs on a loaded host), so the guard
+    // tries again for up to `GIVE_UP_S`.
     let mut tries = 0;
     loop {
         match crate::source::remove_trace_instance(instance) {
