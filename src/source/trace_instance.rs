@@ -249,8 +249,9 @@ fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
 
 /// Why `find_tracefs` found nothing, for the status (`no-tracefs`).
 fn why_no_tracefs(proc_root: &Path) -> String {
-    match detached() {
-        Err(e) if proc_root == Path::new("/proc") => {
+    let own = (proc_root == Path::new("/proc")).then(detached);
+    match own {
+        Some(Err(e)) => {
             format!("no tracefs mount in mountinfo, and no mount of pagewatch's own: {e}")
         }
         _ => "no tracefs mount in mountinfo".into(),
