@@ -6,9 +6,8 @@
 # the caller looks for. Never touches a real block device; the disk image is a file in a
 # temporary directory, removed at the end. Environment: PAGEWATCH_BIN (the binary to copy in),
 # PAGEWATCH_LAB_CACHE (where kernels are cached), LAB_MEM (MiB, default 1024), LAB_TIMEOUT
-# (seconds, default 300: the three suites boot at once under TCG on CI's two cores, 83-111 s
-# when the host is quiet, 89 s in clean-clone CI; the runs that outlasted 240 s were guest soft
-# lockups, which tests/common/lab.rs boots again, so a hang costs 300 s, not 480),
+# (seconds, default 300; tests/common/lab.rs boots one guest at a time, 52 s under TCG on two
+# cores, and boots once more a guest that hangs, soft-locks up or panics before its end),
 # LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller),
 # LAB_BARE (set: copy in PAGEWATCH_BIN alone, without its libraries or iostat).
 set -eu
