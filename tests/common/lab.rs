@@ -74,15 +74,17 @@ impl<'a> Guest<'a> {
         // One guest at a time: each emulates two vCPUs under TCG, and three at once on CI's two
         // cores starved them (two guests of the same run failed in clean-clone CI: bookworm's
         // writer had not reached its group's limit after 4 s of samples, bullseye's script never
-        // ended). Alone, a guest takes 52 s here; the three at once took 113-138 s.
+        // ended). Alone, a guest takes 52 s here; lab.rs's three take 176-178 s in turn, against
+        // 113-138 s at once.
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
         // A guest kernel that panics before the script ends (seen: an int3 oops in
         // sched_clock_cpu under qemu at 2.3 s, before the script; a kmem_cache_free oops in an
-        // interrupt at 4.6 s, inside it, in CI), whose CPUs soft-lock up, or that outlasts
-        // boot.sh's timeout without an end (seen in clean-clone CI, three suites emulated at once
-        // under TCG on two host cores: 5.10's two dd writers of the trace section "stuck for
-        // 22s" on both vCPUs; pagewatch starved after 3 samples) is the emulator's flake, not a
-        // finding: boot once more. A second one fails the test, saying which it was.
+        // interrupt at 4.6 s, inside it, in CI), whose CPUs soft-lock up (seen in clean-clone
+        // CI, three suites emulated at once: 5.10's two dd writers of the trace section "stuck
+        // for 22s" on both vCPUs; pagewatch starved after 3 samples), or that outlasts boot.sh's
+        // timeout without an end (bullseye in CI, three at once, saying neither) is the
+        // emulator's flake, not a finding: boot once more. A second one fails the test, saying
+        // which it was and where the script stopped.
         let mut attempt = 0;
         let (text, stderr) = loop {
             attempt += 1;
