@@ -368,8 +368,13 @@ impl App {
         out
     }
 
-    /// Records an event for the markers and returns the effect that logs it.
+    /// Records an event for the markers and returns the effect that logs it. A setting
+    /// pagewatch changed or put back (by hand, by a playbook) also re-reads the slow files
+    /// with the next sample: the sysctls and queue settings are otherwise read again only
+    /// every 15 samples or once the derived thresholds stop matching the kernel's, and until then
+    /// the dirty pane would label the kernel's new thresholds with the old setting.
     fn log(&mut self, kind: EventKind) -> Vec<Effect> {
+        let retuned = matches!(kind, EventKind::Tune { .. });
         let ev = Event {
             wall_ms: self.now_ms,
             kind,
@@ -381,7 +386,11 @@ impl App {
         if let Some(v) = &mut self.play_events {
             v.push(ev.clone());
         }
-        vec![Effect::Log(ev)]
+        let mut out = vec![Effect::Log(ev)];
+        if retuned {
+            out.push(Effect::RefreshSlow);
+        }
+        out
     }
 
     fn ingest(&mut self, raw: &crate::sample::RawSample) {

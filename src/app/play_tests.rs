@@ -130,7 +130,11 @@ fn tune_key_checks_then_confirms_with_the_old_value() {
         new: "10".into(),
         restore: false,
     }))));
-    assert!(matches!(fx.as_slice(), [Effect::Log(_)]));
+    // Logged, and the sysctls read again with the next sample.
+    assert!(matches!(
+        fx.as_slice(),
+        [Effect::Log(_), Effect::RefreshSlow]
+    ));
     // Not root: refused with the reason.
     a.caps.tune = Some("tuning kernel settings needs root".into());
     key(&mut a, Key::Char('T'));

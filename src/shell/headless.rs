@@ -58,6 +58,9 @@ struct Log {
     rec: Option<Recorder>,
     models: Vec<Model>,
     events: Vec<Event>,
+    /// A setting was changed or put back since the last sample: the sampler re-reads the
+    /// slow files (the sysctls, the queue settings) with the next one, as the screen does.
+    retuned: bool,
 }
 
 fn wall_ms() -> i64 {
@@ -71,6 +74,7 @@ impl Log {
             kind,
         };
         eprintln!("pagewatch play: {}", e.label());
+        self.retuned |= matches!(e.kind, EventKind::Tune { .. });
         if let Some(r) = &mut self.rec {
             let _ = r.write_event(&e);
         }
@@ -268,6 +272,9 @@ fn spawn_sampler(
             if !last {
                 ticker.wait();
             }
+            if std::mem::take(&mut lock_log(&log).retuned) {
+                source.refresh_soon();
+            }
             if let Ok(raw) = source.read()
                 && let Ok(step) = super::sampler::step(&mut pipeline, &mut source, &raw, &view)
             {
@@ -433,6 +440,30 @@ impl Headless {
                 Ok(c) => self.event(tune_event(&c)),
                 Err(e) => eprintln!("pagewatch play: restoring failed: {e:#}"),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tune_or_its_restore_asks_the_sampler_for_the_slow_files_once() {
+        let mut log = Log::default();
+        log.event(EventKind::Marker {
+            text: "playbook x starts".into(),
+        });
+        assert!(!log.retuned, "a marker changes no setting");
+        for restore in [false, true] {
+            log.event(EventKind::Tune {
+                setting: "vm.dirty_bytes".into(),
+                old: "0".into(),
+                new: "15728640".into(),
+                restore,
+            });
+            assert!(std::mem::take(&mut log.retuned), "restore {restore}");
+            assert!(!log.retuned, "taken once");
         }
     }
 }
