@@ -132,6 +132,7 @@ impl BelowTracer {
             buffer_kb: BUFFER_KB,
             clock: None,
             events: &events,
+            wake_on_any: false,
         };
         let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
         let formats: Vec<(&str, &str)> = have

@@ -15,15 +15,20 @@
 //! every 100 ms lost almost none at 110k. So while armed a thread reads the per-CPU buffers
 //! every `READ_EVERY` (1 MiB per CPU, read in full; every `READ_SOON` while a read finds more
 //! than a quarter of a buffer), pairs the events and adds them to the interval's histograms;
-//! the sample takes the histograms. Nothing runs while not armed.
+//! the sample takes the histograms. Nothing runs while not armed. While armed with nothing to
+//! read (a detail view open on an idle disk), the thread does not keep that cadence: after a
+//! read that found nothing it blocks in `poll` on the per-CPU readers (`buffer_percent` 0:
+//! any event wakes it) for up to `IDLE_POLL`, so an idle armed tracer wakes once a second,
+//! not ten times (0.97 ms/s at 10 wakes a second on the 2-CPU VM, docs/PERFORMANCE.md), and a
+//! flood that starts is read from its first event.
 
 use std::collections::BTreeMap;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::trace_instance::{Event, Instance, Spec};
+use super::trace_instance::{Event, Instance, Spec, Wait};
 use crate::parse::blk_lat::{self, BlkStatus, DevLat, Latency};
 use crate::parse::blk_pair::{BlkEvent, BlkLayout, Pairer};
 use crate::parse::trace_raw::walk_page;
@@ -38,6 +43,34 @@ pub const READ_EVERY: Duration = Duration::from_millis(100);
 /// ...and how soon after a read that found more than a quarter of a CPU's buffer (over
 /// ~2.5 MB/s, ~35k events/s), so that a burst does not fill a buffer between two reads.
 pub const READ_SOON: Duration = Duration::from_millis(25);
+
+/// The longest the thread blocks waiting for a first event after a read that found none. Any
+/// event ends the wait at once; the bound only covers a kernel that refused
+/// `buffer_percent` (its default mark wakes a poller at half a buffer).
+pub const IDLE_POLL: Duration = Duration::from_secs(1);
+
+/// What the reader does before its next read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    /// Wait this long: events are coming, read on the cadence.
+    Sleep(Duration),
+    /// Block until a CPU's buffer holds an event, `IDLE_POLL` at most.
+    Poll,
+}
+
+/// The wait before the next read, from the bytes the last read found and how the wait before
+/// it ended. A poll that said "ready" and then gave nothing to read is not polled again at
+/// once: the cadence's wait comes first, so a kernel whose `poll` answers early cannot make
+/// the thread spin.
+fn next(bytes: usize, woke: Wait) -> Next {
+    if bytes > BUFFER_KB as usize * 1024 / 4 {
+        Next::Sleep(READ_SOON)
+    } else if bytes > 0 || woke == Wait::Ready {
+        Next::Sleep(READ_EVERY)
+    } else {
+        Next::Poll
+    }
+}
 
 /// Samples between attempts to arm after it failed.
 const RETRY_TICKS: u32 = 60;
@@ -77,8 +110,8 @@ struct Armed {
     /// dev → name.
     names: BTreeMap<u32, String>,
     shared: Arc<Mutex<Shared>>,
-    /// Dropped to stop the thread (it wakes at once).
-    stop: Option<Sender<()>>,
+    /// The write end of the thread's stop pipe: dropped to stop it (it wakes at once).
+    stop: Option<OwnedFd>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -192,16 +225,18 @@ impl BlkTracer {
             buffer_kb: BUFFER_KB,
             clock: Some("mono"),
             events: &events,
+            wake_on_any: true,
         };
         let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
         let layout = BlkLayout::new(instance.format(0), instance.format(1), instance.format(2))
             .map_err(|e| ("error", format!("{}: {e}", instance.dir().display())))?;
         let shared = Arc::new(Mutex::new(Shared::default()));
-        let (stop, stopped) = std::sync::mpsc::channel();
+        let (stopped, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+            .map_err(|e| ("error", format!("a pipe for the reader: {e}")))?;
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("pagewatch-blk".into())
-            .spawn(move || read_loop(&instance, &layout, &s, &stopped))
+            .spawn(move || read_loop(&instance, &layout, &s, stopped.as_fd()))
             .map_err(|e| ("error", format!("starting the reader: {e}")))?;
         Ok(Armed {
             names: devs,
@@ -221,13 +256,14 @@ impl Drop for Armed {
     }
 }
 
-/// The reader: every `READ_EVERY` until `stopped` ends, reads every page the per-CPU buffers
-/// hold, pairs their events and adds them to `shared`. Drops (removes) the instance at the end.
+/// The reader: until `stopped` (a pipe's read end) closes, reads every page the per-CPU
+/// buffers hold, on the cadence `next` gives (blocking on the readers while there is nothing),
+/// pairs their events and adds them to `shared`. Drops (removes) the instance at the end.
 fn read_loop(
     instance: &Instance,
     layout: &BlkLayout,
     shared: &Mutex<Shared>,
-    stopped: &Receiver<()>,
+    stopped: BorrowedFd<'_>,
 ) {
     let mut pairer = Pairer::default();
     let mut buf = Vec::new();
@@ -236,11 +272,14 @@ fn read_loop(
     // The whole buffer of every CPU, at most.
     let cap = (BUFFER_KB as usize * 1024).saturating_mul(64);
     // The first read soon: how busy the device is is not known yet.
-    let mut wait = READ_SOON;
+    let mut wait = Next::Sleep(READ_SOON);
     loop {
-        match stopped.recv_timeout(wait) {
-            Err(RecvTimeoutError::Timeout) => {}
-            _ => return,
+        let woke = match wait {
+            Next::Sleep(d) => instance.wait(stopped, d, false),
+            Next::Poll => instance.wait(stopped, IDLE_POLL, true),
+        };
+        if woke == Wait::Stopped {
+            return;
         }
         let (mut lost, mut err) = (0, None);
         let (bytes, _, read_err) = instance.read_pages(&mut buf, cap, |cpu, bytes| {
@@ -267,11 +306,7 @@ fn read_loop(
                 s.err.get_or_insert(e);
             }
         }
-        wait = if bytes > BUFFER_KB as usize * 1024 / 4 {
-            READ_SOON
-        } else {
-            READ_EVERY
-        };
+        wait = next(bytes, woke);
     }
 }
 
@@ -331,6 +366,20 @@ mod tests {
         for bad in ["", "..", "nope", "../vda"] {
             assert_eq!(dev_of(sys, bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn an_empty_read_blocks_on_the_readers_and_events_keep_the_cadence() {
+        let quarter = BUFFER_KB as usize * 1024 / 4;
+        for woke in [Wait::TimedOut, Wait::Ready] {
+            assert_eq!(next(quarter + 1, woke), Next::Sleep(READ_SOON), "a burst");
+            assert_eq!(next(quarter, woke), Next::Sleep(READ_EVERY));
+            assert_eq!(next(1, woke), Next::Sleep(READ_EVERY), "a trickle");
+        }
+        // Nothing after a timed wait or a poll's timeout: block until an event.
+        assert_eq!(next(0, Wait::TimedOut), Next::Poll);
+        // Nothing although the poll said ready: the cadence's wait first, never a spin.
+        assert_eq!(next(0, Wait::Ready), Next::Sleep(READ_EVERY));
     }
 
     #[test]

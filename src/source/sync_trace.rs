@@ -214,6 +214,7 @@ impl SyncTracer {
                 buffer_kb: u32::try_from(kb).unwrap_or(64),
                 clock: Some(clock),
                 events: &events,
+                wake_on_any: false,
             };
             match Instance::create(&self.proc_root, &self.guard_exe, &spec) {
                 Ok(instance) => {

@@ -229,6 +229,7 @@ impl Tracer {
                 dir: EVENT_DIR,
                 filter: Some(FILTER),
             }],
+            wake_on_any: false,
         };
         let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
         let format = instance.format(0).to_owned();

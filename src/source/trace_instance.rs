@@ -42,6 +42,21 @@ pub struct Spec<'a> {
     pub clock: Option<&'a str>,
     /// The events to enable, in the order `Instance::format` numbers them.
     pub events: &'a [Event<'a>],
+    /// Sets `buffer_percent` to 0, so that `Instance::wait` on the readers answers as soon as
+    /// a CPU's buffer holds any event rather than at the kernel's default mark (half full).
+    /// Kernels without the file, or whose `poll` predates the mark, answer on any data anyway.
+    pub wake_on_any: bool,
+}
+
+/// How `Instance::wait` ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// The stop pipe was closed (or written to).
+    Stopped,
+    /// A CPU's reader has data (only when waiting on the readers).
+    Ready,
+    /// The time ran out (or the wait was interrupted).
+    TimedOut,
 }
 
 /// A created, armed instance. Dropping it disables its events, removes it and lets its
@@ -122,6 +137,11 @@ impl Instance {
         if let Some(clock) = spec.clock {
             std::fs::write(dir.join("trace_clock"), format!("{clock}\n"))?;
         }
+        if spec.wake_on_any {
+            // Absent before 4.20 (where any data wakes a poller); a refusal leaves the
+            // default mark, which the caller's timeout bounds.
+            let _ = std::fs::write(dir.join("buffer_percent"), "0\n");
+        }
         self.page = parse_header_page(&read_in_one(&tracefs.join("events/header_page"))?)
             .map_err(|e| std::io::Error::new(ErrorKind::InvalidData, e.to_string()))?;
         for e in spec.events {
@@ -179,6 +199,39 @@ impl Instance {
     #[must_use]
     pub fn format(&self, i: usize) -> &str {
         self.formats.get(i).map_or("", String::as_str)
+    }
+
+    /// Waits up to `timeout` for `stop` to become readable or closed, and with `on_data` also
+    /// for any CPU's reader to hold data (`Spec::wake_on_any`), without reading either. A
+    /// `poll` that fails (not for a signal) sleeps `timeout` instead and answers as if the
+    /// readers were ready, so that a caller's loop keeps its pace rather than spinning.
+    #[must_use]
+    pub fn wait(
+        &self,
+        stop: std::os::fd::BorrowedFd<'_>,
+        timeout: std::time::Duration,
+        on_data: bool,
+    ) -> Wait {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        use std::os::fd::AsFd;
+        let mut fds = vec![PollFd::from_borrowed_fd(stop, PollFlags::IN)];
+        if on_data {
+            let readers = self.cpus.iter().map(|(_, f)| f.as_fd());
+            fds.extend(readers.map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::IN)));
+        }
+        let t = Timespec::try_from(timeout).unwrap_or(Timespec {
+            tv_sec: 1,
+            tv_nsec: 0,
+        });
+        match poll(&mut fds, Some(&t)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => Wait::TimedOut,
+            Err(_) => {
+                std::thread::sleep(timeout);
+                Wait::Ready
+            }
+            Ok(_) if !fds[0].revents().is_empty() => Wait::Stopped,
+            Ok(_) => Wait::Ready,
+        }
     }
 
     /// Reads the pages the per-CPU buffers hold, up to `cap` bytes in all, handing each page
