@@ -15,8 +15,21 @@ moves less. Never run one binary twice in one window: copies doing the same syst
 read up to 3x apart (four idle pagewatch screens on one CPU: 0.87, 2.48, 1.15, 0.88 ms/s),
 likely because they share their code pages and the first awake fetches them cold for all
 (docs/PERFORMANCE.md, tenth round).
+PW_PROCS=N first starts idle processes (`sleep`, each in its own session) until /proc lists N
+before the measured programs start, and stops them at the end. htop's cost grows with the
+processes it lists and the default screen's does not, so a ratio to htop means something only
+with its process count: issue 27's figures were taken at ~120 processes, where a lean VM
+idles at ~66. Every run prints the count /proc listed while it was measured.
 """
-import glob, os, pty, select, statistics, struct, sys, termios, time, fcntl
+import glob, os, pty, select, statistics, struct, subprocess, sys, termios, time, fcntl
+
+def nprocs():
+    return sum(1 for d in os.listdir('/proc') if d.isdigit())
+fillers=[]
+want=int(os.environ.get('PW_PROCS','0'))
+while nprocs() < want:
+    fillers.append(subprocess.Popen(['sleep','100000'],start_new_session=True,
+                                    stdin=subprocess.DEVNULL,stdout=subprocess.DEVNULL))
 
 secs=float(sys.argv[1]); rest=' '.join(sys.argv[2:]); cmds=[c.split() for c in rest.split(';;')]
 procs=[]
@@ -62,7 +75,7 @@ if rounds>1:
 for (pid,fd,name),a,b in zip(procs,c0,c1):
     rss=[l for l in open(f'/proc/{pid}/status') if l.startswith('VmRSS')][0].split()[1]
     print(f"{(b-a)/1e6/el:.3f} ms/s  rss {int(rss)/1024:.1f} MB  {out.get(fd,0)/el:.0f} B/s  {name}")
-print("load", open('/proc/loadavg').read().strip())
+print("load", open('/proc/loadavg').read().strip(), f" processes {nprocs()} ({len(fillers)} idle fillers)")
 for pid,fd,name in procs:
     try: os.write(fd,b'q')
     except OSError: pass
@@ -71,3 +84,5 @@ for pid,fd,name in procs:
     try: os.kill(pid,15)
     except OSError: pass
     os.waitpid(pid,0)
+for f in fillers:
+    f.kill(); f.wait()
