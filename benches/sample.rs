@@ -195,7 +195,7 @@ fn foreign_scan(c: &mut Criterion) {
 /// walk (the walker is handed walk times a period apart). Divide by the process count printed
 /// for µs per process; `PW_BENCH_SLEEPERS=1000` starts that many `sleep 600` first.
 fn procs_walk(c: &mut Criterion) {
-    use pagewatch::sample::ProcScope;
+    use pagewatch::sample::{Pace, ProcScope};
     use pagewatch::source::procs::{WALK_PERIOD_NS, Walker};
     let sleepers: usize = std::env::var("PW_BENCH_SLEEPERS")
         .ok()
@@ -216,7 +216,7 @@ fn procs_walk(c: &mut Criterion) {
     eprintln!("procs_walk: {count} processes ({} sleepers)", kids.len());
     let mut w = Walker::new("/proc");
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let mut t = 0u64;

@@ -47,8 +47,8 @@ pub mod names {
     /// boosts the dirty thresholds it reports (spec §1.2, RT/DL boost). Read on slow refresh.
     pub const READER_STAT: &str = "proc/thread-self/stat";
     /// Pseudo-file: one process walk (spec §11), present only in the samples a walk was done
-    /// in (every `source::procs::WALK_PERIOD_NS` while `Wants::procs` asks). Header lines
-    /// (`walk`, `prev`, `clk_tck`, `task_delayacct`, `scope`), then one record per process
+    /// in (every 2, 5 or 10 s, `Pace`, while `Wants::procs` asks). Header lines (`walk`,
+    /// `prev`, `period`, `clk_tck`, `task_delayacct`, `scope`), then one record per process
     /// that was active since the previous walk, with its raw `stat` line, `io` text, `wchan`
     /// and cgroup; the format and which processes it holds are documented in `source::procs`.
     pub const PROCS: &str = "proc/pids";
@@ -224,8 +224,23 @@ pub struct ProcScope {
     /// Only the processes of this cgroup v2 group and its descendants (a path relative to the
     /// cgroup2 mount, `/system.slice/db.service`); `None`: every process.
     pub cgroup: Option<String>,
-    /// Walk every 2 s (the processes pane is shown and the machine is not quiet:
-    /// `model::who`) rather than every 5 s (the walk only attributes: the disk table's spare
-    /// rows, the JSON, the report, recordings; or the machine is quiet).
-    pub fast: bool,
+    /// How often to walk (`source::procs` holds the periods).
+    pub pace: Pace,
+}
+
+/// How often a walk runs, decided by `model::who::Gate` from what is shown and how busy the
+/// machine is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Pace {
+    /// Every 2 s: the processes pane is shown and the machine is not quiet.
+    Shown,
+    /// Every 5 s: the walk only attributes (the disk table's spare rows, the JSON, the report,
+    /// recordings) while there is something to attribute.
+    #[default]
+    Attribute,
+    /// Every 10 s: the processes pane is shown and the machine is quiet (no reason to walk
+    /// besides the pane, the CPUs under 5 % busy, for 10 s). Its rows are sleeping processes;
+    /// a walk then is half of what the pane costs (issue 27), and any reason turns the pace
+    /// back to `Shown` at the next sample.
+    Quiet,
 }

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pagewatch::parse::procs::parse;
-use pagewatch::sample::ProcScope;
+use pagewatch::sample::{Pace, ProcScope};
 use pagewatch::source::procs::{WALK_PERIOD_NS, Walker};
 
 static LOCK: Mutex<()> = Mutex::new(());
@@ -300,7 +300,7 @@ fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
     let dd = Dd::start(dir.path());
     let mut walker = Walker::new("/proc");
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let mut seen = Vec::new();
@@ -343,7 +343,7 @@ fn walk_cost() {
         .collect();
     let mut walker = Walker::new("/proc");
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope);

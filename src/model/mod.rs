@@ -98,6 +98,10 @@ pub struct Model {
     /// (`sysctl kernel.task_delayacct=1` turns it on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_delayacct: Option<bool>,
+    /// Milliseconds between the last walk and the one before it: the interval the process
+    /// rates are over (2, 5 or 10 s: `sample::Pace`); `None` before a second walk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub walk_interval_ms: Option<u64>,
     /// The processes holding the most resident memory at the last walk, stalled-in-reclaim
     /// first, then by resident bytes (`procs_memory`, at most `source::procs_memory::MEM_TOP` plus
     /// those in D state); `None` when no walk ran recently or it had no memory records.
@@ -209,6 +213,7 @@ impl Model {
             processes: None,
             task_delayacct: None,
             processes_by_memory: None,
+            walk_interval_ms: None,
             throttled: throttled::rows(
                 tracer.as_ref(),
                 cur.trace

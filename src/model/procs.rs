@@ -61,7 +61,8 @@ pub const TOP: usize = 20;
 pub const HIT_MIN_RCHAR: u64 = 1 << 20;
 /// The shortest span a process born since the previous walk is rated over (the module doc).
 pub const MIN_BORN_SPAN_NS: u64 = 1_000_000_000;
-/// Rows are dropped when no walk came for this long (the walks were turned off).
+/// Rows are dropped when no walk came for this long (the walks were turned off), or for the
+/// walk's own period when that is longer (`Walk::period_ns`: 10 s on a quiet machine).
 pub const STALE_NS: u64 = 5_000_000_000;
 
 /// One process over the interval between two walks.
@@ -427,11 +428,10 @@ impl Tracker {
             self.names = names;
             self.memory = Some(super::procs_memory::memory_rows(w)).filter(|m| !m.is_empty());
             self.last = Some(w.clone());
-        } else if self
-            .last
-            .as_ref()
-            .is_some_and(|w| snap.mono_ns.saturating_sub(w.mono_ns) > STALE_NS)
-        {
+        } else if self.last.as_ref().is_some_and(|w| {
+            let due = w.period_ns.map_or(STALE_NS, |p| p.max(STALE_NS));
+            snap.mono_ns.saturating_sub(w.mono_ns) > due
+        }) {
             self.last = None;
             self.rows = None;
             self.memory = None;
@@ -510,6 +510,7 @@ impl Tracker {
             let ns = w.mono_ns.checked_sub(w.prev_mono_ns?)?;
             Some((ns + 500_000) / 1_000_000)
         });
+        m.walk_interval_ms = interval_ms;
         m.commands = (self.rows.as_deref()).map(|r| super::commands::roll_up(r, interval_ms));
         // While the tracepoint sees every pause (armed, nothing lost or left unread), a writer
         // still throttled after a walk is in its rows: a wchan row is evidence only in its

@@ -213,6 +213,42 @@ fn the_tracker_keeps_rows_between_walks_and_drops_them_when_walks_stop() {
 }
 
 #[test]
+fn rows_of_a_walk_at_the_quiet_pace_last_until_its_next_walk_is_due() {
+    let quiet = |mut w: Walk| {
+        w.period_ns = Some(10_000_000_000);
+        w
+    };
+    let mut t = Tracker::default();
+    t.update(&snap(
+        2,
+        Some(walk(2, None, "1", &[rec('P', 42, 500, 'S', A, 10)])),
+    ));
+    t.update(&snap(
+        12,
+        Some(quiet(walk(
+            12,
+            Some(2),
+            "1",
+            &[rec('P', 42, 500, 'S', B, 10)],
+        ))),
+    ));
+    t.update(&snap(21, None));
+    assert!(
+        close(t.rows().unwrap()[0].rchar_per_s, 0.4 * MIB as f64),
+        "9 s after a walk whose next is due at 10 s: kept, the rate over its 10 s"
+    );
+    let mut m =
+        crate::model::Model::derive(None, &snap(21, None), crate::model::Options::default());
+    t.fill(&mut m);
+    assert_eq!(m.walk_interval_ms, Some(10_000));
+    t.update(&snap(23, None));
+    assert!(
+        t.rows().is_none(),
+        "11 s without its next walk: walks are off"
+    );
+}
+
+#[test]
 fn an_exited_throttled_writer_keeps_its_name_from_the_last_walk() {
     use crate::model::throttled::{ThrottleSource, Throttled};
     let mut t = Tracker::default();

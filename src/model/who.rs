@@ -22,14 +22,14 @@
 
 use super::Model;
 use super::dirty::State;
-use crate::sample::{ProcScope, Wants};
+use crate::sample::{Pace, ProcScope, Wants};
 
 /// Seconds the walk and the tracepoint stay on after their last reason.
 pub const LINGER_S: f64 = 10.0;
 
 /// The CPUs count as quiet below this user + system %, of all CPUs. While the machine is quiet
 /// (that, and no reason to walk besides the pane itself) the processes pane is walked at the
-/// slow period (`ProcScope::fast` off): a table of sleeping processes does not change in
+/// quiet pace (`Pace::Quiet`, every 10 s): a table of sleeping processes does not change in
 /// 2 s, and its walk was half the pane's cost on the idle VM (issue 27).
 const QUIET_CPU_PCT: f64 = 5.0;
 
@@ -107,9 +107,14 @@ impl Gate {
             .and_then(|c| c.busy_pct())
             .is_none_or(|b| b >= QUIET_CPU_PCT);
         let active = linger(&mut self.active_quiet_s, reason || cpus_busy, dt);
+        let pace = match (view.processes, active) {
+            (true, true) => Pace::Shown,
+            (true, false) => Pace::Quiet,
+            (false, _) => Pace::Attribute,
+        };
         let procs = linger(&mut self.procs_quiet_s, walk, dt).then(|| ProcScope {
             cgroup: view.scope.clone(),
-            fast: view.processes && active,
+            pace,
         });
         // The victims' sync latency: shown in the processes view, and gathered while writers
         // are throttled where the output looks for the victims (the screen's throttled table,
@@ -275,21 +280,27 @@ mod tests {
         let mut g = Gate::default();
         cpu(&mut m, 20.0);
         let w = g.update(&m, &view).unwrap();
-        assert!(w.procs.as_ref().unwrap().fast, "busy CPUs: every 2 s");
+        assert_eq!(
+            w.procs.as_ref().unwrap().pace,
+            Pace::Shown,
+            "busy CPUs: every 2 s"
+        );
         cpu(&mut m, 1.0);
         for _ in 0..9 {
             assert_eq!(g.update(&m, &view), None, "lingering");
         }
         let w = g.update(&m, &view).unwrap();
-        assert!(
-            !w.procs.as_ref().unwrap().fast,
-            "quiet for 10 s: the slow period"
+        assert_eq!(
+            w.procs.as_ref().unwrap().pace,
+            Pace::Quiet,
+            "quiet for 10 s: the quiet period"
         );
         cpu(&mut m, 1.0);
         m.procs_blocked = Some(1);
         let w = g.update(&m, &view).unwrap();
-        assert!(
-            w.procs.unwrap().fast,
+        assert_eq!(
+            w.procs.unwrap().pace,
+            Pace::Shown,
             "a task in IO wait: fast again at once"
         );
     }

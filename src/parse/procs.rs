@@ -254,6 +254,9 @@ pub struct Walk {
     /// `CLOCK_BOOTTIME` at the walk, ns: the clock of the stat start times (field 22), so a
     /// process that started after the previous walk is known (`None` in older recordings).
     pub boot_ns: Option<u64>,
+    /// The pace the walk ran at, ns: the next walk is due this long after (`sample::Pace`;
+    /// `None` in older recordings, whose walks came at most 5 s apart).
+    pub period_ns: Option<u64>,
     /// Why the scope could not be walked (no cgroup2 mount, no such group).
     pub scope_error: Option<String>,
     /// The processes of the walk whose comm is `fio`, active or not (the foreign-fio scan
@@ -322,6 +325,7 @@ pub fn parse(text: &str) -> Result<Walk> {
             "scope" => w.scope = dash(value).map(str::to_owned),
             "page_size" => w.page_size = Some(number(value).map_err(err)?),
             "boot" => w.boot_ns = Some(number(value).map_err(err)?),
+            "period" => w.period_ns = Some(number(value).map_err(err)?),
             "scope_error" => w.scope_error = Some(value.to_owned()),
             "fio" => {
                 w.fio = value

@@ -1,4 +1,5 @@
-//! The process walk (spec §11): every `WALK_PERIOD_NS` (the pane shown) or `SLOW_WALK_PERIOD_NS`, while `Wants::procs` asks for it, read
+//! The process walk (spec §11): at the pace `Wants::procs` asks for (every 2, 5 or 10 s:
+//! `WALK_PERIOD_NS`, `SLOW_WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`) while it asks, read
 //! each process's `stat` and `io` and write the active ones into the sample as the
 //! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
 //!
@@ -29,6 +30,7 @@
 //! ```text
 //! walk 8123000000000        the walk's (the sample's) monotonic time, ns
 //! prev 8121000000000        the previous walk's, or - on a first walk (then: no rates)
+//! period 2000000000         the pace the walk ran at, ns: the next is due this long after
 //! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! scope /system.slice/x     the cgroup walked (- for all processes)
@@ -101,14 +103,20 @@ use std::path::{Path, PathBuf};
 
 use super::procs_visit::{Table, Visit};
 use super::read::{clean, denied, is_procfs, read_optional};
-use crate::sample::ProcScope;
+use crate::sample::{Pace, ProcScope};
 
-/// The walk period while the processes pane is shown (`ProcScope::fast`): samples in between
-/// carry no walk.
+/// The walk period while the processes pane is shown on a machine that is not quiet
+/// (`Pace::Shown`): samples in between carry no walk.
 pub const WALK_PERIOD_NS: u64 = 2_000_000_000;
-/// The walk period otherwise (spec §11: every 2–5 s). Under sustained throttling the walk was
-/// two thirds of what the "who" data added to a recording at 2 s.
+/// The walk period when it only attributes (`Pace::Attribute`; spec §11: every 2–5 s). Under
+/// sustained throttling the walk was two thirds of what the "who" data added to a recording
+/// at 2 s.
 pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
+/// The walk period while the pane is shown on a quiet machine (`Pace::Quiet`). At ~125
+/// processes a walk costs the sampler 0.6–1.2 ms (most of it the kernel answering one
+/// `schedstat` read a process); every 5 s that was 0.16 ms/s of the pane's 1.0 (issue 27,
+/// docs/PERFORMANCE.md twentieth round).
+pub const QUIET_WALK_PERIOD_NS: u64 = 10_000_000_000;
 /// A sample this much short of the period still walks (ticks jitter around 1 s).
 const WALK_SLACK_NS: u64 = 300_000_000;
 /// Walks the processes every `WALK_PERIOD_NS`; see the module doc.
@@ -180,23 +188,26 @@ impl Walker {
             self.reset();
         }
         if self.scope.as_ref() != Some(scope) {
+            // A new pace walks at this sample: its walk says when the next one is due
+            // (`period`), and the model keeps its rows until then.
+            self.tried_ns = None;
             self.scope = Some(scope.clone());
         }
-        let period = if scope.fast {
-            WALK_PERIOD_NS
-        } else {
-            SLOW_WALK_PERIOD_NS
+        let period = match scope.pace {
+            Pace::Shown => WALK_PERIOD_NS,
+            Pace::Attribute => SLOW_WALK_PERIOD_NS,
+            Pace::Quiet => QUIET_WALK_PERIOD_NS,
         };
         if let Some(last) = self.tried_ns
             && mono_ns < last + period - WALK_SLACK_NS
         {
             return None;
         }
-        self.walk_now(mono_ns);
+        self.walk_now(mono_ns, period);
         Some(&self.out)
     }
 
-    fn walk_now(&mut self, mono_ns: u64) {
+    fn walk_now(&mut self, mono_ns: u64, period: u64) {
         let procfs = *self
             .procfs
             .get_or_insert_with(|| File::open(&self.proc_root).is_ok_and(|f| is_procfs(&f)));
@@ -220,6 +231,7 @@ impl Walker {
             Some(p) => drop(writeln!(self.out, "prev {p}")),
             None => self.out.push_str("prev -\n"),
         }
+        let _ = writeln!(self.out, "period {period}");
         let _ = writeln!(
             self.out,
             "clk_tck {}",

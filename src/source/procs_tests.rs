@@ -85,7 +85,7 @@ fn no_walk_unless_wanted_and_one_every_period() {
     );
     src.want(&Wants {
         procs: Some(ProcScope {
-            fast: true,
+            pace: Pace::Shown,
             ..ProcScope::default()
         }),
         ..Wants::default()
@@ -112,7 +112,7 @@ fn no_walk_unless_wanted_and_one_every_period() {
     assert_eq!(src.read().unwrap().file(names::PROCS), None, "turned off");
     src.want(&Wants {
         procs: Some(ProcScope {
-            fast: true,
+            pace: Pace::Shown,
             ..ProcScope::default()
         }),
         ..Wants::default()
@@ -145,7 +145,7 @@ fn a_v1_memory_cgroup_is_the_processes_cgroup() {
     .unwrap();
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let text = w.maybe_walk(0, &scope).unwrap();
@@ -174,7 +174,7 @@ fn only_active_processes_are_written_with_their_previous_reading() {
     tree.set(43, 'S', 600, 0); // idle throughout
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
@@ -208,7 +208,7 @@ fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_
     let tree = Tree::new();
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
@@ -257,7 +257,7 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
     tree.set(42, 'S', 500, 0);
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let mut t = crate::model::procs::Tracker::default();
@@ -281,7 +281,7 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
 fn a_live_walk_parses_and_finds_this_process() {
     let mut w = Walker::new("/proc");
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let base = 1_000 * S;
@@ -304,7 +304,7 @@ fn a_live_walk_parses_and_finds_this_process() {
 fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
     let mut w = Walker::new("/proc");
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let me = std::process::id();
@@ -463,7 +463,7 @@ fn fd_limit_child() {
     assert_eq!(limit, FD_LIMIT);
     let reserve = RESERVE_FDS.min(limit / 2) as usize;
     let scope = ProcScope {
-        fast: true,
+        pace: Pace::Shown,
         ..ProcScope::default()
     };
     let mut w = Walker::new("/proc");
@@ -652,4 +652,46 @@ fn the_largest_by_rss_and_those_in_d_state_get_memory_records() {
     let top = &second.memory[0];
     assert_eq!((top.pid, top.stat.rss_pages), (n, u64::from(n) * 200));
     assert_eq!(top.before, Some((u64::from(n) * 100, 0)));
+}
+
+#[test]
+fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
+    let tree = Tree::new();
+    tree.set(42, 'S', 500, 0);
+    let mut w = fake_walker(&tree);
+    let at = |pace| ProcScope {
+        pace,
+        ..ProcScope::default()
+    };
+    // Seconds since the start at which each pace walked, over 30 s of 1 s samples.
+    let walks = |pace| {
+        let mut w = fake_walker(&tree);
+        (0..=30u64)
+            .filter(|s| w.maybe_walk(s * S, &at(pace)).is_some())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(walks(Pace::Shown), (0..=30).step_by(2).collect::<Vec<_>>());
+    assert_eq!(walks(Pace::Attribute), [0, 5, 10, 15, 20, 25, 30]);
+    assert_eq!(walks(Pace::Quiet), [0, 10, 20, 30]);
+    let mut q = fake_walker(&tree);
+    let said = parse(q.maybe_walk(0, &at(Pace::Quiet)).unwrap()).unwrap();
+    assert_eq!(said.period_ns, Some(10 * S), "the walk says its pace");
+    // Quiet, then something happens 3 s after a walk: the pane's pace walks at that sample,
+    // and back to quiet walks at once too, saying the next walk is 10 s away.
+    assert!(w.maybe_walk(0, &at(Pace::Quiet)).is_some());
+    assert!(w.maybe_walk(3 * S, &at(Pace::Quiet)).is_none());
+    let busy = parse(w.maybe_walk(4 * S, &at(Pace::Shown)).unwrap()).unwrap();
+    assert_eq!(
+        (busy.prev_mono_ns, busy.period_ns),
+        (Some(0), Some(2 * S)),
+        "a new pace keeps what was seen: rates over the 4 s since the quiet walk"
+    );
+    assert!(w.maybe_walk(5 * S, &at(Pace::Shown)).is_none());
+    let calm = parse(w.maybe_walk(6 * S, &at(Pace::Quiet)).unwrap()).unwrap();
+    assert_eq!(
+        (calm.prev_mono_ns, calm.period_ns),
+        (Some(4 * S), Some(10 * S))
+    );
+    assert!(w.maybe_walk(15 * S, &at(Pace::Quiet)).is_none());
+    assert!(w.maybe_walk(16 * S, &at(Pace::Quiet)).is_some());
 }

@@ -147,7 +147,7 @@ pub(super) fn name(app: &App, pid: Option<u32>, comm: &str, w: usize) -> String 
 }
 
 /// The pane's title: scope, sort and where the figures come from.
-fn title(app: &App) -> String {
+fn title(app: &App, width: u16) -> String {
     let memory = app.ui.proc_sort == ProcSort::Memory;
     let mut s = String::from(if memory {
         "Processes by memory"
@@ -157,15 +157,24 @@ fn title(app: &App) -> String {
     if let Some(c) = &app.ui.scope {
         let _ = write!(s, " in {c}");
     }
+    if let Some(ms) = app.model.as_ref().and_then(|m| m.walk_interval_ms) {
+        // The rates are over the walk's interval, which the gate paces (`sample::Pace`).
+        let _ = write!(s, " over {} s", ((ms + 500) / 1000).max(1));
+    }
     if app.ui.proc_rollup {
         s.push_str(" by command (r by pid; Esc back)");
         return s;
     }
-    let _ = write!(
-        s,
-        " (sort {}; s sorts, a cmdline, K stack, Esc back)",
-        app.ui.proc_sort.label()
-    );
+    // The key hints go first when the title would not fit the pane's top border.
+    let by = app.ui.proc_sort.label();
+    let room = usize::from(width).saturating_sub(2);
+    let full = format!(" (sort {by}; s sorts, a cmdline, K stack, Esc back)");
+    let short = format!(" (sort {by}; Esc back)");
+    let hint = [full, short]
+        .into_iter()
+        .find(|h| s.chars().count() + h.chars().count() <= room)
+        .unwrap_or_else(|| format!(" (sort {by})"));
+    s.push_str(&hint);
     s
 }
 
@@ -202,7 +211,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         stack(app, *pid, text, area, canvas);
         return;
     }
-    let inner = canvas.block(area, frame(app, title(app), true));
+    let inner = canvas.block(area, frame(app, title(app, area.width), true));
     if app.ui.proc_sort == ProcSort::Memory {
         super::processes_memory::draw(app, inner, canvas);
         return;
@@ -417,7 +426,8 @@ fn empty_text(app: &App) -> &'static str {
     if app.model.is_none() {
         "waiting for the first sample"
     } else {
-        "no process did IO in the last walk (walks run every 2 s while this view is open)"
+        "no process did IO in the last walk (walks run every 2 s while this view is open, \
+         every 10 s while the machine is quiet)"
     }
 }
 

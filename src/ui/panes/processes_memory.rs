@@ -96,7 +96,8 @@ pub(super) fn draw(app: &App, inner: Rect, canvas: &mut Canvas) {
         let text = if app.model.is_none() {
             "waiting for the first sample"
         } else {
-            "no process walk yet (walks run every 2 s while this view is open)"
+            "no process walk yet (walks run every 2 s while this view is open, every 10 s \
+             while the machine is quiet)"
         };
         lines.push(Line::from(Span::styled(text, t.dim)));
     }
