@@ -91,7 +91,8 @@ impl Loop {
             c.arg(format!("--rate_iops={r}"));
         }
         if json {
-            c.arg("--output-format=json");
+            // Total latency percentiles too (`lat_ns`), beside the default `clat_ns`.
+            c.args(["--output-format=json", "--lat_percentiles=1"]);
         }
         c.stdout(Stdio::piped())
             .stderr(Stdio::null())
