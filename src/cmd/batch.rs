@@ -36,8 +36,8 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
         partitions: args.partitions,
     };
     // `--view processes` walks the processes as the screen's pane does (every 2 s, 10 s while
-    // the machine is quiet), and times
-    // the sync syscalls (root) for `processes[]`'s fsync figures.
+    // the machine is quiet), and times the sync syscalls (root) for `processes[]`'s fsync
+    // figures.
     let view = crate::model::who::View {
         processes: args.view == Some(crate::cli::View::Processes),
         cgroups: args.view == Some(crate::cli::View::Cgroups),

@@ -119,7 +119,7 @@ pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
 pub const QUIET_WALK_PERIOD_NS: u64 = 10_000_000_000;
 /// A sample this much short of the period still walks (ticks jitter around 1 s).
 const WALK_SLACK_NS: u64 = 300_000_000;
-/// Walks the processes every `WALK_PERIOD_NS`; see the module doc.
+/// Walks the processes at the pace `ProcScope::pace` asks for; see the module doc.
 pub struct Walker {
     proc_root: PathBuf,
     /// The proc root is procfs: fds can be kept and re-read at offset 0.
