@@ -50,6 +50,20 @@ pub struct DirLive {
     pub p99_cumulative: bool,
 }
 
+/// A status this soon after the last one rated is not rated on its own. fio's final report comes
+/// right after its last periodic status (149 ms in `tests/fixtures/fio`; 18 ms in a CI run, whose
+/// 18 ms counted 8 KiB read and no completed IO): rates over such a sliver are noise, and the
+/// run's figures are in its summary. Statuses come every 1,000 ms (`--status-interval=1`).
+pub const MIN_INTERVAL_MS: i64 = 500;
+
+/// Whether `cur` is rated against `prev`, the last status rated: always the first, and a
+/// status whose clock went back (`live` rates it since the start); otherwise only
+/// `MIN_INTERVAL_MS` or more after `prev`.
+#[must_use]
+pub fn worth_rating(prev: Option<&FioStatus>, cur: &FioStatus) -> bool {
+    prev.is_none_or(|p| !(0..MIN_INTERVAL_MS).contains(&(cur.timestamp_ms - p.timestamp_ms)))
+}
+
 /// Interval figures between `prev` and `cur`; with no `prev`, figures since the start.
 #[must_use]
 pub fn live(prev: Option<&FioStatus>, cur: &FioStatus) -> FioLive {

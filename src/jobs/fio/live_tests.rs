@@ -282,3 +282,20 @@ fn live_sync_calls_since_the_start_and_over_an_interval() {
     let r = &live(Some(&docs[0]), &docs[1]).jobs[0].sync;
     assert_eq!((r.iops, r.clat_mean_us), (0.0, None));
 }
+
+#[test]
+fn a_status_right_after_the_last_rated_is_not_rated_on_its_own() {
+    let (docs, _) = statuses(FIXTURE);
+    assert!(worth_rating(None, &docs[0]), "the first");
+    assert!(worth_rating(Some(&docs[0]), &docs[1]), "1,000 ms after");
+    assert!(worth_rating(Some(&docs[1]), &docs[2]), "1,001 ms after");
+    assert!(
+        !worth_rating(Some(&docs[2]), &docs[3]),
+        "the final report, 149 ms after the last periodic status"
+    );
+    let mut at = docs[3].clone();
+    at.timestamp_ms = docs[2].timestamp_ms + MIN_INTERVAL_MS;
+    assert!(worth_rating(Some(&docs[2]), &at), "at the minimum");
+    at.timestamp_ms = docs[2].timestamp_ms - 60_000;
+    assert!(worth_rating(Some(&docs[2]), &at), "the clock went back");
+}

@@ -14,7 +14,7 @@ use anyhow::Result;
 
 use super::child::{self, Control};
 use super::dir::{FioDir, OwnedFiles};
-use super::live::live;
+use super::live::{live, worth_rating};
 use super::spec::{FioSpec, size_text};
 use super::status::FioStatus;
 use super::update::FioUpdate;
@@ -214,8 +214,10 @@ impl Plan {
         }
         let mut prev: Option<FioStatus> = None;
         let mut on_status = |s: &FioStatus| {
-            notify(FioUpdate::Live(live(prev.as_ref(), s)));
-            prev = Some(s.clone());
+            if worth_rating(prev.as_ref(), s) {
+                notify(FioUpdate::Live(live(prev.as_ref(), s)));
+                prev = Some(s.clone());
+            }
         };
         let started = |pid| notify(FioUpdate::Started { pid });
         let out = match child::run(
