@@ -92,6 +92,42 @@ fn device_detail_for_nvme() {
     assert_screens("detail_nvme", &app, &[(120, 40)]);
 }
 
+/// The detail view of a timed disk judged with the longest evidence the judge writes (a deep
+/// queue with no calm baseline of its own, a borrowed one, held): the percentile table stays
+/// whole at both sizes, and the verdict's text is cut above it, not the table below the pane
+/// (issue 50: at 160x48 a long verdict pushed p50/p99 out; at 80x24 there was no table).
+#[test]
+fn device_detail_keeps_its_latency_table_under_a_long_verdict() {
+    let mut app = app_after("live-fio-randwrite", Look::default(), &[Action::Detail]);
+    let m = app.model.as_mut().unwrap();
+    for d in &mut m.disks {
+        d.saturation.saturated = true;
+        d.saturation.saturation_level = 2;
+        d.saturation.saturation_why = Some(
+            "queue 40 deep (≥ 32), await 0.53 ms (< 1 ms), no calm baseline for reads yet; \
+             9.6x the 0.05 ms borrowed (512K-1M reads, bounded from writes' ≤4K) (held: \
+             saturated before)"
+                .to_owned(),
+        );
+        let l = &mut d.latency;
+        (l.lat_read_p50_ms, l.lat_read_p90_ms, l.lat_read_p99_ms) =
+            (Some(0.41), Some(0.9), Some(2.3));
+        (l.lat_write_p50_ms, l.lat_write_p90_ms, l.lat_write_p99_ms) =
+            (Some(5.12), Some(7.5), Some(11.0));
+        (l.queue_p50_ms, l.queue_p90_ms, l.queue_p99_ms) = (Some(0.02), Some(0.1), Some(0.4));
+        l.lat_max_ms = Some(31.4);
+        l.lat_events = Some(61_234);
+        l.lat_lost = Some(0);
+    }
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&app, w, h);
+        for want in ["p50", "p99", "read", "write", "5.12", "events 61234"] {
+            assert!(s.contains(want), "{want} at {w}x{h}:\n{s}");
+        }
+    }
+    assert_screens("detail_long_verdict", &app, &[(80, 24), (160, 48)]);
+}
+
 #[test]
 fn help_overlay() {
     assert_screens(

@@ -43,7 +43,8 @@ const NAME_W: usize = 12;
 /// `text` in `room` columns: whole when it fits, else cut before the last `, ` or ` (` that
 /// leaves room for `…`, so that no figure is cut in its middle (at 80 columns the border cut
 /// "no calm baseline" to "no calm"; a figure would go the same way).
-fn cut_at_clause(text: String, room: usize) -> String {
+#[must_use]
+pub fn cut_at_clause(text: String, room: usize) -> String {
     if text.chars().count() <= room {
         return text;
     }

@@ -5,7 +5,7 @@
 //! Owns: drawing them. Must not touch: app state, the figures (`model::latency`).
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
@@ -35,7 +35,7 @@ pub fn shade(share: f64) -> usize {
     }
 }
 
-/// The percentile lines for the detail view's left column (empty while not timed).
+/// The percentile table that heads the detail view's latency box (empty while not timed).
 #[must_use]
 pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
     let t = theme(app);
@@ -75,12 +75,26 @@ pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
     ]
 }
 
-/// Draws the heat map of `d`'s device time in `area`, or why there is none.
+/// Draws `d`'s latency in `area`: the percentile table on top, whole (it is the figure the
+/// view is opened for), then the heat map of its device time in the rows left, or why there
+/// is none.
 pub fn render(app: &App, d: &Disk, area: Rect, buf: &mut Buffer) {
     let t = theme(app);
-    let b = block(app, format!("{} device time (heat map)", d.name), false);
+    let b = block(
+        app,
+        format!("{} latency, device time (heat map)", d.name),
+        false,
+    );
+    let table = percentile_lines(app, d);
+    let timed = !table.is_empty();
     let inner = b.inner(area);
     b.render(area, buf);
+    let rows = u16::try_from(table.len())
+        .unwrap_or(u16::MAX)
+        .min(inner.height);
+    let [table_area, inner] =
+        Layout::vertical([Constraint::Length(rows), Constraint::Min(0)]).areas(inner);
+    Paragraph::new(table).render(table_area, buf);
     if inner.width < 10 || inner.height < 2 {
         return;
     }
@@ -111,6 +125,7 @@ pub fn render(app: &App, d: &Disk, area: Rect, buf: &mut Buffer) {
                     .as_deref()
                     .map_or(String::new(), |w| format!(" ({w})"))
             ),
+            _ if timed => "the map fills as intervals are timed".to_owned(),
             _ if app.replay.is_some() || app.caps.captured || !app.caps.experiments => {
                 "not timed in this recording (record with --latency DEV, or open this view \
                  while recording from the screen)"
