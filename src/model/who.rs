@@ -9,8 +9,8 @@
 //! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
 //! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some
-//! dirty domain is at least flushing in the background (writers can be throttled soon, spec
-//! §7). The `-below` tracer (wbt, reclaim
+//! dirty domain is at least flushing in the background or pages are dirtied fast (writers
+//! can be throttled soon; it fires only above freerun, spec §7). The `-below` tracer (wbt, reclaim
 //! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
 //! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
 //! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
@@ -170,15 +170,12 @@ fn linger(quiet_s: &mut Option<f64>, reason: bool, dt: f64) -> bool {
 
 /// Something to attribute: a task in IO wait, a busy disk, or fast dirtying.
 fn busy(m: &Model) -> bool {
-    let page = m.page_size as f64;
     m.procs_blocked.is_some_and(|n| n > 0)
         || m.disks.iter().any(|d| {
             d.cols.util_pct.is_some_and(|u| u >= BUSY_UTIL_PCT)
                 || d.cols.aqu_sz.is_some_and(|q| q >= BUSY_AQU_SZ)
         })
-        || m.dirty
-            .dirtied_per_s
-            .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
+        || dirtied_fast(m)
 }
 
 /// Memory taken fast (AnonPages grew `FAST_ANON_BYTES_PER_S` since the last model) or
@@ -215,9 +212,25 @@ fn below_wanted(m: &Model, view: &View) -> bool {
 /// walk's wchan, or the tracepoint itself while armed): with small thresholds the count
 /// crosses them in bursts, and a sampled state can read "below background" for several
 /// samples in a row while writers are being paced.
+///
+/// Or pages are dirtied fast (`FAST_DIRTYING_BYTES_PER_S`): the event fires only above
+/// freerun (spec §7), so armed below it the tracepoint costs nothing, and a sampled count
+/// that lands in a trough cannot decide, by when this instance happened to start, whether
+/// the writers' pauses are seen.
 fn throttling_near(m: &Model) -> bool {
     let near = |s: Option<State>| s.is_some_and(|s| s != State::BelowBackground);
-    near(m.dirty.state) || m.domains.iter().any(|d| near(d.state)) || !m.throttled.is_empty()
+    near(m.dirty.state)
+        || m.domains.iter().any(|d| near(d.state))
+        || !m.throttled.is_empty()
+        || dirtied_fast(m)
+}
+
+/// Pages dirtied at `FAST_DIRTYING_BYTES_PER_S` or more.
+fn dirtied_fast(m: &Model) -> bool {
+    let page = m.page_size as f64;
+    m.dirty
+        .dirtied_per_s
+        .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
 }
 
 #[cfg(test)]
@@ -319,6 +332,28 @@ mod tests {
         )];
         let w = g.update(&m, &View::default()).unwrap();
         assert!(w.trace, "a task in balance_dirty_pages is reason enough");
+    }
+
+    /// Two instances started at different moments of one flood must arm alike: a sampled
+    /// count that lands in a trough below background (small thresholds, bursts) must not keep
+    /// the tracepoint off while pages are dirtied fast (issue 50: an 80x24 instance read
+    /// "below background" in the same second as a 160x48 one's "writers throttled").
+    #[test]
+    fn pages_dirtied_fast_arm_the_tracepoint_below_background() {
+        let mut m = model("live-idle", 1);
+        m.dirty.state = Some(State::BelowBackground);
+        m.domains.clear();
+        m.throttled.clear();
+        m.dirty.dirtied_per_s = Some(1.0);
+        let mut g = Gate::default();
+        assert!(!g.update(&m, &View::default()).is_some_and(|w| w.trace));
+        // 600 MB/s dirtied, as in the flood's first seconds.
+        m.dirty.dirtied_per_s = Some(600e6 / m.page_size as f64);
+        let w = g.update(&m, &View::default()).unwrap();
+        assert!(
+            w.trace,
+            "pages dirtied fast: writers can cross freerun any moment"
+        );
     }
 
     #[test]
