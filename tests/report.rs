@@ -74,13 +74,21 @@ fn storm_headline_figures_by_hand() {
     let m = s.min_mem_available_mib.unwrap();
     assert_eq!(m.value, 22_192_720.0 / 1024.0);
     assert_eq!(m.time_ms, common::START_MS + 14_000);
-    // w_await = UTIL/2 ms: 99/2 = 49 (integer ms per write), first at sample 8.
+    // The worst latency under load is weighted by IOs over the loaded period: vda's queue is
+    // at least 7.8 deep in every record, so records 1..=23 are one period of 23 s. w_await =
+    // UTIL/2 ms (integer ms per write) at w = 400 + 4·UTIL writes/s: Σ w·await = 557 924 and
+    // Σ w = 15 404 over the 23 records, 36.22 ms at 669.7 writes/s (the worst single record,
+    // 49 ms at sample 8, is one second of the 23).
     let w = s.worst_await.as_ref().unwrap();
     assert_eq!(
         (w.disk.as_str(), w.column, w.at.value),
-        ("vda", "w_await", 49.0)
+        ("vda", "w_await", 557_924.0 / 15_404.0)
     );
-    assert_eq!(w.at.time_ms, common::START_MS + 8_000);
+    assert_eq!((w.seconds, w.ops_per_s), (23.0, 15_404.0 / 23.0));
+    assert_eq!(
+        (w.at.time_ms, w.end_ms),
+        (common::START_MS, common::START_MS + 23_000)
+    );
     // The verdict line says the same: the global domain throttled all 9 s (no memcg of the
     // tree went past freerun), no tracepoint (no pause figure), and vda's evidence at its
     // deepest queue, k = 8 (the first of k = 8..=13 at UTIL 99): 796 writes/s × 49 ms =

@@ -131,12 +131,15 @@ fn headline(o: &mut String, a: &Analysis, started: i64) {
     if let Some(w) = &s.worst_await {
         let _ = writeln!(
             o,
-            "- Worst disk latency under load: **{} {} {:.2} ms** at {:.0} IOs/s, at {}.",
+            "- Worst disk latency under load: **{} {} {:.2} ms**, weighted by IOs over {} of \
+             load at {:.0} IOs/s, {} to {}.",
             cell(&w.disk),
             w.column,
             w.at.value,
+            secs(w.seconds),
             w.ops_per_s,
-            at(w.at.time_ms, started)
+            at(w.at.time_ms, started),
+            at(w.end_ms, started)
         );
     }
     if s.saturated_s.is_empty() {

@@ -10,6 +10,7 @@ mod analysis;
 mod charts;
 mod findings;
 mod heatmap;
+mod load;
 mod markdown;
 mod md;
 mod periods;
@@ -28,7 +29,8 @@ pub use markdown::render as markdown_of;
 pub use periods::{Flag, Period, merge as merge_periods};
 pub use range::{Range, datetime_utc, offset};
 pub use stats::Stats;
-pub use summary::{At, ReportSummary, WorstAwait};
+pub use summary::ReportSummary;
+pub use types::{At, WorstAwait};
 pub use write::write;
 
 use crate::model::Options;

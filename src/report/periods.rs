@@ -3,7 +3,12 @@
 //! A record stands for the interval that ends at its read: its rates are averages over that
 //! interval, and a state read at its end is taken to hold for it. So a run of consecutive
 //! flagged records becomes one period from the start of the first one's interval to the read
-//! of the last, lasting the sum of their intervals. Owns: that rule. Must not touch: I/O.
+//! of the last, lasting the sum of their intervals. Two runs apart by a single unflagged
+//! record are one period: a sampled state that dips for one read does not end a throttled
+//! period (issue 50: one was split in two by a single sample). The dip is inside the
+//! period's span but not in its seconds, so the seconds still add up to the flagged
+//! records' own, as every other output counts them.
+//! Owns: that rule. Must not touch: I/O.
 
 /// One record's verdict.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,16 +42,24 @@ pub struct Period {
     pub severe: bool,
 }
 
-/// Merges consecutive `on` flags into periods, in order.
+/// Merges consecutive `on` flags into periods, in order, across single `off` flags.
 #[must_use]
 pub fn merge(flags: impl IntoIterator<Item = Flag>) -> Vec<Period> {
     let mut out = Vec::new();
     let mut cur: Option<Period> = None;
+    // An `off` flag came right after the period: the next flag says whether it goes on.
+    let mut gap = false;
     for f in flags {
         if !f.on {
-            out.extend(cur.take());
+            if cur.is_some() && !gap {
+                gap = true;
+            } else {
+                out.extend(cur.take());
+                gap = false;
+            }
             continue;
         }
+        gap = false;
         let p = cur.get_or_insert(Period {
             start_ms: f.time_ms - (f.interval_s * 1000.0).round() as i64,
             end_ms: f.time_ms,
@@ -94,7 +107,9 @@ mod tests {
             f(3000, true, 7.0),
             f(4000, true, 1.0),
             f(5000, false, 9.0),
-            f(6000, true, 2.0),
+            f(6000, false, 9.0),
+            f(7000, false, 9.0),
+            f(8000, true, 2.0),
         ];
         let p = merge(flags);
         assert_eq!(p.len(), 2);
@@ -109,11 +124,45 @@ mod tests {
                 severe: true
             }
         );
-        assert_eq!((p[1].start_ms, p[1].end_ms, p[1].records), (5000, 6000, 1));
+        assert_eq!((p[1].start_ms, p[1].end_ms, p[1].records), (7000, 8000, 1));
         assert!(!p[1].severe);
         assert_eq!(total_seconds(&p), 4.0);
         assert!(merge([f(1, false, 0.0)]).is_empty());
         assert!(merge(std::iter::empty()).is_empty());
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp, reason = "sums of small integers are exact")]
+    fn a_single_unflagged_record_does_not_split_a_period() {
+        let flags = [
+            f(1000, true, 3.0),
+            f(2000, true, 4.0),
+            f(3000, false, 99.0),
+            f(4000, true, 6.0),
+            f(5000, false, 0.0),
+            f(6000, false, 0.0),
+            f(7000, true, 1.0),
+            f(8000, false, 0.0),
+        ];
+        let p = merge(flags);
+        assert_eq!(p.len(), 2, "{p:?}");
+        // The dip at 3000 is inside the first period's span; its second and figure are not.
+        assert_eq!(
+            p[0],
+            Period {
+                start_ms: 0,
+                end_ms: 4000,
+                seconds: 3.0,
+                records: 3,
+                peak: 6.0,
+                severe: true
+            }
+        );
+        // Two records off end a period; one trailing off record adds nothing.
+        assert_eq!(
+            (p[1].start_ms, p[1].end_ms, p[1].seconds),
+            (6000, 7000, 1.0)
+        );
     }
 
     #[test]

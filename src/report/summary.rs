@@ -1,7 +1,7 @@
 //! The headline figures of a report: the verdict over the period in one line (seconds with
 //! writers throttled and in which dirty domains, each saturated disk with the evidence of its
 //! worst record, seconds of direct reclaim and of stalling cgroup limit reclaim), lowest
-//! MemAvailable, highest dirty against the threshold, the worst disk latency weighted by IOPS.
+//! MemAvailable, highest dirty against the threshold, the worst disk latency under load.
 //!
 //! Owns: `ReportSummary`, the verdict line, and how they are computed from the analysed
 //! records (each judged by the pipeline's verdict). Must not touch: I/O, Markdown.
@@ -10,33 +10,11 @@ use std::collections::BTreeMap;
 
 use super::periods::{self, Period};
 use super::series::{SYSTEM, dirty_pct_of_thresh};
-use super::types::DiskReport;
+use super::types::{At, DiskReport, WorstAwait};
 use crate::model::Model;
 use crate::model::dirty::State;
 use crate::model::domains::Kind;
 use crate::model::throttled::ThrottleSource;
-
-/// A figure at a moment.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct At {
-    /// The value.
-    pub value: f64,
-    /// Read time of the record, ms since the epoch.
-    pub time_ms: i64,
-}
-
-/// The worst disk latency seen.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WorstAwait {
-    /// Device name.
-    pub disk: String,
-    /// `r_await`, `w_await` or `d_await`.
-    pub column: &'static str,
-    /// That direction's IOs per second at that record.
-    pub ops_per_s: f64,
-    /// Milliseconds, and when.
-    pub at: At,
-}
 
 /// Headline figures for the closing note.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -64,7 +42,8 @@ pub struct ReportSummary {
     pub direct_reclaim_s: f64,
     /// Seconds with cgroup limit reclaim stalling tasks.
     pub limit_stall_s: f64,
-    /// Highest await of any disk and direction carrying real load (`verdict::worst_latency`).
+    /// The worst await of any disk and direction over a loaded period, weighted by IOs
+    /// (`load::worst_under_load`).
     pub worst_await: Option<WorstAwait>,
     /// Seconds each saturated disk was saturated (disks never saturated are left out).
     pub saturated_s: Vec<(String, f64)>,
@@ -101,25 +80,6 @@ pub(crate) fn summarise(
     disks: &[DiskReport],
     skipped: usize,
 ) -> ReportSummary {
-    // The worst latency of the records, each weighted by IOPS as the verdict weighs it: a
-    // direction with a handful of IOs in a record is not the headline.
-    let mut worst: Option<WorstAwait> = None;
-    for m in models {
-        let Some(l) = crate::model::verdict::worst_latency(&m.disks) else {
-            continue;
-        };
-        if worst.as_ref().is_none_or(|w| l.await_ms > w.at.value) {
-            worst = Some(WorstAwait {
-                disk: l.device,
-                column: l.column,
-                ops_per_s: l.ops_per_s,
-                at: At {
-                    value: l.await_ms,
-                    time_ms: m.time_ms,
-                },
-            });
-        }
-    }
     let mut s = ReportSummary {
         records: models.len(),
         skipped_samples: skipped,
@@ -131,7 +91,7 @@ pub(crate) fn summarise(
         paused_s: paused(models),
         direct_reclaim_s: periods::total_seconds(direct),
         limit_stall_s: periods::total_seconds(limit_stall),
-        worst_await: worst,
+        worst_await: super::load::worst_under_load(models),
         saturated_s: disks
             .iter()
             .filter(|d| !d.saturated.is_empty())

@@ -1,7 +1,7 @@
 //! The figures a report's parts share: a row of the figures table and what the report says
 //! about one disk. `analysis` fills them; `summary`, `findings` and `charts` read them.
 //!
-//! Owns: `Row`, `DiskReport`. Must not touch: computing them, I/O.
+//! Owns: `Row`, `DiskReport`, `At`, `WorstAwait`. Must not touch: computing them, I/O.
 
 use super::periods::Period;
 use super::stats::Stats;
@@ -39,4 +39,31 @@ pub struct DiskReport {
     pub unjudged_why: Option<String>,
     /// Chart file name.
     pub chart: String,
+}
+
+/// A figure at a moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct At {
+    /// The value.
+    pub value: f64,
+    /// Read time of the record, ms since the epoch.
+    pub time_ms: i64,
+}
+
+/// The worst disk latency under load (`load::worst_under_load`): a direction's await over
+/// one loaded period of its disk, weighted by its IOs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorstAwait {
+    /// Device name.
+    pub disk: String,
+    /// `r_await`, `w_await` or `d_await`.
+    pub column: &'static str,
+    /// That direction's mean IOs per second over the period.
+    pub ops_per_s: f64,
+    /// Milliseconds, weighted by IOs, and when the period began.
+    pub at: At,
+    /// Read time of the period's last loaded record, ms since the epoch.
+    pub end_ms: i64,
+    /// Seconds of the period's loaded records.
+    pub seconds: f64,
 }
