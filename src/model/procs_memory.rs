@@ -103,7 +103,7 @@ fn mem_row(r: &MemRecord, page: Option<u64>, dt: Option<f64>) -> MemRow {
     let majflt = r
         .before
         .and_then(|(_, f)| Some(r.stat.majflt.checked_sub(f)? as f64 / dt?));
-    let wchan = r.wchan.clone().filter(|w| w != "0");
+    let wchan = r.wchan.clone();
     MemRow {
         pid: r.pid,
         comm: r.stat.comm.clone(),

@@ -406,7 +406,7 @@ impl Partial {
                     _ => return Err(format!("io: expected denied or absent, not {value:?}")),
                 });
             }
-            "wchan" => self.wchan = Some(value.to_owned()),
+            "wchan" => self.wchan = wchan(value),
             "cgroup" => self.cgroup = Some(value.to_owned()),
             "memcg_v1" => self.memcg_v1 = Some(value.to_owned()),
             "blkio_tasks" => self.blkio_tasks = Some(number(value)?),
@@ -536,7 +536,7 @@ impl MemPartial {
                         .map_err(|_| format!("oom_score_adj: not a number: {value:?}"))?,
                 );
             }
-            "wchan" => r.wchan = Some(value.to_owned()),
+            "wchan" => r.wchan = wchan(value),
             _ => return Err(format!("memory record: unexpected line {tag} {value}")),
         }
         Ok(())
@@ -546,6 +546,15 @@ impl MemPartial {
     fn finish(self) -> std::result::Result<MemRecord, String> {
         Ok(self.0)
     }
+}
+
+/// A wchan as the kernel gives it: the function a task sleeps in. The kernel writes `0` for
+/// a task that is running or whose symbol it cannot name (`proc_pid_wchan`), and that is no
+/// function: `None`, as an unread wchan (issue 50: a fio worker in direct reclaim read state
+/// `R` and wchan `"0"`, a string where JSON promises null).
+fn wchan(value: &str) -> Option<String> {
+    let v = value.trim();
+    (!v.is_empty() && v != "0").then(|| v.to_owned())
 }
 
 #[cfg(test)]

@@ -122,6 +122,10 @@ fn a_walk_parses_into_records() {
     assert_eq!(w.records[1].stat.blkio_ticks, Some(10));
     let o = &w.records[2];
     assert_eq!((o.io, o.blkio_tasks), (ProcIo::Denied, Some(9)));
+    assert_eq!(
+        o.wchan, None,
+        "the kernel's 0 (running, or no symbol) is no function"
+    );
     assert_eq!(o.stat.comm, "other (x)");
     assert!(w.fio.is_empty(), "no fio line: no fio process");
     let with_fio = walk_text().replace("scope -\n", "scope -\nfio 7 8\n");
