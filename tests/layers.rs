@@ -8,7 +8,13 @@
 //! neither does test code (`*_tests.rs`, `tests.rs` and `#[cfg(test)]` modules): tests may
 //! borrow fixtures from any layer (`source::test_samples`).
 //!
-//! Owns: the layer table and the check. Must not touch: anything but reading `src/`.
+//! Beside it, on the same reading of the files: `layers/circles.rs`, no circle between the
+//! files of one folder either (a strongly connected component of one file at most), and
+//! `layers/sizes.rs`, files of at most 700 lines and functions of at most 100, with an
+//! allowlist of today's offenders that may only shrink.
+//!
+//! Owns: the layer table and the checks. Must not touch: anything but reading `src/` and
+//! `tests/`.
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
@@ -541,67 +547,26 @@ fn no_circle_between_files() {
     );
 }
 
+#[path = "layers/sizes.rs"]
+mod sizes;
+
 #[test]
-fn a_circle_between_files_is_caught() {
-    let file = |rel: &str, text: &str| (rel.to_owned(), text.to_owned());
-    // A circle of two through `use` lines, and one of three through inline paths.
-    let found = circles::circles(&circles::graph(&[
-        file("m/mod.rs", "mod a;\nmod b;\n"),
-        file("m/a.rs", "use super::b::B;\npub struct A;\n"),
-        file("m/b.rs", "use crate::m::{a::A, c};\npub struct B;\n"),
-        file("m/c.rs", "pub fn f() {}\n"),
-        file("n/mod.rs", "mod x;\nmod y;\nmod z;\n"),
-        file("n/x.rs", "pub fn f() { super::y::g() }\n"),
-        file("n/y.rs", "pub fn g() { crate::n::z::h() }\n"),
-        file("n/z.rs", "pub fn h() { super::x::f() }\n"),
-    ]));
-    assert_eq!(
-        found,
-        [vec!["m/a.rs", "m/b.rs"], vec!["n/x.rs", "n/y.rs", "n/z.rs"]],
-        "{found:?}"
-    );
-    // A mod.rs that calls its child, while the child uses an item the mod.rs defines: a
-    // circle, through the child's name and through a module bound by `use`.
-    let found = circles::circles(&circles::graph(&[
-        file(
-            "p/mod.rs",
-            "mod kid;\npub struct Big;\nfn f() { kid::g(); }\n",
-        ),
-        file("p/kid.rs", "pub fn g(_: &super::Big) {}\n"),
-        file("q/mod.rs", "pub mod kid;\npub struct Big;\n"),
-        file("q/kid.rs", "use crate::q;\npub fn g(_: &q::Big) {}\n"),
-        file("q/user.rs", "use crate::q::kid;\npub struct Big2;\n"),
-    ]));
-    assert_eq!(found, [vec!["p/kid.rs", "p/mod.rs"]], "{found:?}");
-    // Not circles: a mod.rs that only re-exports (the child's `super::B` goes to the file
-    // that defines B), a private `use` reached with `super::` (followed to its file), a
-    // re-export through a glob, and test code.
-    let acyclic = circles::graph(&[
-        file("r/mod.rs", "mod a;\nmod b;\npub use a::A;\npub use b::B;\n"),
-        file("r/a.rs", "use super::B;\npub struct A;\n"),
-        file(
-            "r/b.rs",
-            "pub struct B;\n#[cfg(test)]\nmod tests {\n    use super::super::A;\n}\n",
-        ),
-        file("r/b_tests.rs", "use crate::r::a::A;\n"),
-        file(
-            "s/mod.rs",
-            "mod a;\nmod b;\nmod c;\nuse self::b::B;\npub use a::*;\n",
-        ),
-        file("s/a.rs", "pub struct A(super::B);\n"),
-        file("s/b.rs", "pub struct B;\n"),
-        file("s/c.rs", "pub fn g() -> crate::s::A { todo!() }\n"),
-    ]);
-    assert!(circles::circles(&acyclic).is_empty(), "{acyclic:#?}");
-    let arrow = |a: &str, b: &str| acyclic.contains_key(&(a.to_owned(), b.to_owned()));
-    assert!(arrow("r/a.rs", "r/b.rs"), "{acyclic:#?}");
+fn files_and_functions_stay_small() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut all = Vec::new();
+    for dir in ["src", "tests"] {
+        let mut found = Vec::new();
+        files(&root.join(dir), root, &mut found);
+        all.extend(found);
+    }
+    all.sort();
+    assert!(all.len() > 300, "read {} files", all.len());
+    let bad = sizes::problems(&all, sizes::ALLOWED);
     assert!(
-        arrow("s/a.rs", "s/b.rs") && arrow("s/c.rs", "s/a.rs"),
-        "{acyclic:#?}"
-    );
-    assert!(arrow("s/mod.rs", "s/b.rs"), "{acyclic:#?}");
-    assert!(
-        !arrow("r/mod.rs", "r/a.rs") && !arrow("r/b.rs", "r/a.rs"),
-        "{acyclic:#?}"
+        bad.is_empty(),
+        "sizes (tests/layers/sizes.rs: files ≤ {} lines, functions ≤ {}):\n{}",
+        sizes::MAX_FILE_LINES,
+        sizes::MAX_FN_LINES,
+        bad.join("\n")
     );
 }
