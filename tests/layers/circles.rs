@@ -538,3 +538,68 @@ pub(crate) fn describe(sources: &[(String, String)]) -> Vec<String> {
         })
         .collect()
 }
+
+#[test]
+fn a_circle_between_files_is_caught() {
+    let file = |rel: &str, text: &str| (rel.to_owned(), text.to_owned());
+    // A circle of two through `use` lines, and one of three through inline paths.
+    let found = circles(&graph(&[
+        file("m/mod.rs", "mod a;\nmod b;\n"),
+        file("m/a.rs", "use super::b::B;\npub struct A;\n"),
+        file("m/b.rs", "use crate::m::{a::A, c};\npub struct B;\n"),
+        file("m/c.rs", "pub fn f() {}\n"),
+        file("n/mod.rs", "mod x;\nmod y;\nmod z;\n"),
+        file("n/x.rs", "pub fn f() { super::y::g() }\n"),
+        file("n/y.rs", "pub fn g() { crate::n::z::h() }\n"),
+        file("n/z.rs", "pub fn h() { super::x::f() }\n"),
+    ]));
+    assert_eq!(
+        found,
+        [vec!["m/a.rs", "m/b.rs"], vec!["n/x.rs", "n/y.rs", "n/z.rs"]],
+        "{found:?}"
+    );
+    // A mod.rs that calls its child, while the child uses an item the mod.rs defines: a
+    // circle, through the child's name and through a module bound by `use`.
+    let found = circles(&graph(&[
+        file(
+            "p/mod.rs",
+            "mod kid;\npub struct Big;\nfn f() { kid::g(); }\n",
+        ),
+        file("p/kid.rs", "pub fn g(_: &super::Big) {}\n"),
+        file("q/mod.rs", "pub mod kid;\npub struct Big;\n"),
+        file("q/kid.rs", "use crate::q;\npub fn g(_: &q::Big) {}\n"),
+        file("q/user.rs", "use crate::q::kid;\npub struct Big2;\n"),
+    ]));
+    assert_eq!(found, [vec!["p/kid.rs", "p/mod.rs"]], "{found:?}");
+    // Not circles: a mod.rs that only re-exports (the child's `super::B` goes to the file
+    // that defines B), a private `use` reached with `super::` (followed to its file), a
+    // re-export through a glob, and test code.
+    let acyclic = graph(&[
+        file("r/mod.rs", "mod a;\nmod b;\npub use a::A;\npub use b::B;\n"),
+        file("r/a.rs", "use super::B;\npub struct A;\n"),
+        file(
+            "r/b.rs",
+            "pub struct B;\n#[cfg(test)]\nmod tests {\n    use super::super::A;\n}\n",
+        ),
+        file("r/b_tests.rs", "use crate::r::a::A;\n"),
+        file(
+            "s/mod.rs",
+            "mod a;\nmod b;\nmod c;\nuse self::b::B;\npub use a::*;\n",
+        ),
+        file("s/a.rs", "pub struct A(super::B);\n"),
+        file("s/b.rs", "pub struct B;\n"),
+        file("s/c.rs", "pub fn g() -> crate::s::A { todo!() }\n"),
+    ]);
+    assert!(circles(&acyclic).is_empty(), "{acyclic:#?}");
+    let arrow = |a: &str, b: &str| acyclic.contains_key(&(a.to_owned(), b.to_owned()));
+    assert!(arrow("r/a.rs", "r/b.rs"), "{acyclic:#?}");
+    assert!(
+        arrow("s/a.rs", "s/b.rs") && arrow("s/c.rs", "s/a.rs"),
+        "{acyclic:#?}"
+    );
+    assert!(arrow("s/mod.rs", "s/b.rs"), "{acyclic:#?}");
+    assert!(
+        !arrow("r/mod.rs", "r/a.rs") && !arrow("r/b.rs", "r/a.rs"),
+        "{acyclic:#?}"
+    );
+}
