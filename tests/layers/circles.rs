@@ -399,6 +399,19 @@ fn resolve(
     }
     let file = files.get(&m)?;
     if i == path.len() {
+        // A function may share a module's name (`ui::theme`, the module, and `ui::theme()`,
+        // the function in `ui/mod.rs`): a `use` brings in both, so the arrow goes to the
+        // parent's file when it defines one.
+        if let (Some(name), Some(p)) = (m.last(), files.get(&m[..m.len().saturating_sub(1)])) {
+            if facts[p].defs.contains(name) {
+                return Some(Target::Item(p.clone()));
+            }
+            if let Some(target) = facts[p].binds.get(name).filter(|t| **t != m) {
+                if let Some(Target::Item(t)) = resolve(target, files, facts, hops + 1) {
+                    return Some(Target::Item(t));
+                }
+            }
+        }
         return Some(Target::Module(file.clone()));
     }
     let f = &facts[file];
@@ -571,6 +584,34 @@ fn a_circle_between_files_is_caught() {
         file("q/user.rs", "use crate::q::kid;\npub struct Big2;\n"),
     ]));
     assert_eq!(found, [vec!["p/kid.rs", "p/mod.rs"]], "{found:?}");
+    // A function that shares a module's name: `use crate::u::th;` brings in both, and the
+    // arrow goes to the file that defines the function (a circle while that is `u/mod.rs`).
+    let theme = |defined_in_mod: bool| {
+        let (top, th) = if defined_in_mod {
+            (
+                "pub mod th;\nmod pane;\npub fn th() {}\nfn draw() { pane::draw(); }\n",
+                "",
+            )
+        } else {
+            (
+                "pub mod th;\nmod pane;\npub use th::th;\nfn draw() { pane::draw(); }\n",
+                "pub fn th() {}\n",
+            )
+        };
+        graph(&[
+            file("u/mod.rs", top),
+            file("u/th.rs", th),
+            file("u/pane.rs", "use crate::u::th;\npub fn draw() { th(); }\n"),
+        ])
+    };
+    let found = circles(&theme(true));
+    assert_eq!(found, [vec!["u/mod.rs", "u/pane.rs"]], "{found:?}");
+    let arrows = theme(false);
+    assert!(circles(&arrows).is_empty(), "{arrows:#?}");
+    assert!(
+        arrows.contains_key(&("u/pane.rs".to_owned(), "u/th.rs".to_owned())),
+        "{arrows:#?}"
+    );
     // Not circles: a mod.rs that only re-exports (the child's `super::B` goes to the file
     // that defines B), a private `use` reached with `super::` (followed to its file), a
     // re-export through a glob, and test code.
