@@ -282,19 +282,21 @@ fn facts(rel: &str, text: &str) -> FileFacts {
             leaves.push((*at, depth[*at] == 0, *public, segs, alias));
         }
     }
-    // The names the top-level `use` lines bind, child modules known first.
+    // The names the `use` lines bind, child modules known first. A `use` inside a function
+    // binds for the whole file here (its paths are followed; no other file reaches it).
     for (_, top, _, segs, alias) in &leaves {
-        if !top {
-            continue;
-        }
         let Some(abs) = absolute(segs, &module, &f.children, &BTreeMap::new(), by_name) else {
             continue;
         };
         match alias {
-            Some(a) => {
+            Some(a) if *top => {
                 f.binds.insert(a.clone(), abs);
             }
-            None => f.globs.push(abs[..abs.len() - 1].to_vec()),
+            Some(a) => {
+                f.binds.entry(a.clone()).or_insert(abs);
+            }
+            None if *top => f.globs.push(abs[..abs.len() - 1].to_vec()),
+            None => {}
         }
     }
     // A glob keeps its `*`: no file defines it, so the arrow goes to the module's file.
