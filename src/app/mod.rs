@@ -16,13 +16,13 @@ pub mod prompt;
 pub mod replay;
 pub mod scan;
 mod state;
+mod update;
 mod who;
 
 pub use jobs::{Job, JobState, Jobs};
 pub use keymap::{Action, Key, Mouse, MouseKind};
-pub use msg::{Effect, Msg, SelfCost, TuneView};
+pub use msg::{Effect, Msg, Pointer, SelfCost, Target, TuneView};
 pub use phases::PhaseTable;
-pub use pointer::{Pointer, Target};
 pub use prompt::{Field, PresetView, Prompt};
 pub use replay::Replay;
 pub use state::{Focus, UiState};
@@ -217,23 +217,6 @@ impl App {
             latency: self.latency_devices(),
             detail: self.ui.detail,
         }
-    }
-
-    /// Applies one message; returns what the runtime must do, with `Effect::Save` when the
-    /// message changed a saved setting (`prefs`). A running playbook sees the job reports
-    /// too, and goes on.
-    pub fn update(&mut self, msg: Msg) -> Vec<Effect> {
-        let saves = matches!(msg, Msg::Key(_) | Msg::Action(_) | Msg::Pointer(_));
-        let before = saves.then(|| prefs::Prefs::of(self));
-        let seen = self.play.as_ref().and_then(|_| play::seen(&msg));
-        let mut out = self.apply(msg);
-        if self.play.is_some() {
-            out.extend(self.drive_play(seen.as_ref()));
-        }
-        if let Some(before) = before {
-            out.extend(prefs::Prefs::of(self).saved_since(&before));
-        }
-        out
     }
 
     fn apply(&mut self, msg: Msg) -> Vec<Effect> {

@@ -1,10 +1,11 @@
 //! Messages into the app and effects out of it.
 //!
-//! Owns: `Msg` and `Effect` (the job protocol inside them, `JobCmd` and `JobReport`, is
-//! `jobs::protocol`'s). Must not touch: anything that performs them.
+//! Owns: `Msg` and `Effect`, and what a click lands on (`Pointer`, `Target`; `pointer`
+//! applies it). The job protocol inside them (`JobCmd`, `JobReport`) is `jobs::protocol`'s.
+//! Must not touch: anything that performs them.
 
-use super::keymap::{Action, Key, Mouse};
-use super::pointer::Pointer;
+use super::keymap::{Action, Key, Mouse, MouseKind};
+use super::state::Focus;
 use crate::event::Event;
 use crate::jobs::protocol::{JobCmd, JobReport};
 use crate::sample::RawSample;
@@ -121,4 +122,32 @@ pub enum Effect {
     },
     /// A playbook from the screen ended: release the one-playbook lock.
     PlayEnded,
+}
+
+/// What is under the pointer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A pane, off its rows (its border, title or an empty row).
+    Pane(Focus),
+    /// A row of the disk table.
+    Disk(String),
+    /// A job's row in the jobs pane.
+    Job(u32),
+    /// A fio pagewatch did not start, running or ended, in the jobs pane.
+    JobRow(super::jobs::JobRef),
+    /// The processes or cgroups view, off its rows.
+    Who,
+    /// A row of the processes view.
+    Process(u32),
+    /// A row of the cgroups view (its path).
+    Cgroup(String),
+}
+
+/// A click or wheel turn on a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pointer {
+    /// Click or wheel.
+    pub kind: MouseKind,
+    /// What is under the pointer.
+    pub target: Target,
 }

@@ -5,37 +5,7 @@
 //!
 //! Owns: those transitions. Must not touch: the layout (`ui::hit`), the terminal.
 
-use super::keymap::MouseKind;
-use super::state::Focus;
-use super::{Action, App, Effect};
-
-/// What is under the pointer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A pane, off its rows (its border, title or an empty row).
-    Pane(Focus),
-    /// A row of the disk table.
-    Disk(String),
-    /// A job's row in the jobs pane.
-    Job(u32),
-    /// A fio pagewatch did not start, running or ended, in the jobs pane.
-    JobRow(super::jobs::JobRef),
-    /// The processes or cgroups view, off its rows.
-    Who,
-    /// A row of the processes view.
-    Process(u32),
-    /// A row of the cgroups view (its path).
-    Cgroup(String),
-}
-
-/// A click or wheel turn on a target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pointer {
-    /// Click or wheel.
-    pub kind: MouseKind,
-    /// What is under the pointer.
-    pub target: Target,
-}
+use super::{Action, App, Effect, Focus, MouseKind, Pointer, Target};
 
 impl App {
     /// Applies a click or wheel turn.

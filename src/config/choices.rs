@@ -2,7 +2,8 @@
 //! view's sort columns and the "who" views. They sit below `app` so that `config` can name them
 //! without importing the app.
 //!
-//! Owns: `SortKey`, `ProcSort`, `CgroupSort`, `WhoView`. Must not touch: drawing, files.
+//! Owns: `SortKey`, `ProcSort`, `CgroupSort`, `WhoView`, `Units`, `ColorMode`. Must not touch:
+//! drawing, files.
 
 use crate::model::Disk;
 
@@ -236,6 +237,24 @@ pub enum WhoView {
     Processes,
     /// The cgroup v2 tree with each group's dirty domain.
     Cgroups,
+}
+
+/// How dirty figures are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Units {
+    /// Bytes (the default).
+    Bytes,
+    /// Pages.
+    Pages,
+}
+
+/// Whether the screen uses colours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorMode {
+    /// Colours unless NO_COLOR is set (the default).
+    Auto,
+    /// Never: emphasis by weight and reverse video only, as with NO_COLOR.
+    Never,
 }
 
 #[cfg(test)]

@@ -8,26 +8,8 @@ use std::path::PathBuf;
 
 use toml_edit::{Item, Value};
 
-use super::{KEYS, Setting, Settings};
+use super::{ColorMode, KEYS, Setting, Settings, Units};
 use super::{ProcSort, SortKey, WhoView};
-
-/// How dirty figures are shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Units {
-    /// Bytes (the default).
-    Bytes,
-    /// Pages.
-    Pages,
-}
-
-/// Whether the screen uses colours.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ColorMode {
-    /// Colours unless NO_COLOR is set (the default).
-    Auto,
-    /// Never: emphasis by weight and reverse video only, as with NO_COLOR.
-    Never,
-}
 
 const UNITS: [(&str, Units); 2] = [("bytes", Units::Bytes), ("pages", Units::Pages)];
 const COLORS: [(&str, ColorMode); 2] = [("auto", ColorMode::Auto), ("never", ColorMode::Never)];

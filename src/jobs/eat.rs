@@ -137,8 +137,9 @@ fn tie_to_parent() -> anyhow::Result<()> {
     Ok(())
 }
 
-/// (MemTotal, MemAvailable) in bytes, from /proc/meminfo.
-fn mem() -> anyhow::Result<(u64, u64)> {
+/// (MemTotal, MemAvailable) in bytes, from /proc/meminfo (`parse::meminfo`): the eater's
+/// own check, and the playbook's preflight and phase table (`shell::preflight`, `headless`).
+pub fn mem() -> anyhow::Result<(u64, u64)> {
     let text = std::fs::read_to_string("/proc/meminfo").context("reading /proc/meminfo")?;
     let m = crate::parse::meminfo::parse(&text)?;
     let avail = m

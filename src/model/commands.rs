@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use super::procs::{ProcRow, TOP};
+use super::proc_row::{ProcRow, TOP};
 
 /// One command at one walk.
 #[derive(Debug, Clone, PartialEq, Serialize)]

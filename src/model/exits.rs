@@ -47,7 +47,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::procs::{MIN_BORN_SPAN_NS, ProcRow};
+pub use super::proc_row::ExitDelays;
+use super::proc_row::{MIN_BORN_SPAN_NS, ProcRow};
 use crate::parse::procs::{IoCounters, ProcIo, Walk};
 use crate::parse::taskstats::{AGROUP, Delays, Exits as Drain, TaskExit};
 
@@ -70,22 +71,6 @@ pub struct Status {
     pub why: Option<String>,
     /// Receive-buffer overflows since listening: exit records lost.
     pub lost: u64,
-}
-
-/// An exited process's lifetime delays, ms (delay accounting: zero unless it was forked
-/// with `kernel.task_delayacct` on).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ExitDelays {
-    /// Waiting for block IO.
-    pub blkio_ms: Option<f64>,
-    /// Waiting for swap-in.
-    pub swapin_ms: Option<f64>,
-    /// In direct reclaim (`freepages`).
-    pub reclaim_ms: Option<f64>,
-    /// Thrashing (refaulting its working set).
-    pub thrashing_ms: Option<f64>,
-    /// In memory compaction.
-    pub compact_ms: Option<f64>,
 }
 
 impl ExitDelays {

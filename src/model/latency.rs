@@ -12,8 +12,6 @@
 //! percentile lies in the same bucket, so the figure is within a factor of 2 of it (and
 //! usually much closer: the error is at most the bucket's width, half its upper bound).
 
-use std::sync::Arc;
-
 use serde::Serialize;
 
 use crate::parse::blk_lat::{Blk, DevLat, Hist};
@@ -211,23 +209,6 @@ pub fn tracer(blk: Option<&Blk>) -> Option<Tracer> {
     })
 }
 
-/// Sets each disk's latency from the snapshot's histograms (by name); the others keep none.
-pub fn fill(disks: &mut [super::Disk], blk: Option<&Blk>) {
-    let Some(l) = blk.and_then(|b| b.latency.as_ref()) else {
-        return;
-    };
-    for d in disks {
-        if let Some(dl) = l.devices.iter().find(|x| x.name == d.name) {
-            let dl = DiskLatency {
-                lat: dl.clone(),
-                ring_lost: l.lost,
-            };
-            d.latency = LatCols::of(&dl);
-            d.lat_hist = Some(Arc::new(dl));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -332,7 +313,7 @@ mod tests {
         blk.latency.as_mut().unwrap().devices[0]
             .name
             .clone_from(&first);
-        fill(&mut disks, Some(&blk));
+        super::super::disk::fill_latency(&mut disks, Some(&blk));
         assert_eq!(disks[0].latency.lat_lost, Some(5));
         assert!(disks.iter().skip(1).all(|d| d.latency.lat_events.is_none()));
     }

@@ -5,6 +5,7 @@
 //! Owns: the derived figures and their formulas (each file cites its section of
 //! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
 
+pub mod answers;
 pub mod below;
 pub mod cgroups;
 pub mod commands;
@@ -15,6 +16,7 @@ pub mod domains;
 pub mod exits;
 pub mod latency;
 pub mod memory;
+pub mod proc_row;
 pub mod procs;
 pub mod procs_memory;
 pub mod rate;
@@ -93,7 +95,7 @@ pub struct Model {
     /// The most active processes at the last process walk (`procs::TOP`, spec §11); `None`
     /// when no walk ran recently. Filled by `procs::Tracker::fill`, not by `derive`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub processes: Option<Vec<procs::ProcRow>>,
+    pub processes: Option<Vec<proc_row::ProcRow>>,
     /// `kernel.task_delayacct` at that walk: without it there is no IO-wait figure
     /// (`sysctl kernel.task_delayacct=1` turns it on).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -131,7 +133,7 @@ pub struct Model {
     pub domains_error: Option<String>,
     /// The headline answers with their evidence (`verdict`); `None` until the pipeline
     /// judged this model (`Model::derive` alone does not).
-    pub verdict: Option<verdict::Verdict>,
+    pub verdict: Option<answers::Verdict>,
     /// The last walk's processes rolled up by command (`commands::roll_up`), most active
     /// first; `None` when no walk ran recently. Filled by `procs::Tracker::fill`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -187,7 +189,7 @@ impl Model {
         let domains = domains::derive(cur, &dirty);
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
         let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
-        latency::fill(&mut disks, cur.blk.as_ref());
+        disk::fill_latency(&mut disks, cur.blk.as_ref());
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,

@@ -32,14 +32,13 @@
 //! virtual or stacked device by its name (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`,
 //! `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`) whatever its rotational flag says: virtio-blk and
 //! many cloud volumes report 1. Anything else whose flag is unknown is treated as rotational.
-//! Owns: that rule, `Saturation` (a disk's answer), `SizeClass` and `Judge` (the baselines it
-//! keeps).
+//! Owns: that rule, `SizeClass` and `Judge` (the baselines it keeps); the answer it gives,
+//! `Saturation`, sits beside `Disk` (`model::disk`), which carries it.
 //! Must not touch: I/O, history keeping for the charts, drawing.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
+pub use super::disk::Saturation;
 use super::disk::{Columns, Disk};
 
 /// A queue this deep (aqu-sz, averaged over the interval) with an await of at least
@@ -60,26 +59,6 @@ const FALL: f64 = 0.5;
 /// Awaits below this are taken as this, so a device that idles at microseconds is not called
 /// saturated at a fraction of a millisecond.
 const BASELINE_FLOOR_MS: f64 = 0.05;
-
-/// One device's saturation answer at a step.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Saturation {
-    /// Saturated (critical, or held after it).
-    pub saturated: bool,
-    /// Why, in one line: `queue 144 deep, await 3.0 ms vs 0.4 ms calm baseline`.
-    pub saturation_why: Option<String>,
-    /// The calm baseline await it was judged against, ms: that of the sample's request size
-    /// class, else the nearest larger class's, else the bound from a smaller class's
-    /// (`Track::baseline_for`); the smallest class's when no IO moved.
-    pub baseline_await_ms: Option<f64>,
-    /// 0 fine, 1 warn, 2 critical (the table's colour).
-    pub saturation_level: u8,
-    /// The warning is a deep queue that no calm baseline of its own can judge yet
-    /// (`DEEP_QUEUE` under a millisecond): saturated or keeping up, not known. The verdict
-    /// says so in place of "no disk saturated".
-    #[serde(skip)]
-    pub unjudged: bool,
-}
 
 /// A device's memory between steps.
 #[derive(Debug, Clone, Default)]

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::procs::ProcRow;
+use super::proc_row::ProcRow;
 use crate::parse::sync_calls::{SyncCalls, SyncSource};
 use crate::parse::trace::TraceState;
 

@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
+use super::preflight::disk_of;
 use crate::event::{Event, EventKind};
+use crate::jobs::eat::mem;
 use crate::jobs::protocol::{JobCmd, JobKind, JobMsg, JobReport};
 use crate::jobs::supervisor::{FioSettings, Supervisor};
 use crate::jobs::tune::{Change, Setting, Tuner};
@@ -82,22 +84,6 @@ impl Log {
     }
 }
 
-/// The whole disk under `path`'s filesystem (`/sys/dev/block/M:m`, the parent for a partition).
-#[must_use]
-pub fn disk_of(path: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(path).ok()?.dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
-    let real = std::fs::canonicalize(&sys).ok()?;
-    let real = if real.join("partition").exists() {
-        real.parent()?.to_path_buf()
-    } else {
-        real
-    };
-    Some(real.file_name()?.to_string_lossy().into_owned())
-}
-
 /// Takes the one-playbook-at-a-time lock, `pagewatch-play.lock` in this user's state
 /// directory (`/run` for root; `jobs::lockfile`); held until the returned file is dropped.
 fn lock(base: &Path) -> Result<std::fs::File> {
@@ -109,21 +95,6 @@ fn lock(base: &Path) -> Result<std::fs::File> {
             path.display()
         )
     })
-}
-
-/// (MemTotal, MemAvailable) in bytes.
-pub(super) fn meminfo() -> Result<(u64, u64)> {
-    let text = std::fs::read_to_string("/proc/meminfo")?;
-    let kb = |key: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok())
-            .map(|k| k * 1024)
-    };
-    Ok((
-        kb("MemTotal:").context("no MemTotal")?,
-        kb("MemAvailable:").context("no MemAvailable")?,
-    ))
 }
 
 /// The checks before a playbook runs (the fio directory's rules, root, free space,
@@ -311,7 +282,7 @@ impl Env for Headless {
     }
 
     fn mem(&self) -> Option<(u64, u64)> {
-        meminfo().ok()
+        mem().ok()
     }
 
     fn job(&mut self, _kind: JobKind, label: String) -> u32 {

@@ -12,7 +12,8 @@
 use std::path::PathBuf;
 use std::sync::mpsc::Sender;
 
-use super::headless::{check, disk_of, tune};
+use super::headless::{check, tune};
+use super::preflight::disk_of;
 use crate::app::{Effect, Msg, TuneView};
 use crate::event::EventKind;
 use crate::jobs::protocol::{JobCmd, JobReport};

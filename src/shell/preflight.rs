@@ -5,15 +5,17 @@
 //! names the playbook (its file, or the built-in's name) and the step's line, with sizes in
 //! one unit system (`1.2G`, `256M`, as on the screen).
 //!
-//! Owns: those checks. The figures are read at the edge (`preflight`); the checks of the
-//! steps (`check_steps`) are pure. Must not touch: anything the steps change.
+//! Owns: those checks, and `disk_of` (the whole disk under a path, from sysfs). The figures
+//! are read at the edge (`preflight`; MemAvailable by `jobs::eat::mem`, the eater's own
+//! reading through `parse::meminfo`); the checks of the steps (`check_steps`) are pure.
+//! Must not touch: anything the steps change.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::headless::{disk_of, meminfo};
+use crate::jobs::eat::mem;
 use crate::jobs::eat_plan::MIN_MARGIN;
 use crate::jobs::tune::Knob;
 use crate::jobs::tuner::Tuner;
@@ -56,7 +58,7 @@ pub(super) fn preflight(book: &Playbook, base: &Path) -> Result<()> {
             human(free)
         );
     }
-    let (total, avail) = meminfo()?;
+    let (total, avail) = mem()?;
     let facts = Facts {
         total,
         avail,
@@ -138,6 +140,22 @@ fn check_steps(
         }
     }
     Ok(())
+}
+
+/// The whole disk under `path`'s filesystem (`/sys/dev/block/M:m`, the parent for a partition).
+#[must_use]
+pub fn disk_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let real = std::fs::canonicalize(&sys).ok()?;
+    let real = if real.join("partition").exists() {
+        real.parent()?.to_path_buf()
+    } else {
+        real
+    };
+    Some(real.file_name()?.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

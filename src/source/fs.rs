@@ -37,7 +37,7 @@ use super::read::{
     DEFAULT_STEP, Records, is_absent, is_procfs, open_regular, read_from_start, read_optional,
     step_for, text,
 };
-use super::{Clock, Source, SystemClock};
+use super::{Clock, SLOW_REFRESH_TICKS, Source, SystemClock, put};
 use crate::sample::{RawSample, Wants, names};
 use crate::{Error, Result};
 
@@ -55,12 +55,6 @@ const PROC_FILES: [(&str, &str, Records); 8] = [
     // One node a record: a line per zone of about 100 bytes, up to 6 zones.
     ("buddyinfo", names::BUDDYINFO, Records::UpTo(1024)),
 ];
-
-/// Files that change rarely (zoneinfo, the vm sysctls, the /sys/block listing and queue
-/// settings) are re-read every this many samples, or sooner on `FsSource::refresh_soon`; in
-/// between, the sample carries the last text read. Measured kernel cost here: zoneinfo
-/// 46–64 µs, each vm sysctl 3–8 µs, listing /sys/block 45 µs.
-pub const SLOW_REFRESH_TICKS: u32 = 15;
 
 /// Queue settings are re-read on every this many slow refreshes (once a minute at 1 Hz), for
 /// the disks that moved since (`source::moved`), and a new disk's when it shows.
@@ -474,19 +468,6 @@ impl Source for FsSource {
         // Armed at once, so that the next sample already carries the latency.
         if let Some(t) = &mut self.tracers {
             t.want_latency(&wants.latency);
-        }
-    }
-}
-
-/// Sets `files[name]` to `text`, reusing the entry's key and buffer when it is there.
-pub(super) fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_, str>) {
-    match files.get_mut(name) {
-        Some(v) => {
-            v.clear();
-            v.push_str(&text);
-        }
-        None => {
-            files.insert(name.to_owned(), text.into_owned());
         }
     }
 }

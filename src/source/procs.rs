@@ -321,12 +321,6 @@ impl Walker {
     }
 }
 
-/// Whether an open failed for want of fds (`EMFILE`: this process's limit; `ENFILE`: the
-/// system's).
-pub(super) fn out_of_fds(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
-}
-
 /// Fds left to everything else in pagewatch (the sampler's own opens of /proc and /sys, the
 /// tracepoint, the terminal, `--listen`'s connections, recordings, fio and its pipes): 1,024,
 /// or half the limit when that is under 2,048.

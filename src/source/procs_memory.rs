@@ -35,7 +35,7 @@
 
 use std::fmt::Write;
 
-use super::procs_visit::{Extra, Seen, Table, Visit};
+use super::procs_visit::{Cached, Extra, Seen, Table, Visit};
 use super::read::clean;
 
 /// The largest processes a walk writes memory records for.
@@ -43,15 +43,6 @@ pub const MEM_TOP: usize = 15;
 
 /// The walks a memory record's lines are reused for at most (see the module doc).
 pub const MEM_REUSE_WALKS: u64 = 5;
-
-/// A memory record's `mem`, `oom_score_adj` and `wchan` lines, and what they were read under.
-pub(super) struct Cached {
-    walk: u64,
-    state: char,
-    rss: u64,
-    majflt: u64,
-    lines: String,
-}
 
 impl Cached {
     /// Whether these lines still hold at walk `walk` for a process whose main thread last ran

@@ -25,8 +25,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::procs::out_of_fds;
-use super::read::{Records, clean, denied, open_regular, read_from_start, text};
+use super::read::{Records, clean, denied, open_regular, out_of_fds, read_from_start, text};
 use crate::parse::procs::{StatLine, parse_stat};
 
 /// How many walks an io file that could not be opened for lack of permission is left alone.
@@ -68,7 +67,7 @@ pub(super) struct Seen {
     /// The last walk its main thread was seen to run at (or it was first seen).
     pub(super) ran_at: u64,
     /// Its memory record's body as last read (`procs_memory`), and what it was read under.
-    pub(super) memory: Option<Box<super::procs_memory::Cached>>,
+    pub(super) memory: Option<Box<Cached>>,
 }
 
 impl Seen {
@@ -625,4 +624,13 @@ impl Visit<'_> {
         let n = read_from_start(&f, self.buf, STEP, self.procfs.then_some(Records::One))?;
         Ok((f, n))
     }
+}
+
+/// A memory record's `mem`, `oom_score_adj` and `wchan` lines, and what they were read under.
+pub(super) struct Cached {
+    pub(super) walk: u64,
+    pub(super) state: char,
+    pub(super) rss: u64,
+    pub(super) majflt: u64,
+    pub(super) lines: String,
 }

@@ -203,3 +203,9 @@ pub(super) fn clean(s: &str) -> std::borrow::Cow<'_, str> {
         std::borrow::Cow::Borrowed(s)
     }
 }
+
+/// Whether an open failed for want of fds (`EMFILE`: this process's limit; `ENFILE`: the
+/// system's).
+pub(super) fn out_of_fds(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+}

@@ -2,35 +2,15 @@
 //! pagewatch ends without doing so itself (SIGKILL, `process::exit`, a crash), so the
 //! `balance_dirty_pages` event never stays enabled behind it.
 //!
-//! Owns: starting that guard (`start`, called by `source::trace_instance` when it creates one) and its body
-//! (`run`). Must not touch: any instance but `instances/pagewatch-<its parent's pid>[-<name>]` (checked
+//! Owns: the guard's body (`run`); starting it is `trace_instance::start_guard`, called when
+//! an instance is created. Must not touch: any instance but `instances/pagewatch-<its parent's pid>[-<name>]` (checked
 //! before waiting), the event anywhere else. Like the fio file guard (`jobs/fio/dir.rs`) it
 //! waits for the end of a pipe only pagewatch holds, in its own process group so a Ctrl-C at
 //! the terminal does not stop it first.
 
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
 
 use anyhow::{Context, Result, bail};
-
-/// Starts `exe __guard --tracefs-instance DIR`; pagewatch keeps the pipe to its stdin until it
-/// has removed the instance itself (or dies).
-pub fn start(exe: &Path, instance: &Path) -> Result<(Child, ChildStdin)> {
-    let mut child = Command::new(exe)
-        .arg("__guard")
-        .arg("--tracefs-instance")
-        .arg(instance)
-        .env(crate::child::PARENT_ENV, std::process::id().to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .with_context(|| format!("starting {} __guard", exe.display()))?;
-    let stdin = child.stdin.take().context("tracefs guard without a pipe")?;
-    Ok((child, stdin))
-}
 
 /// Seconds (beyond `remove_instance`'s own retries) the guard keeps trying a busy instance.
 const GIVE_UP_S: u32 = 60;

@@ -5,7 +5,7 @@
 //!
 //! Owns: finding tracefs (its mount in mountinfo; where there is none, a detached mount of
 //! pagewatch's own, attached nowhere: `detached`), creating, arming and removing an
-//! instance, the per-CPU raw readers, removing stale instances of dead pagewatch processes,
+//! instance (and starting its guard, `start_guard`), the per-CPU raw readers, removing stale instances of dead pagewatch processes,
 //! and refusing to remove anything that is not a pagewatch instance on tracefs. Must not
 //! touch: anything in tracefs outside `instances/pagewatch-*` (the top-level buffer and its
 //! events stay as they are; `saved_cmdlines` is only read), what the events mean (each tracer: `source::trace` for
@@ -14,8 +14,11 @@
 use std::fs::File;
 use std::io::ErrorKind;
 use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin};
+use std::process::{Child, ChildStdin, Command, Stdio};
+
+use anyhow::Context as _;
 
 use crate::parse::trace_raw::{PageLayout, parse_header_page};
 
@@ -109,7 +112,7 @@ impl Instance {
         // directory shows; strace caught the kill 0.5 ms after the mkdir, before the guard's
         // exec). A guard whose pagewatch dies before the directory is made finds nothing to
         // remove, which `remove_instance` takes as done.
-        let (mut child, stdin) = super::trace_guard::start(guard_exe, &dir)
+        let (mut child, stdin) = start_guard(guard_exe, &dir)
             .map_err(|e| err("starting its cleanup guard", &format!("{e:#}")))?;
         if let Err(e) = std::fs::create_dir(&dir) {
             // Closing the guard's pipe ends it, with nothing to remove.
@@ -449,6 +452,24 @@ pub fn remove_instance(dir: &Path) -> std::io::Result<()> {
         }
     }
     std::fs::remove_dir(dir)
+}
+
+/// Starts `exe __guard --tracefs-instance DIR`; pagewatch keeps the pipe to its stdin until it
+/// has removed the instance itself (or dies).
+pub fn start_guard(exe: &Path, instance: &Path) -> anyhow::Result<(Child, ChildStdin)> {
+    let mut child = Command::new(exe)
+        .arg("__guard")
+        .arg("--tracefs-instance")
+        .arg(instance)
+        .env(crate::child::PARENT_ENV, std::process::id().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .with_context(|| format!("starting {} __guard", exe.display()))?;
+    let stdin = child.stdin.take().context("tracefs guard without a pipe")?;
+    Ok((child, stdin))
 }
 
 #[cfg(test)]

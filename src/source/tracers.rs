@@ -61,7 +61,7 @@ impl Tracers {
             .get(names::TRACE_WRITERS)
             .filter(|_| fresh.contains(&names::TRACE_WRITERS));
         if let Some(text) = self.lineage.read(proc_root, writers.map(String::as_str)) {
-            super::fs::put(files, names::THROTTLED_LINEAGE, Cow::Owned(text));
+            super::put(files, names::THROTTLED_LINEAGE, Cow::Owned(text));
             fresh.push(names::THROTTLED_LINEAGE);
         }
         self.sync.sample(wants.sync, buf, files, fresh);

@@ -20,7 +20,7 @@ use crate::app::{App, WhoView};
 use canvas::Canvas;
 use layout::{MIN, PaneRects};
 pub use screen::Screen;
-pub use theme::Theme;
+pub use theme::{Theme, theme};
 
 /// Draws the whole screen into a frame.
 pub fn draw(frame: &mut Frame, app: &App) {
@@ -153,14 +153,4 @@ fn main_view(app: &App, r: &PaneRects, c: &mut Canvas) {
         panes::charts::draw(app, w.charts, c);
     }
     panes::footer::draw(app, r.footer, c);
-}
-
-/// The theme in force for this app.
-#[must_use]
-pub fn theme(app: &App) -> &'static Theme {
-    if app.look.mono {
-        &theme::MONO
-    } else {
-        &theme::COLOR
-    }
 }

@@ -1,8 +1,11 @@
 //! Styles: ok/warn/crit colours for thresholds, and a monochrome set for NO_COLOR.
 //!
-//! Owns: `Theme`. Must not touch: layout or data.
+//! Owns: `Theme`, and `theme`, the one in force for an app (`ui::theme`, which every pane
+//! calls). Must not touch: layout or data.
 
 use ratatui::style::{Color, Modifier, Style};
+
+use crate::app::App;
 
 /// Every style the panes use.
 #[derive(Debug, Clone, Copy)]
@@ -66,3 +69,9 @@ pub const MONO: Theme = Theme {
     segments: [Style::new(); 7],
     color: false,
 };
+
+/// The theme in force for this app.
+#[must_use]
+pub fn theme(app: &App) -> &'static Theme {
+    if app.look.mono { &MONO } else { &COLOR }
+}

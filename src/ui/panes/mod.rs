@@ -16,6 +16,7 @@ pub mod jobs;
 pub mod latency;
 pub mod memory;
 pub mod phases;
+mod proc_cells;
 pub mod processes;
 mod processes_memory;
 pub mod prompt;

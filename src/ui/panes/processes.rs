@@ -18,8 +18,9 @@ use std::fmt::Write as _;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+pub use super::proc_cells::wchan;
+use super::proc_cells::{Cell, PID_W, cell, comm_w, empty_text, name, shown_note, start_head};
 use crate::app::{App, ProcSort};
-use crate::fmt::{Bytes, Fit};
 use crate::model::procs::ProcRow as Process;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
@@ -103,47 +104,6 @@ const COLUMNS: [Column; 11] = [
 fn sync_shown(app: &App) -> bool {
     let sync = app.model.as_ref().and_then(|m| m.sync.as_ref());
     sync.is_some_and(crate::model::sync::Sync::measured)
-}
-
-/// A task's wait channel as shown: `-` while it runs (the kernel prints `0`) or unreadable.
-#[must_use]
-pub fn wchan(w: Option<&str>) -> &str {
-    match w {
-        None | Some("" | "0") => "-",
-        Some(w) => w,
-    }
-}
-
-/// One table cell's value.
-pub(super) enum Cell {
-    Bytes(Option<f64>),
-    Num(Option<f64>, usize),
-    Text(String),
-}
-
-pub(super) const PID_W: usize = 8;
-const COMM_W: usize = 16;
-
-/// The command column's width: wider for command lines, when the pane has room.
-pub(super) fn comm_w(app: &App, width: usize) -> usize {
-    if app.ui.cmdline {
-        COMM_W.max(width / 3)
-    } else {
-        COMM_W
-    }
-}
-
-/// A row's name: its command line while `a` is on and one is known (`App::cmdline_of`), else
-/// its comm. `pid`: `None` for a rolled-up row (a command, not a process).
-pub(super) fn name(app: &App, pid: Option<u32>, comm: &str, w: usize) -> String {
-    let line = pid
-        .filter(|_| app.ui.cmdline)
-        .and_then(|p| app.cmdline_of(p));
-    let mut s = line.unwrap_or(comm).to_owned();
-    if let Some((i, _)) = s.char_indices().nth(w.saturating_sub(1)) {
-        s.truncate(i);
-    }
-    s
 }
 
 /// The pane's title: scope, sort and where the figures come from.
@@ -287,17 +247,6 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     canvas.lines(inner, lines);
 }
 
-/// The note line, when the view at `inner` shows one: the note is for a roomy view; at 80x24
-/// the rows matter more.
-pub(super) fn shown_note(app: &App, inner: Rect) -> Option<String> {
-    let note = if app.ui.proc_sort == ProcSort::Memory {
-        super::processes_memory::note(app)
-    } else {
-        note(app)
-    };
-    if inner.height > 8 { note } else { None }
-}
-
 /// The process on row `row` of the view drawn at `area` (its border included), as `ui::hit`
 /// asks; `None` off the rows or while a kernel stack is shown.
 #[must_use]
@@ -336,124 +285,6 @@ fn head(app: &App, cols: &[&Column], width: usize, comm_w: usize) -> String {
         }
     }
     head
-}
-
-/// The head's PID (titled `pid`) and COMMAND titles.
-pub(super) fn start_head(width: usize, comm_w: usize, pid: &str) -> String {
-    let mut head = String::with_capacity(width);
-    push_right(&mut head, PID_W - 1, pid);
-    head.push(' ');
-    head.push_str("COMMAND");
-    pad_to(&mut head, PID_W + comm_w);
-    head
-}
-
-/// A line on what the figures mean here: delay accounting off, no permission, a walk yet to
-/// come.
-fn note(app: &App) -> Option<String> {
-    let m = app.model.as_ref()?;
-    let hidden = m
-        .processes
-        .iter()
-        .flatten()
-        .filter(|p| p.no_permission)
-        .count();
-    let mut parts = Vec::new();
-    if m.task_delayacct == Some(false) {
-        parts.push(
-            "IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1 (counts tasks \
-             started afterwards)"
-                .to_owned(),
-        );
-    } else if m.delayacct_switched_on {
-        parts.push("IOWAIT - for tasks started before delay accounting was switched on".to_owned());
-    }
-    if let Some(sync) = &m.sync {
-        use crate::parse::sync_calls::SyncSource;
-        use crate::parse::trace::TraceState;
-        match (sync.state, sync.source) {
-            (TraceState::Armed, _) if sync.lost > 0 => parts.push(format!(
-                "SYNC undercounts: {} sync events lost (more calls than the buffer holds)",
-                sync.lost
-            )),
-            (TraceState::Armed, _) => parts.push(
-                "SYNC: fsync, fdatasync, sync_file_range, msync calls/s, mean/max ms (O_SYNC \
-                 writes wait in IOWAIT)"
-                    .to_owned(),
-            ),
-            (_, SyncSource::Delayacct) => parts.push(
-                "no syscall tracepoints: sync waits show only in IOWAIT (delay accounting)"
-                    .to_owned(),
-            ),
-            (TraceState::NotRoot, _) => parts.push("SYNC latency needs root".to_owned()),
-            _ => {}
-        }
-    }
-    if m.processes
-        .iter()
-        .flatten()
-        .any(|p| p.reaped_children && p.dirtied_bytes_per_s.is_none())
-    {
-        parts.push("reaped: IO of children it waited for, not its own rate".to_owned());
-    }
-    match &m.exits {
-        Some(e) if e.source == "taskstats" => {
-            if m.processes.iter().flatten().any(|p| p.exited) {
-                parts.push("X: exited since the last walk, its IO from its exit record".into());
-            }
-            if e.lost > 0 {
-                parts.push(format!("{} exit records lost (buffer full)", e.lost));
-            }
-        }
-        Some(e) if e.state != "off" => parts.push(format!(
-            "exits not seen ({}): an exited process's IO shows in its parent",
-            e.why.as_deref().unwrap_or(&e.state)
-        )),
-        _ => {}
-    }
-    if hidden > 0 {
-        parts.push(format!(
-            "{hidden} without permission to read their io (run as root)"
-        ));
-    }
-    if m.processes.is_some() {
-        parts.push("HIT%est = 1 - read_bytes/rchar: pipes and sockets count in rchar".to_owned());
-    }
-    (!parts.is_empty()).then(|| parts.join("; "))
-}
-
-fn empty_text(app: &App) -> &'static str {
-    if app.model.is_none() {
-        "waiting for the first sample"
-    } else {
-        "no process did IO in the last walk (walks run every 2 s while this view is open, \
-         every 10 s while the machine is quiet)"
-    }
-}
-
-pub(super) fn cell(row: &mut String, w: usize, c: Cell, text_column: bool) {
-    match c {
-        Cell::Text(s) if !text_column => {
-            push_right(row, w - 1, s);
-            row.push(' ');
-        }
-        Cell::Bytes(v) => {
-            let s = v.map_or_else(|| "-".to_owned(), |b| Bytes(b).to_string());
-            push_right(row, w - 1, s);
-            row.push(' ');
-        }
-        Cell::Num(v, d) => {
-            push_right(row, w - 1, Fit(v, d, w - 1));
-            row.push(' ');
-        }
-        Cell::Text(s) => {
-            let mut s = s;
-            s.truncate(w - 1);
-            let start = row.chars().count();
-            row.push_str(&s);
-            pad_to(row, start + w);
-        }
-    }
 }
 
 /// The kernel stack of a task, in the view's place.

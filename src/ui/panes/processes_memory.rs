@@ -2,14 +2,13 @@
 //! who grows it, who faults pages in from storage, and who is stalled in reclaim (first, in
 //! the warning colour), from `Model::processes_by_memory` (`model::procs_memory`).
 //!
-//! Owns: the memory table and its note. Must not touch: app state, the IO table.
-
-use std::fmt::Write as _;
+//! Owns: the memory table (its note line is `proc_cells`'s). Must not touch: app state, the IO
+//! table.
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use super::processes::{Cell, PID_W, cell, comm_w, name, shown_note, start_head, wchan};
+use super::proc_cells::{Cell, PID_W, cell, comm_w, name, shown_note, start_head, wchan};
 use crate::app::App;
 use crate::model::procs_memory::MemRow;
 use crate::ui::canvas::Canvas;
@@ -102,17 +101,4 @@ pub(super) fn draw(app: &App, inner: Rect, canvas: &mut Canvas) {
         lines.push(Line::from(Span::styled(text, t.dim)));
     }
     canvas.lines(inner, lines);
-}
-
-/// What the memory figures are, and how many tasks are stalled in reclaim.
-pub(super) fn note(app: &App) -> Option<String> {
-    let m = app.model.as_ref()?;
-    let rows = m.processes_by_memory.as_ref()?;
-    let stalled = rows.iter().filter(|r| r.in_reclaim).count();
-    let mut s = String::new();
-    if stalled > 0 {
-        let _ = write!(s, "{stalled} stalled in reclaim (first); ");
-    }
-    s.push_str("GROW/s and MAJFLT/s since the last walk; D in a reclaim wchan sorts first");
-    Some(s)
 }

@@ -1,0 +1,145 @@
+//! The verdict's vocabulary: the answers one step gives (dirty state, saturated disks, worst
+//! latency, reclaim, headline) and how sure each is. They sit below `Model`, which holds the
+//! step's `Verdict`, and below `verdict`, which derives it from the `Model`; how each answer
+//! is reached is `verdict`'s module doc.
+//!
+//! Owns: `Verdict`, `DirtyVerdict`, `ReclaimVerdict`, `ReclaimState`, `Latency`, `Sure`,
+//! `LIMIT_STALL_PCT`. Must not touch: I/O, the clock, the `Model`.
+
+use serde::Serialize;
+
+use super::dirty::State;
+
+/// Memory stalled for this share of the interval (PSI `some`, percent) makes cgroup limit
+/// reclaim a headline: the same 1 % that starts the memory walk (`procs_memory`). Limit
+/// reclaim of clean page cache is routine in a container at its limit and stalls far less.
+pub const LIMIT_STALL_PCT: f64 = 1.0;
+
+/// How an answer was reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sure {
+    /// From the kernel's own events over the whole interval (the tracepoint).
+    Exact,
+    /// From counters sampled at the read (or their rates over the interval).
+    Sampled,
+    /// From a task seen in a kernel function at one instant (wchan).
+    Approximate,
+}
+
+/// The dirty-page answer: the most severe domain after folding in the interval's evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DirtyVerdict {
+    /// The state of `domain`; `None` when no domain had thresholds.
+    pub state: Option<State>,
+    /// The domain it is about, as on screen (`global`, `cgroup /box`, `bdi 0:52`).
+    pub domain: String,
+    /// How it was reached.
+    pub sure: Sure,
+    /// Throttled writers over the interval, all domains.
+    pub writers: usize,
+    /// Their pause, ms per second, summed (tracepoint rows only; `None` without any).
+    pub pause_ms_per_s: Option<f64>,
+    /// The evidence in one line.
+    pub why: String,
+}
+
+/// The worst latency of the interval, weighted by IOPS.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Latency {
+    /// Device name.
+    pub device: String,
+    /// `r_await`, `w_await` or `d_await`.
+    pub column: &'static str,
+    /// Milliseconds.
+    pub await_ms: f64,
+    /// That direction's IOs per second.
+    pub ops_per_s: f64,
+}
+
+/// Who reclaims.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReclaimState {
+    /// Nobody: free memory above the watermarks and no scanning.
+    None,
+    /// kswapd scans in the background (or free is below the low watermark).
+    Kswapd,
+    /// Tasks reclaim at their cgroup's memory limit, in their own context.
+    Cgroup,
+    /// Allocating tasks reclaim themselves and stall.
+    Direct,
+}
+
+/// The reclaim answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReclaimVerdict {
+    /// Who reclaims.
+    pub state: ReclaimState,
+    /// How it was reached.
+    pub sure: Sure,
+    /// The evidence in one line.
+    pub why: String,
+    /// Memory PSI `some` over the interval, percent; `None` without PSI or a previous read.
+    pub stall_pct: Option<f64>,
+}
+
+impl ReclaimVerdict {
+    /// Whether this answer is headline news: direct reclaim always, cgroup limit reclaim when
+    /// tasks stalled on memory for at least `LIMIT_STALL_PCT` of the interval. The screen's
+    /// reclaim state, the batch text's `reclaim:` line and `/metrics` follow it.
+    #[must_use]
+    pub fn stalls(&self) -> bool {
+        match self.state {
+            ReclaimState::Direct => true,
+            ReclaimState::Cgroup => self.stall_pct.is_some_and(|p| p >= LIMIT_STALL_PCT),
+            ReclaimState::None | ReclaimState::Kswapd => false,
+        }
+    }
+
+    /// cgroup limit reclaim that is headline news (`stalls`): what `/metrics` counts, the
+    /// report's periods and the reclaim pane's red memcg figures.
+    #[must_use]
+    pub fn limit_stalls(&self) -> bool {
+        self.state == ReclaimState::Cgroup && self.stalls()
+    }
+}
+
+/// The headline answers of one step, with their evidence.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Dirty pages and throttling.
+    pub dirty: DirtyVerdict,
+    /// Saturated devices, most queued first.
+    pub saturated: Vec<String>,
+    /// Why the first of them is saturated.
+    pub saturation_why: Option<String>,
+    /// When none is: the most queued device whose deep queue no calm baseline judges yet, and
+    /// why (`vda: queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads
+    /// yet`); `None` (left out of JSON) otherwise. Said where "no disk saturated" would be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unjudged: Option<String>,
+    /// The worst latency, weighted by IOPS; `None` without I/O.
+    pub worst_latency: Option<Latency>,
+    /// Reclaim.
+    pub reclaim: ReclaimVerdict,
+    /// fsync is slow because of an ext4 journal: the evidence (`below::Journal`); `None`
+    /// otherwise.
+    pub journal: Option<String>,
+    /// Everything above in one line, worst first.
+    pub headline: String,
+}
+
+impl Verdict {
+    /// The first saturated device and why, with how many more are: `vda: queue 137 deep
+    /// (≥ 32), … (+1 more)`; `None` when none is. What the batch text's `saturated:` line and
+    /// the disks pane's border say.
+    #[must_use]
+    pub fn saturation_line(&self) -> Option<String> {
+        let why = self.saturation_why.as_deref()?;
+        Some(match self.saturated.len().saturating_sub(1) {
+            0 => why.to_owned(),
+            more => format!("{why} (+{more} more)"),
+        })
+    }
+}
