@@ -2,7 +2,7 @@
 """verify-tree.py TREE [TREE...]
 
 Independent cross-check of a tree sequence (assets/trees/<name>/NNN/...) against
-/work/shared/reference/kernel-formulas.md:
+docs/kernel-formulas.md:
   - totalreserve (§1.3) and Σlow rebuilt from proc/zoneinfo,
   - nr_dirty_threshold / nr_dirty_background_threshold (§1.2, free = MemFree/4 per §1.7,
     file LRU = nr_active_file + nr_inactive_file from vmstat, ≥v6.10 step order; not RT),

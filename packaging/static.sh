@@ -3,7 +3,7 @@
 # none): pagewatch with glibc linked in statically (x86_64-unknown-linux-gnu and
 # `-C target-feature=+crt-static`), profile `dist` (stripped, LTO). Prints where it is, its
 # size and the time the build took, and fails when the file is over the size budget
-# (PW_SIZE_BUDGET_MB, default 8; the README states it) or is not static after all.
+# (PW_SIZE_BUDGET_MB, default 8; docs/REFERENCE.md states it) or is not static after all.
 # musl would be the usual way, but its target cannot be fetched on the build machines here; the
 # gnu target needs nothing more than the toolchain, and pagewatch never calls the parts of
 # static glibc that load shared objects at run time (NSS name lookups, iconv): see the link

@@ -27,7 +27,7 @@ pub const LONG_VERSION: &str = concat!(
 pub enum Format {
     /// A compact vmstat/iostat-like table, 80 columns wide.
     Text,
-    /// One JSON object per line per interval (schema in README.md).
+    /// One JSON object per line per interval (schema in docs/REFERENCE.md).
     Json,
 }
 

@@ -172,7 +172,7 @@ fn extra_sections() -> String {
     section(
         &mut s,
         "SEE ALSO",
-        "iostat(1), vmstat(8), fio(1), promtool(1); the README for how every figure is computed.",
+        "iostat(1), vmstat(8), fio(1), promtool(1); docs/REFERENCE.md in the source for how every figure is computed.",
     );
     s
 }

@@ -8,7 +8,7 @@
 //!
 //! `source` is the only module that touches the filesystem or the clock; `parse` and `model`
 //! are pure functions of their inputs, so captured trees and recordings give the same figures
-//! as the live system did. The formulas follow `kernel-formulas.md` (cited as §N in the code).
+//! as the live system did. The formulas follow `docs/kernel-formulas.md` (cited as §N in the code).
 
 pub mod app;
 pub mod batch;

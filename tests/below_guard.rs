@@ -10,6 +10,8 @@
 //! tests that tune. Skipped without root, losetup or mkfs.ext4.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/tracefs.rs"]
 mod tracefs;
 
@@ -17,12 +19,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use live::is_root;
+
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 const TRACEFS: &str = "/sys/kernel/tracing";
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
 
 fn run(cmd: &str, args: &[&str]) -> Option<String> {
     let out = Command::new(cmd).args(args).output().ok()?;

@@ -21,6 +21,8 @@ mod tracefs;
 
 #[path = "common/blk.rs"]
 mod blk;
+#[path = "common/live.rs"]
+mod live;
 
 use std::io::{BufRead, BufReader};
 use std::process::Command;

@@ -19,6 +19,8 @@ mod tracefs;
 
 #[path = "common/blk.rs"]
 mod blk;
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/tmux.rs"]
 mod tmux;
 

@@ -4,22 +4,21 @@
 //! the MemAvailable figures of one are not disturbed by another's eater.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+#[path = "common/live.rs"]
+mod live;
+
 use std::io::{BufRead, BufReader, Lines};
 use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use pagewatch::jobs::eat_plan::{EatLine, EatState};
 use pagewatch::jobs::eater::{EatUpdate, Eater};
 
+use live::lock;
+
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 const MIB: u64 = 1 << 20;
-
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// (MemTotal, MemAvailable) in bytes.
 fn meminfo() -> (u64, u64) {

@@ -19,47 +19,19 @@
 //! The vm.dirty_* settings are left alone.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
+
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use live::{Group, Killed, have, is_root};
+
 /// Bytes each dd writes.
 const DD_BYTES: f64 = 128.0 * 1024.0 * 1024.0;
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
-
-/// A child killed and reaped on drop.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A shell in a process group of its own, the group killed on drop (its dd with it).
-struct Group(Child);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if let Some(pid) = i32::try_from(self.0.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.0.wait();
-    }
-}
 
 fn rows(m: &Value) -> &[Value] {
     m["processes"].as_array().map_or(&[], Vec::as_slice)

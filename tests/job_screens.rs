@@ -11,14 +11,20 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[macro_use]
+#[path = "common/screen.rs"]
+mod screen;
+use screen::screen;
+
 use std::path::Path;
 
 use pagewatch::app::{Action, App, Focus, ForeignFio, JobKind, JobMsg, JobReport, Look, Msg};
 use pagewatch::jobs::fio::FioFigures;
 use pagewatch::jobs::protocol::JobFile;
 use pagewatch::source::HostInfo;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+
+/// The sizes each screen is snapshot at.
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 
 fn app() -> (App, Vec<pagewatch::sample::RawSample>) {
     app_after(12)
@@ -74,24 +80,6 @@ fn foreign() -> ForeignFio {
     }
 }
 
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
-    t.backend().to_string()
-}
-
-fn assert_screens(name: &str, app: &App) {
-    for (w, h) in [(80, 24), (160, 48)] {
-        insta::with_settings!({
-            snapshot_path => "../snapshots",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(format!("{name}@{w}x{h}"), screen(app, w, h));
-        });
-    }
-}
-
 fn open_detail(app: &mut App) {
     if app.ui.focus != Focus::Jobs {
         app.update(Msg::Action(Action::FocusNext));
@@ -143,7 +131,7 @@ fn detail_of_a_fio_job_of_ours() {
         "{text}"
     );
     assert!(text.contains("W 2650 IOPS"), "{text}");
-    assert_screens("job_detail_ours", &app);
+    assert_screens!("job_detail_ours", &app, &SIZES);
     // Esc: back to the main view, the pane's title says what x does.
     app.update(Msg::Action(Action::Back));
     assert!(screen(&app, 160, 48).contains("Jobs (x stops #1"));
@@ -157,7 +145,7 @@ fn detail_of_a_foreign_fio_and_its_ended_row() {
     let text = screen(&app, 160, 48);
     assert!(text.contains("fio pid 4200 (not ours"), "{text}");
     assert!(text.contains("73%") && text.contains("41%"), "{text}");
-    assert_screens("job_detail_foreign", &app);
+    assert_screens!("job_detail_foreign", &app, &SIZES);
     // It ends: the pane keeps it dimmed with its last figures; x would dismiss it.
     app.update(Msg::Action(Action::Back));
     app.update(Msg::Job(JobReport::Foreign(Vec::new())));
@@ -169,7 +157,7 @@ fn detail_of_a_foreign_fio_and_its_ended_row() {
     let line = "fio 4200 ended 2s ago, last: /var/tmp/pw-jobs-test/f 64.0M 73% ca";
     assert!(text.contains(line), "{text}");
     assert!(text.contains("Jobs (x dismisses"), "{text}");
-    assert_screens("jobs_foreign_ended", &app);
+    assert_screens!("jobs_foreign_ended", &app, &SIZES);
 }
 
 /// The recording's throttled fio workers (2921, 2923 and 3092, 3093) and dd (2883), given a
@@ -212,7 +200,7 @@ fn throttled_workers_are_named_after_their_fio() {
         assert!(text.contains(want), "{want}: {text}");
     }
     assert!(text.contains("2883 dd  "), "dd works for no job: {text}");
-    assert_screens("throttled_linked", &app);
+    assert_screens!("throttled_linked", &app, &SIZES);
 }
 
 /// A fio job that fsyncs after every write: its write completions take microseconds, its

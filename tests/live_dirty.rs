@@ -5,11 +5,12 @@
 //! and the derived MemAvailable must be within 1 % of the kernel's (spec §2, §9.4).
 //! Every test here takes one static lock, so the sysctl changes never race the other checks.
 
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/sysctl.rs"]
 mod sysctl;
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pagewatch::model::dirty::Mode;
 use pagewatch::model::{Model, Options};
@@ -17,12 +18,7 @@ use pagewatch::parse::Snapshot;
 use pagewatch::source::FsSource;
 use sysctl::DirtyKnobs;
 
-/// Serialises the tests of this file: one of them rewrites global vm sysctls.
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use live::lock;
 
 const ATTEMPTS: usize = 50;
 

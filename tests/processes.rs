@@ -5,26 +5,19 @@
 //! One lock serialises the tests: the dirty limit is global.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/sysctl.rs"]
 mod sysctl;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pagewatch::parse::procs::parse;
 use pagewatch::sample::{Pace, ProcScope};
 use pagewatch::source::procs::{WALK_PERIOD_NS, Walker};
 
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
+use live::{is_root, lock};
 
 /// A buffered `dd` writing 2,000 MiB of zeros into a file of ours in `dir` (on a real disk:
 /// tmpfs pages are never dirty-accounted); killed on drop.

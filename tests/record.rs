@@ -425,7 +425,8 @@ fn recordings_written_at_level_3_still_read() {
 }
 
 /// 2 MB an hour at 1 Hz is 555 bytes a sample. Samples 0.1 s apart change less than 1 s
-/// apart (see README for the 1 Hz figure), so the bound here keeps a wide margin.
+/// apart (see docs/REFERENCE.md, "Recordings", for the 1 Hz figure), so the bound here keeps a
+/// wide margin.
 #[test]
 fn live_samples_fit_the_size_budget() {
     let tmp = tempfile::tempdir().unwrap();

@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[path = "common/screen.rs"]
+mod screen;
+
 use std::path::Path;
 
 use pagewatch::app::{Action, App, Key, Look, Msg};
@@ -11,8 +14,6 @@ use pagewatch::event::{Event, EventKind};
 use pagewatch::record::{Header, Recorder};
 use pagewatch::sample::RawSample;
 use pagewatch::source::{HostInfo, Source, TreeSource};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 fn host() -> HostInfo {
     HostInfo {
@@ -31,9 +32,7 @@ fn samples(tree: &str) -> Vec<RawSample> {
 }
 
 fn screen(app: &App, w: u16, h: u16) -> Vec<String> {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
-    let text = t.backend().to_string();
+    let text = screen::screen(app, w, h);
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     lines.pop(); // the footer: keys live, REPLAY in replay
     lines

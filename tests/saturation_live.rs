@@ -7,37 +7,30 @@
 //! the end. `PW_SATURATION_FLOOD_S` shortens the flood for a quick look.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
+
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Instant;
 
-struct Fio(Child);
+use live::{Group, have, is_root};
 
-impl Drop for Fio {
-    fn drop(&mut self) {
-        // fio's job runs in a child process: take its whole group down.
-        if let Some(pid) = i32::try_from(self.0.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.0.wait();
-    }
-}
-
-fn fio(dir: &std::path::Path, args: &[&str], secs: u64) -> Fio {
+/// fio's job runs in a child process: dropping the `Group` takes its whole group down.
+fn fio(dir: &std::path::Path, args: &[&str], secs: u64) -> Group {
     use std::os::unix::process::CommandExt;
-    Fio(Command::new("fio")
-        .process_group(0)
-        .args(["--name=sat", "--size=256M", "--direct=1", "--time_based"])
-        .arg(format!("--runtime={secs}"))
-        .arg(format!("--directory={}", dir.display()))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap())
+    Group(
+        Command::new("fio")
+            .process_group(0)
+            .args(["--name=sat", "--size=256M", "--direct=1", "--time_based"])
+            .arg(format!("--runtime={secs}"))
+            .arg(format!("--directory={}", dir.display()))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
 }
 
 /// The block device under `dir` (`vda` for /dev/vda1 too), from its mount's major:minor.
@@ -63,9 +56,7 @@ fn device_of(dir: &std::path::Path) -> String {
 
 #[test]
 fn a_long_flood_is_saturated_throughout_and_light_load_never() {
-    if !rustix::process::geteuid().is_root()
-        || Command::new("fio").arg("--version").output().is_err()
-    {
+    if !is_root() || !have("fio") {
         println!("skipped: needs root and fio");
         return;
     }
@@ -177,7 +168,7 @@ fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Val
     );
     let lines = BufReader::new(pw.stdout.take().unwrap()).lines();
     let mut records: Vec<(f64, serde_json::Value)> = Vec::new();
-    let mut flood: Option<Fio> = None;
+    let mut flood: Option<Group> = None;
     let mut flood_at = None;
     let mut light = Some(light);
     for line in lines {

@@ -6,12 +6,15 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[macro_use]
+#[path = "common/screen.rs"]
+mod screen;
+use screen::screen;
+
 use std::path::Path;
 
 use pagewatch::app::{Action, App, Look, Msg};
 use pagewatch::source::{HostInfo, Source, TreeSource};
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 fn app_after(tree: &str, look: Look, actions: &[Action]) -> App {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -33,34 +36,16 @@ fn app_after(tree: &str, look: Look, actions: &[Action]) -> App {
     app
 }
 
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
-    t.backend().to_string()
-}
-
-fn assert_screens(name: &str, app: &App, sizes: &[(u16, u16)]) {
-    for &(w, h) in sizes {
-        insta::with_settings!({
-            snapshot_path => "../snapshots",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(format!("{name}@{w}x{h}"), screen(app, w, h));
-        });
-    }
-}
-
 const ALL: [(u16, u16); 3] = [(80, 24), (120, 40), (160, 48)];
 
 #[test]
 fn idle() {
-    assert_screens("idle", &app_after("live-idle", Look::default(), &[]), &ALL);
+    assert_screens!("idle", &app_after("live-idle", Look::default(), &[]), &ALL);
 }
 
 #[test]
 fn fio_randwrite() {
-    assert_screens(
+    assert_screens!(
         "fio_randwrite",
         &app_after("live-fio-randwrite", Look::default(), &[]),
         &ALL,
@@ -69,7 +54,7 @@ fn fio_randwrite() {
 
 #[test]
 fn memory_eaten() {
-    assert_screens(
+    assert_screens!(
         "memeaten",
         &app_after("live-memeaten", Look::default(), &[]),
         &[(160, 48)],
@@ -83,13 +68,13 @@ fn busy_disks_sorted_by_queue_with_partitions() {
         Look::default(),
         &[Action::Sort, Action::Partitions, Action::Down],
     );
-    assert_screens("disks_by_aqu_sz", &app, &[(80, 24), (160, 48)]);
+    assert_screens!("disks_by_aqu_sz", &app, &[(80, 24), (160, 48)]);
 }
 
 #[test]
 fn device_detail_for_nvme() {
     let app = app_after("kernel-5.4-diskstats18", Look::default(), &[Action::Detail]);
-    assert_screens("detail_nvme", &app, &[(120, 40)]);
+    assert_screens!("detail_nvme", &app, &[(120, 40)]);
 }
 
 /// The detail view of a timed disk judged with the longest evidence the judge writes (a deep
@@ -130,7 +115,7 @@ fn device_detail_keeps_its_latency_table_under_a_long_verdict() {
 
 #[test]
 fn help_overlay() {
-    assert_screens(
+    assert_screens!(
         "help",
         &app_after("live-idle", Look::default(), &[Action::Help]),
         &[(80, 24)],
@@ -143,7 +128,7 @@ fn ascii_and_no_color() {
         ascii: true,
         mono: true,
     };
-    assert_screens(
+    assert_screens!(
         "ascii_mono",
         &app_after("live-fio-randwrite", look, &[Action::Units]),
         &[(80, 24)],
@@ -152,7 +137,7 @@ fn ascii_and_no_color() {
 
 #[test]
 fn too_small_terminal() {
-    assert_screens(
+    assert_screens!(
         "too_small",
         &app_after("live-idle", Look::default(), &[]),
         &[(79, 23)],
@@ -165,7 +150,7 @@ fn first_tick_shows_no_rates() {
     let mut src = TreeSource::open(&dir).unwrap();
     let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
     app.update(Msg::Sample(src.next_sample().unwrap().unwrap()));
-    assert_screens("first_tick", &app, &[(80, 24)]);
+    assert_screens!("first_tick", &app, &[(80, 24)]);
 }
 
 /// Three phases of a flood-vs-fsync-like run, two fio jobs each.
@@ -248,13 +233,13 @@ fn with_phase_table(top: usize, left: usize) -> App {
 
 #[test]
 fn phase_table_overlay() {
-    assert_screens(
+    assert_screens!(
         "phase_table",
         &with_phase_table(0, 0),
         &[(80, 24), (160, 48)],
     );
     // Scrolled past the end: the last page stays full, the hint says there is more left.
-    assert_screens(
+    assert_screens!(
         "phase_table_scrolled",
         &with_phase_table(100, 60),
         &[(80, 24)],

@@ -7,13 +7,16 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[macro_use]
+#[path = "common/screen.rs"]
+mod screen;
+use screen::screen;
+
 use std::path::Path;
 
 use pagewatch::app::{Action, App, Look, Msg, ProcSort};
 use pagewatch::sample::{RawSample, names};
 use pagewatch::source::HostInfo;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
 
 /// The sample with the tracepoint's busiest interval (as in `who_screens.rs`).
 const AT: usize = 12;
@@ -52,12 +55,6 @@ fn with_sync(samples: &[RawSample], pid: u32) -> Vec<RawSample> {
         s.files.insert(names::SYNC_CALLS.to_owned(), text.clone());
     }
     out
-}
-
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
-    t.backend().to_string()
 }
 
 #[test]
@@ -116,13 +113,5 @@ fn the_victim_shows_in_the_processes_view_and_the_batch_output() {
         wide.contains("30/2500") && wide.contains("SYNCms*"),
         "{wide}"
     );
-    insta::with_settings!({
-        snapshot_path => "../snapshots",
-        prepend_module_to_snapshot => false,
-        omit_expression => true,
-    }, {
-        for (w, h) in [(80, 24), (160, 48)] {
-            insta::assert_snapshot!(format!("who_processes_sync@{w}x{h}"), screen(&app, w, h));
-        }
-    });
+    assert_screens!("who_processes_sync", &app, &[(80, 24), (160, 48)]);
 }

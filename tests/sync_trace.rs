@@ -14,15 +14,17 @@
 //! sync tracer's own CPU per second under an fsync-heavy load, and pagewatch's whole CPU.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/tracefs.rs"]
 mod tracefs;
 
+use live::{cannot_trace, lock};
 use tracefs::gone_within;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
@@ -50,26 +52,11 @@ while time.monotonic() < end:
 print("mean_ms", sum(durs) / len(durs) / 1e6, len(durs), flush=True)
 "#;
 
-fn lock() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Why these tests cannot run here, if they cannot.
 fn cannot_run() -> Option<String> {
-    if !rustix::process::geteuid().is_root() {
-        return Some("not running as root".into());
-    }
-    if !Path::new(TRACEFS).join(ENTER).join("format").exists() {
-        return Some(format!(
-            "no {TRACEFS}/{ENTER} (no CONFIG_FTRACE_SYSCALLS, or tracefs not mounted there)"
-        ));
-    }
-    for (tool, arg) in [("fio", "--version"), ("python3", "--version")] {
-        if Command::new(tool).arg(arg).output().is_err() {
-            return Some(format!("{tool} is not installed"));
-        }
+    // No ENTER event: no CONFIG_FTRACE_SYSCALLS, or tracefs not mounted there.
+    if let Some(why) = cannot_trace(&[ENTER], &["fio", "python3"]) {
+        return Some(why);
     }
     let Ok(free) = rustix::fs::statvfs("/var/tmp") else {
         return Some("cannot statvfs /var/tmp".into());

@@ -12,6 +12,8 @@
 //! pagewatch's CPU per second with the tracepoint armed under the two writers.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/sysctl.rs"]
 mod sysctl;
 #[path = "common/tmux.rs"]
@@ -19,6 +21,7 @@ mod tmux;
 #[path = "common/tracefs.rs"]
 mod tracefs;
 
+use live::{cannot_trace, lock};
 use sysctl::DirtyKnobs;
 use tracefs::gone_within;
 
@@ -33,31 +36,16 @@ fn top_level_enable() -> String {
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
-const TRACEFS: &str = "/sys/kernel/tracing";
 const EVENT: &str = "events/writeback/balance_dirty_pages";
 const VM: &str = "/proc/sys/vm";
 
-/// One test at a time: they all change vm.dirty_bytes and run writers.
-fn lock() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 /// Why these tests cannot run here, if they cannot.
 fn cannot_run() -> Option<String> {
-    if !rustix::process::geteuid().is_root() {
-        return Some("not running as root".into());
-    }
-    if !Path::new(TRACEFS).join(EVENT).join("format").exists() {
-        return Some(format!("no {TRACEFS}/{EVENT} (tracefs not mounted there?)"));
-    }
-    if Command::new("fio").arg("--version").output().is_err() {
-        return Some("fio is not installed".into());
+    if let Some(why) = cannot_trace(&[EVENT], &["fio"]) {
+        return Some(why);
     }
     if std::fs::write(
         Path::new(VM).join("dirty_expire_centisecs"),

@@ -12,12 +12,18 @@
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
+#[macro_use]
+#[path = "common/screen.rs"]
+mod screen;
+use screen::screen;
+
 use std::path::Path;
 
 use pagewatch::app::{Action, App, Effect, JobCmd, JobReport, Look, Msg, ProcSort, WhoView};
 use pagewatch::source::HostInfo;
-use ratatui::Terminal;
-use ratatui::backend::TestBackend;
+
+/// The sizes each screen is snapshot at.
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
 
 fn host() -> HostInfo {
     HostInfo {
@@ -64,7 +70,7 @@ fn memory_sort_puts_the_eater_first() {
         rows[0].pid,
         "the rows shown are the memory rows"
     );
-    assert_screens("who_memory", &app);
+    assert_screens!("who_memory", &app, &SIZES);
 }
 
 #[test]
@@ -152,24 +158,6 @@ fn the_kernel_stack_is_re_read_while_open_and_command_lines_on_demand() {
     assert!(!screen(&app, 160, 48).contains("--name=w1"));
 }
 
-fn screen(app: &App, w: u16, h: u16) -> String {
-    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-    t.draw(|f| pagewatch::ui::draw(f, app)).unwrap();
-    t.backend().to_string()
-}
-
-fn assert_screens(name: &str, app: &App) {
-    for (w, h) in [(80, 24), (160, 48)] {
-        insta::with_settings!({
-            snapshot_path => "../snapshots",
-            prepend_module_to_snapshot => false,
-            omit_expression => true,
-        }, {
-            insta::assert_snapshot!(format!("{name}@{w}x{h}"), screen(app, w, h));
-        });
-    }
-}
-
 /// The sample with the tracepoint's busiest interval (four writers pausing ~0.5 s/s).
 const THROTTLED_AT: usize = 12;
 
@@ -178,7 +166,7 @@ fn throttled_writers_from_the_tracepoint() {
     let app = recorded(THROTTLED_AT);
     let m = app.model.as_ref().unwrap();
     assert!(m.throttled.len() >= 3, "{:?}", m.throttled);
-    assert_screens("who_throttled", &app);
+    assert_screens!("who_throttled", &app, &SIZES);
     // Rates in the screen's units; a writer at the hard limit (task_ratelimit 0) says so.
     let text = screen(&app, 160, 48);
     assert!(text.contains("250M") && text.contains("at limit"), "{text}");
@@ -197,7 +185,7 @@ fn processes_view_sorted_by_storage_io() {
         top.windows(2).all(|w| storage(&w[0]) >= storage(&w[1])),
         "sorted by dirtied + read bytes/s"
     );
-    assert_screens("who_processes", &app);
+    assert_screens!("who_processes", &app, &SIZES);
     // 80x24 keeps the who essentials: three processes, three throttled writers, refaults.
     let text = screen(&app, 80, 24);
     let rows = |from: &str| {
@@ -237,7 +225,7 @@ fn processes_view_rolled_up_by_command() {
     assert!(text.contains("by command (r by pid"), "{text}");
     assert!(text.contains("PIDS"), "{text}");
     assert!(text.contains(&format!("{}x fio", fio.pids)), "{text}");
-    assert_screens("who_commands", &app);
+    assert_screens!("who_commands", &app, &SIZES);
     // `r` again: back to one row a pid.
     app.update(Msg::Action(Action::RollUp));
     assert!(!screen(&app, 160, 48).contains("PIDS"));
@@ -278,9 +266,9 @@ fn container_domain_named_in_the_dirty_pane_and_the_cgroups_view() {
         text.contains("cgroup /box throttled d+wb 48.2M > f 43.4M"),
         "{text}"
     );
-    assert_screens("who_memcg", &app);
+    assert_screens!("who_memcg", &app, &SIZES);
     app.update(Msg::Action(Action::Cgroups));
-    assert_screens("who_cgroups", &app);
+    assert_screens!("who_cgroups", &app, &SIZES);
     // Enter scopes the processes view to the selected group.
     app.update(Msg::Action(Action::Detail));
     assert_eq!(app.ui.who, Some(WhoView::Processes));
@@ -343,13 +331,13 @@ fn cgroups_view_sorted_by_refaults_leads_with_the_thrashing_group() {
     };
     // By activity /busy's dirty pages lead; `s` sorts by refaults, and /thrash leads.
     assert_eq!(order(&app), ["/busy", "/thrash"]);
-    assert_screens("who_cgroups_activity", &app);
+    assert_screens!("who_cgroups_activity", &app, &SIZES);
     app.update(Msg::Action(Action::Sort));
     assert_eq!(app.ui.cgroup_sort, pagewatch::app::CgroupSort::Refault);
     assert_eq!(order(&app), ["/thrash", "/busy"]);
     let text = screen(&app, 160, 48);
     assert!(text.contains("[sort refault/s]"), "{text}");
-    assert_screens("who_cgroups_thrash", &app);
+    assert_screens!("who_cgroups_thrash", &app, &SIZES);
 }
 
 /// `assets/recordings/who-exits.pwrec`: `pagewatch record` (walks every 5 s) on this VM, as
@@ -388,7 +376,7 @@ fn exited_writers_from_taskstats() {
     app.update(Msg::Action(Action::Processes));
     let text = screen(&app, 160, 48);
     assert!(text.contains("X: exited since the last walk"), "{text}");
-    assert_screens("who_exits", &app);
+    assert_screens!("who_exits", &app, &SIZES);
 }
 
 /// The number after `prefix` in `text` (`(13 paused)` → 13).

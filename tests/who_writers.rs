@@ -11,44 +11,25 @@
 //! One lock serialises the tests: the second changes a global sysctl.
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use serde_json::Value;
 
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn lock() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn is_root() -> bool {
-    rustix::process::geteuid().is_root()
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool).arg("--version").output().is_ok()
-}
+use live::{Group, Killed, have, is_root, lock};
 
 fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new()
         .prefix("pagewatch-writers")
         .tempdir_in("/var/tmp")
         .unwrap()
-}
-
-/// A child killed and reaped on drop.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Writes 1 MiB every `every` (10 ms: about 100 MiB/s) into a FIFO for as long as it lives
@@ -83,21 +64,6 @@ impl Pacer {
 impl Drop for Pacer {
     fn drop(&mut self) {
         self.0.store(true, Ordering::SeqCst);
-    }
-}
-
-/// A shell in a process group of its own, the group killed on drop (its dd with it).
-struct Group(Child);
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        if let Some(pid) = i32::try_from(self.0.id())
-            .ok()
-            .and_then(rustix::process::Pid::from_raw)
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.0.wait();
     }
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Measures what the metrics endpoint costs (the README's "Live metrics" figures).
+"""Measures what the metrics endpoint costs (docs/REFERENCE.md's "Live metrics" figures).
 
 Usage: measure-serve.py PAGEWATCH [SECONDS]
 

@@ -11,7 +11,7 @@ Produces, next to this script:
 
 Every "kernel-computed" number (zone watermarks, lowmem protection, totalreserve_pages,
 nr_dirty_threshold, nr_dirty_background_threshold, MemAvailable) is DERIVED here from the
-input numbers with the formulas of /work/shared/reference/kernel-formulas.md (§1.2, §1.3, §2,
+input numbers with the formulas of docs/kernel-formulas.md (§1.2, §1.3, §2,
 §3.1), never typed in. Each tree's README.md is generated too, so the documented numbers are
 the same values that were written into the files.
 

@@ -1,8 +1,15 @@
-//! The experiment keys (eat memory, fio, stop, drop caches, markers), their prompts, job
-//! reports, and replay seeking.
+//! The experiment keys and the jobs they start: `m` eat memory, `f` fio, `D` drop caches and
+//! `M` a marker, each through its prompt; `x` on the jobs pane's selected row (stop or release
+//! our job, dismiss an ended row, explain that a foreign fio is not ours); `P` and `T` handed
+//! to the playbook code (`play.rs`, which also takes the playbook prompts' submissions and
+//! cancellations); the jobs asked for on the command line (`--eat`, `--fio`); job reports
+//! turned into events. And replay's cursor: a step, a minute, the start or the end, a jump
+//! re-deriving up to an hour of samples before its target so that the charts and each disk's
+//! calm baseline are those a straight replay would have.
 //!
-//! Owns: turning prompts and job reports into app changes and effects. Must not touch:
-//! processes, files or the clock; sizes are checked against the latest sample's meminfo.
+//! Owns: turning those keys, prompt submissions and job reports into app changes and effects.
+//! Must not touch: processes, files or the clock. An eater's size is checked against the
+//! latest model's MemTotal and MemAvailable with the eater's own rule (`jobs::eat_plan`).
 
 use super::jobs::XAction;
 use super::prompt::{Outcome, Prompt, Submit};

@@ -1,8 +1,15 @@
-//! The commands: one file per subcommand, each validating its arguments, building its shell
-//! and running it. `run` is the one `match` over `Cmd` (the binary calls it and nothing else).
+//! The commands. `run` is the one `match` over the parsed arguments; each file sets up one
+//! command or two: `screen.rs` the screen (no subcommand) and `replay FILE`, `batch.rs`
+//! `--batch`, `record.rs` `record` and `replay --batch`, and one file each for `eat`, `play`,
+//! `report`, `export`, `serve`, `__gen` and `__guard`. Each checks its arguments (`usage`: a
+//! usage error, exit status 2) and hands the work on: to a shell (`shell::tui`,
+//! `shell::headless`, the serve loop), to a guard, or to a writer (`report`, `export`,
+//! `docs_gen`); `record.rs` runs its own sampling loop.
 //!
-//! Owns: which command runs. The helpers the commands share, `usage` and `read_recording`,
-//! stay in `screen.rs` (where main.rs had them, so merges carry edits across) and are
+//! Owns: which command runs, and turning flags into each command's options. The binary calls
+//! `run` and prints what it returns with `exit::message` and `exit::code`; batch mode, `play`
+//! and `record` exit with status 1 themselves when a run fails after its output is printed.
+//! The helpers the commands share, `usage` and `read_recording`, live in `screen.rs` and are
 //! re-exported here. Must not touch: the pure layers' state (each command hands its shell
 //! what it needs).
 

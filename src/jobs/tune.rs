@@ -8,7 +8,7 @@
 //! any other file under /proc/sys or /sys.
 //!
 //! `vm.dirty_bytes` and `vm.dirty_ratio` are one setting in two forms: writing one zeroes the
-//! other (`mm/page-writeback.c`, `dirty_bytes_handler`; kernel-formulas.md §1.2),
+//! other (`mm/page-writeback.c`, `dirty_bytes_handler`; docs/kernel-formulas.md §1.2),
 //! and the same holds for the background pair. So the original kept for either is the form
 //! that was in force (the non-zero one) before the first change to either, and restoring
 //! writes that form back.

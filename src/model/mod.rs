@@ -3,7 +3,7 @@
 //! two samples' own timestamps.
 //!
 //! Owns: the derived figures and their formulas (each file cites its section of
-//! `kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
+//! `docs/kernel-formulas.md`). Must not touch: files, the clock, ratatui or crossterm.
 
 pub mod answers;
 pub mod below;

@@ -1,7 +1,7 @@
 //! `/proc/meminfo` → `Meminfo` (kB), in one pass with no allocation.
 //!
 //! Not procfs-core's `Meminfo`: it builds a `HashMap<String, u64>` of every line per read,
-//! which measured 25 µs here against a 70 µs budget for the whole sample (README, Performance).
+//! which measured 25 µs here against a 70 µs budget for the whole sample (docs/PERFORMANCE.md).
 //! Owns: parsing and checking meminfo. Must not touch: derivation.
 
 use serde::Serialize;

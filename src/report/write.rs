@@ -1,10 +1,12 @@
 //! Writing a report directory: report.md and the SVG charts.
 //!
-//! Owns: the only file writes of `pagewatch report`. Safety rule: it writes only into a
-//! directory it creates, or one that already holds a previous report (a `report.md`); there
-//! it replaces only `report.md` and the chart files it names, and never writes through a
-//! symlink (each file is written to a new temporary file and renamed into place).
-//! Must not touch: anything else in the directory.
+//! Owns: the only file writes of `pagewatch report`. Safety rule: pagewatch never overwrites
+//! a file. The directory must not exist (it is created, with its parents) or be an empty
+//! directory; a previous report's directory is refused. Each file is created new
+//! (`create_new`: never over an existing file, never through a symlink) and synced. The
+//! analysis and every chart are rendered before the directory is touched, so a recording
+//! that cannot be analysed leaves nothing behind.
+//! Must not touch: any file it did not create.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -613,7 +613,7 @@ mod tests {
     }
 
     /// Prints what the reads cost on this machine: `cargo test --release --lib cgroups_cost
-    /// -- --ignored --nocapture` (README, "Dirty domains").
+    /// -- --ignored --nocapture` (docs/REFERENCE.md, "Dirty domains").
     #[test]
     #[ignore = "a measurement, not a check"]
     fn cgroups_cost() {

@@ -4,39 +4,22 @@
 #![allow(dead_code)]
 
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
 
 pub const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 pub const EVENTS: [&str; 3] = ["block_rq_insert", "block_rq_issue", "block_rq_complete"];
 
 /// One test at a time: they share the CPU with fio.
-pub fn lock() -> MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+pub use super::live::lock;
 
 /// Why these tests cannot run here, if they cannot.
 pub fn cannot_run() -> Option<String> {
-    if !rustix::process::geteuid().is_root() {
-        return Some("not running as root".into());
-    }
-    for e in EVENTS {
-        let f = Path::new(TRACEFS)
-            .join("events/block")
-            .join(e)
-            .join("format");
-        if !f.exists() {
-            return Some(format!("no {} (tracefs not mounted there?)", f.display()));
-        }
-    }
-    for tool in ["fio", "losetup"] {
-        if Command::new(tool).arg("--version").output().is_err() {
-            return Some(format!("{tool} is not installed"));
-        }
+    let events = EVENTS.map(|e| format!("events/block/{e}"));
+    let events: Vec<&str> = events.iter().map(String::as_str).collect();
+    if let Some(why) = super::live::cannot_trace(&events, &["fio", "losetup"]) {
+        return Some(why);
     }
     None
 }

@@ -1,0 +1,71 @@
+//! What every live test needs: one test of the file at a time, whether it may run here (root,
+//! a tracefs event, a tool), and children that take their process group down when dropped.
+//! Include it as `#[path = "common/live.rs"] mod live;` (docs/TESTS.md lists the others).
+
+#![allow(clippy::unwrap_used, dead_code)]
+
+use std::path::Path;
+use std::process::{Child, Command};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// One test of this test binary at a time: they share the machine's settings, its CPUs and
+/// its disk with each other. Machine-wide, hold `flock -o /tmp/pw-live.lock` as well.
+pub fn lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+/// `tool --version` runs (its status aside: some tools answer `--version` with 1).
+pub fn have(tool: &str) -> bool {
+    Command::new(tool).arg("--version").output().is_ok()
+}
+
+/// Why a tracer test cannot run here, if it cannot: not root, one of `events`
+/// (`events/SYSTEM/NAME` under tracefs) missing, or one of `tools` not installed.
+pub fn cannot_trace(events: &[&str], tools: &[&str]) -> Option<String> {
+    if !is_root() {
+        return Some("not running as root".into());
+    }
+    for e in events {
+        let f = Path::new(TRACEFS).join(e).join("format");
+        if !f.exists() {
+            return Some(format!("no {} (tracefs not mounted there?)", f.display()));
+        }
+    }
+    tools
+        .iter()
+        .find(|t| !have(t))
+        .map(|t| format!("{t} is not installed"))
+}
+
+/// A child started in a process group of its own (`.process_group(0)`), the whole group
+/// killed and the child reaped when dropped: a shell and its dd, fio and its workers.
+pub struct Group(pub Child);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = i32::try_from(self.0.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// A child killed and reaped when dropped.
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
