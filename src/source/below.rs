@@ -205,7 +205,11 @@ mod tests {
             crate::parse::trace::TraceState::NotRoot
         };
         assert_eq!(st.state, want, "{}", files[STATUS]);
-        assert!(!files[STATUS].contains("no wbt or vmscan"), "{}", files[STATUS]);
+        assert!(
+            !files[STATUS].contains("no wbt or vmscan"),
+            "{}",
+            files[STATUS]
+        );
     }
 
     #[test]
