@@ -40,6 +40,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         })
         .context("starting the signal thread")?;
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    super::note_unresolved(std::path::Path::new("/sys"), &args.latency);
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
     }
