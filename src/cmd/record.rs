@@ -176,6 +176,7 @@ fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
         fio_dir: args.fio_dir.clone(),
         scale: args.scale.unwrap_or(1.0),
         interval: args.interval,
+        accept_wbt_manual: args.accept_wbt_manual,
     })
 }
 
