@@ -256,6 +256,9 @@ pub struct RecordArgs {
     /// to 10).
     #[arg(long, value_name = "F", requires = "play")]
     pub scale: Option<f64>,
+    /// With --play: as `pagewatch play --accept-wbt-manual`.
+    #[arg(long, requires = "play")]
+    pub accept_wbt_manual: bool,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
     /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
     /// own, removed on exit). May be repeated.
@@ -318,6 +321,12 @@ pub struct PlayArgs {
     /// Seconds between samples.
     #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
     pub interval: f64,
+    /// Go ahead when the playbook tunes a device's writeback throttling (queue/wbt_lat_usec)
+    /// while the kernel holds it in its default state: any write leaves wbt set by hand until
+    /// the device is made again (BFQ no longer turns it off), whatever value is put back.
+    /// Without it such a playbook is refused before it changes anything.
+    #[arg(long)]
+    pub accept_wbt_manual: bool,
 }
 
 /// `pagewatch replay`.

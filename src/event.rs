@@ -78,6 +78,10 @@ pub enum EventKind {
         new: String,
         /// True when this put the original value back.
         restore: bool,
+        /// What the change leaves behind beyond its value (wbt set by hand for good:
+        /// `jobs::wbt::restore_note`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
 }
 
@@ -153,9 +157,11 @@ impl Event {
                 old,
                 new,
                 restore,
+                note,
             } => {
                 let what = if *restore { "restored" } else { "tuned" };
-                format!("{what} {setting}: {old} -> {new}")
+                let note = note.as_deref().map_or(String::new(), |n| format!("; {n}"));
+                format!("{what} {setting}: {old} -> {new}{note}")
             }
         }
     }

@@ -1,7 +1,9 @@
 //! A real fio started by hand with `--output` (skipped with a reason when fio is not
 //! installed): the file pagewatch measures for it is its data file, held by its worker, never
 //! the report file its main process holds (issue #24, item 7). Also with `--thread`, where the
-//! workers share the main process's fds. Files under /var/tmp/pw-jobs-test-PID, removed after.
+//! workers share the main process's fds. fio is started as from a shell that holds a file
+//! open (`flock LOCK fio ...`): that inherited file is no data file either (issue #51). Files
+//! under /var/tmp/pw-jobs-test-PID, removed after.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
@@ -37,7 +39,11 @@ fn run_fio(dir: &Path, extra: &[&str]) -> (ForeignFio, pagewatch::jobs::protocol
         format!("--output={}", out.display()),
     ];
     args.extend(extra.iter().map(|s| (*s).to_owned()));
-    let mut fio = Command::new("fio")
+    // As `flock LOCK fio ...` does: fio and its workers inherit fd 9, open on `dir/lock`.
+    let mut fio = Command::new("sh")
+        .arg("-c")
+        .arg("exec 9>>\"$0\"; exec fio \"$@\"")
+        .arg(dir.join("lock"))
         .args(&args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -87,14 +93,17 @@ fn the_measured_file_is_the_data_file_never_the_report() {
     let (file, out) = (dir.0.join("f"), dir.0.join("out.txt"));
     for extra in [&[][..], &["--thread"][..]] {
         let (run, view) = run_fio(&dir.0, extra);
-        // The trap: the main process's first file is the report (what was measured before).
+        // The traps: the main process holds the report (its first file was measured
+        // before), and the file inherited from the caller, as the workers do.
         let main = &run.procs[0];
         assert_eq!(main.pid, run.pid);
-        assert_eq!(
-            main.files.first().map(|f| f.path.clone()),
-            Some(out.clone()),
-            "{extra:?}: {run:?}"
-        );
+        for held in [&out, &dir.0.join("lock")] {
+            assert!(
+                main.files.iter().any(|f| &f.path == held),
+                "{extra:?}: {} not held: {run:?}",
+                held.display()
+            );
+        }
         let paths: Vec<&str> = view.files.iter().map(|f| f.path.as_str()).collect();
         println!("{extra:?}: workers {} files {paths:?}", view.workers);
         assert_eq!(paths, vec![file.to_str().unwrap()], "{extra:?}");

@@ -80,6 +80,8 @@ pub struct TuneView {
     pub old: String,
     /// The value the playbook writes (`original` for a restore step).
     pub new: String,
+    /// What the change leaves behind for good, to confirm (`jobs::wbt::lasting`).
+    pub lasting: Option<String>,
 }
 
 /// What pagewatch itself costs, shown in the header.

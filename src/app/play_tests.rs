@@ -45,6 +45,7 @@ fn picker_checks_confirms_and_runs_flood_vs_fsync() {
         setting: "vm.dirty_bytes".into(),
         old: "0".into(),
         new: "15728640".into(),
+        lasting: None,
     };
     a.update(Msg::PlayChecked {
         book: book.clone(),
@@ -129,6 +130,7 @@ fn tune_key_checks_then_confirms_with_the_old_value() {
         old: "60".into(),
         new: "10".into(),
         restore: false,
+        note: None,
     }))));
     // Logged, and the sysctls read again with the next sample.
     assert!(matches!(

@@ -17,6 +17,13 @@ use crate::source::{Source, Ticker};
 pub fn run(args: &Args) -> Result<()> {
     refuse_batch_jobs(args)?;
     let (source, _) = super::screen::source(args)?;
+    if args.tree.is_none() {
+        let sys = args
+            .sys_root
+            .as_deref()
+            .unwrap_or(std::path::Path::new("/sys"));
+        super::note_unresolved(sys, &args.latency);
+    }
     batch(args, source)
 }
 

@@ -67,6 +67,7 @@ pub fn run(a: &crate::cli::PlayArgs) -> Result<()> {
             json: a.format == crate::cli::Format::Json,
             fio_dir: a.fio_dir.clone(),
             interval: a.interval,
+            accept_wbt_manual: a.accept_wbt_manual,
         },
     )
     .map_err(|e| {

@@ -40,6 +40,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         })
         .context("starting the signal thread")?;
     let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    super::note_unresolved(std::path::Path::new("/sys"), &args.latency);
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
     }
@@ -175,6 +176,7 @@ fn record_play(args: &RecordArgs, book: &str) -> Result<()> {
         fio_dir: args.fio_dir.clone(),
         scale: args.scale.unwrap_or(1.0),
         interval: args.interval,
+        accept_wbt_manual: args.accept_wbt_manual,
     })
 }
 

@@ -9,5 +9,6 @@ use crate::cli::ServeArgs;
 
 /// `pagewatch serve`: serves the latest sample until SIGINT, SIGTERM or SIGHUP.
 pub fn run(a: &ServeArgs) -> Result<()> {
+    super::note_unresolved(std::path::Path::new("/sys"), &a.latency);
     crate::serve::run(a.listen, a.interval, a.partitions, &a.latency)
 }

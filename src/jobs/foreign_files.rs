@@ -156,17 +156,27 @@ pub struct DataFile {
     pub via: Option<PathBuf>,
 }
 
-/// The run's data files, at most `MAX_FILES`: the workers' open files; else (threads, or no
-/// worker yet) the main process's; either way less fio's report and logs. With no fd read at
-/// all, the files the options name (the caller keeps those that exist). Pure.
+/// The run's data files, at most `MAX_FILES`: the workers' open files, less those the main
+/// process holds too (a worker inherits the caller's fds through fio's main process: a shell's
+/// `flock` lock or log, which the main holds as well) unless the options name them; else
+/// (threads, or no worker yet) the main process's, only those the options name where any
+/// is open; either way less fio's report and logs. With no fd read at all, the files the
+/// options name (the caller keeps those that exist). Pure.
 #[must_use]
 pub fn data_files(run: &ForeignFio, cwd: &Path) -> Vec<DataFile> {
     let opts = FioOptions::parse(&run.cmdline);
-    let pick = |procs: &mut dyn Iterator<Item = &super::foreign::FioProc>| {
+    let named: BTreeSet<PathBuf> = opts.named_files(cwd).into_iter().collect();
+    let mains = || run.procs.iter().filter(|p| p.pid == run.pid);
+    let main_held: BTreeSet<&Path> = mains()
+        .flat_map(|p| &p.files)
+        .map(|f| f.path.as_path())
+        .collect();
+    let pick = |procs: &mut dyn Iterator<Item = &super::foreign::FioProc>,
+                keep: &dyn Fn(&Path) -> bool| {
         let mut seen = BTreeSet::new();
         procs
             .flat_map(|p| &p.files)
-            .filter(|f| !opts.is_report_or_log(&f.path, cwd))
+            .filter(|f| !opts.is_report_or_log(&f.path, cwd) && keep(&f.path))
             .filter(|f| seen.insert(f.path.clone()))
             .map(|f| DataFile {
                 path: f.path.clone(),
@@ -175,11 +185,17 @@ pub fn data_files(run: &ForeignFio, cwd: &Path) -> Vec<DataFile> {
             .take(MAX_FILES)
             .collect::<Vec<_>>()
     };
-    let workers = pick(&mut run.procs.iter().filter(|p| p.pid != run.pid));
+    let workers = pick(&mut run.procs.iter().filter(|p| p.pid != run.pid), &|f| {
+        named.contains(f) || !main_held.contains(f)
+    });
     if !workers.is_empty() {
         return workers;
     }
-    let main = pick(&mut run.procs.iter().filter(|p| p.pid == run.pid));
+    let main_named = pick(&mut mains(), &|f| named.contains(f));
+    if !main_named.is_empty() {
+        return main_named;
+    }
+    let main = pick(&mut mains(), &|_| true);
     if !main.is_empty() {
         return main;
     }

@@ -99,6 +99,36 @@ fn workers_files_are_the_data_files_never_the_report() {
     assert_eq!(paths(&data_files(&t, cwd)), vec!["/w/x.0.0"]);
 }
 
+/// A fio started from a shell that holds a file open (`flock LOCK fio ...`, a log): the main
+/// process and every worker inherit it. It was measured as a data file ("+1 files").
+#[test]
+fn a_file_inherited_from_the_caller_is_not_a_data_file() {
+    let cwd = Path::new("/w");
+    let r = run(
+        "fio --name=x --filename=/t/f --output=/t/out.txt",
+        vec![
+            proc_(10, 1, &["/tmp/lock", "/t/out.txt"]),
+            proc_(11, 10, &["/tmp/lock", "/t/f"]),
+        ],
+    );
+    assert_eq!(paths(&data_files(&r, cwd)), vec!["/t/f"]);
+    // Named by the options and held by the main too: still a data file.
+    let n = run(
+        "fio --name=x --filename=/t/f",
+        vec![
+            proc_(10, 1, &["/tmp/lock", "/t/f"]),
+            proc_(11, 10, &["/t/f"]),
+        ],
+    );
+    assert_eq!(paths(&data_files(&n, cwd)), vec!["/t/f"]);
+    // Threads: the main's fds hold the lock and the data alike; the options name the data.
+    let t = run(
+        "fio --thread --name=x --output out.txt",
+        vec![proc_(10, 1, &["/tmp/lock", "/w/out.txt", "/w/x.0.0"])],
+    );
+    assert_eq!(paths(&data_files(&t, cwd)), vec!["/w/x.0.0"]);
+}
+
 #[test]
 fn without_fds_the_options_name_the_files() {
     let cwd = Path::new("/w");

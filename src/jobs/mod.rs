@@ -24,3 +24,4 @@ pub mod size;
 pub mod supervisor;
 pub mod tune;
 pub mod tuner;
+pub mod wbt;

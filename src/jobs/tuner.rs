@@ -35,6 +35,8 @@ pub struct Change {
     pub new: String,
     /// True when this restored the original.
     pub restore: bool,
+    /// What it leaves behind beyond its value (wbt set by hand: `wbt::restore_note`).
+    pub note: Option<String>,
 }
 
 /// The originals held, in the order first changed: (file to write back, value). One entry
@@ -94,6 +96,9 @@ pub struct Tuner {
     held: Ledger,
     claim: Option<Claim>,
     pinned: bool,
+    /// `wbt_lat_usec` files a write of this tuner changed: the kernel holds their wbt as set
+    /// by hand since (`wbt.rs`).
+    wbt_written: std::collections::BTreeSet<PathBuf>,
 }
 
 impl Tuner {
@@ -107,6 +112,7 @@ impl Tuner {
             held: Ledger::default(),
             claim: None,
             pinned: false,
+            wbt_written: std::collections::BTreeSet::new(),
         }
     }
 
@@ -160,11 +166,16 @@ impl Tuner {
             self.held.hold(&file, &orig);
         }
         write(&knob.path, value)?;
+        let new = read(&knob.path)?;
+        if new != old && super::wbt::device_of(&knob.path).is_some() {
+            self.wbt_written.insert(knob.path.clone());
+        }
         Ok(Change {
             setting: knob.name.clone(),
             old,
-            new: read(&knob.path)?,
+            new,
             restore: false,
+            note: None,
         })
     }
 
@@ -197,11 +208,17 @@ impl Tuner {
         let old = read(file)?;
         write(file, orig)?;
         let _ = self.tell_guard(&format!("drop\t{}\n", file.display()));
+        let new = read(file)?;
+        let note = super::wbt::device_of(file).and_then(|dev| {
+            let written = self.wbt_written.contains(file) || new != old;
+            super::wbt::restore_note(dev, &super::wbt::state(dev), written)
+        });
         Ok(Change {
             setting: name_of(file),
             old,
-            new: read(file)?,
+            new,
             restore: true,
+            note,
         })
     }
 
@@ -357,6 +374,7 @@ pub fn tune_event(c: &Change) -> crate::event::EventKind {
         old: c.old.clone(),
         new: c.new.clone(),
         restore: c.restore,
+        note: c.note.clone(),
     }
 }
 

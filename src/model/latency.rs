@@ -97,6 +97,9 @@ pub struct Tracer {
     pub why: Option<String>,
     /// The devices asked for.
     pub devices: Vec<String>,
+    /// Those asked for that are no block device here: the others are timed without them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unresolved: Vec<String>,
 }
 
 fn ms(us: Option<f64>) -> Option<f64> {
@@ -206,6 +209,7 @@ pub fn tracer(blk: Option<&Blk>) -> Option<Tracer> {
         state: s.state.clone(),
         why: s.why.clone().or_else(|| b.error.clone()),
         devices: s.devices.clone(),
+        unresolved: s.unresolved.clone(),
     })
 }
 

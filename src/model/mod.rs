@@ -100,6 +100,10 @@ pub struct Model {
     /// (`sysctl kernel.task_delayacct=1` turns it on).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub task_delayacct: Option<bool>,
+    /// `/proc`'s `hidepid=` when it hid other users' processes from the last walk (not root):
+    /// `processes` holds only what pagewatch may see.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hidepid: Option<String>,
     /// Milliseconds between the last walk and the one before it: the interval the process
     /// rates are over (2, 5 or 10 s: `sample::Pace`); `None` before a second walk.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -214,6 +218,7 @@ impl Model {
             zoneinfo_error: cur.zones_error.clone(),
             processes: None,
             task_delayacct: None,
+            hidepid: None,
             processes_by_memory: None,
             walk_interval_ms: None,
             throttled: throttled::rows(

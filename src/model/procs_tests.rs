@@ -479,3 +479,26 @@ fn a_wchan_row_beside_a_tracepoint_that_sees_every_pause_is_only_its_walks() {
     assert_eq!(wchan_rows(&t, tracer(TraceState::Armed, 12)), 1);
     assert_eq!(wchan_rows(&t, tracer(TraceState::NotRoot, 0)), 1);
 }
+
+/// A walk that `hidepid=` hid others' processes from says so in the model and its JSON.
+#[test]
+fn a_walk_under_hidepid_says_others_are_hidden() {
+    let mut text =
+        "walk 2000000000\nprev -\nclk_tck 100\ntask_delayacct 1\nhidepid 2\nscope -\n".to_owned();
+    text.push_str(&rec('P', 42, 500, 'D', B, 0));
+    let mut t = Tracker::default();
+    t.update(&snap(2, Some(parse(&text).unwrap())));
+    let mut m = crate::model::Model::derive(None, &snap(2, None), crate::model::Options::default());
+    t.fill(&mut m);
+    assert_eq!(m.hidepid.as_deref(), Some("2"));
+    let json = serde_json::to_value(&m).unwrap();
+    assert_eq!(json["hidepid"], "2");
+    // Without the line: nothing said, nothing in the JSON.
+    t.update(&snap(
+        4,
+        Some(walk(4, Some(2), "1", &[rec('P', 42, 500, 'D', B, 0)])),
+    ));
+    t.fill(&mut m);
+    assert_eq!(m.hidepid, None);
+    assert!(serde_json::to_value(&m).unwrap().get("hidepid").is_none());
+}

@@ -273,6 +273,9 @@ pub struct BlkStatus {
     pub why: Option<String>,
     /// The devices asked for (names).
     pub devices: Vec<String>,
+    /// The names asked for that are no block device here (`--latency nosuch`): the others
+    /// are timed without them.
+    pub unresolved: Vec<String>,
     /// The ring buffer, KiB per CPU.
     pub buffer_kb: u32,
     /// Bytes read from the ring buffers this interval.
@@ -288,6 +291,9 @@ pub fn render_status(s: &BlkStatus) -> String {
     let mut t = format!("state {}\n", s.state);
     if let Some(w) = &s.why {
         let _ = writeln!(t, "why {}", w.replace('\n', " "));
+    }
+    if !s.unresolved.is_empty() {
+        let _ = writeln!(t, "unresolved {}", s.unresolved.join(" "));
     }
     let _ = write!(
         t,
@@ -315,6 +321,7 @@ pub fn parse_status(text: &str) -> Result<BlkStatus> {
             "state" => v.trim().clone_into(&mut s.state),
             "why" => s.why = Some(v.to_owned()),
             "devices" => s.devices = v.split_whitespace().map(str::to_owned).collect(),
+            "unresolved" => s.unresolved = v.split_whitespace().map(str::to_owned).collect(),
             "buffer_kb" => s.buffer_kb = u32::try_from(num()?).unwrap_or(u32::MAX),
             "bytes" => s.bytes = num()?,
             "reads" => s.reads = num()?,

@@ -103,7 +103,8 @@ fn status_round_trips() {
     let s = BlkStatus {
         state: "armed".into(),
         why: Some("a\nb".into()),
-        devices: vec!["vda".into(), "loop3".into()],
+        devices: vec!["vda".into(), "loop3".into(), "nosuch".into()],
+        unresolved: vec!["nosuch".into()],
         buffer_kb: 1024,
         bytes: 123,
         reads: 10,

@@ -249,6 +249,8 @@ pub struct Walk {
     pub clk_tck: u64,
     /// `kernel.task_delayacct`: whether field 42 counts; `None` when the knob is absent.
     pub task_delayacct: Option<bool>,
+    /// `/proc`'s `hidepid=` when it hid other users' processes from the walk.
+    pub hidepid: Option<String>,
     /// The cgroup the walk was scoped to.
     pub scope: Option<String>,
     /// `CLOCK_BOOTTIME` at the walk, ns: the clock of the stat start times (field 22), so a
@@ -323,6 +325,7 @@ pub fn parse(text: &str) -> Result<Walk> {
                 w.task_delayacct = dash(value).map(|v| v.trim() != "0");
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
+            "hidepid" => w.hidepid = Some(value.to_owned()),
             "page_size" => w.page_size = Some(number(value).map_err(err)?),
             "boot" => w.boot_ns = Some(number(value).map_err(err)?),
             "period" => w.period_ns = Some(number(value).map_err(err)?),

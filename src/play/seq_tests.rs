@@ -98,6 +98,7 @@ fn steps_wait_for_their_reports_in_order() {
         old: "0".into(),
         new: "15728640".into(),
         restore: false,
+        note: None,
     })));
     env.now = 1000;
     assert_eq!(s.poll(&mut env), Poll::Running, "the wait runs until 3000");

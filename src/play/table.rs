@@ -163,10 +163,16 @@ pub fn phases(
                 }
             }
             EventKind::Tune {
-                setting, old, new, ..
+                setting,
+                old,
+                new,
+                note,
+                ..
             } => {
                 if let Some(row) = phase_of(e.wall_ms).and_then(|p| rows.get_mut(p)) {
-                    row.tuned.push(esc(&format!("{setting} {old} -> {new}")));
+                    let note = note.as_deref().map_or(String::new(), |n| format!(" ({n})"));
+                    row.tuned
+                        .push(esc(&format!("{setting} {old} -> {new}{note}")));
                 }
             }
             _ => {}

@@ -76,6 +76,7 @@ fn default_then_tuned() -> Vec<Event> {
                 old: "0".into(),
                 new: "15728640".into(),
                 restore: false,
+                note: None,
             },
         ),
         // Job 1 started in "default": its result belongs there even though it came later.
@@ -182,6 +183,7 @@ fn hostile_names_are_escaped_in_the_table_and_labels() {
                 old: "0".into(),
                 new: "1".into(),
                 restore: false,
+                note: None,
             },
         ),
         ev(

@@ -43,6 +43,8 @@ pub struct PlayOptions {
     pub fio_dir: Option<PathBuf>,
     /// Seconds between samples.
     pub interval: f64,
+    /// `--accept-wbt-manual`: tune wbt although that leaves it set by hand (`jobs::wbt`).
+    pub accept_wbt_manual: bool,
 }
 
 /// What a run produced.
@@ -106,10 +108,45 @@ pub fn check(book: &Playbook, fio_dir: Option<&Path>) -> Result<(PathBuf, std::f
     Ok((base, lock))
 }
 
+/// What running `book` on `device` (the fio directory's disk) would change for good: for
+/// each device whose wbt it tunes while the kernel holds wbt in its default state (or in a
+/// state that cannot be read, taken as default), the words of `wbt::lasting`.
+#[must_use]
+pub fn wbt_lasting(book: &Playbook, device: Option<&str>) -> Vec<String> {
+    let mut devs = std::collections::BTreeSet::new();
+    for s in &book.steps {
+        if let crate::play::book::Action::Tune {
+            setting,
+            value: Some(_),
+        } = &s.action
+            && let Ok(knob) = setting.resolve(device)
+            && let Some(dev) = crate::jobs::wbt::device_of(&knob.path)
+        {
+            devs.insert(dev.to_owned());
+        }
+    }
+    devs.iter()
+        .filter_map(|d| crate::jobs::wbt::lasting(d, &crate::jobs::wbt::state(d)))
+        .collect()
+}
+
 /// Runs `book` headless; prints progress on stderr and the table on stdout.
 pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
     let device = disk_of(&base);
+    let lasting = wbt_lasting(book, device.as_deref());
+    if !lasting.is_empty() && !opts.accept_wbt_manual {
+        bail!(
+            "{} changes nothing until you confirm a lasting change: {}. Add \
+             --accept-wbt-manual to go ahead, or give it a disk of its own (--fio-dir on a \
+             loop device's filesystem)",
+            book.name,
+            lasting.join("; ")
+        );
+    }
+    for l in &lasting {
+        eprintln!("pagewatch play: going ahead (--accept-wbt-manual): {l}");
+    }
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let mut tuner = Tuner::new(Some(exe.clone()));
     if book.tunes() {
@@ -333,6 +370,7 @@ pub fn tune(
         old: now.clone(),
         new: now,
         restore: true,
+        note: None,
     })
 }
 
@@ -419,6 +457,22 @@ impl Headless {
 mod tests {
     use super::*;
 
+    /// wbt-vs-flood tunes the fio disk's wbt: a device whose state cannot be read (here one
+    /// that does not exist) is taken as in its default state, so running it needs the
+    /// confirmation; a playbook that tunes no wbt needs none.
+    #[test]
+    fn a_playbook_that_tunes_wbt_names_the_lasting_change() {
+        let wbt = Playbook::parse(crate::play::builtin::text("wbt-vs-flood").unwrap()).unwrap();
+        let l = wbt_lasting(&wbt, Some("pw-no-such-disk"));
+        assert_eq!(l.len(), 1, "one device, named once: {l:?}");
+        assert!(
+            l[0].contains("pw-no-such-disk") && l[0].contains("could not read"),
+            "{l:?}"
+        );
+        let other = crate::play::builtin::text("shrinking-thresholds").unwrap();
+        assert!(wbt_lasting(&Playbook::parse(other).unwrap(), Some("vda")).is_empty());
+    }
+
     #[test]
     fn a_tune_or_its_restore_asks_the_sampler_for_the_slow_files_once() {
         let mut log = Log::default();
@@ -432,6 +486,7 @@ mod tests {
                 old: "0".into(),
                 new: "15728640".into(),
                 restore,
+                note: None,
             });
             assert!(std::mem::take(&mut log.retuned), "restore {restore}");
             assert!(!log.retuned, "taken once");

@@ -120,16 +120,22 @@ impl PlayEdge {
 /// The settings a playbook changes, with their values now.
 fn views(book: &crate::play::Playbook, device: Option<&str>) -> Result<Vec<TuneView>, String> {
     let mut out = Vec::new();
+    // Each device's lasting wbt change is named once, at its first write.
+    let mut named: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for s in &book.steps {
         if let Action::Tune { setting, value } = &s.action {
             let knob = setting
                 .resolve(device)
                 .map_err(|e| format!("line {}: {e}", s.line))?;
             let old = Tuner::current(&knob).map_err(|e| format!("line {}: {e:#}", s.line))?;
+            let lasting = crate::jobs::wbt::device_of(&knob.path)
+                .filter(|d| value.is_some() && named.insert((*d).to_owned()))
+                .and_then(|d| crate::jobs::wbt::lasting(d, &crate::jobs::wbt::state(d)));
             out.push(TuneView {
                 setting: knob.name,
                 old,
                 new: value.clone().unwrap_or_else(|| "original".into()),
+                lasting,
             });
         }
     }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::trace::TRACE_READ_CAP;
-use super::trace_instance::{Event, Instance, Spec, has_event};
+use super::trace_instance::{Event, Instance, Spec, has_event, reachable};
 use crate::parse::below::{BELOW, STATUS, render};
 use crate::parse::below_reduce::{EVENTS, Layouts, Reducer};
 use crate::parse::trace_raw::walk_page;
@@ -109,6 +109,8 @@ impl BelowTracer {
 
     /// Creates the instance with the events this kernel has.
     fn arm(&mut self) -> Result<(), (&'static str, String)> {
+        // Not root, or no tracefs: say so, not that the events are missing.
+        reachable(&self.proc_root)?;
         let have: Vec<&str> = EVENTS
             .iter()
             .copied()
@@ -187,6 +189,27 @@ mod tests {
         assert_eq!(st.state, crate::parse::trace::TraceState::NoEvent);
         assert_eq!(st.why.as_deref(), Some("a b"));
         assert_eq!((st.bytes, st.capped), (4096, true));
+    }
+
+    #[test]
+    fn without_tracefs_or_root_it_blames_those_and_not_the_events() {
+        // A root with no tracefs mount in its mountinfo (and not the live /proc, so no
+        // detached mount of pagewatch's own either).
+        let mut t = BelowTracer::new("/nonexistent".into(), "/bin/false".into());
+        let (mut files, mut fresh) = (BTreeMap::new(), Vec::new());
+        t.sample(true, &mut Vec::new(), &mut files, &mut fresh);
+        let st = crate::parse::trace::parse_status(&files[STATUS]).unwrap();
+        let want = if rustix::process::geteuid().is_root() {
+            crate::parse::trace::TraceState::NoTracefs
+        } else {
+            crate::parse::trace::TraceState::NotRoot
+        };
+        assert_eq!(st.state, want, "{}", files[STATUS]);
+        assert!(
+            !files[STATUS].contains("no wbt or vmscan"),
+            "{}",
+            files[STATUS]
+        );
     }
 
     #[test]

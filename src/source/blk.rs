@@ -109,6 +109,8 @@ struct Shared {
 struct Armed {
     /// dev → name.
     names: BTreeMap<u32, String>,
+    /// The names wanted that are no block device (timed without them).
+    unresolved: Vec<String>,
     shared: Arc<Mutex<Shared>>,
     /// The write end of the thread's stop pipe: dropped to stop it (it wakes at once).
     stop: Option<OwnedFd>,
@@ -150,8 +152,10 @@ impl BlkTracer {
     fn try_arm(&mut self) {
         match self.arm() {
             Ok(a) => {
+                let mut s = status("armed", None, &self.wanted);
+                s.unresolved.clone_from(&a.unresolved);
                 self.armed = Some(a);
-                self.status = Some(status("armed", None, &self.wanted));
+                self.status = Some(s);
             }
             Err((state, why)) => {
                 self.wait = RETRY_TICKS;
@@ -202,11 +206,21 @@ impl BlkTracer {
     }
 
     fn arm(&self) -> Result<Armed, (&'static str, String)> {
+        // The names that resolve are timed; one that does not is named in the status, and
+        // stops nothing unless none resolves (`--latency vda --latency nosuch` timed nothing).
         let mut devs = BTreeMap::new();
+        let mut unresolved = Vec::new();
         for name in &self.wanted {
-            let dev = dev_of(&self.sys_root, name)
-                .ok_or_else(|| ("no-device", format!("no /sys/class/block/{name}/dev")))?;
-            devs.insert(dev, name.clone());
+            match dev_of(&self.sys_root, name) {
+                Some(dev) => _ = devs.insert(dev, name.clone()),
+                None => unresolved.push(name.clone()),
+            }
+        }
+        if devs.is_empty() {
+            let paths: Vec<String> = (unresolved.iter())
+                .map(|n| format!("/sys/class/block/{n}/dev"))
+                .collect();
+            return Err(("no-device", format!("no {}", paths.join(", no "))));
         }
         let filter = devs
             .keys()
@@ -240,6 +254,7 @@ impl BlkTracer {
             .map_err(|e| ("error", format!("starting the reader: {e}")))?;
         Ok(Armed {
             names: devs,
+            unresolved,
             shared,
             stop: Some(stop),
             thread: Some(thread),
@@ -330,11 +345,34 @@ fn dev_of(sys_root: &Path, name: &str) -> Option<u32> {
     (maj < 1 << 12 && min < 1 << 20).then_some(maj << 20 | min)
 }
 
+/// The one line to say on stderr when some of the `--latency` names are no block device under
+/// `sys_root` (`None` when all are): which, and which are timed.
+#[must_use]
+pub fn unresolved_note(sys_root: &Path, names: &[String]) -> Option<String> {
+    let (found, missing): (Vec<&String>, Vec<&String>) =
+        names.iter().partition(|n| dev_of(sys_root, n).is_some());
+    if missing.is_empty() {
+        return None;
+    }
+    let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    Some(format!(
+        "--latency {}: no such block device (not in {}/class/block); {}",
+        list(&missing),
+        sys_root.display(),
+        if found.is_empty() {
+            "nothing is timed".to_owned()
+        } else {
+            format!("timing {}", list(&found))
+        }
+    ))
+}
+
 fn status(state: &str, why: Option<String>, devices: &[String]) -> BlkStatus {
     BlkStatus {
         state: state.to_owned(),
         why,
         devices: devices.to_vec(),
+        unresolved: Vec::new(),
         buffer_kb: BUFFER_KB,
         bytes: 0,
         reads: 0,
@@ -366,6 +404,29 @@ mod tests {
         for bad in ["", "..", "nope", "../vda"] {
             assert_eq!(dev_of(sys, bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_name_that_is_no_device_is_named_and_the_others_are_timed() {
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path();
+        std::fs::create_dir_all(sys.join("class/block/vda")).unwrap();
+        std::fs::write(sys.join("class/block/vda/dev"), "254:0\n").unwrap();
+        // Not root, or no tracefs under /nonexistent: the arming fails after the names.
+        let mut t = BlkTracer::new("/nonexistent".into(), sys.into(), "/nonexistent".into());
+        t.wanted = vec!["nosuch".into(), "vda".into()];
+        let e = t.arm().err().unwrap();
+        assert_ne!(e.0, "no-device", "vda resolves: {e:?}");
+        t.wanted = vec!["nosuch".into()];
+        assert_eq!(t.arm().err().unwrap().0, "no-device");
+        let two = ["vda".to_owned(), "nosuch".to_owned()];
+        let note = unresolved_note(sys, &two).unwrap();
+        assert!(
+            note.starts_with("--latency nosuch: no such block device")
+                && note.ends_with("timing vda"),
+            "{note}"
+        );
+        assert_eq!(unresolved_note(sys, &two[..1]), None);
     }
 
     #[test]

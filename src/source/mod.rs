@@ -15,6 +15,7 @@ mod fs;
 mod host;
 mod lineage;
 mod mountinfo;
+pub use mountinfo::first_of as first_mount_of;
 mod moved;
 mod pid_list;
 pub mod procs;

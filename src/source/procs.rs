@@ -33,6 +33,8 @@
 //! period 2000000000         the pace the walk ran at, ns: the next is due this long after
 //! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
+//! hidepid 2                 /proc's hidepid= mount option, when set and the walk is not
+//!                           root's: other users' processes are hidden from it (only then)
 //! scope /system.slice/x     the cgroup walked (- for all processes)
 //! page_size 4096            the page size of stat's rss and statm
 //! boot 8125000000000        CLOCK_BOOTTIME at the walk, ns (the clock of stat field 22)
@@ -242,6 +244,9 @@ impl Walker {
             "task_delayacct {}",
             delayacct.as_deref().map_or("-", str::trim)
         );
+        if let Some(h) = hidden_by(&self.proc_root) {
+            let _ = writeln!(self.out, "hidepid {}", clean(&h));
+        }
         let _ = writeln!(self.out, "scope {}", clean(scope.as_deref().unwrap_or("-")));
         let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
         let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
@@ -386,6 +391,31 @@ pub fn kernel_stack(proc_root: &Path, pid: u32) -> std::result::Result<String, S
         }
         Err(e) => Err(format!("cannot read /proc/{pid}/stack: {e}")),
     }
+}
+
+/// `/proc`'s `hidepid=` (`2`, `invisible`, `1`, `noaccess`, `4`, `ptraceable`) when it hides
+/// other users' processes from this walk: set (not `0`/`off`) and the walk is not root's
+/// (root sees every process; a member of the mount's `gid=` group does too, which is not
+/// checked).
+fn hidden_by(proc_root: &std::path::Path) -> Option<String> {
+    if rustix::process::geteuid().is_root() {
+        return None;
+    }
+    let text = std::fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
+    hidepid(&text, proc_root)
+}
+
+/// The `hidepid=` super option of the proc mount at `point`, unless it hides nothing.
+#[must_use]
+pub fn hidepid(mountinfo: &str, point: &std::path::Path) -> Option<String> {
+    let m = super::mountinfo::mounts(mountinfo)
+        .filter(|m| m.fstype == "proc" && m.point == point)
+        .last()?;
+    let v = m
+        .super_options
+        .split(',')
+        .find_map(|o| o.strip_prefix("hidepid="))?;
+    (v != "0" && v != "off").then(|| v.to_owned())
 }
 
 #[cfg(test)]

@@ -42,16 +42,7 @@ pub fn run(instance: &Path) -> Result<()> {
             instance.display()
         );
     }
-    let mut sink = [0u8; 64];
-    let mut stdin = std::io::stdin().lock();
-    loop {
-        match std::io::Read::read(&mut stdin, &mut sink) {
-            Ok(0) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(_) => {}
-            Err(_) => break,
-        }
-    }
+    crate::child::wait_for_close(std::io::stdin().lock());
     // Where it is now: under a detached tracefs mount (`trace_instance::detached`), the path
     // pagewatch gave went with pagewatch, and this guard finds the same instance through a
     // mount of its own.

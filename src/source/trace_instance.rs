@@ -83,13 +83,7 @@ impl Instance {
     /// sets its buffer, clock and filters, opens the per-CPU readers and enables the events.
     /// Any failure removes what was made.
     pub fn create(proc_root: &Path, guard_exe: &Path, spec: &Spec) -> Result<Self, Refusal> {
-        let euid = rustix::process::geteuid();
-        if !euid.is_root() {
-            return Err(("not-root", format!("euid {}", euid.as_raw())));
-        }
-        let Some(tracefs) = find_tracefs(proc_root) else {
-            return Err(("no-tracefs", why_no_tracefs(proc_root)));
-        };
+        let tracefs = reachable(proc_root)?;
         for e in spec.events {
             let format = tracefs.join("events").join(e.dir).join("format");
             if !format.exists() {
@@ -301,6 +295,17 @@ fn find_tracefs(proc_root: &Path) -> Option<PathBuf> {
             .then(|| detached().ok())
             .flatten()
     })
+}
+
+/// tracefs, where this process may make an instance on it: refused first for not being root
+/// (`not-root`), then for no tracefs (`no-tracefs`). A tracer checks this before it asks for
+/// its events (`has_event`), so that it blames the cause and not the events it cannot see.
+pub fn reachable(proc_root: &Path) -> Result<PathBuf, Refusal> {
+    let euid = rustix::process::geteuid();
+    if !euid.is_root() {
+        return Err(("not-root", format!("euid {}", euid.as_raw())));
+    }
+    find_tracefs(proc_root).ok_or_else(|| ("no-tracefs", why_no_tracefs(proc_root)))
 }
 
 /// Why `find_tracefs` found nothing, for the status (`no-tracefs`).

@@ -304,15 +304,7 @@ pub fn run_cleanup_guard(dir: &Path) -> Result<()> {
     for sig in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
         signal_hook::flag::register(sig, std::sync::Arc::default())?;
     }
-    let mut sink = [0u8; 64];
-    let mut stdin = std::io::stdin().lock();
-    loop {
-        match std::io::Read::read(&mut stdin, &mut sink) {
-            Ok(0) => break,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Ok(_) | Err(_) => {}
-        }
-    }
+    crate::child::wait_for_close(std::io::stdin().lock());
     remove_leftovers(dir);
     Ok(())
 }

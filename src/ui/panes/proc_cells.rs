@@ -89,6 +89,11 @@ fn io_note(app: &App) -> Option<String> {
         .filter(|p| p.no_permission)
         .count();
     let mut parts = Vec::new();
+    if let Some(h) = &m.hidepid {
+        parts.push(format!(
+            "/proc is mounted hidepid={h}: other users' processes are hidden (run as root)"
+        ));
+    }
     if m.task_delayacct == Some(false) {
         parts.push(
             "IOWAIT needs delay accounting: sysctl kernel.task_delayacct=1 (counts tasks \
@@ -197,4 +202,33 @@ fn memory_note(app: &App) -> Option<String> {
     }
     s.push_str("GROW/s and MAJFLT/s since the last walk; D in a reclaim wchan sorts first");
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Under `hidepid=` the pane says that others' processes are hidden (issue 51).
+    #[test]
+    fn the_note_says_when_hidepid_hides_others_processes() {
+        let mut app = App::new(
+            crate::source::HostInfo::default(),
+            crate::app::Look::default(),
+            1.0,
+        );
+        for s in crate::source::test_samples("live-idle") {
+            app.update(crate::app::Msg::Sample(s));
+        }
+        let mut m = app.model.clone().unwrap();
+        m.processes = Some(Vec::new());
+        app.model = Some(m.clone());
+        assert!(!io_note(&app).unwrap_or_default().contains("hidepid"));
+        m.hidepid = Some("invisible".into());
+        app.model = Some(m);
+        let n = io_note(&app).unwrap();
+        assert!(
+            n.starts_with("/proc is mounted hidepid=invisible: other users' processes are hidden"),
+            "{n}"
+        );
+    }
 }

@@ -200,11 +200,20 @@ fn play_content(p: &Prompt) -> (&'static str, Lines) {
             }
             for c in changes {
                 l.push((format!("  {}: {} -> {}", c.setting, c.old, c.new), true));
+                if let Some(lasting) = &c.lasting {
+                    l.push((format!("  lasting: {lasting}"), true));
+                }
             }
             l.push((
                 "Settings are restored at its end, on q, Ctrl-C or if pagewatch is killed.".into(),
                 false,
             ));
+            if changes.iter().any(|c| c.lasting.is_some()) {
+                l.push((
+                    "y also accepts the lasting change above (as play --accept-wbt-manual).".into(),
+                    true,
+                ));
+            }
             l.push(("y: run it · any other key: cancel".into(), false));
             ("Run a playbook: confirm", l)
         }
@@ -288,6 +297,7 @@ mod tests {
                 setting: "vm.dirty_bytes".into(),
                 old: "0".into(),
                 new: new.into(),
+                lasting: None,
             };
             out.push(Prompt::PlayConfirm {
                 name: name.clone(),
@@ -302,6 +312,29 @@ mod tests {
                 .into(),
         });
         out
+    }
+
+    #[test]
+    fn a_lasting_wbt_change_is_named_in_the_confirmation() {
+        let a = app();
+        let p = Prompt::PlayConfirm {
+            name: "wbt-vs-flood".into(),
+            description: "d".into(),
+            changes: vec![TuneView {
+                setting: "loop7/queue/wbt_lat_usec".into(),
+                old: "2000".into(),
+                new: "0".into(),
+                lasting: Some("loop7's writeback throttling is on, in its default state".into()),
+            }],
+        };
+        let (_, lines) = content(&a, &p);
+        let text: Vec<&str> = lines.iter().map(|(l, _)| l.as_str()).collect();
+        assert!(
+            text.iter().any(|l| l.starts_with("  lasting: loop7's"))
+                && text.iter().any(|l| l.contains("--accept-wbt-manual")),
+            "{text:#?}"
+        );
+        assert_eq!(text.last(), Some(&"y: run it · any other key: cancel"));
     }
 
     #[test]
