@@ -1,7 +1,8 @@
 //! The commands: one file per subcommand, each validating its arguments, building its shell
 //! and running it. `run` is the one `match` over `Cmd` (the binary calls it and nothing else).
 //!
-//! Owns: which command runs. The helpers the commands share, `usage` and `read_recording`,
+//! Owns: which command runs. The helpers the commands share, `usage`, `read_recording` and
+//! `damage`/`end_of` (a damaged recording exits 1 once what precedes the damage is shown),
 //! stay in `screen.rs` (where main.rs had them, so merges carry edits across) and are
 //! re-exported here. Must not touch: the pure layers' state (each command hands its shell
 //! what it needs).
@@ -20,7 +21,7 @@ pub mod serve;
 use anyhow::Result;
 
 use crate::cli::{Args, Cmd};
-pub(crate) use screen::{read_recording, usage};
+pub(crate) use screen::{damage, end_of, read_recording, usage};
 
 /// Runs the command `args` names.
 pub fn run(args: &Args) -> Result<()> {
