@@ -54,6 +54,29 @@ impl std::error::Error for Hinted {
     }
 }
 
+/// A recording read up to damage (`Recording::damaged`), after the command showed what
+/// precedes it: exits with `FAILURE`, as README's exit-status table says of a damaged
+/// recording, whatever the command managed to show.
+#[derive(Debug)]
+pub struct Damaged {
+    /// The recording's path, as given.
+    pub path: String,
+    /// The samples before the damage, which the command used.
+    pub kept: usize,
+}
+
+impl fmt::Display for Damaged {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} is damaged: only the {} sample(s) before the damage were used",
+            self.path, self.kept
+        )
+    }
+}
+
+impl std::error::Error for Damaged {}
+
 /// The exit code for `err`: `USAGE` when a `Usage` error is anywhere in its chain.
 #[must_use]
 pub fn code(err: &anyhow::Error) -> u8 {
@@ -100,6 +123,10 @@ fn hint(err: &anyhow::Error) -> &'static str {
     if let Some(h) = err.chain().find_map(|e| e.downcast_ref::<Hinted>()) {
         return h.hint;
     }
+    if err.chain().any(<dyn std::error::Error>::is::<Damaged>) {
+        return "the file changed after pagewatch wrote it (a disk or a copy went wrong): \
+                nothing past the damage can be read; the warning above says where it starts";
+    }
     let kind = err
         .chain()
         .find_map(|e| e.downcast_ref::<std::io::Error>())
@@ -110,6 +137,13 @@ fn hint(err: &anyhow::Error) -> &'static str {
             "this needs more permission: run as the file's owner, or as root"
         }
         Some(ErrorKind::AlreadyExists) => "choose a new file name: pagewatch never overwrites",
+        Some(ErrorKind::StorageFull | ErrorKind::QuotaExceeded) => {
+            "the filesystem (or your quota) is full: free some space, or write to a directory \
+             on another filesystem"
+        }
+        Some(ErrorKind::ReadOnlyFilesystem) => {
+            "that filesystem is mounted read-only: write to a directory on a writable one"
+        }
         _ => "`pagewatch --help` lists the options; `man pagewatch` explains them",
     }
 }
@@ -135,6 +169,46 @@ mod tests {
              2)\nhint: check the path: it does not exist\n"
         );
         assert_eq!(code(&err), FAILURE);
+    }
+
+    /// Issue 51: a full disk and a read-only filesystem ended with the `--help` hint.
+    #[test]
+    fn a_full_or_read_only_filesystem_gets_its_own_hint() {
+        for (errno, want) in [
+            (
+                libc::ENOSPC,
+                "hint: the filesystem (or your quota) is full: free some space",
+            ),
+            (libc::EDQUOT, "hint: the filesystem (or your quota) is full"),
+            (
+                libc::EROFS,
+                "hint: that filesystem is mounted read-only: write to a directory",
+            ),
+        ] {
+            let err = Err::<(), _>(std::io::Error::from_raw_os_error(errno))
+                .context("writing /x/y.pwrec")
+                .unwrap_err();
+            let m = message(&err);
+            assert!(m.contains(want) && !m.contains("--help"), "{errno}: {m}");
+            assert_eq!(code(&err), FAILURE);
+        }
+    }
+
+    #[test]
+    fn a_damaged_recording_exits_1_with_its_own_hint() {
+        let err = anyhow::Error::new(Damaged {
+            path: "/x/y.pwrec".into(),
+            kept: 2,
+        });
+        assert_eq!(code(&err), FAILURE);
+        let m = message(&err);
+        assert!(
+            m.starts_with(
+                "pagewatch: error: /x/y.pwrec is damaged: only the 2 sample(s) before the \
+                 damage were used\nhint: the file changed after pagewatch wrote it"
+            ),
+            "{m}"
+        );
     }
 
     #[test]

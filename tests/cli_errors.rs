@@ -88,3 +88,59 @@ fn help_and_version_exit_0() {
         assert!(!out.stdout.is_empty());
     }
 }
+
+/// Issue 51: writing a recording, a report or an export onto a full or a read-only
+/// filesystem ended with the generic `--help` hint. Each now says what to do. Root only: a
+/// 16 KiB tmpfs and a read-only one, mounted in a mount namespace of the test's own
+/// (`unshare -m`), so nothing outside sees them and they go with it.
+#[test]
+fn a_full_or_read_only_filesystem_gets_a_hint_of_its_own() {
+    if !rustix::process::geteuid().is_root()
+        || !Command::new("unshare")
+            .args(["-m", "true"])
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        println!("skipped: needs root and unshare -m");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (full, ro) = (dir.path().join("full"), dir.path().join("ro"));
+    std::fs::create_dir(&full).unwrap();
+    std::fs::create_dir(&ro).unwrap();
+    let bin = env!("CARGO_BIN_EXE_pagewatch");
+    let rec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/assets/recordings/idle-150s.pwrec"
+    );
+    // One command a line: its exit code, then its stderr.
+    let script = format!(
+        "mount --make-rprivate / && mount -t tmpfs -o size=16k none {f} && \
+         mount -t tmpfs -o ro,size=16k none {r} && for d in {f} {r}; do \
+         {bin} export {rec} --format csv -o $d/x.csv 2>&1; echo \"rc $?\"; \
+         {bin} report {rec} -o $d/rep 2>&1 >/dev/null; echo \"rc $?\"; \
+         timeout 10 {bin} record $d/x.pwrec --duration 2 --interval 0.5 2>&1; echo \"rc $?\"; \
+         done",
+        f = full.display(),
+        r = ro.display(),
+    );
+    let out = Command::new("unshare")
+        .args(["-m", "sh", "-c", &script])
+        .env("HOME", "/nonexistent-home")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    no_backtrace(&text);
+    let hints: Vec<&str> = text.lines().filter(|l| l.starts_with("hint: ")).collect();
+    assert_eq!(text.matches("rc 1").count(), 6, "{text}");
+    assert_eq!(hints.len(), 6, "{text}");
+    for h in &hints[..3] {
+        assert!(h.contains("is full: free some space"), "{text}");
+    }
+    for h in &hints[3..] {
+        assert!(
+            h.contains("read-only: write to a directory on a writable one"),
+            "{text}"
+        );
+    }
+}

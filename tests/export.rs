@@ -248,3 +248,36 @@ fn export_errors_say_what_happened() {
         "{e}"
     );
 }
+
+/// Issue 51: a crafted recording's tracer texts (`tracer.why`, `latency_tracer.why`) reached
+/// the CSV with their terminal escapes, so `cat out.csv` retitled the terminal and cleared
+/// it. Every control character is escaped, as on the screen and in report.md.
+#[test]
+fn csv_escapes_the_control_characters_of_a_crafted_recording() {
+    use pagewatch::sample::names;
+    let mut rec = common::captured("live-fio-randwrite", Vec::new());
+    for s in &mut rec.samples {
+        s.files.insert(
+            names::TRACE_STATUS.into(),
+            "state error\nwhy a\x1b]0;owned\x07b\x1b[2J\u{202e}c\n".into(),
+        );
+        s.files.insert(
+            names::BLK_STATUS.into(),
+            "state error\nwhy d\x1b[31me\u{9b}f\n".into(),
+        );
+    }
+    let csv = export(&rec, ExportFormat::Csv);
+    let bad: Vec<char> = csv
+        .chars()
+        .filter(|c| (c.is_control() && *c != '\n') || *c == '\u{202e}')
+        .collect();
+    assert!(bad.is_empty(), "control characters in the CSV: {bad:?}");
+    assert!(
+        csv.contains("a\\x1b]0;owned\\x07b\\x1b[2J\\u{202e}c"),
+        "tracer.why escaped"
+    );
+    assert!(
+        csv.contains("d\\x1b[31me\\u{9b}f"),
+        "latency_tracer.why escaped"
+    );
+}

@@ -414,3 +414,48 @@ fn the_report_names_the_sync_waits() {
     // distinct dd pids in its sync rows): 10 rows and 50 more, one call each.
     assert!(more.contains(": dd ×50 (50 calls, "), "{more}");
 }
+
+/// Issue 51: a recording whose device has a 5,000-character name stopped `report` halfway
+/// (four SVGs, then "File name too long", no report.md). A chart's file name is cut to fit,
+/// with a hash of the whole name so two long names stay apart; the report completes.
+#[test]
+fn a_very_long_device_name_does_not_stop_the_report() {
+    let long: String = "v".repeat(4_998) + "da";
+    let other: String = "v".repeat(4_998) + "db";
+    let mut rec = common::storm(common::storm_events());
+    for s in &mut rec.samples {
+        s.files = std::mem::take(&mut s.files)
+            .into_iter()
+            .map(|(k, v)| {
+                let v = v.replace(" vda ", &format!(" {long} "));
+                // A second device, its name differing from the first only at the end.
+                let v = match v.lines().find(|l| l.contains(&format!(" {long} "))) {
+                    Some(l) if k.ends_with("diskstats") => {
+                        format!("{v}{}\n", l.replace(&long, &other))
+                    }
+                    _ => v,
+                };
+                (k.replace("/vda/", &format!("/{long}/")), v)
+            })
+            .collect();
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("rep");
+    let s = report::write(&rec, Range::ALL, Options::default(), &out)
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let names: Vec<String> = s
+        .files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names.last().map(String::as_str), Some("report.md"));
+    let disks: Vec<&String> = names.iter().filter(|n| n.starts_with("disk-")).collect();
+    assert_eq!(disks.len(), 2, "{names:?}");
+    assert_ne!(disks[0], disks[1]);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    for n in &names[..names.len() - 1] {
+        assert!(n.len() <= 100, "{n}");
+        assert!(md.contains(&format!("]({n})")), "{n} not referenced");
+        assert!(out.join(n).exists());
+    }
+}

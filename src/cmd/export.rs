@@ -7,12 +7,13 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::read_recording;
+use super::{damage, end_of, read_recording};
 use crate::model::Options;
 
 /// `pagewatch export FILE`.
 pub fn run(a: &crate::cli::ExportArgs) -> Result<()> {
     let rec = read_recording(&a.file)?;
+    let damaged = rec.damaged.then(|| damage(&a.file, &rec));
     let opts = Options {
         partitions: a.partitions,
     };
@@ -32,7 +33,7 @@ pub fn run(a: &crate::cli::ExportArgs) -> Result<()> {
         let mut w = std::io::BufWriter::new(f);
         crate::export::write(&rec, a.format, opts, &mut w)?;
         w.flush()?;
-        return Ok(());
+        return end_of(damaged);
     }
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
@@ -44,5 +45,5 @@ pub fn run(a: &crate::cli::ExportArgs) -> Result<()> {
                 .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {}
         other => other?,
     }
-    Ok(())
+    end_of(damaged)
 }

@@ -9,7 +9,8 @@
 //! Owns: which command runs, and turning flags into each command's options. The binary calls
 //! `run` and prints what it returns with `exit::message` and `exit::code`; batch mode, `play`
 //! and `record` exit with status 1 themselves when a run fails after its output is printed.
-//! The helpers the commands share, `usage` and `read_recording`, live in `screen.rs` and are
+//! The helpers the commands share, `usage`, `read_recording` and `damage`/`end_of` (a damaged
+//! recording exits 1 once what precedes the damage is shown), live in `screen.rs` and are
 //! re-exported here. Must not touch: the pure layers' state (each command hands its shell
 //! what it needs).
 
@@ -27,7 +28,7 @@ pub mod serve;
 use anyhow::Result;
 
 use crate::cli::{Args, Cmd};
-pub(crate) use screen::{read_recording, usage};
+pub(crate) use screen::{damage, end_of, read_recording, usage};
 
 /// Runs the command `args` names.
 pub fn run(args: &Args) -> Result<()> {

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use crate::cli::{RecordArgs, ReplayArgs};
 use crate::fmt::parse_duration;
 use crate::model::Options;
-use crate::record::{Header, Recorder, RecordingSource, read};
+use crate::record::{Header, Recorder, RecordingSource};
 use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 
 /// Records live /proc and /sys into `args.file` until the duration ends or SIGINT, SIGTERM or
@@ -189,15 +189,13 @@ fn lost(rec: &Recorder) -> String {
 }
 
 /// Prints a recording's derived figures as `pagewatch --batch` would have printed them live.
-/// Warnings about the file (a torn tail, damage) go to stderr.
+/// Warnings about the file (a torn tail, damage) go to stderr; a damaged one exits 1 after.
 pub fn replay_batch(args: &ReplayArgs) -> Result<()> {
-    let rec = read(&args.file)?;
+    let rec = super::read_recording(&args.file)?;
+    let damaged = rec.damaged.then(|| super::damage(&args.file, &rec));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr();
-    for w in &rec.warnings {
-        let _ = writeln!(err, "pagewatch: warning: {w}");
-    }
     let mut source = RecordingSource::new(rec.samples);
     let opts = Options {
         partitions: args.partitions,
@@ -215,7 +213,7 @@ pub fn replay_batch(args: &ReplayArgs) -> Result<()> {
         let _ = err.flush();
         std::process::exit(1);
     }
-    Ok(())
+    super::end_of(damaged)
 }
 
 /// `2m 5s`-style text for messages.

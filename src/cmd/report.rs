@@ -4,13 +4,14 @@
 
 use anyhow::{Context, Result};
 
-use super::read_recording;
+use super::{damage, end_of, read_recording};
 use crate::model::Options;
 
 /// `pagewatch report FILE`.
 pub fn run(a: &crate::cli::ReportArgs) -> Result<()> {
     use std::fmt::Write as _;
     let rec = read_recording(&a.file)?;
+    let damaged = rec.damaged.then(|| damage(&a.file, &rec));
     let range =
         crate::report::Range::parse(a.from.as_deref(), a.to.as_deref(), rec.header.started_ms)?;
     let s = crate::report::write(&rec, range, Options::default(), &a.out)?;
@@ -21,5 +22,6 @@ pub fn run(a: &crate::cli::ReportArgs) -> Result<()> {
     // The report's first line, so the answer is on the terminal too.
     let _ = writeln!(text, "{}", crate::fmt::escape_controls(&s.verdict));
     // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
-    crate::batch::print_stdout(&text).context("writing output")
+    crate::batch::print_stdout(&text).context("writing output")?;
+    end_of(damaged)
 }

@@ -180,19 +180,37 @@ pub(crate) fn usage(msg: &str) -> anyhow::Error {
     anyhow::Error::new(pagewatch::exit::Usage(msg.to_owned()))
 }
 
-/// Reads a recording, printing what was skipped.
+/// Reads a recording, printing what was skipped (each warning names the file once).
 pub(crate) fn read_recording(path: &std::path::Path) -> Result<pagewatch::record::Recording> {
     let rec = pagewatch::record::read(path)
         .with_context(|| format!("reading recording {}", path.display()))?;
     for w in &rec.warnings {
-        eprintln!("pagewatch: {}: {w}", path.display());
+        eprintln!("pagewatch: warning: {w}");
     }
     Ok(rec)
+}
+
+/// The end of a command over `rec` read from `path`, once it has shown what it could: a
+/// damaged recording exits 1 (`exit::Damaged`), a torn tail or an unclosed end does not.
+pub(crate) fn damage(
+    path: &std::path::Path,
+    rec: &pagewatch::record::Recording,
+) -> pagewatch::exit::Damaged {
+    pagewatch::exit::Damaged {
+        path: path.display().to_string(),
+        kept: rec.samples.len(),
+    }
+}
+
+/// `Err(damage)` when the recording was damaged.
+pub(crate) fn end_of(damaged: Option<pagewatch::exit::Damaged>) -> Result<()> {
+    damaged.map_or(Ok(()), |d| Err(anyhow::Error::new(d)))
 }
 
 /// `pagewatch replay FILE`: the same screen over the recorded samples.
 pub fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
     let rec = read_recording(&a.file)?;
+    let damaged = rec.damaged.then(|| damage(&a.file, &rec));
     if let Some(p) = &args.play {
         return Err(usage(&format!(
             "the screen starts playbooks from its picker (press P; --playbook FILE adds a \
@@ -233,7 +251,8 @@ pub fn replay(args: &Args, a: &pagewatch::cli::ReplayArgs) -> Result<()> {
         mouse: settings.mouse.unwrap_or(true),
         ..pagewatch::shell::tui::Options::default()
     };
-    pagewatch::shell::tui::run(app, Feed::Replay, opts)
+    pagewatch::shell::tui::run(app, Feed::Replay, opts)?;
+    end_of(damaged)
 }
 
 /// `--play-scale` and `--playbook`: the screen's playbook picker.

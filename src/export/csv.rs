@@ -6,13 +6,17 @@
 //! together; then, for each device of any record (sorted by name),
 //! `disk.<name>.<iostat name>` for the 22 iostat -x columns in iostat's order. A cell is empty
 //! when the record lacks the figure. Values are the JSON values (numbers as printed by
-//! serde_json, enums as their JSON strings). Owns: that layout. Must not touch: I/O beyond `out`.
+//! serde_json, enums as their JSON strings). Text from the recording (a tracer's `why`, a
+//! device's name in a header) has its control characters escaped (`fmt::escape_controls`), as
+//! on the screen and in report.md: a crafted recording must not drive the terminal of whoever
+//! reads the CSV. Owns: that layout. Must not touch: I/O beyond `out`.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::Write;
 
 use serde_json::Value;
 
+use crate::fmt::escape_controls;
 use crate::model::Model;
 use crate::model::disk::Columns;
 
@@ -102,7 +106,7 @@ fn field(s: &str) -> String {
 fn text(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
-        Value::String(s) => s.clone(),
+        Value::String(s) => escape_controls(s).into_owned(),
         other => other.to_string(),
     }
 }
@@ -113,7 +117,7 @@ pub fn write(models: &[Model], out: &mut dyn Write) -> anyhow::Result<()> {
     let scalars = scalar_columns(&rows);
     let devs = devices(models);
     let header = with_disks(scalars.clone(), models);
-    let line: Vec<String> = header.iter().map(|c| field(c)).collect();
+    let line: Vec<String> = header.iter().map(|c| field(&escape_controls(c))).collect();
     writeln!(out, "{}", line.join(","))?;
     for (m, row) in models.iter().zip(&rows) {
         let by: HashMap<&str, &Value> = row.iter().map(|(p, v)| (p.as_str(), v)).collect();

@@ -68,6 +68,10 @@ pub struct Recording {
     pub events: Vec<Event>,
     /// What was skipped while reading (a torn tail, a corrupted stretch), in plain words.
     pub warnings: Vec<String>,
+    /// Reading stopped at damage (a checksum mismatch, a record that does not decode), not
+    /// at a torn tail or an unclosed end, which a killed recorder leaves: the commands show
+    /// what precedes it, then exit 1 (`exit::Damaged`).
+    pub damaged: bool,
 }
 
 mod delta;

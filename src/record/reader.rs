@@ -32,13 +32,14 @@ pub fn read(path: &Path) -> Result<Recording, RecordError> {
         samples: Vec::new(),
         events: Vec::new(),
         warnings: Vec::new(),
+        damaged: false,
     };
     let name = path.display();
     loop {
         let kept = rec.samples.len();
         let damaged = |why: &str| {
             format!(
-                "{name}: the recording is damaged at sample {} ({why}); the {kept} samples before it are kept, nothing after it can be read",
+                "{name}: the recording is damaged at sample {} ({why}); the {kept} sample(s) before it are kept, nothing after it can be read",
                 kept + 1
             )
         };
@@ -50,10 +51,16 @@ pub fn read(path: &Path) -> Result<Recording, RecordError> {
             Next::Torn(n) => Some(format!(
                 "{name}: skipped a torn last record ({n} bytes; the writer was stopped while writing it); {kept} whole samples kept"
             )),
-            Next::Damaged(why) => Some(damaged(&why)),
+            Next::Damaged(why) => {
+                rec.damaged = true;
+                Some(damaged(&why))
+            }
             Next::Record(kind, payload) => match take(&mut rec, kind, &payload) {
                 Ok(()) => continue,
-                Err(why) => Some(damaged(&why)),
+                Err(why) => {
+                    rec.damaged = true;
+                    Some(damaged(&why))
+                }
             },
         };
         rec.warnings.extend(warning);

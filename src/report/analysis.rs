@@ -52,19 +52,6 @@ fn weighted_await(d: &Disk) -> Option<f64> {
         .then(|| (r * d.cols.r_await.unwrap_or(0.0) + w * d.cols.w_await.unwrap_or(0.0)) / (r + w))
 }
 
-/// A file-name-safe form of a device name.
-fn safe(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 fn flag(m: &Model, on: bool, peak: f64, severe: bool) -> Flag {
     Flag {
         time_ms: m.time_ms,
@@ -217,7 +204,7 @@ fn disk_reports(models: &[Model]) -> (Vec<DiskReport>, Vec<String>) {
             worst_why: deepest_why(&recs, |s| s.saturated),
             unjudged,
             unjudged_why: deepest_why(&recs, |s| s.unjudged),
-            chart: format!("disk-{}.svg", safe(name)),
+            chart: super::types::chart_file("disk", name),
         });
     }
     (disks, idle)

@@ -36,20 +36,10 @@ pub fn timed_devices(models: &[Model]) -> Vec<String> {
     out
 }
 
-/// The chart's file name for `device`.
+/// The chart's file name for `device` (`types::chart_file`).
 #[must_use]
 pub fn file_name(device: &str) -> String {
-    let safe: String = device
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("latency-{safe}.svg")
+    super::types::chart_file("latency", device)
 }
 
 /// A latency in µs on the chart's y scale: bucket k spans [k, k + 1), so `log2(us) + 1`.
@@ -199,5 +189,10 @@ mod tests {
             assert!(k <= y && y < k + 1.0, "{us}: {y}");
         }
         assert_eq!(file_name("cciss/c0d0"), "latency-cciss_c0d0.svg");
+        // Issue 51: 5,000 characters, cut to fit a file name, the two kept apart.
+        let (a, b) = (file_name(&"x".repeat(5_000)), file_name(&"x".repeat(4_999)));
+        assert_eq!(a.len(), "latency-".len() + 64 + ".svg".len(), "{a}");
+        assert!(a.starts_with("latency-xxxx"), "{a}");
+        assert_ne!(a, b);
     }
 }

@@ -1,7 +1,8 @@
 //! The figures a report's parts share: a row of the figures table and what the report says
 //! about one disk. `analysis` fills them; `summary`, `findings` and `charts` read them.
 //!
-//! Owns: `Row`, `DiskReport`, `At`, `WorstAwait`. Must not touch: computing them, I/O.
+//! Owns: `Row`, `DiskReport`, `At`, `WorstAwait`, and `chart_file` (a device chart's file
+//! name). Must not touch: computing them, I/O.
 
 use super::periods::Period;
 use super::stats::Stats;
@@ -66,4 +67,33 @@ pub struct WorstAwait {
     pub end_ms: i64,
     /// Seconds of the period's loaded records.
     pub seconds: f64,
+}
+
+/// The longest device part of a chart's file name, in bytes; a longer one is cut and ends
+/// with a hash of the whole name.
+const NAME_PART: usize = 64;
+
+/// The file name of `prefix`'s chart for `device` (`disk-sda.svg`, `latency-cciss_c0d0.svg`):
+/// characters other than ASCII letters, digits, `-` and `_` become `_`, and a name longer
+/// than `NAME_PART` is cut and ends with 8 hex digits of a hash of the whole name, so a
+/// device name from a crafted recording (5,000 characters, issue 51) cannot exceed
+/// NAME_MAX (255 bytes) and stop the report, and two long names stay apart.
+#[must_use]
+pub fn chart_file(prefix: &str, device: &str) -> String {
+    let safe: String = device
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.len() <= NAME_PART {
+        return format!("{prefix}-{safe}.svg");
+    }
+    let hash = crc32fast::hash(device.as_bytes());
+    // `safe` is ASCII: any byte index is a char boundary.
+    format!("{prefix}-{}-{hash:08x}.svg", &safe[..NAME_PART - 9])
 }

@@ -1,5 +1,5 @@
-//! The connections of the metrics endpoint: which are held, which give way, which are
-//! refused, and the threads that answer.
+//! The connections of the metrics endpoint: which are held, which give way, which wait,
+//! which are refused, and the threads that answer.
 //!
 //! Bad clients must not hurt the monitor or starve a scraper, so every resource a client can
 //! hold is capped. One thread accepts and reads every request head, without blocking on any
@@ -7,15 +7,24 @@
 //! descriptor and at most `MAX_HEAD` bytes, no thread. Only a connection whose head is in
 //! gets a thread (small stack, write timeout) to be answered.
 //!
-//! At most `MAX_CONNECTIONS` are held at once, and at most `MAX_PER_PEER` from one peer (an
-//! IPv4 address, or an IPv6 /64). A new connection over either cap takes the place of the
-//! connection that has been idle longest without a complete request head (that peer's own
-//! first, for its cap): holding slots with silent connections (`connect(); recv()` in a
-//! loop, issue 22) only churns them, while a scraper, which sends its request at once, is
-//! read before anything newer can evict it (each round reads what arrived before it
-//! accepts, one connection per round). Only when every held connection is being answered is
-//! a new one refused, with 503. A head must arrive whole within `HEAD_DEADLINE`
-//! (slowloris), with no gap longer than `IDLE_TIMEOUT`: else 408.
+//! At most `MAX_CONNECTIONS` are held at once. Every connection held gets `GRACE` to send its
+//! head before it may give way, so a scraper that pauses before its request (a proxy, a
+//! loaded host) is read like one that sends at once. A new connection over the cap takes the
+//! place of the connection idle longest, past its grace, without a complete head: holding
+//! slots with silent connections (`connect(); recv()` in a loop, issues 22 and 51) only
+//! churns them. While every slot is full and none may give way yet, the listener is not
+//! polled: new connections wait in the kernel's listen backlog (`BACKLOG`), which is first
+//! in, first out, so a scraper's turn comes after the connections ahead of it (at most
+//! `BACKLOG`, at `MAX_CONNECTIONS` per `GRACE`), and its request, already in its socket, is
+//! read the moment it is accepted. Before issue 51 each new connection evicted the idlest at
+//! once: at ~12,700 connections/s a scraper that sent 2-50 ms after connecting got 0 of 8.
+//!
+//! `MAX_PER_PEER` (an IPv4 address, or an IPv6 /64) decides who gives way first: a peer
+//! holding that many loses its own idlest, then a peer holding more than that loses one. A
+//! peer may hold more while the table has room. A peer with `MAX_PER_PEER` being answered,
+//! or any connection when every slot is being answered, is refused with 503. A head must
+//! arrive whole within `HEAD_DEADLINE` (slowloris), with no gap longer than `IDLE_TIMEOUT`:
+//! else 408.
 //! Owns: the listener, the table of connections, the answering threads. Must not touch: the
 //! request and response bytes (`http`), what a page says (`metrics`).
 
@@ -38,6 +47,13 @@ pub const MAX_PER_PEER: usize = 4;
 pub const HEAD_DEADLINE: Duration = Duration::from_secs(5);
 /// The longest gap between two pieces of a request head.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a connection held may take to send its head before it may give way to a new
+/// one: a scraper behind a proxy or on a loaded host pauses between connect and request.
+pub const GRACE: Duration = Duration::from_millis(250);
+/// The listen backlog: connections waiting in the kernel while every slot is held. At
+/// `MAX_CONNECTIONS` per `GRACE`, the last of them waits about 2 s, inside Prometheus's
+/// default scrape timeout of 10 s.
+pub const BACKLOG: i32 = 128;
 /// One write of an answer.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
 /// A thread's stack (the accepting one, and each answering one).
@@ -48,6 +64,8 @@ const STACK: usize = 128 * 1024;
 pub fn start(addr: SocketAddr, latest: Latest) -> Result<SocketAddr> {
     let listener = TcpListener::bind(addr).map_err(|e| bind_error(addr, e))?;
     let bound = listener.local_addr().context("reading the bound address")?;
+    // listen(2) again on a listening socket sets its backlog.
+    rustix::net::listen(&listener, BACKLOG).context("sizing the listen backlog")?;
     listener
         .set_nonblocking(true)
         .context("making the listener non-blocking")?;
@@ -104,36 +122,68 @@ pub enum Admit {
     Take,
     /// Hold it in place of the waiting connection at this index, closed.
     Evict(usize),
-    /// Refuse it (503): every connection it could replace is being answered.
+    /// Refuse it (503): its peer's share, or every slot, is being answered.
     Refuse,
 }
 
-/// The decision for a connection from `peer`, given the connections still waiting for their
-/// head (`(peer, last activity)` each), and how many are being answered in all and for
-/// `peer`. Over a cap, the one idle longest gives way: `peer`'s own for its cap.
+/// A connection waiting for its head, as `admit` sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// Its peer (`peer_key`).
+    pub peer: IpAddr,
+    /// When it was accepted: it may give way `GRACE` later.
+    pub accepted: Instant,
+    /// When it last sent something (or was accepted).
+    pub last: Instant,
+}
+
+/// The decision at `now` for a connection from `peer`, given the connections waiting for
+/// their head and how many are being answered per peer. Over the cap, the one idle longest
+/// past its grace gives way: `peer`'s own when it holds its share, else one of a peer
+/// holding more than its share, else any.
 #[must_use]
-pub fn admit(
-    waiting: &[(IpAddr, Instant)],
-    answering: usize,
-    answering_peer: usize,
+fn admit(
+    waiting: &[Slot],
+    answering: &HashMap<IpAddr, usize>,
     peer: IpAddr,
+    now: Instant,
 ) -> Admit {
-    let idlest = |of_peer: bool| {
+    let answered = |p: &IpAddr| answering.get(p).copied().unwrap_or(0);
+    let holds = |p: IpAddr| waiting.iter().filter(|w| w.peer == p).count() + answered(&p);
+    let idlest = |of: &dyn Fn(&Slot) -> bool| {
         waiting
             .iter()
             .enumerate()
-            .filter(|(_, (p, _))| !of_peer || *p == peer)
-            .min_by_key(|(_, (_, last))| *last)
-            .map_or(Admit::Refuse, |(i, _)| Admit::Evict(i))
+            .filter(|(_, w)| now >= w.accepted + GRACE && of(w))
+            .min_by_key(|(_, w)| w.last)
+            .map(|(i, _)| Admit::Evict(i))
     };
-    let mine = waiting.iter().filter(|(p, _)| *p == peer).count() + answering_peer;
-    if mine >= MAX_PER_PEER {
-        idlest(true)
-    } else if waiting.len() + answering >= MAX_CONNECTIONS {
-        idlest(false)
-    } else {
-        Admit::Take
+    let all = waiting.len() + answering.values().sum::<usize>();
+    if answered(&peer) >= MAX_PER_PEER || waiting.is_empty() && all >= MAX_CONNECTIONS {
+        return Admit::Refuse;
     }
+    if holds(peer) >= MAX_PER_PEER
+        && let Some(own) = idlest(&|w| w.peer == peer)
+    {
+        return own;
+    }
+    if all < MAX_CONNECTIONS {
+        return Admit::Take;
+    }
+    idlest(&|w| holds(w.peer) > MAX_PER_PEER)
+        .or_else(|| idlest(&|_| true))
+        .unwrap_or(Admit::Refuse)
+}
+
+/// Whether a new connection could be decided at `now` without refusing it for want of a
+/// slot: the table has room, one held may give way, or every slot is being answered (the
+/// new one is refused at once). Otherwise the listener is left alone and new connections
+/// wait in its backlog.
+#[must_use]
+pub fn may_accept(waiting: &[Slot], answering: usize, now: Instant) -> bool {
+    waiting.is_empty()
+        || waiting.len() + answering < MAX_CONNECTIONS
+        || waiting.iter().any(|w| now >= w.accepted + GRACE)
 }
 
 /// A connection waiting for its request head.
@@ -150,12 +200,11 @@ struct Waiting {
 struct Answering(Arc<Mutex<HashMap<IpAddr, usize>>>);
 
 impl Answering {
-    fn counts(&self, peer: IpAddr) -> (usize, usize) {
-        let m = self
-            .0
+    fn counts(&self) -> HashMap<IpAddr, usize> {
+        self.0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        (m.values().sum(), m.get(&peer).copied().unwrap_or(0))
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     fn hold(&self, peer: IpAddr) -> Held {
@@ -215,32 +264,58 @@ impl Table {
         }
     }
 
-    /// Forever: wait for the listener or a waiting connection, read what came, expire what
-    /// is too slow, then accept one connection.
+    fn slots(&self) -> Vec<Slot> {
+        self.waiting
+            .iter()
+            .map(|w| Slot {
+                peer: w.peer,
+                accepted: w.accepted,
+                last: w.last,
+            })
+            .collect()
+    }
+
+    /// Forever: wait for a waiting connection or the listener (only while a new connection
+    /// could be held: `may_accept`), read what came, expire what is too slow, then accept
+    /// one connection.
     fn run(mut self, listener: &TcpListener) {
         let mut fds = Vec::new();
         loop {
             let now = Instant::now();
+            let answering = self.answering.counts().values().sum();
+            let listen = may_accept(&self.slots(), answering, now);
+            // Wake for the next head deadline and, while the listener rests, for the next
+            // grace to end (or a slot to free: an answer takes milliseconds).
             let wait = self
                 .waiting
                 .iter()
-                .map(|w| (w.accepted + HEAD_DEADLINE).min(w.last + IDLE_TIMEOUT))
+                .map(|w| {
+                    let due = (w.accepted + HEAD_DEADLINE).min(w.last + IDLE_TIMEOUT);
+                    if listen {
+                        due
+                    } else {
+                        due.min(w.accepted + GRACE)
+                    }
+                })
                 .min()
                 .map(|d| d.saturating_duration_since(now));
             fds.clear();
-            fds.push(pollfd(listener.as_raw_fd()));
             fds.extend(self.waiting.iter().map(|w| pollfd(w.stream.as_raw_fd())));
+            let held = fds.len();
+            if listen {
+                fds.push(pollfd(listener.as_raw_fd()));
+            }
             if poll(&mut fds, wait).is_err() {
                 continue; // EINTR; the other errors need a bad array, which this never is
             }
             // Newest first, so that swap_remove only moves entries already seen.
-            for i in (0..self.waiting.len()).rev() {
-                if fds[i + 1].revents != 0 {
+            for i in (0..held).rev() {
+                if fds[i].revents != 0 {
                     self.read(i);
                 }
             }
             self.expire(Instant::now());
-            if fds[0].revents != 0 {
+            if listen && fds[held].revents != 0 {
                 self.accept(listener);
             }
         }
@@ -285,13 +360,16 @@ impl Table {
             }
         };
         let peer = peer_key(addr.ip());
-        let held: Vec<(IpAddr, Instant)> = self.waiting.iter().map(|w| (w.peer, w.last)).collect();
-        let (all, mine) = self.answering.counts(peer);
-        match admit(&held, all, mine, peer) {
+        match admit(
+            &self.slots(),
+            &self.answering.counts(),
+            peer,
+            Instant::now(),
+        ) {
             Admit::Refuse => {
                 best_effort(
                     &mut stream,
-                    &Reply::text(503, "busy: too many connections\n"),
+                    &Reply::text(503, "busy: too many connections being answered\n"),
                 );
                 return;
             }
@@ -401,29 +479,81 @@ mod tests {
         s.parse().unwrap()
     }
 
+    /// A connection accepted `ms` ms before `t0 + 1 s`, silent since.
+    fn slot(peer: IpAddr, t0: Instant, ms: u64) -> Slot {
+        let at = t0 + Duration::from_millis(1000 - ms);
+        Slot {
+            peer,
+            accepted: at,
+            last: at,
+        }
+    }
+
     #[test]
-    fn over_a_cap_the_idlest_waiting_connection_gives_way() {
+    fn over_a_cap_the_idlest_past_its_grace_gives_way() {
         let t0 = Instant::now();
-        let at = |ms| t0 + Duration::from_millis(ms);
-        let (a, b) = (ip("192.0.2.1"), ip("192.0.2.2"));
-        assert_eq!(admit(&[], 0, 0, a), Admit::Take);
-        // a holds its 4: its own idlest gives way, whoever else is idler.
+        let now = t0 + Duration::from_secs(1);
+        let none = HashMap::new();
+        let (a, b, c) = (ip("192.0.2.1"), ip("192.0.2.2"), ip("192.0.2.3"));
+        assert_eq!(admit(&[], &none, a, now), Admit::Take);
+        // a holds its 4: its own idlest past its grace gives way, whoever else is idler.
         let w = [
-            (b, at(0)),
-            (a, at(30)),
-            (a, at(10)),
-            (a, at(20)),
-            (a, at(40)),
+            slot(b, t0, 900),
+            slot(a, t0, 300),
+            slot(a, t0, 400),
+            slot(a, t0, 100),
+            slot(a, t0, 10),
         ];
-        assert_eq!(admit(&w, 0, 0, a), Admit::Evict(2));
+        assert_eq!(admit(&w, &none, a, now), Admit::Evict(2));
         // b is under its cap and the table has room.
-        assert_eq!(admit(&w, 0, 0, b), Admit::Take);
-        // a's 4 are being answered: nothing of a's can give way.
-        assert_eq!(admit(&w[..1], 4, 4, a), Admit::Refuse);
-        // The table is full: the idlest of all gives way.
-        assert_eq!(admit(&w, 11, 0, ip("192.0.2.3")), Admit::Evict(0));
+        assert_eq!(admit(&w, &none, b, now), Admit::Take);
+        // a's 4 all within their grace: a may hold a fifth while the table has room.
+        let young = [
+            slot(a, t0, 200),
+            slot(a, t0, 2),
+            slot(a, t0, 50),
+            slot(a, t0, 0),
+        ];
+        assert_eq!(admit(&young, &none, a, now), Admit::Take);
+        // a's 4 are being answered: a new one of a's is refused.
+        assert_eq!(
+            admit(&w[..1], &HashMap::from([(a, 4)]), a, now),
+            Admit::Refuse
+        );
         // Every slot is being answered.
-        assert_eq!(admit(&[], MAX_CONNECTIONS, 0, b), Admit::Refuse);
+        assert_eq!(
+            admit(&[], &HashMap::from([(b, MAX_CONNECTIONS)]), c, now),
+            Admit::Refuse
+        );
+        assert!(may_accept(&[], MAX_CONNECTIONS, now));
+    }
+
+    /// Issue 51: a connection 2-50 ms old gave way to the next, so a scraper that paused
+    /// before its request was never read. Within its grace it is kept, and the listener
+    /// rests until one may give way.
+    #[test]
+    fn a_full_table_within_its_grace_keeps_every_connection_and_rests_the_listener() {
+        let t0 = Instant::now();
+        let now = t0 + Duration::from_secs(1);
+        let none = HashMap::new();
+        let (a, b) = (ip("192.0.2.1"), ip("192.0.2.2"));
+        let mut w: Vec<Slot> = (0..MAX_CONNECTIONS as u64)
+            .map(|i| slot(a, t0, 2 + i * 10))
+            .collect();
+        assert!(!may_accept(&w, 0, now));
+        assert!(!may_accept(&w[..12], 4, now));
+        assert!(may_accept(&w[..12], 3, now));
+        assert_eq!(admit(&w, &none, a, now), Admit::Refuse);
+        // One past its grace: it gives way, to anyone.
+        w[5] = slot(a, t0, 260);
+        assert!(may_accept(&w, 0, now));
+        assert_eq!(admit(&w, &none, b, now), Admit::Evict(5));
+        assert_eq!(admit(&w, &none, a, now), Admit::Evict(5));
+        // A peer over its share gives way before an idler one within it.
+        w[0] = slot(b, t0, 900);
+        assert_eq!(admit(&w, &none, ip("192.0.2.3"), now), Admit::Evict(5));
+        // A peer at its share loses its own first.
+        assert_eq!(admit(&w, &HashMap::from([(b, 3)]), b, now), Admit::Evict(0));
     }
 
     #[test]

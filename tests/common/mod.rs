@@ -89,6 +89,7 @@ pub fn captured(name: &str, events: Vec<Event>) -> Recording {
         samples,
         events,
         warnings: Vec::new(),
+        damaged: false,
     }
 }
 
@@ -219,6 +220,7 @@ pub fn storm(events: Vec<Event>) -> Recording {
         samples,
         events,
         warnings: Vec::new(),
+        damaged: false,
     }
 }
 
