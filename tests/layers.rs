@@ -37,7 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "batch",
         &[
-            "cli", "pipeline", "model", "parse", "source", "sample", "fmt", "error",
+            "cli", "sampler", "pipeline", "model", "parse", "source", "sample", "fmt", "error",
         ],
     ),
     (
@@ -58,7 +58,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "serve",
         &[
-            "metrics", "pipeline", "model", "source", "sample", "fmt", "error", "exit",
+            "metrics", "sampler", "pipeline", "model", "source", "sample", "fmt", "error", "exit",
         ],
     ),
     (
@@ -66,6 +66,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "pipeline", "history", "model", "parse", "source", "sample", "fmt", "error",
         ],
+    ),
+    (
+        "sampler",
+        &["pipeline", "model", "source", "sample", "error"],
     ),
     (
         "pipeline",

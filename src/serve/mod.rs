@@ -14,7 +14,6 @@ pub mod http;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, mpsc};
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -134,35 +133,46 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
             }
         })
         .context("starting the signal thread")?;
-    // The paced loop `record`, batch mode and the headless playbook runner use too: one
-    // wake-up a tick, or the stop signal.
+    // The one sampler loop `record`, batch mode, the screen and the headless playbook runner
+    // drive too: one wake-up a tick, or the stop signal.
     let mut ticker = crate::source::Ticker::new(interval);
-    loop {
-        let t0 = Instant::now();
-        let res = source.next_sample();
-        let read_s = t0.elapsed().as_secs_f64();
-        match res {
-            Ok(Some(raw)) => {
-                feeder.sample(&raw, read_s);
-                source.recycle(raw);
-                // The tracepoint and the cgroup walk as batch mode decides them; never the
-                // process walk, which only per-process series would need.
-                if let Some(w) = feeder.take_wants() {
-                    source.want(&Wants { procs: None, ..w });
-                }
+    crate::sampler::run(
+        &mut source,
+        None,
+        &mut ticker,
+        &mut Serving { feeder, stop },
+    );
+    Ok(())
+}
+
+/// `serve`'s sink: every sample published.
+struct Serving {
+    feeder: Feeder,
+    stop: mpsc::Receiver<()>,
+}
+
+impl crate::sampler::Sink for Serving {
+    fn wait(&mut self, ticker: &mut crate::source::Ticker, _: &mut dyn Source) -> bool {
+        // A slow read skips the ticks it missed.
+        ticker.wait_unless(&self.stop, None)
+    }
+
+    fn take(&mut self, read: crate::Result<&RawSample>, read_s: f64) -> crate::sampler::Flow {
+        match read {
+            Ok(raw) => {
+                self.feeder.sample(raw, read_s);
             }
-            Ok(None) => return Ok(()),
             Err(e) => {
                 eprintln!("pagewatch: skipped a sample: {e}");
-                feeder.error();
+                self.feeder.error();
             }
         }
-        if feeder.take_refresh() {
-            source.refresh_soon();
-        }
-        // A slow read skips the ticks it missed.
-        if !ticker.wait_unless(&stop, None) {
-            return Ok(());
+        crate::sampler::Flow {
+            // The tracepoint and the cgroup walk as batch mode decides them; never the
+            // process walk, which only per-process series would need.
+            wants: (self.feeder.take_wants()).map(|w| Wants { procs: None, ..w }),
+            refresh: self.feeder.take_refresh(),
+            stop: false,
         }
     }
 }
