@@ -53,13 +53,10 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         first.wall_ms,
     );
     // The port first: a port in use must fail before the file exists (issue 22).
-    let mut metrics = args
+    let metrics = args
         .listen
         .map(|addr| crate::serve::Feeder::start(addr, &header.host.hostname, Options::default()))
         .transpose()?;
-    if let Some(f) = &mut metrics {
-        f.set_latency(&args.latency);
-    }
     let rec = Recorder::create(&args.file, &header)?;
     let mut err = std::io::stderr();
     let _ = writeln!(
@@ -156,12 +153,22 @@ impl crate::sampler::Sink for Recording {
             self.lost = Some(anyhow::Error::new(e).context(lost(&self.rec)));
             return Flow::stop();
         }
-        if let Some(f) = &mut self.metrics {
-            f.sample(s, read_s);
+        // `/metrics` (`--listen`) serves this pipeline's steps: one judge, one baseline.
+        match self.stepper.step(s) {
+            Ok(step) => {
+                let flow = Flow::of(&step);
+                if let Some(f) = &mut self.metrics {
+                    f.step(step.model, step.first, read_s);
+                }
+                flow
+            }
+            Err(_) => {
+                if let Some(f) = &mut self.metrics {
+                    f.error();
+                }
+                Flow::go_on()
+            }
         }
-        self.stepper
-            .step(s)
-            .map_or_else(|_| Flow::go_on(), |step| Flow::of(&step))
     }
 }
 

@@ -1,7 +1,8 @@
 //! The live metrics endpoint: `pagewatch serve` (headless), and `--listen` beside the screen
 //! (`shell::tui`) or `pagewatch record`.
 //!
-//! Whoever samples hands each raw sample to a `Feeder`, which derives the page
+//! Whoever samples hands each step of its pipeline (the screen, `record`), or each raw sample
+//! (`serve`, stepped by the feeder's own pipeline), to a `Feeder`, which makes the page
 //! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`conns`, `http`) only
 //! ever clone the latest page. Sampling goes on at its own pace whatever the scrapers do.
 //! Owns: the serve loop, its signals and messages (the non-loopback warning on stderr and in
@@ -69,6 +70,13 @@ impl Feeder {
             .flatten();
         self.latest.publish(page);
         fresh
+    }
+
+    /// Publishes the page after a step of the caller's own pipeline (the screen's,
+    /// `record`'s): its `model`, none for the `first` step, read in `read_s` s.
+    pub fn step(&mut self, model: Model, first: bool, read_s: f64) {
+        let page = self.live.step(model, first, read_s);
+        self.latest.publish(page);
     }
 
     /// Whether the source should re-read its slow files (`Source::refresh_soon`).

@@ -79,6 +79,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
             };
             let f = crate::serve::Feeder::start(addr, &app.host.hostname, opts)?;
             app.notice = Some(f.notice(app.notice.take()));
+            app.publish_steps();
             Some(f)
         }
         None => None,
@@ -347,7 +348,7 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
 /// Reads the source once per interval (or back to back when not `paced`) in the one sampler
 /// loop (`sampler::run`) and applies each sample to the core itself. Interval changes,
 /// refresh requests and the wants come on `ctl` (the app's effects). With `metrics`
-/// (`--listen`), each sample also goes to the endpoint, before the core is locked.
+/// (`--listen`), each sample's step (the app's) also goes to the endpoint.
 fn spawn_sampler(
     mut source: Box<dyn Source + Send>,
     paced: bool,
@@ -416,12 +417,6 @@ impl crate::sampler::Sink for Screen {
         if self.paced {
             arm_stall_alarm(self.interval);
         }
-        if let Some(f) = &mut self.metrics {
-            match &read {
-                Ok(s) => drop(f.sample(s, read_s)),
-                Err(_) => f.error(),
-            }
-        }
         let mut c = lock(&self.core);
         if c.term.is_none() {
             return Flow::stop(); // pagewatch is leaving
@@ -433,6 +428,13 @@ impl crate::sampler::Sink for Screen {
                 c.apply(Msg::SampleError(e.to_string()))
             }
         };
+        // `/metrics` (`--listen`) serves the screen's own step: one pipeline, one judge.
+        if let Some(f) = &mut self.metrics {
+            match c.app.take_published() {
+                Some((model, first)) => f.step(model, first, read_s),
+                None => f.error(),
+            }
+        }
         let drawn = c.draw();
         let stop = quit || drawn.is_err();
         if let Err(e) = drawn {
