@@ -261,7 +261,6 @@ impl App {
             processes: self.ui.who == Some(WhoView::Processes),
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
-            victims_when_throttled: true,
             latency: self.latency_devices(),
             detail: self.ui.detail,
         }

@@ -57,10 +57,7 @@ pub fn run(
     )
 }
 
-/// `run` as if the screen showed `view`: with the processes view (`--batch --view
-/// processes`), the process walk runs whatever the load, at the pane's pace (`sample::Pace`:
-/// every 2 s, every 10 s while the machine is quiet), as it does while the screen shows the
-/// pane, instead of every 5 s when there is something to attribute.
+/// `run` with `view`'s devices to time (`--latency`) and its `-below` tracer (`--below`).
 #[allow(clippy::too_many_arguments)]
 pub fn run_viewing(
     source: &mut dyn Source,

@@ -73,7 +73,6 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     // sync calls are timed, as on the screen: the report's sync waits name the victims.
     let view = crate::model::who::View {
         latency: args.latency.clone(),
-        victims_when_throttled: true,
         ..crate::model::who::View::default()
     };
     let mut sink = Recording {

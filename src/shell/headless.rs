@@ -262,7 +262,6 @@ fn spawn_sampler(
         // report's sync waits: flood-vs-fsync's victim).
         let view = crate::model::who::View {
             detail: true,
-            victims_when_throttled: true,
             ..crate::model::who::View::default()
         };
         let mut ticker = crate::source::Ticker::new(interval);
