@@ -79,7 +79,8 @@ pub struct Args {
     #[arg(long, short = 'p')]
     pub partitions: bool,
     /// Open the screen on a "who" view (processes or cgroups) in place of the charts, or on
-    /// none, whatever the config file says.
+    /// none, whatever the config file says. Changes only what the screen shows: what is
+    /// measured follows what is happening, in every mode (--batch ignores it).
     #[arg(long, value_enum, value_name = "VIEW")]
     pub view: Option<View>,
     /// With --batch: arm the tracer of the throttles below the page cache (wbt depths, reclaim

@@ -32,6 +32,7 @@ pub mod play;
 pub mod record;
 pub mod report;
 pub mod sample;
+pub mod sampler;
 pub mod serve;
 pub mod shell;
 pub mod source;

@@ -43,7 +43,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "batch",
         &[
-            "cli", "pipeline", "model", "parse", "source", "sample", "fmt", "error",
+            "cli", "sampler", "pipeline", "model", "parse", "source", "sample", "fmt", "error",
         ],
     ),
     (
@@ -64,7 +64,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "serve",
         &[
-            "metrics", "pipeline", "model", "source", "sample", "fmt", "error", "exit",
+            "metrics", "sampler", "pipeline", "model", "source", "sample", "fmt", "error", "exit",
         ],
     ),
     (
@@ -72,6 +72,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "pipeline", "history", "model", "parse", "source", "sample", "fmt", "error",
         ],
+    ),
+    (
+        "sampler",
+        &["pipeline", "model", "source", "sample", "error"],
     ),
     (
         "pipeline",

@@ -113,6 +113,12 @@ pub struct App {
     /// The last step's refresh and wants, for the runtime (`sample`).
     step_refresh: bool,
     step_wants: Option<crate::sample::Wants>,
+    /// Keep each step for the `--listen` endpoint (`publish`), and the last one kept.
+    publish: bool,
+    published: Option<(Model, bool)>,
+    /// The chart history as it stood when the display was paused: the pipeline goes on
+    /// stepping (its baselines, the endpoint), the charts stay still.
+    paused_history: Option<History>,
     dirty: bool,
 }
 
@@ -150,6 +156,9 @@ impl App {
             pipeline: Pipeline::new(Options::default(), crate::pipeline::HISTORY),
             step_refresh: false,
             step_wants: None,
+            publish: false,
+            published: None,
+            paused_history: None,
             dirty: true,
         }
     }
@@ -169,20 +178,32 @@ impl App {
 
     /// Applies a fresh raw sample (what `Msg::Sample` does), borrowing it so the runtime can
     /// hand it back to the source for reuse.
+    ///
+    /// While the display is paused the sample is still stepped (the disks' baselines, the
+    /// gate and the `--listen` endpoint go on; a recording is of the session), but nothing
+    /// shown changes.
     pub fn sample(&mut self, raw: &crate::sample::RawSample) -> Vec<Effect> {
         if self.ui.paused {
             self.dirty = false;
-            return Vec::new();
+            self.step_unshown(raw);
+            return self.asks();
         }
         self.dirty = true;
         self.ingest(raw);
         let mut effects = self.scan_due();
         effects.extend(self.drive_play(None));
+        effects.extend(self.asks());
+        effects.extend(self.who_refresh());
+        effects.extend(self.job_files_due());
+        effects
+    }
+
+    /// What the last steps asked of the source: the slow files re-read, the "who" data.
+    fn asks(&mut self) -> Vec<Effect> {
+        let mut effects = Vec::new();
         if std::mem::take(&mut self.step_refresh) {
             effects.push(Effect::RefreshSlow);
         }
-        effects.extend(self.who_refresh());
-        effects.extend(self.job_files_due());
         let wants = self.step_wants.take();
         if let Some(w) = wants.filter(|_| !self.caps.captured && self.replay.is_none()) {
             effects.push(Effect::Want(w));
@@ -190,10 +211,37 @@ impl App {
         effects
     }
 
-    /// The chart history (kept by the pipeline).
+    /// Steps a sample the paused display does not show.
+    fn step_unshown(&mut self, raw: &crate::sample::RawSample) {
+        self.pipeline.set_options(self.options());
+        let view = self.who_view();
+        if let Ok(step) = self.pipeline.push(raw, &view) {
+            self.step_refresh |= step.refresh;
+            if step.wants.is_some() {
+                self.step_wants = step.wants;
+            }
+            if self.publish {
+                self.published = Some((step.model, step.first));
+            }
+        }
+    }
+
+    /// Keeps every step from now on for the `--listen` endpoint (`take_published`), which
+    /// serves the screen's own steps rather than deriving them again.
+    pub fn publish_steps(&mut self) {
+        self.publish = true;
+    }
+
+    /// The last sample's step (its model, and whether it was the first step), once, when
+    /// `publish_steps` asked for them and the sample parsed.
+    pub fn take_published(&mut self) -> Option<(Model, bool)> {
+        self.published.take()
+    }
+
+    /// The chart history (kept by the pipeline; as it stood when the display was paused).
     #[must_use]
     pub fn history(&self) -> &History {
-        self.pipeline.history()
+        (self.paused_history.as_ref()).unwrap_or_else(|| self.pipeline.history())
     }
 
     /// The devices to time: `--latency`'s, and the one the detail view shows (`Enter`).
@@ -213,7 +261,6 @@ impl App {
             processes: self.ui.who == Some(WhoView::Processes),
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
-            victims_when_throttled: true,
             latency: self.latency_devices(),
             detail: self.ui.detail,
         }
@@ -395,6 +442,9 @@ impl App {
 
     /// Shows one step's model.
     fn show(&mut self, step: crate::pipeline::Step, uptime_s: Option<f64>) {
+        if self.publish {
+            self.published = Some((step.model.clone(), step.first));
+        }
         let mut model = step.model;
         self.step_refresh |= step.refresh;
         if step.wants.is_some() {
@@ -455,7 +505,10 @@ impl App {
                     r.playing = !r.playing;
                 }
             }
-            Action::Pause => ui.paused = !ui.paused,
+            Action::Pause => {
+                ui.paused = !ui.paused;
+                self.paused_history = ui.paused.then(|| self.pipeline.history().clone());
+            }
             Action::Slower | Action::Faster if self.replay.is_some() => {
                 if let Some(r) = &mut self.replay {
                     r.change_speed(a == Action::Faster);

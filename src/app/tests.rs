@@ -32,9 +32,35 @@ fn pause_ignores_samples_until_resumed() {
     assert_eq!(a.model, shown);
     a.update(Msg::Action(Action::Pause));
     a.update(Msg::Sample(s[3].clone()));
-    // Rates after a pause span the whole gap between the two samples shown.
+    // The pipeline stepped the sample the paused display did not show (one pipeline for
+    // the screen and `--listen`, issue 50): the rates after a pause span one interval.
     let dt = a.model.as_ref().unwrap().interval_s.unwrap();
-    assert!((dt - (s[3].mono_ns - s[1].mono_ns) as f64 / 1e9).abs() < 1e-9);
+    assert!((dt - (s[3].mono_ns - s[2].mono_ns) as f64 / 1e9).abs() < 1e-9);
+}
+
+#[test]
+fn a_paused_screen_keeps_stepping_for_the_endpoint_and_its_charts_still() {
+    let s = samples("live-idle");
+    let mut a = App::new(HostInfo::default(), Look::default(), 1.0);
+    a.publish_steps();
+    a.sample(&s[0]);
+    assert!(a.take_published().is_some_and(|(_, first)| first));
+    a.sample(&s[1]);
+    let (m1, first) = a.take_published().unwrap();
+    assert!(!first && Some(&m1) == a.model.as_ref());
+    assert_eq!(a.take_published(), None, "each step once");
+    a.update(Msg::Action(Action::Pause));
+    let charts = a.history().points.len();
+    a.sample(&s[2]);
+    let (m2, _) = a.take_published().expect("stepped while paused");
+    assert_eq!(a.model.as_ref(), Some(&m1), "the display stays");
+    assert_ne!(m2.time_ms, m1.time_ms, "the endpoint's step moves on");
+    assert_eq!(a.history().points.len(), charts, "the charts stay still");
+    a.update(Msg::Action(Action::Pause));
+    assert!(
+        a.history().points.len() > charts,
+        "and show the pause once resumed"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Headless batch mode: sample, derive and print one record per interval.
 //!
-//! Each sample goes through the one `Pipeline`, as on the screen.
-//! Owns: the batch loop and its two formats. Must not touch: the clock or files directly;
+//! Each sample goes through the one `Pipeline` in the one sampler loop (`sampler::run`), as
+//! on the screen. Owns: batch mode's sink and its two formats. Must not touch: the clock or files directly;
 //! samples come from a `Source` and pacing from the caller's `wait` closure.
 
 mod text;
@@ -12,6 +12,8 @@ use crate::cli::Format;
 use crate::model::Options;
 use crate::model::who::View;
 use crate::pipeline::Pipeline;
+use crate::sample::RawSample;
+use crate::sampler::{Flow, Sink, Stepper};
 use crate::source::Source;
 
 pub use text::{TextTable, render_text};
@@ -55,10 +57,7 @@ pub fn run(
     )
 }
 
-/// `run` as if the screen showed `view`: with the processes view (`--batch --view
-/// processes`), the process walk runs whatever the load, at the pane's pace (`sample::Pace`:
-/// every 2 s, every 10 s while the machine is quiet), as it does while the screen shows the
-/// pane, instead of every 5 s when there is something to attribute.
+/// `run` with `view`'s devices to time (`--latency`) and its `-below` tracer (`--below`).
 #[allow(clippy::too_many_arguments)]
 pub fn run_viewing(
     source: &mut dyn Source,
@@ -70,71 +69,119 @@ pub fn run_viewing(
     err: &mut dyn Write,
     wait: &mut dyn FnMut(),
 ) -> std::io::Result<Summary> {
-    let mut pipeline = Pipeline::new(opts, 2);
-    let mut summary = Summary::default();
-    let mut table = TextTable::default();
-    let mut warned: Option<String> = None;
-    let mut reads = 0u64;
-    let mut in_a_row = 0u64;
-    while count.is_none_or(|c| reads <= c) {
-        if reads > 0 {
-            wait();
+    let mut printer = Printer {
+        stepper: Stepper::new(Pipeline::new(opts, 2), view.clone()),
+        count,
+        format,
+        out,
+        err,
+        wait,
+        summary: Summary::default(),
+        table: TextTable::default(),
+        warned: None,
+        reads: 0,
+        in_a_row: 0,
+        failed: None,
+    };
+    // Batch paces itself (`wait`); the loop's own ticker is never waited on.
+    let mut unused = crate::source::Ticker::new(1.0);
+    crate::sampler::run(source, None, &mut unused, &mut printer);
+    match printer.failed {
+        Some(e) => Err(e),
+        None => Ok(printer.summary),
+    }
+}
+
+/// Batch mode's sink: one record per step after the first, and the failures on `err`.
+struct Printer<'o> {
+    stepper: Stepper,
+    count: Option<u64>,
+    format: Format,
+    out: &'o mut dyn Write,
+    err: &'o mut dyn Write,
+    wait: &'o mut dyn FnMut(),
+    summary: Summary,
+    table: TextTable,
+    warned: Option<String>,
+    reads: u64,
+    in_a_row: u64,
+    /// Output that failed: the run ends with it.
+    failed: Option<std::io::Error>,
+}
+
+impl Sink for Printer<'_> {
+    fn wait(&mut self, _: &mut crate::source::Ticker, _: &mut dyn Source) -> bool {
+        if self.count.is_some_and(|c| self.reads > c) {
+            return false;
         }
-        reads += 1;
-        let step = match source.next_sample() {
-            Ok(None) => break,
-            Ok(Some(raw)) => pipeline.push(&raw, view),
-            Err(e) => Err(e),
+        (self.wait)();
+        true
+    }
+
+    fn take(&mut self, read: crate::Result<&RawSample>, _: f64) -> Flow {
+        self.reads += 1;
+        let step = read.and_then(|raw| self.stepper.step(raw));
+        let (flow, res) = match step {
+            Ok(step) => (Flow::of(&step), self.print(&step)),
+            Err(e) => self.failure(&e),
         };
-        let step = match step {
-            Ok(s) => s,
+        match res {
+            Ok(()) => flow,
             Err(e) => {
-                summary.errors += 1;
-                in_a_row += 1;
-                writeln!(err, "pagewatch: {e}")?;
-                if in_a_row >= MAX_FAILURES_IN_A_ROW {
-                    writeln!(
-                        err,
-                        "pagewatch: stopping: the last {in_a_row} samples all failed"
-                    )?;
-                    break;
-                }
-                continue;
+                self.failed = Some(e);
+                Flow::stop()
             }
-        };
-        in_a_row = 0;
+        }
+    }
+}
+
+impl Printer<'_> {
+    /// A sample that failed to read or parse; stops after `MAX_FAILURES_IN_A_ROW`.
+    fn failure(&mut self, e: &crate::Error) -> (Flow, std::io::Result<()>) {
+        self.summary.errors += 1;
+        self.in_a_row += 1;
+        let mut res = writeln!(self.err, "pagewatch: {e}");
+        if self.in_a_row >= MAX_FAILURES_IN_A_ROW {
+            res = res.and_then(|()| {
+                writeln!(
+                    self.err,
+                    "pagewatch: stopping: the last {} samples all failed",
+                    self.in_a_row
+                )
+            });
+            return (Flow::stop(), res);
+        }
+        (Flow::go_on(), res)
+    }
+
+    /// Prints one step's record (none for the first), after a zoneinfo warning that changed.
+    fn print(&mut self, step: &crate::pipeline::Step) -> std::io::Result<()> {
+        self.in_a_row = 0;
         if let Some(e) = &step.model.zoneinfo_error
-            && warned.as_ref() != Some(e)
+            && self.warned.as_ref() != Some(e)
         {
             writeln!(
-                err,
+                self.err,
                 "pagewatch: warning: {e}; watermarks, reserves and the derived thresholds and \
                  MemAvailable are left out"
             )?;
-            warned = Some(e.clone());
-        }
-        // As the screen does: a sysctl write or a new disk is seen on the next record.
-        if step.refresh {
-            source.refresh_soon();
-        }
-        if let Some(w) = &step.wants {
-            source.want(w);
+            self.warned = Some(e.clone());
         }
         if step.first {
-            continue;
+            return Ok(());
         }
         let model = &step.model;
-        match format {
+        match self.format {
             Format::Json => {
-                serde_json::to_writer(&mut *out, model)?;
-                writeln!(out)?;
+                serde_json::to_writer(&mut *self.out, model)?;
+                writeln!(self.out)?;
             }
-            Format::Text => out.write_all(table.render(model).as_bytes())?,
+            Format::Text => self.out.write_all(self.table.render(model).as_bytes())?,
         }
-        out.flush()?;
-        summary.printed += 1;
+        self.out.flush()?;
+        self.summary.printed += 1;
+        Ok(())
     }
-    Ok(summary)
 }
 
 /// What a finished batch run means for the process: `Ok(true)` when some samples failed to
@@ -163,7 +210,6 @@ pub fn print_stdout(text: &str) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sample::RawSample;
 
     /// A source whose every sample fails, as a tree with a sysctl that never parses does.
     struct Broken(u64);

@@ -42,16 +42,13 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     let opts = Options {
         partitions: args.partitions,
     };
-    // `--view processes` walks the processes as the screen's pane does (every 2 s, 10 s while
-    // the machine is quiet), and times the sync syscalls (root) for `processes[]`'s fsync
-    // figures.
+    // What is measured follows what happens (`model::who::Gate`), not `--view`, which only
+    // picks the screen's view: the process walk when there is something to attribute, the
+    // sync syscalls (root) while writers are throttled, for `processes[]`'s fsync figures.
     let view = crate::model::who::View {
-        processes: args.view == Some(crate::cli::View::Processes),
-        cgroups: args.view == Some(crate::cli::View::Cgroups),
-        scope: None,
-        victims_when_throttled: false,
         latency: args.latency.clone(),
         detail: args.below,
+        ..crate::model::who::View::default()
     };
     let summary = crate::batch::run_viewing(
         source.as_mut(),

@@ -54,14 +54,11 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         first.wall_ms,
     );
     // The port first: a port in use must fail before the file exists (issue 22).
-    let mut metrics = args
+    let metrics = args
         .listen
         .map(|addr| crate::serve::Feeder::start(addr, &header.host.hostname, Options::default()))
         .transpose()?;
-    if let Some(f) = &mut metrics {
-        f.set_latency(&args.latency);
-    }
-    let mut rec = Recorder::create(&args.file, &header)?;
+    let rec = Recorder::create(&args.file, &header)?;
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,
@@ -72,44 +69,32 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     );
     let start = Instant::now();
     let mut ticker = Ticker::new(args.interval);
-    rec.write_sample(&first).with_context(|| lost(&rec))?;
-    if let Some(f) = &mut metrics {
-        f.sample(&first, 0.0);
-    }
     // The one pipeline decides the "who" data a recording carries and when the slow files
-    // are re-read, as it does for the screen and batch mode.
-    let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
-    // While writers are throttled the sync calls are timed, as on the screen: the report's
-    // sync waits name the victims.
+    // are re-read, as it does for the screen and batch mode. While writers are throttled the
+    // sync calls are timed, as on the screen: the report's sync waits name the victims.
     let view = crate::model::who::View {
         latency: args.latency.clone(),
-        victims_when_throttled: true,
         ..crate::model::who::View::default()
     };
-    // The first step's wants too: a recording started mid-incident asks at once.
-    let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &first, &view);
-    let mut failures = 0u64;
-    while ticker.wait_unless(&stop, limit) {
-        let t0 = Instant::now();
-        let res = source.read();
-        let read_s = t0.elapsed().as_secs_f64();
-        match res {
-            Ok(s) => {
-                rec.write_sample(&s).with_context(|| lost(&rec))?;
-                if let Some(f) = &mut metrics {
-                    f.sample(&s, read_s);
-                }
-                let _ = crate::shell::sampler::step(&mut pipeline, &mut source, &s, &view);
-            }
-            Err(e) => {
-                if let Some(f) = &mut metrics {
-                    f.error();
-                }
-                failures += 1;
-                let _ = writeln!(err, "pagewatch: skipped a sample: {e}");
-            }
-        }
+    let mut sink = Recording {
+        stepper: crate::sampler::Stepper::new(
+            crate::pipeline::Pipeline::new(crate::model::Options::default(), 2),
+            view,
+        ),
+        rec,
+        metrics,
+        stop,
+        limit,
+        failures: 0,
+        lost: None,
+        err,
+    };
+    // The first sample is the first step too: a recording started mid-incident asks at once.
+    crate::sampler::run(&mut source, Some(first), &mut ticker, &mut sink);
+    if let Some(e) = sink.lost {
+        return Err(e);
     }
+    let (rec, failures, mut err) = (sink.rec, sink.failures, sink.err);
     let took = start.elapsed();
     let done = rec.finish()?;
     let per = done.bytes.checked_div(done.samples).unwrap_or(0);
@@ -127,6 +112,64 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         }
     );
     Ok(())
+}
+
+/// `record`'s sink: every sample written (and published under `--listen`), then stepped.
+struct Recording {
+    stepper: crate::sampler::Stepper,
+    rec: Recorder,
+    metrics: Option<crate::serve::Feeder>,
+    stop: std::sync::mpsc::Receiver<()>,
+    limit: Option<Duration>,
+    failures: u64,
+    /// A write that failed: the recording ends with it.
+    lost: Option<anyhow::Error>,
+    err: std::io::Stderr,
+}
+
+impl crate::sampler::Sink for Recording {
+    fn wait(&mut self, ticker: &mut Ticker, _: &mut dyn Source) -> bool {
+        ticker.wait_unless(&self.stop, self.limit)
+    }
+
+    fn take(
+        &mut self,
+        read: crate::Result<&crate::sample::RawSample>,
+        read_s: f64,
+    ) -> crate::sampler::Flow {
+        use crate::sampler::Flow;
+        let s = match read {
+            Ok(s) => s,
+            Err(e) => {
+                if let Some(f) = &mut self.metrics {
+                    f.error();
+                }
+                self.failures += 1;
+                let _ = writeln!(self.err, "pagewatch: skipped a sample: {e}");
+                return Flow::go_on();
+            }
+        };
+        if let Err(e) = self.rec.write_sample(s) {
+            self.lost = Some(anyhow::Error::new(e).context(lost(&self.rec)));
+            return Flow::stop();
+        }
+        // `/metrics` (`--listen`) serves this pipeline's steps: one judge, one baseline.
+        match self.stepper.step(s) {
+            Ok(step) => {
+                let flow = Flow::of(&step);
+                if let Some(f) = &mut self.metrics {
+                    f.step(step.model, step.first, read_s);
+                }
+                flow
+            }
+            Err(_) => {
+                if let Some(f) = &mut self.metrics {
+                    f.error();
+                }
+                Flow::go_on()
+            }
+        }
+    }
 }
 
 fn usage(msg: String) -> anyhow::Error {

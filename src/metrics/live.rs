@@ -1,10 +1,10 @@
 //! What a scrape serves: the last complete sample, derived exactly as batch mode derives it,
 //! with the live counters and each device's saturation against its own baseline.
 //!
-//! `Live` takes each raw sample (the same `RawSample` the screen, batch mode or a recording
-//! gets), steps it through its own `Pipeline` (so a device is judged against the same calm
-//! baseline the screen and reports use), updates the `Counters`, and returns a finished
-//! `Page`. The edge publishes each page whole, so a
+//! `Live` takes each step of the pipeline that samples (the screen's, `record`'s: `step`),
+//! or, for `serve`, which has no other, steps each raw sample through its own (`sample`),
+//! updates the `Counters`, and returns a finished `Page`: one pipeline per process, so
+//! `/metrics` beside the screen judges each device against the screen's baseline. The edge publishes each page whole, so a
 //! scrape never sees a half-updated sample.
 //! Owns: `Live`, `Page`. Must not touch: I/O, the clock (the edge hands in how long the read
 //! took), the text formats.
@@ -82,14 +82,21 @@ impl Live {
         let Ok(step) = self.pipeline.push(raw, &self.view) else {
             return self.error();
         };
-        self.last.samples += 1;
         // As batch mode does: a sysctl write or a new disk is seen on the next record.
         self.refresh_due |= step.refresh;
         if step.wants.is_some() {
             self.wants = step.wants;
         }
-        if !step.first {
-            let m = step.model;
+        self.step(step.model, step.first, read_s)
+    }
+
+    /// The page after a step someone else's pipeline took (the screen's, `record`'s): its
+    /// `model`, none for the `first` step; the sample was read in `read_s` seconds.
+    pub fn step(&mut self, model: Model, first: bool, read_s: f64) -> Page {
+        self.last.read_s = Some(read_s);
+        self.last.samples += 1;
+        if !first {
+            let m = model;
             let disks: Vec<DiskState> = m
                 .disks
                 .iter()
@@ -171,5 +178,30 @@ mod tests {
         let fed = [s[0].clone(), s[1].clone(), bad, s[2].clone()];
         let want = crate::pipeline::derive_all(&fed, Options::default());
         assert_eq!(p.model.as_deref(), want.models.last());
+    }
+
+    #[test]
+    fn a_step_from_another_pipeline_is_served_as_it_is() {
+        let s = crate::source::test_samples("live-fio-randwrite");
+        let mut p = Pipeline::new(Options::default(), 2);
+        let mut live = Live::new("h", Options::default());
+        let first = p.push(&s[0], &View::default()).unwrap();
+        let page = live.step(first.model, first.first, 0.001);
+        assert!(page.model.is_none() && page.samples == 1);
+        let mut step = p.push(&s[1], &View::default()).unwrap();
+        // A figure only that pipeline could have: the page carries the step's model, not one
+        // derived again.
+        step.model.disks[0].saturation.saturation_level = 2;
+        let page = live.step(step.model.clone(), false, 0.002);
+        assert_eq!(page.model.as_deref(), Some(&step.model));
+        assert_eq!(page.disks[0].level, 2);
+        assert_eq!(
+            (page.samples, page.errors, page.read_s),
+            (2, 0, Some(0.002))
+        );
+        assert!(
+            live.take_wants().is_none(),
+            "its wants are that pipeline's to hand out"
+        );
     }
 }

@@ -14,9 +14,10 @@
 //! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
 //! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
 //! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
-//! every task on the machine a check on each syscall) only while the processes view shows
-//! them or writers are throttled on a screen or into a recording
-//! (`View::victims_when_throttled`); never at idle. A device's block requests are timed
+//! every task on the machine a check on each syscall) while writers are throttled, in every
+//! mode alike (the victims beside the culprits: the screen's throttled table, batch JSON's
+//! `processes[]`, a recording's report, issue 50), and while the screen's processes view
+//! shows them; never at idle. A device's block requests are timed
 //! (issue 25) while the view asks (the detail view, `--latency`) and for `LINGER_S` after the
 //! verdict last flagged it saturated; never otherwise.
 
@@ -54,11 +55,6 @@ pub struct View {
     pub cgroups: bool,
     /// The cgroup the processes pane is scoped to, if any.
     pub scope: Option<String>,
-    /// The output names the victims beside the throttled writers, so the sync calls are
-    /// timed while writers are throttled: the terminal screen (its throttled-writers table),
-    /// a recording (`record`, a playbook's run: for the report's sync waits). Batch and
-    /// `serve` show no victim without the processes view.
-    pub victims_when_throttled: bool,
     /// Devices whose latency the user asked for: the disk detail view's (`Enter` on a disk)
     /// and `--latency DEV`.
     pub latency: Vec<String>,
@@ -116,10 +112,10 @@ impl Gate {
             cgroup: view.scope.clone(),
             pace,
         });
-        // The victims' sync latency: shown in the processes view, and gathered while writers
-        // are throttled where the output looks for the victims (the screen's throttled table,
-        // a recording's report).
-        let sync = view.processes || (view.victims_when_throttled && !m.throttled.is_empty());
+        // The victims' sync latency: gathered while writers are throttled, whatever the mode
+        // (what is measured follows what happens, not the output), and shown in the screen's
+        // processes view.
+        let sync = view.processes || !m.throttled.is_empty();
         let next = Wants {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
@@ -357,33 +353,26 @@ mod tests {
     }
 
     #[test]
-    fn the_sync_calls_are_timed_only_while_shown() {
+    fn the_sync_calls_are_timed_while_writers_are_throttled_in_every_mode() {
         let mut m = model("live-idle", 1);
         m.dirty.state = Some(State::BelowBackground);
         m.domains.clear();
         m.throttled.clear();
-        let screen = View {
-            victims_when_throttled: true,
-            ..View::default()
-        };
         let mut g = Gate::default();
         assert!(
-            !g.update(&m, &screen).is_some_and(|w| w.sync),
-            "nothing armed at idle on the default screen"
+            !g.update(&m, &View::default()).is_some_and(|w| w.sync),
+            "nothing armed at idle"
         );
         m.throttled = vec![super::super::throttled::Throttled::new(
             42,
             "dd",
             super::super::throttled::ThrottleSource::Wchan,
         )];
+        // Batch, record, serve and the default screen hand the gate the same view: no pane,
+        // no --view (issue 50: plain batch never timed the victim of a throttled flood).
         assert!(
-            g.update(&m, &screen).unwrap().sync,
-            "the throttled table shows"
-        );
-        let mut batch = Gate::default();
-        assert!(
-            !batch.update(&m, &View::default()).is_some_and(|w| w.sync),
-            "batch without the processes view draws no table"
+            g.update(&m, &View::default()).unwrap().sync,
+            "a throttled interval arms it"
         );
         m.throttled.clear();
         let w = Gate::default()
@@ -395,7 +384,7 @@ mod tests {
                 },
             )
             .unwrap();
-        assert!(w.sync, "the processes view shows them");
+        assert!(w.sync, "the screen's processes view shows them");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The live metrics endpoint: `pagewatch serve` (headless), and `--listen` beside the screen
 //! (`shell::tui`) or `pagewatch record`.
 //!
-//! Whoever samples hands each raw sample to a `Feeder`, which derives the page
+//! Whoever samples hands each step of its pipeline (the screen, `record`), or each raw sample
+//! (`serve`, stepped by the feeder's own pipeline), to a `Feeder`, which makes the page
 //! (`metrics::live`) and swaps it into `Latest`; the HTTP threads (`conns`, `http`) only
 //! ever clone the latest page. Sampling goes on at its own pace whatever the scrapers do.
 //! Owns: the serve loop, its signals and messages (the non-loopback warning on stderr and in
@@ -14,7 +15,6 @@ pub mod http;
 
 use std::net::SocketAddr;
 use std::sync::{Arc, mpsc};
-use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -70,6 +70,13 @@ impl Feeder {
             .flatten();
         self.latest.publish(page);
         fresh
+    }
+
+    /// Publishes the page after a step of the caller's own pipeline (the screen's,
+    /// `record`'s): its `model`, none for the `first` step, read in `read_s` s.
+    pub fn step(&mut self, model: Model, first: bool, read_s: f64) {
+        let page = self.live.step(model, first, read_s);
+        self.latest.publish(page);
     }
 
     /// Whether the source should re-read its slow files (`Source::refresh_soon`).
@@ -134,35 +141,46 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
             }
         })
         .context("starting the signal thread")?;
-    // The paced loop `record`, batch mode and the headless playbook runner use too: one
-    // wake-up a tick, or the stop signal.
+    // The one sampler loop `record`, batch mode, the screen and the headless playbook runner
+    // drive too: one wake-up a tick, or the stop signal.
     let mut ticker = crate::source::Ticker::new(interval);
-    loop {
-        let t0 = Instant::now();
-        let res = source.next_sample();
-        let read_s = t0.elapsed().as_secs_f64();
-        match res {
-            Ok(Some(raw)) => {
-                feeder.sample(&raw, read_s);
-                source.recycle(raw);
-                // The tracepoint and the cgroup walk as batch mode decides them; never the
-                // process walk, which only per-process series would need.
-                if let Some(w) = feeder.take_wants() {
-                    source.want(&Wants { procs: None, ..w });
-                }
+    crate::sampler::run(
+        &mut source,
+        None,
+        &mut ticker,
+        &mut Serving { feeder, stop },
+    );
+    Ok(())
+}
+
+/// `serve`'s sink: every sample published.
+struct Serving {
+    feeder: Feeder,
+    stop: mpsc::Receiver<()>,
+}
+
+impl crate::sampler::Sink for Serving {
+    fn wait(&mut self, ticker: &mut crate::source::Ticker, _: &mut dyn Source) -> bool {
+        // A slow read skips the ticks it missed.
+        ticker.wait_unless(&self.stop, None)
+    }
+
+    fn take(&mut self, read: crate::Result<&RawSample>, read_s: f64) -> crate::sampler::Flow {
+        match read {
+            Ok(raw) => {
+                self.feeder.sample(raw, read_s);
             }
-            Ok(None) => return Ok(()),
             Err(e) => {
                 eprintln!("pagewatch: skipped a sample: {e}");
-                feeder.error();
+                self.feeder.error();
             }
         }
-        if feeder.take_refresh() {
-            source.refresh_soon();
-        }
-        // A slow read skips the ticks it missed.
-        if !ticker.wait_unless(&stop, None) {
-            return Ok(());
+        crate::sampler::Flow {
+            // The tracepoint and the cgroup walk as batch mode decides them; never the
+            // process walk, which only per-process series would need.
+            wants: (self.feeder.take_wants()).map(|w| Wants { procs: None, ..w }),
+            refresh: self.feeder.take_refresh(),
+            stop: false,
         }
     }
 }

@@ -263,40 +263,78 @@ fn spawn_sampler(
     std::thread::spawn(move || {
         // The one pipeline, as `record` and the screen step: a playbook's recording carries
         // the same process walk, tracepoint and cgroup data, and the same verdicts.
-        let mut pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
+        let pipeline = crate::pipeline::Pipeline::new(crate::model::Options::default(), 2);
         // A playbook is an experiment: the -below tracer (wbt, reclaim throttling; events
         // only when something holds IO back) runs throughout, as in a device's detail view;
         // the sync calls are timed while writers are throttled, as on the screen (the
         // report's sync waits: flood-vs-fsync's victim).
         let view = crate::model::who::View {
             detail: true,
-            victims_when_throttled: true,
             ..crate::model::who::View::default()
         };
-        let _ = super::sampler::step(&mut pipeline, &mut source, &first, &view);
         let mut ticker = crate::source::Ticker::new(interval);
-        loop {
-            let last = done.load(Ordering::Acquire);
-            if !last {
-                ticker.wait();
-            }
-            if std::mem::take(&mut lock_log(&log).retuned) {
-                source.refresh_soon();
-            }
-            if let Ok(raw) = source.read()
-                && let Ok(step) = super::sampler::step(&mut pipeline, &mut source, &raw, &view)
-            {
-                let mut l = lock_log(&log);
+        let mut sink = Logging {
+            stepper: crate::sampler::Stepper::new(pipeline, view),
+            log,
+            done,
+            last: false,
+            first: true,
+        };
+        crate::sampler::run(&mut source, Some(first), &mut ticker, &mut sink);
+    })
+}
+
+/// The headless runner's sink: each sample recorded and its model kept for the phase table
+/// (the first sample only stepped: it was written with the header), until `done`, and one
+/// sample after it.
+struct Logging {
+    stepper: crate::sampler::Stepper,
+    log: Arc<Mutex<Log>>,
+    done: Arc<AtomicBool>,
+    /// `done` was set before the last read: it was the last.
+    last: bool,
+    first: bool,
+}
+
+impl crate::sampler::Sink for Logging {
+    fn wait(
+        &mut self,
+        ticker: &mut crate::source::Ticker,
+        source: &mut dyn crate::source::Source,
+    ) -> bool {
+        self.last = self.done.load(Ordering::Acquire);
+        if !self.last {
+            ticker.wait();
+        }
+        if std::mem::take(&mut lock_log(&self.log).retuned) {
+            source.refresh_soon();
+        }
+        true
+    }
+
+    fn take(
+        &mut self,
+        read: crate::Result<&crate::sample::RawSample>,
+        _: f64,
+    ) -> crate::sampler::Flow {
+        let first = std::mem::take(&mut self.first);
+        let step = read.and_then(|raw| Ok((raw, self.stepper.step(raw)?)));
+        let mut flow = match step {
+            Ok((raw, step)) if !first => {
+                let flow = crate::sampler::Flow::of(&step);
+                let mut l = lock_log(&self.log);
                 if let Some(r) = &mut l.rec {
-                    let _ = r.write_sample(&raw);
+                    let _ = r.write_sample(raw);
                 }
                 l.models.push(step.model);
+                flow
             }
-            if last {
-                return;
-            }
-        }
-    })
+            Ok((_, step)) => crate::sampler::Flow::of(&step),
+            Err(_) => crate::sampler::Flow::go_on(),
+        };
+        flow.stop = self.last;
+        flow
+    }
 }
 
 /// The headless `Env` of a `Sequencer`: job effects go to the `Supervisor`, settings to the

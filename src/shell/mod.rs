@@ -3,15 +3,13 @@
 //!
 //! Owns: the screen's runtime (`tui`, with the terminal `term`, the recording `tee` and the
 //! settings saver `config_io`), the screen's playbook edge (`play_edge`) and the headless
-//! playbook runner (`headless`), and the live step both of `record` and `headless` take
-//! (`sampler`). Must not touch: argument parsing (`cmd` hands each shell its
-//! validated options).
+//! playbook runner (`headless`); each drives the one sampler loop (`crate::sampler`) with its
+//! sink. Must not touch: argument parsing (`cmd` hands each shell its validated options).
 
 pub mod config_io;
 pub mod headless;
 pub mod play_edge;
 pub mod preflight;
-pub mod sampler;
 pub mod tee;
 pub mod term;
 pub mod tui;

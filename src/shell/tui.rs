@@ -79,6 +79,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
             };
             let f = crate::serve::Feeder::start(addr, &app.host.hostname, opts)?;
             app.notice = Some(f.notice(app.notice.take()));
+            app.publish_steps();
             Some(f)
         }
         None => None,
@@ -344,85 +345,109 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
     false
 }
 
-/// Reads the source once per interval (or back to back when not `paced`) and applies each
-/// sample to the core itself. Interval changes and refresh requests come on `ctl`. With
-/// `metrics` (`--listen`), each sample also goes to the endpoint, before the core is locked.
+/// Reads the source once per interval (or back to back when not `paced`) in the one sampler
+/// loop (`sampler::run`) and applies each sample to the core itself. Interval changes,
+/// refresh requests and the wants come on `ctl` (the app's effects). With `metrics`
+/// (`--listen`), each sample's step (the app's) also goes to the endpoint.
 fn spawn_sampler(
     mut source: Box<dyn Source + Send>,
     paced: bool,
     core: Arc<Mutex<Core>>,
     ctl: Receiver<Control>,
     tx: Sender<Msg>,
-    mut metrics: Option<crate::serve::Feeder>,
+    metrics: Option<crate::serve::Feeder>,
 ) -> Result<()> {
     let interval_s = lock(&core).app.interval_s;
     named("sampler").spawn(move || {
-        let clock = SystemClock;
         // The first sample at once, then one a tick (the same `Ticker` as every paced mode).
         let mut ticker = Ticker::new(interval_s);
-        let mut first = true;
         if paced {
             arm_stall_alarm(ticker.interval()); // in case the very first read is stuck
         }
-        loop {
-            // Wait for the next tick, taking interval changes as they come.
-            if paced && !first {
-                loop {
-                    match ticker.wait_for(&ctl) {
-                        Wake::Tick => break,
-                        Wake::Message(Control::Interval(s)) => {
-                            ticker.set_interval(s);
-                            arm_stall_alarm(ticker.interval());
-                        }
-                        Wake::Message(Control::Refresh) => source.refresh_soon(),
-                        Wake::Message(Control::Want(w)) => source.want(&w),
-                        Wake::Closed => return,
-                    }
-                }
-            }
-            first = false;
-            let t0 = clock.mono_ns();
-            let res = source.next_sample();
-            let took_us = clock.mono_ns().saturating_sub(t0) / 1000;
-            if paced {
-                arm_stall_alarm(ticker.interval());
-            }
-            if let Some(f) = &mut metrics {
-                match &res {
-                    Ok(Some(s)) => drop(f.sample(s, took_us as f64 / 1e6)),
-                    Ok(None) => {}
-                    Err(_) => f.error(),
-                }
-            }
-            let mut c = lock(&core);
-            if c.term.is_none() {
-                return; // pagewatch is leaving
-            }
-            let (quit, used) = match res {
-                Ok(Some(s)) => (c.sample(&s, took_us), Some(s)),
-                Ok(None) => return,
-                Err(e) => {
-                    c.app.update(Msg::SampleTook(took_us));
-                    (c.apply(Msg::SampleError(e.to_string())), None)
-                }
-            };
-            let drawn = c.draw();
-            let stop = quit || drawn.is_err();
-            if let Err(e) = drawn {
-                c.failed = Some(e);
-            }
-            drop(c);
-            if stop {
-                // Wake the main thread: it returns the failure, or quits.
-                let _ = tx.send(if quit { Msg::Quit } else { Msg::Resize });
-                return;
-            }
-            if let Some(s) = used {
-                source.recycle(s);
-            }
-        }
+        let mut sink = Screen {
+            core,
+            ctl,
+            tx,
+            metrics,
+            paced,
+            interval: ticker.interval(),
+        };
+        crate::sampler::run(source.as_mut(), None, &mut ticker, &mut sink);
     })?;
     Ok(())
+}
+
+/// The screen's sink: each sample applied to the core and drawn; between samples, the
+/// control messages.
+struct Screen {
+    core: Arc<Mutex<Core>>,
+    ctl: Receiver<Control>,
+    tx: Sender<Msg>,
+    metrics: Option<crate::serve::Feeder>,
+    paced: bool,
+    /// The ticker's interval, for the stall alarm.
+    interval: Duration,
+}
+
+impl crate::sampler::Sink for Screen {
+    /// Waits for the next tick, taking interval changes, refresh requests and wants as they
+    /// come.
+    fn wait(&mut self, ticker: &mut Ticker, source: &mut dyn Source) -> bool {
+        if !self.paced {
+            return true;
+        }
+        loop {
+            match ticker.wait_for(&self.ctl) {
+                Wake::Tick => return true,
+                Wake::Message(Control::Interval(s)) => {
+                    ticker.set_interval(s);
+                    self.interval = ticker.interval();
+                    arm_stall_alarm(self.interval);
+                }
+                Wake::Message(Control::Refresh) => source.refresh_soon(),
+                Wake::Message(Control::Want(w)) => source.want(&w),
+                Wake::Closed => return false,
+            }
+        }
+    }
+
+    fn take(&mut self, read: crate::Result<&RawSample>, read_s: f64) -> crate::sampler::Flow {
+        use crate::sampler::Flow;
+        let took_us = (read_s * 1e6) as u64;
+        if self.paced {
+            arm_stall_alarm(self.interval);
+        }
+        let mut c = lock(&self.core);
+        if c.term.is_none() {
+            return Flow::stop(); // pagewatch is leaving
+        }
+        let quit = match read {
+            Ok(s) => c.sample(s, took_us),
+            Err(e) => {
+                c.app.update(Msg::SampleTook(took_us));
+                c.apply(Msg::SampleError(e.to_string()))
+            }
+        };
+        // `/metrics` (`--listen`) serves the screen's own step: one pipeline, one judge.
+        if let Some(f) = &mut self.metrics {
+            match c.app.take_published() {
+                Some((model, first)) => f.step(model, first, read_s),
+                None => f.error(),
+            }
+        }
+        let drawn = c.draw();
+        let stop = quit || drawn.is_err();
+        if let Err(e) = drawn {
+            c.failed = Some(e);
+        }
+        drop(c);
+        if stop {
+            // Wake the main thread: it returns the failure, or quits.
+            let _ = self.tx.send(if quit { Msg::Quit } else { Msg::Resize });
+            return Flow::stop();
+        }
+        Flow::go_on()
+    }
 }
 
 /// A thread named for `top -H` and the per-thread figures of `benches/tui_pty.rs`.

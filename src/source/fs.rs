@@ -31,8 +31,9 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use super::collect::{Collect, Exits, Journals, Pass, Tracing, fresh_text};
 use super::read::{
     DEFAULT_STEP, Records, is_absent, is_procfs, open_regular, read_from_start, read_optional,
     step_for, text,
@@ -62,49 +63,31 @@ const QUEUE_REFRESHES: u32 = 4;
 
 /// Reads kernel files from a proc root and a sys root.
 pub struct FsSource {
-    sys_root: PathBuf,
     clock: Box<dyn Clock>,
     page_size: u64,
     buf: Vec<u8>,
     /// The per-tick files, in `PROC_FILES` order.
-    tick_files: Vec<Held>,
+    tick_files: TickFiles,
     /// `/proc/diskstats`, read whole or only its moving devices' lines (`source::disk_lines`).
-    diskstats: Held,
-    disk_lines: super::disk_lines::Lines,
-    /// The slow-refresh files (zoneinfo, then the vm sysctls), with their sample names.
-    slow_files: Vec<(String, Held)>,
-    /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
-    devices: Vec<String>,
-    block_text: Option<String>,
-    /// Each disk's line of that text as last read, and the disks' motion since
-    /// (`source::moved`: idle disks' settings are not re-read every minute).
-    block_lines: HashMap<String, String>,
-    block_motion: super::moved::Motion,
-    /// Counts slow refreshes: queue settings are re-read every `QUEUE_REFRESHES`th.
-    slow_refreshes: u32,
-    /// The slow-refresh files' text at the last refresh (absent files left out).
-    slow_text: Vec<(String, String)>,
+    disks: Disks,
+    /// The slow-refresh files and the `/sys/block` pseudo-file.
+    slow: Slow,
     ticks_since_refresh: u32,
     /// The files of a sample handed back (`Source::recycle`): the next sample is built in it,
     /// its keys and text buffers reused rather than allocated again.
     spare: BTreeMap<String, String>,
     /// The "who" data to collect (`Source::want`).
     wants: Wants,
-    /// The process walk, done while `wants.procs` asks (spec §11).
-    walker: super::procs::Walker,
-    /// The proc root, for the tracer's mountinfo and own tasks.
-    proc_root: PathBuf,
-    /// The tracers (`source::tracers`), for the live system only (`with_tracing`).
-    tracers: Option<super::tracers::Tracers>,
-    /// The ext4 journals' `info` (`/proc/fs/jbd2/*/info`), listed on the slow refresh and
-    /// opened and read every tick (2.6 µs of kernel time each here), with their sample names.
-    /// Not held open: the kernel copies the journal's counts into the file when it is opened
-    /// (`jbd2_seq_info_open`), so a held file would show the same counts for ever.
-    journals: Vec<(String, PathBuf)>,
+    /// The ext4 journals (`collect::Journals`).
+    journals: Journals,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
-    exits: Option<super::taskstats::Listener>,
+    exits: Exits,
+    /// The process walk, done while `wants.procs` asks (spec §11).
+    walker: super::procs::Walker,
+    /// The tracers (`source::tracers`), for the live system only (`with_tracing`).
+    tracing: Tracing,
 }
 
 impl FsSource {
@@ -127,53 +110,26 @@ impl FsSource {
             .iter()
             .map(|(rel, _, records)| Held::new(proc_root.join(rel), *records))
             .collect();
-        let zoneinfo = (
-            names::ZONEINFO.to_owned(),
-            Held::new(proc_root.join("zoneinfo"), Records::Unknown),
-        );
-        let sysctls = names::VM_SYSCTLS.iter().map(|knob| {
-            (
-                names::vm_sysctl(knob),
-                Held::new(proc_root.join("sys/vm").join(knob), Records::One),
-            )
-        });
-        let reader = (
-            names::READER_STAT.to_owned(),
-            Held::new(proc_root.join("thread-self/stat"), Records::One),
-        );
-        let slow_files = std::iter::once(zoneinfo)
-            .chain(sysctls)
-            .chain(std::iter::once(reader))
-            .collect();
         let sys_root: PathBuf = sys_root.into();
-        // One device a line: up to 20 u64 fields and a name of up to 32 bytes.
-        let diskstats = Held::new(proc_root.join("diskstats"), Records::UpTo(512));
-        let disk_lines = super::disk_lines::Lines::new(&sys_root);
         let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
         Self {
-            sys_root,
             clock,
             page_size: rustix::param::page_size() as u64,
             buf: Vec::new(),
-            tick_files,
-            diskstats,
-            disk_lines,
-            slow_files,
-            devices: Vec::new(),
-            block_text: None,
-            block_lines: HashMap::new(),
-            block_motion: super::moved::Motion::default(),
-            slow_text: Vec::new(),
-            slow_refreshes: 0,
+            tick_files: TickFiles(tick_files),
+            disks: Disks::new(&proc_root, &sys_root),
+            slow: Slow::new(&proc_root, sys_root),
             ticks_since_refresh: 0,
             spare: BTreeMap::new(),
             wants: Wants::default(),
             walker,
-            proc_root,
-            tracers: None,
-            journals: Vec::new(),
+            journals: Journals::new(&proc_root),
             cgroups,
-            exits: None,
+            exits: Exits(None),
+            tracing: Tracing {
+                tracers: None,
+                proc_root,
+            },
         }
     }
 
@@ -186,12 +142,14 @@ impl FsSource {
     /// notifications while the process walk is wanted (`source::taskstats`).
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
-        self.tracers = Some(super::tracers::Tracers::new(
-            &self.proc_root,
-            &self.sys_root,
+        self.tracing.tracers = Some(super::tracers::Tracers::new(
+            &self.tracing.proc_root,
+            &self.slow.sys_root,
             guard_exe,
         ));
-        self.exits = Some(super::taskstats::Listener::new(self.sys_root.clone()));
+        self.exits = Exits(Some(super::taskstats::Listener::new(
+            self.slow.sys_root.clone(),
+        )));
         self
     }
 
@@ -208,99 +166,38 @@ impl FsSource {
         self.ticks_since_refresh = 0;
     }
 
-    /// Reads every sampled file once.
+    /// Reads every sampled file once: each collector in turn, in this order (a later one
+    /// may use what an earlier one read this time: the cgroups and the block settings this
+    /// tick's diskstats, the throttled writers' lineage the tracepoint's writers).
     pub fn read(&mut self) -> Result<RawSample> {
         // Filled in place: a recycled sample's keys and buffers are reused, and whatever
         // file is not set again below (absent this time) is removed at the end.
         let mut files = std::mem::take(&mut self.spare);
-        let mut fresh = Vec::with_capacity(files.len().max(PROC_FILES.len()));
         let mono_ns = self.clock.mono_ns();
         let wall_ms = self.clock.wall_ms();
-        for ((_, name, _), held) in PROC_FILES.iter().zip(&mut self.tick_files) {
-            if let Some(bytes) = held.read(&mut self.buf)? {
-                put(&mut files, name, text(&self.buf[..bytes]));
-                fresh.push(*name);
-            }
+        let mut pass = Pass {
+            fresh: Vec::with_capacity(files.len().max(PROC_FILES.len())),
+            files: &mut files,
+            buf: &mut self.buf,
+            mono_ns,
+            refresh: self.ticks_since_refresh == 0,
+            wants: &self.wants,
+        };
+        let collectors: [&mut dyn Collect<'_>; 8] = [
+            &mut self.tick_files,
+            &mut self.disks,
+            &mut self.slow,
+            &mut self.cgroups,
+            &mut self.journals,
+            &mut self.exits,
+            &mut self.walker,
+            &mut self.tracing,
+        ];
+        for c in collectors {
+            c.collect(&mut pass)?;
         }
-        let refresh = self.ticks_since_refresh == 0;
-        self.read_diskstats(&mut files, &mut fresh, mono_ns, refresh)?;
-        // This tick's diskstats: which disks moved (the settings refresh, `source::moved`).
-        let diskstats = files
-            .get(names::DISKSTATS)
-            .filter(|_| fresh.contains(&names::DISKSTATS))
-            .map(String::as_str);
-        if refresh {
-            self.slow_text.clear();
-            for (name, held) in &mut self.slow_files {
-                if let Some(bytes) = held.read(&mut self.buf)? {
-                    self.slow_text
-                        .push((name.clone(), text(&self.buf[..bytes]).into_owned()));
-                }
-            }
-            let counters = super::moved::Counters::of(diskstats);
-            self.block_text = self.read_block_devices(&counters)?;
-            self.list_journals();
-        }
+        let mut fresh = pass.fresh;
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;
-        let vmstat = files
-            .get(names::VMSTAT)
-            .filter(|_| fresh.contains(&names::VMSTAT));
-        self.cgroups.read(
-            refresh,
-            self.wants.cgroups_every_tick,
-            vmstat.map(String::as_str),
-            diskstats,
-        );
-        if let Some(text) = self.cgroups.bdi_text() {
-            put(&mut files, names::BDI_LIMITS, Cow::Borrowed(text));
-            fresh.push(names::BDI_LIMITS);
-        }
-        for (name, text) in &self.cgroups.out {
-            put(&mut files, name, Cow::Borrowed(text));
-            fresh.push(name);
-        }
-        for (name, path) in &self.journals {
-            // Unmounted since the listing (absent) or unreadable: left out this tick.
-            if let Ok(Some(t)) = read_optional(path, &mut self.buf) {
-                put(&mut files, name, Cow::Owned(t));
-                fresh.push(name);
-            }
-        }
-        for (name, text) in &self.slow_text {
-            put(&mut files, name, Cow::Borrowed(text));
-            fresh.push(name);
-        }
-        if let Some(text) = &self.block_text {
-            put(&mut files, names::BLOCK_DEVICES, Cow::Borrowed(text));
-            fresh.push(names::BLOCK_DEVICES);
-        }
-        // Drained before the walk: every exit a walk's parent could have reaped is in this
-        // sample or an earlier one (`model::exits`).
-        if let Some(l) = &mut self.exits {
-            l.sample(self.wants.procs.is_some(), mono_ns);
-            if !l.out.is_empty() {
-                put(&mut files, names::EXITS, Cow::Borrowed(&l.out));
-                fresh.push(names::EXITS);
-            }
-        }
-        match &self.wants.procs {
-            Some(scope) => {
-                if let Some(text) = self.walker.maybe_walk(mono_ns, scope) {
-                    put(&mut files, names::PROCS, Cow::Borrowed(text));
-                    fresh.push(names::PROCS);
-                }
-            }
-            None => self.walker.reset(),
-        }
-        if let Some(t) = &mut self.tracers {
-            t.sample(
-                &self.wants,
-                &mut self.buf,
-                &self.proc_root,
-                &mut files,
-                &mut fresh,
-            );
-        }
         if files.len() != fresh.len() {
             fresh.sort_unstable();
             files.retain(|k, _| fresh.binary_search(&k.as_str()).is_ok());
@@ -312,70 +209,157 @@ impl FsSource {
             files,
         })
     }
+}
 
-    /// `/proc/diskstats`, whole or its moving devices' lines (`source::disk_lines`), and the
-    /// carried lines' read times when some were not read now.
-    fn read_diskstats(
-        &mut self,
-        files: &mut BTreeMap<String, String>,
-        fresh: &mut Vec<&str>,
-        mono_ns: u64,
-        refresh: bool,
-    ) -> Result<()> {
-        let live = self.diskstats.file.is_some();
-        let held = &mut self.diskstats;
-        if !self
-            .disk_lines
-            .read(|buf| held.read(buf), &mut self.buf, mono_ns, live, refresh)?
-        {
-            return Ok(());
-        }
-        put(
-            files,
-            names::DISKSTATS,
-            Cow::Borrowed(self.disk_lines.text()),
-        );
-        fresh.push(names::DISKSTATS);
-        if !self.disk_lines.carried().is_empty() {
-            put(
-                files,
-                names::DISKSTATS_CARRIED,
-                Cow::Borrowed(self.disk_lines.carried()),
-            );
-            fresh.push(names::DISKSTATS_CARRIED);
+/// The files read on every tick, in `PROC_FILES` order.
+struct TickFiles(Vec<Held>);
+
+impl std::ops::Deref for TickFiles {
+    type Target = Vec<Held>;
+    fn deref(&self) -> &Vec<Held> {
+        &self.0
+    }
+}
+
+impl<'a> Collect<'a> for TickFiles {
+    fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        for ((_, name, _), held) in PROC_FILES.iter().zip(&mut self.0) {
+            if let Some(bytes) = held.read(pass.buf)? {
+                super::put(pass.files, name, text(&pass.buf[..bytes]));
+                pass.fresh.push(name);
+            }
         }
         Ok(())
     }
+}
 
-    /// Lists `/proc/fs/jbd2` (on the slow refresh): a journal mounted or unmounted since is
-    /// picked up or dropped.
-    fn list_journals(&mut self) {
-        let dir = self.proc_root.join("fs/jbd2");
-        let mut names: Vec<String> = std::fs::read_dir(&dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        names.sort();
-        let now: Vec<String> = names
-            .iter()
-            .map(|n| crate::parse::jbd2::sample_name(n))
-            .collect();
-        if now.iter().eq(self.journals.iter().map(|(n, _)| n)) {
-            return;
+/// `/proc/diskstats`, whole or its moving devices' lines (`source::disk_lines`), and the
+/// carried lines' read times when some were not read now.
+struct Disks {
+    held: Held,
+    lines: super::disk_lines::Lines,
+}
+
+impl Disks {
+    fn new(proc_root: &Path, sys_root: &Path) -> Self {
+        Self {
+            // One device a line: up to 20 u64 fields and a name of up to 32 bytes.
+            held: Held::new(proc_root.join("diskstats"), Records::UpTo(512)),
+            lines: super::disk_lines::Lines::new(sys_root),
         }
-        self.journals = names
-            .iter()
-            .zip(now)
-            .map(|(j, name)| (name, dir.join(j).join("info")))
-            .collect();
     }
+}
 
+impl<'a> Collect<'a> for Disks {
+    fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        let live = self.held.file.is_some();
+        let held = &mut self.held;
+        let (buf, mono_ns, refresh) = (&mut *pass.buf, pass.mono_ns, pass.refresh);
+        if !self
+            .lines
+            .read(|buf| held.read(buf), buf, mono_ns, live, refresh)?
+        {
+            return Ok(());
+        }
+        pass.put(names::DISKSTATS, Cow::Borrowed(self.lines.text()));
+        if !self.lines.carried().is_empty() {
+            pass.put(
+                names::DISKSTATS_CARRIED,
+                Cow::Borrowed(self.lines.carried()),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The slow set: zoneinfo, the vm sysctls and the reader's own stat, read on the slow
+/// refresh and carried in between, and the `/sys/block` pseudo-file.
+struct Slow {
+    sys_root: PathBuf,
+    /// The slow-refresh files (zoneinfo, then the vm sysctls), with their sample names.
+    files: Vec<(String, Held)>,
+    /// Whole disks at the last refresh, and their `BLOCK_DEVICES` text.
+    devices: Vec<String>,
+    block_text: Option<String>,
+    /// Each disk's line of that text as last read, and the disks' motion since
+    /// (`source::moved`: idle disks' settings are not re-read every minute).
+    block_lines: HashMap<String, String>,
+    block_motion: super::moved::Motion,
+    /// Counts slow refreshes: queue settings are re-read every `QUEUE_REFRESHES`th.
+    slow_refreshes: u32,
+    /// The slow-refresh files' text at the last refresh (absent files left out).
+    slow_text: Vec<(String, String)>,
+}
+
+impl Slow {
+    fn new(proc_root: &Path, sys_root: PathBuf) -> Self {
+        let zoneinfo = (
+            names::ZONEINFO.to_owned(),
+            Held::new(proc_root.join("zoneinfo"), Records::Unknown),
+        );
+        let sysctls = names::VM_SYSCTLS.iter().map(|knob| {
+            (
+                names::vm_sysctl(knob),
+                Held::new(proc_root.join("sys/vm").join(knob), Records::One),
+            )
+        });
+        let reader = (
+            names::READER_STAT.to_owned(),
+            Held::new(proc_root.join("thread-self/stat"), Records::One),
+        );
+        let files = std::iter::once(zoneinfo)
+            .chain(sysctls)
+            .chain(std::iter::once(reader))
+            .collect();
+        Self {
+            sys_root,
+            files,
+            devices: Vec::new(),
+            block_text: None,
+            block_lines: HashMap::new(),
+            block_motion: super::moved::Motion::default(),
+            slow_refreshes: 0,
+            slow_text: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Collect<'a> for Slow {
+    fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        if pass.refresh {
+            self.slow_text.clear();
+            for (name, held) in &mut self.files {
+                if let Some(bytes) = held.read(pass.buf)? {
+                    self.slow_text
+                        .push((name.clone(), text(&pass.buf[..bytes]).into_owned()));
+                }
+            }
+            // This tick's diskstats: which disks moved (the settings refresh,
+            // `source::moved`).
+            let diskstats = fresh_text(pass.files, &pass.fresh, names::DISKSTATS);
+            let counters = super::moved::Counters::of(diskstats);
+            self.block_text = self.read_block_devices(&counters, pass.buf)?;
+        }
+        let this: &'a Self = self;
+        for (name, text) in &this.slow_text {
+            pass.put(name, Cow::Borrowed(text));
+        }
+        if let Some(text) = &this.block_text {
+            pass.put(names::BLOCK_DEVICES, Cow::Borrowed(text));
+        }
+        Ok(())
+    }
+}
+
+impl Slow {
     /// The `/sys/block` pseudo-file (see `names::BLOCK_DEVICES`). A disk's settings are
     /// read when it first shows, and re-read every `QUEUE_REFRESHES`th refresh when it moved
     /// since (`source::moved`; all of them every `moved::FULL_EVERY` such refreshes).
-    fn read_block_devices(&mut self, now: &super::moved::Counters<'_>) -> Result<Option<String>> {
+    fn read_block_devices(
+        &mut self,
+        now: &super::moved::Counters<'_>,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<String>> {
         let dir = self.sys_root.join("block");
         let mut devs: Vec<String> = match std::fs::read_dir(&dir) {
             Ok(entries) => entries
@@ -398,7 +382,7 @@ impl FsSource {
             // A disk already known is re-read only on the periodic refresh, and then only
             // when it moved.
             if !cached || (periodic && self.block_motion.due(&key, now, full, cached)) {
-                let line = self.block_device_line(dev)?;
+                let line = self.block_device_line(dev, buf)?;
                 self.block_lines.insert(dev.clone(), line);
                 self.block_motion.read(&key, now);
             }
@@ -415,7 +399,7 @@ impl FsSource {
     }
 
     /// One disk's line of the `/sys/block` pseudo-file.
-    fn block_device_line(&mut self, dev: &str) -> Result<String> {
+    fn block_device_line(&self, dev: &str, buf: &mut Vec<u8>) -> Result<String> {
         let mut text = String::new();
         let base = self.sys_root.join("block").join(dev);
         text.push_str(&diskstats_name(dev));
@@ -423,7 +407,7 @@ impl FsSource {
         let queue = super::read::Dir::open(&base.join("queue"));
         for f in names::QUEUE_FILES {
             text.push('\t');
-            if let Some(v) = queue.as_ref().and_then(|q| q.read(f, &mut self.buf)) {
+            if let Some(v) = queue.as_ref().and_then(|q| q.read(f, buf)) {
                 text.push_str(v.trim());
             }
         }
@@ -431,7 +415,7 @@ impl FsSource {
         // disk cost a failed path walk through sysfs each.
         text.push('\t');
         if dev.starts_with("dm-")
-            && let Some(v) = read_optional(&base.join("dm/name"), &mut self.buf)?
+            && let Some(v) = read_optional(&base.join("dm/name"), buf)?
         {
             text.push_str(v.trim());
         }
@@ -442,7 +426,7 @@ impl FsSource {
         }
         // wbt's read-latency target (4.10+; absent without CONFIG_BLK_WBT).
         text.push('\t');
-        if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), &mut self.buf)? {
+        if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), buf)? {
             text.push_str(v.trim());
         }
         text.push('\n');
@@ -466,7 +450,7 @@ impl Source for FsSource {
     fn want(&mut self, wants: &Wants) {
         self.wants.clone_from(wants);
         // Armed at once, so that the next sample already carries the latency.
-        if let Some(t) = &mut self.tracers {
+        if let Some(t) = &mut self.tracing.tracers {
             t.want_latency(&wants.latency);
         }
     }

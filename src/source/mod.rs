@@ -10,6 +10,7 @@ pub mod blk;
 mod cgroup_scope;
 mod cgroups;
 mod clock;
+mod collect;
 mod disk_lines;
 mod fs;
 mod host;

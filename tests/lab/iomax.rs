@@ -119,7 +119,7 @@ pub fn box_in_text(suite: &str, s: &BTreeMap<String, String>, exe: &str) {
 
 /// The recording carries the tracepoint wherever the gate asked for it: a record with a
 /// domain past background (or a throttled writer) makes the next sample arm it, from the
-/// recording's first sample on (`shell::sampler`; `record` once dropped the first step's
+/// recording's first sample on (`sampler`; `record` once dropped the first step's
 /// wants, and a recording started mid-incident then never armed it). And the tracepoint saw
 /// the dd in /box paused, paced by /box.
 fn tracer_follows_the_gate(suite: &str, json: &[Value]) {
