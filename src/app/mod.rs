@@ -515,22 +515,7 @@ impl App {
                 }
             }
             Action::Slower | Action::Faster => return self.step_interval(a == Action::Slower),
-            Action::FocusNext | Action::FocusPrev => {
-                let next = a == Action::FocusNext;
-                ui.focus = if next {
-                    ui.focus.next()
-                } else {
-                    ui.focus.prev()
-                };
-                // The jobs pane takes the focus only when it is on screen.
-                if ui.focus == Focus::Jobs && !self.jobs.has_rows() {
-                    ui.focus = if next {
-                        ui.focus.next()
-                    } else {
-                        ui.focus.prev()
-                    };
-                }
-            }
+            Action::FocusNext | Action::FocusPrev => self.move_focus(a == Action::FocusNext),
             // Handled by `who_act` (these reach here only when there is nothing to act on).
             Action::Processes
             | Action::Cgroups
@@ -575,6 +560,16 @@ impl App {
             }
         }
         Vec::new()
+    }
+
+    /// The focus to the next pane (or the previous); the jobs pane takes it only when it is
+    /// on screen.
+    fn move_focus(&mut self, next: bool) {
+        let step = |f: Focus| if next { f.next() } else { f.prev() };
+        self.ui.focus = step(self.ui.focus);
+        if self.ui.focus == Focus::Jobs && !self.jobs.has_rows() {
+            self.ui.focus = step(self.ui.focus);
+        }
     }
 
     fn step_interval(&mut self, slower: bool) -> Vec<Effect> {

@@ -28,7 +28,7 @@ pub mod serve;
 use anyhow::Result;
 
 use crate::cli::{Args, Cmd};
-pub(crate) use screen::{damage, end_of, read_recording, usage};
+pub(crate) use screen::{damage, end_of, note_unresolved, read_recording, usage};
 
 /// Runs the command `args` names.
 pub fn run(args: &Args) -> Result<()> {
@@ -45,13 +45,5 @@ pub fn run(args: &Args) -> Result<()> {
         Some(Cmd::Play(a)) => play::run(a),
         Some(Cmd::Serve(a)) => serve::run(a),
         Some(Cmd::Gen(a)) => generate::run(&a.dir),
-    }
-}
-
-/// Says once on stderr which `--latency` names are no block device under `sys` (the others
-/// are timed; the tracer's status names them too: `latency_tracer.unresolved`).
-pub(crate) fn note_unresolved(sys: &std::path::Path, names: &[String]) {
-    if let Some(note) = crate::source::blk::unresolved_note(sys, names) {
-        eprintln!("pagewatch: {note}");
     }
 }

@@ -267,3 +267,11 @@ fn playbooks(app: &mut App, args: &Args) -> Result<()> {
     }
     Ok(())
 }
+
+/// Says once on stderr which `--latency` names are no block device under `sys` (the others
+/// are timed; the tracer's status names them too: `latency_tracer.unresolved`).
+pub(crate) fn note_unresolved(sys: &std::path::Path, names: &[String]) {
+    if let Some(note) = crate::source::blk::unresolved_note(sys, names) {
+        eprintln!("pagewatch: {note}");
+    }
+}

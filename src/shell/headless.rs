@@ -130,12 +130,11 @@ pub fn wbt_lasting(book: &Playbook, device: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// Runs `book` headless; prints progress on stderr and the table on stdout.
-pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
-    let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
-    let device = disk_of(&base);
-    let lasting = wbt_lasting(book, device.as_deref());
-    if !lasting.is_empty() && !opts.accept_wbt_manual {
+/// Refuses `book` while it would leave a device's wbt set by hand for good (`jobs::wbt`)
+/// unless `accepted` (`--accept-wbt-manual`); says what it goes ahead with.
+fn confirm_wbt(book: &Playbook, device: Option<&str>, accepted: bool) -> Result<()> {
+    let lasting = wbt_lasting(book, device);
+    if !lasting.is_empty() && !accepted {
         bail!(
             "{} changes nothing until you confirm a lasting change: {}. Add \
              --accept-wbt-manual to go ahead, or give it a disk of its own (--fio-dir on a \
@@ -147,11 +146,11 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     for l in &lasting {
         eprintln!("pagewatch play: going ahead (--accept-wbt-manual): {l}");
     }
-    let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
-    let mut tuner = Tuner::new(Some(exe.clone()));
-    if book.tunes() {
-        tuner.claim()?;
-    }
+    Ok(())
+}
+
+/// A flag raised by SIGINT, SIGTERM or SIGHUP: the run stops and puts everything back.
+fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [
         signal_hook::consts::SIGINT,
@@ -160,6 +159,20 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     ] {
         signal_hook::flag::register(sig, Arc::clone(&stop))?;
     }
+    Ok(stop)
+}
+
+/// Runs `book` headless; prints progress on stderr and the table on stdout.
+pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
+    let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
+    let device = disk_of(&base);
+    confirm_wbt(book, device.as_deref(), opts.accept_wbt_manual)?;
+    let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
+    let mut tuner = Tuner::new(Some(exe.clone()));
+    if book.tunes() {
+        tuner.claim()?;
+    }
+    let stop = stop_on_signals()?;
     // The tracers (balance_dirty_pages, the -below one), as `record` and the screen arm them;
     // their guard is this binary.
     let mut source =

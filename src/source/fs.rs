@@ -225,7 +225,7 @@ impl<'a> Collect<'a> for TickFiles {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
         for ((_, name, _), held) in PROC_FILES.iter().zip(&mut self.0) {
             if let Some(bytes) = held.read(pass.buf)? {
-                super::put(pass.files, name, text(&pass.buf[..bytes]));
+                put(pass.files, name, text(&pass.buf[..bytes]));
                 pass.fresh.push(name);
             }
         }

@@ -1,6 +1,6 @@
 //! `/proc/self/mountinfo` lines (proc(5)): where a filesystem type is mounted and with which
 //! super options. Used to find cgroup2 (the cgroups tree, a scoped process walk), a cgroup v1
-//! memory hierarchy, and tracefs.
+//! memory hierarchy, tracefs, and the proc mount's `hidepid=`.
 //!
 //! Owns: splitting a mountinfo line and undoing its octal escapes. Must not touch: files (the
 //! callers read the text).
@@ -67,6 +67,19 @@ fn unescape(s: &str) -> PathBuf {
     PathBuf::from(std::ffi::OsString::from_vec(out))
 }
 
+/// The `hidepid=` super option of the proc mount at `point`, unless it hides nothing.
+#[must_use]
+pub fn hidepid(mountinfo: &str, point: &std::path::Path) -> Option<String> {
+    let m = mounts(mountinfo)
+        .filter(|m| m.fstype == "proc" && m.point == point)
+        .last()?;
+    let v = m
+        .super_options
+        .split(',')
+        .find_map(|o| o.strip_prefix("hidepid="))?;
+    (v != "0" && v != "off").then(|| v.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +99,29 @@ mod tests {
         );
         assert_eq!(first_of(text, "tracefs"), None);
         assert_eq!(unescape(r"/x\\y\04"), PathBuf::from(r"/x\\y\04"));
+    }
+
+    /// Under `hidepid=2` a walk that is not root's sees only its own user's processes: the walk
+    /// says so (issue 51). Root sees them all, so nothing is said then (`hidden_by`).
+    #[test]
+    fn hidepid_is_read_from_the_proc_mount_and_off_says_nothing() {
+        let line = |point: &str, opts: &str| {
+            format!(
+                "22 1 0:21 / {point} rw,nosuid,nodev,noexec,relatime shared:12 - proc proc {opts}\n"
+            )
+        };
+        let p = std::path::Path::new("/proc");
+        let text = line("/proc", "rw,hidepid=invisible,gid=10");
+        assert_eq!(hidepid(&text, p).as_deref(), Some("invisible"));
+        let old = line("/proc", "rw,hidepid=2");
+        assert_eq!(hidepid(&old, p).as_deref(), Some("2"));
+        for off in ["rw", "rw,hidepid=0", "rw,hidepid=off"] {
+            assert_eq!(hidepid(&line("/proc", off), p), None, "{off}");
+        }
+        // Another proc mount (a container's) is not the walk's.
+        assert_eq!(hidepid(&line("/srv/c/proc", "rw,hidepid=2"), p), None);
+        // The last mount on the point is the one in force.
+        let both = format!("{}{}", line("/proc", "rw"), line("/proc", "rw,hidepid=2"));
+        assert_eq!(hidepid(&both, p).as_deref(), Some("2"));
     }
 }

@@ -215,9 +215,6 @@ impl Walker {
             .get_or_insert_with(|| File::open(&self.proc_root).is_ok_and(|f| is_procfs(&f)));
         let root = &self.proc_root;
         self.lister.open(root, procfs);
-        let max_held = self
-            .max_held
-            .get_or_insert_with(|| if procfs { fd_budget(root) } else { 0 });
         self.tried_ns = Some(mono_ns);
         self.out.clear();
         let delayacct = read_optional(
@@ -228,29 +225,7 @@ impl Walker {
         .flatten();
         let delayacct_on = delayacct.as_deref().is_some_and(|t| t.trim() == "1");
         let scope = self.scope.as_ref().and_then(|s| s.cgroup.clone());
-        let _ = writeln!(self.out, "walk {mono_ns}");
-        match self.last_ns {
-            Some(p) => drop(writeln!(self.out, "prev {p}")),
-            None => self.out.push_str("prev -\n"),
-        }
-        let _ = writeln!(self.out, "period {period}");
-        let _ = writeln!(
-            self.out,
-            "clk_tck {}",
-            rustix::param::clock_ticks_per_second()
-        );
-        let _ = writeln!(
-            self.out,
-            "task_delayacct {}",
-            delayacct.as_deref().map_or("-", str::trim)
-        );
-        if let Some(h) = hidden_by(&self.proc_root) {
-            let _ = writeln!(self.out, "hidepid {}", clean(&h));
-        }
-        let _ = writeln!(self.out, "scope {}", clean(scope.as_deref().unwrap_or("-")));
-        let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
-        let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
-        let _ = writeln!(self.out, "boot {boot_ns}");
+        let boot_ns = self.write_head(mono_ns, period, delayacct.as_deref(), scope.as_deref());
         // The start time (stat field 22, boot-clock ticks) from which a process started
         // after the previous walk.
         let tck = rustix::param::clock_ticks_per_second();
@@ -280,6 +255,10 @@ impl Walker {
         let pids = std::mem::take(&mut self.pids);
         let fio_at = self.out.len();
         self.fio.clear();
+        let root = &self.proc_root;
+        let max_held = self
+            .max_held
+            .get_or_insert_with(|| if procfs { fd_budget(root) } else { 0 });
         let mut ctx = Visit {
             root: &self.proc_root,
             walk: self.walk,
@@ -317,6 +296,42 @@ impl Walker {
         // The list a next walk may reuse (`pid_list`): without the processes gone.
         self.pids.retain(|p| self.seen.contains_key(p));
         self.last_ns = Some(mono_ns);
+    }
+
+    /// The walk's head: its time, the last walk's, its pace, the clock tick, delay
+    /// accounting, `hidepid`, the scope, the page size and the boot clock. Returns the boot
+    /// clock's ns at `mono_ns`.
+    fn write_head(
+        &mut self,
+        mono_ns: u64,
+        period: u64,
+        delayacct: Option<&str>,
+        scope: Option<&str>,
+    ) -> u64 {
+        let _ = writeln!(self.out, "walk {mono_ns}");
+        match self.last_ns {
+            Some(p) => drop(writeln!(self.out, "prev {p}")),
+            None => self.out.push_str("prev -\n"),
+        }
+        let _ = writeln!(self.out, "period {period}");
+        let _ = writeln!(
+            self.out,
+            "clk_tck {}",
+            rustix::param::clock_ticks_per_second()
+        );
+        let _ = writeln!(
+            self.out,
+            "task_delayacct {}",
+            delayacct.map_or("-", str::trim)
+        );
+        if let Some(h) = hidden_by(&self.proc_root) {
+            let _ = writeln!(self.out, "hidepid {}", clean(&h));
+        }
+        let _ = writeln!(self.out, "scope {}", clean(scope.unwrap_or("-")));
+        let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
+        let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
+        let _ = writeln!(self.out, "boot {boot_ns}");
+        boot_ns
     }
 
     /// How many fds the walker holds and may hold (for tests).
@@ -402,20 +417,7 @@ fn hidden_by(proc_root: &std::path::Path) -> Option<String> {
         return None;
     }
     let text = std::fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
-    hidepid(&text, proc_root)
-}
-
-/// The `hidepid=` super option of the proc mount at `point`, unless it hides nothing.
-#[must_use]
-pub fn hidepid(mountinfo: &str, point: &std::path::Path) -> Option<String> {
-    let m = super::mountinfo::mounts(mountinfo)
-        .filter(|m| m.fstype == "proc" && m.point == point)
-        .last()?;
-    let v = m
-        .super_options
-        .split(',')
-        .find_map(|o| o.strip_prefix("hidepid="))?;
-    (v != "0" && v != "off").then(|| v.to_owned())
+    super::mountinfo::hidepid(&text, proc_root)
 }
 
 #[cfg(test)]

@@ -695,30 +695,3 @@ fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
     assert!(w.maybe_walk(15 * S, &at(Pace::Quiet)).is_none());
     assert!(w.maybe_walk(16 * S, &at(Pace::Quiet)).is_some());
 }
-
-/// Under `hidepid=2` a walk that is not root's sees only its own user's processes: the walk
-/// says so (issue 51). Root sees them all, so nothing is said then (`hidden_by`).
-#[test]
-fn hidepid_is_read_from_the_proc_mount_and_off_says_nothing() {
-    let line = |point: &str, opts: &str| {
-        format!(
-            "22 1 0:21 / {point} rw,nosuid,nodev,noexec,relatime shared:12 - proc proc {opts}\n"
-        )
-    };
-    let p = std::path::Path::new("/proc");
-    let text = line("/proc", "rw,hidepid=invisible,gid=10");
-    assert_eq!(super::hidepid(&text, p).as_deref(), Some("invisible"));
-    let old = line("/proc", "rw,hidepid=2");
-    assert_eq!(super::hidepid(&old, p).as_deref(), Some("2"));
-    for off in ["rw", "rw,hidepid=0", "rw,hidepid=off"] {
-        assert_eq!(super::hidepid(&line("/proc", off), p), None, "{off}");
-    }
-    // Another proc mount (a container's) is not the walk's.
-    assert_eq!(
-        super::hidepid(&line("/srv/c/proc", "rw,hidepid=2"), p),
-        None
-    );
-    // The last mount on the point is the one in force.
-    let both = format!("{}{}", line("/proc", "rw"), line("/proc", "rw,hidepid=2"));
-    assert_eq!(super::hidepid(&both, p).as_deref(), Some("2"));
-}
