@@ -110,7 +110,7 @@ fn device_detail_keeps_its_latency_table_under_a_long_verdict() {
             assert!(s.contains(want), "{want} at {w}x{h}:\n{s}");
         }
     }
-    assert_screens("detail_long_verdict", &app, &[(80, 24), (160, 48)]);
+    assert_screens!("detail_long_verdict", &app, &[(80, 24), (160, 48)]);
 }
 
 #[test]
