@@ -159,12 +159,12 @@ pub fn wbt_lasting(book: &Playbook, device: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// Runs `book` headless; prints progress on stderr and the table on stdout.
-pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
-    let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
-    let device = disk_of(&base);
-    let lasting = wbt_lasting(book, device.as_deref());
-    if !lasting.is_empty() && !opts.accept_wbt_manual {
+/// Refuses `book` when it would change wbt for good (`wbt_lasting`) and `accept` (the flag
+/// `--accept-wbt-manual`) is not given, before anything is changed; names the change either
+/// way.
+fn refuse_lasting(book: &Playbook, device: Option<&str>, accept: bool) -> Result<()> {
+    let lasting = wbt_lasting(book, device);
+    if !lasting.is_empty() && !accept {
         bail!(
             "{} changes nothing until you confirm a lasting change: {}. Add \
              --accept-wbt-manual to go ahead, or give it a disk of its own (--fio-dir on a \
@@ -176,6 +176,14 @@ pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     for l in &lasting {
         eprintln!("pagewatch play: going ahead (--accept-wbt-manual): {l}");
     }
+    Ok(())
+}
+
+/// Runs `book` headless; prints progress on stderr and the table on stdout.
+pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
+    let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
+    let device = disk_of(&base);
+    refuse_lasting(book, device.as_deref(), opts.accept_wbt_manual)?;
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let mut tuner = Tuner::new(Some(exe.clone()));
     if book.tunes() {

@@ -234,19 +234,11 @@ impl Walker {
             None => self.out.push_str("prev -\n"),
         }
         let _ = writeln!(self.out, "period {period}");
-        let _ = writeln!(
-            self.out,
-            "clk_tck {}",
-            rustix::param::clock_ticks_per_second()
+        system_lines(
+            &mut self.out,
+            delayacct.as_deref(),
+            hidden_by(&self.proc_root),
         );
-        let _ = writeln!(
-            self.out,
-            "task_delayacct {}",
-            delayacct.as_deref().map_or("-", str::trim)
-        );
-        if let Some(h) = hidden_by(&self.proc_root) {
-            let _ = writeln!(self.out, "hidepid {}", clean(&h));
-        }
         let _ = writeln!(self.out, "scope {}", clean(scope.as_deref().unwrap_or("-")));
         let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
         let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
@@ -396,6 +388,17 @@ pub fn kernel_stack(proc_root: &Path, pid: u32) -> std::result::Result<String, S
             Err(format!("process {pid} is gone"))
         }
         Err(e) => Err(format!("cannot read /proc/{pid}/stack: {e}")),
+    }
+}
+
+/// The header's lines on the system the walk ran on: `clk_tck`, `task_delayacct` and, when
+/// set, `hidepid`.
+fn system_lines(out: &mut String, delayacct: Option<&str>, hidepid: Option<String>) {
+    let tck = rustix::param::clock_ticks_per_second();
+    let _ = writeln!(out, "clk_tck {tck}");
+    let _ = writeln!(out, "task_delayacct {}", delayacct.map_or("-", str::trim));
+    if let Some(h) = hidepid {
+        let _ = writeln!(out, "hidepid {}", clean(&h));
     }
 }
 
