@@ -58,8 +58,9 @@ pub enum Msg {
         setting: crate::jobs::tune::Setting,
         /// The checked new value.
         value: String,
-        /// (resolved name, value now), or why it cannot be tuned.
-        result: Result<(String, String), String>,
+        /// (resolved name, value now, what writing it leaves behind for good:
+        /// `jobs::wbt::lasting`), or why it cannot be tuned.
+        result: Result<(String, String, Option<String>), String>,
     },
     /// Stop: a signal (SIGTERM, SIGHUP, SIGINT) arrived.
     Quit,

@@ -201,12 +201,13 @@ impl App {
                 value,
                 result,
             } => match result {
-                Ok((name, old)) => {
+                Ok((name, old, lasting)) => {
                     self.prompt = Some(Prompt::TuneConfirm {
                         setting,
                         name,
                         old,
                         value,
+                        lasting,
                     });
                 }
                 Err(e) => self.notice = Some(e),

@@ -118,7 +118,7 @@ fn tune_key_checks_then_confirms_with_the_old_value() {
     a.update(Msg::TuneChecked {
         setting: setting.clone(),
         value: value.clone(),
-        result: Ok(("vm.swappiness".into(), "60".into())),
+        result: Ok(("vm.swappiness".into(), "60".into(), None)),
     });
     assert!(matches!(&a.prompt, Some(Prompt::TuneConfirm { old, .. }) if old == "60"));
     let fx = key(&mut a, Key::Char('y'));

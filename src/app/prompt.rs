@@ -102,6 +102,8 @@ pub enum Prompt {
         old: String,
         /// The checked new value.
         value: String,
+        /// What writing it leaves behind for good, named before `y` (`jobs::wbt::lasting`).
+        lasting: Option<String>,
     },
 }
 

@@ -71,7 +71,10 @@ pub fn run(a: &crate::cli::PlayArgs) -> Result<()> {
         },
     )
     .map_err(|e| {
-        if scaled {
+        if scaled
+            && e.downcast_ref::<crate::shell::headless::LastingRefused>()
+                .is_none()
+        {
             anyhow::anyhow!("{e:#} (--scale {} scaled the sizes)", a.scale)
         } else {
             e

@@ -134,36 +134,16 @@ pub fn state(dev: &str) -> WbtState {
 /// debugfs: where it is mounted, else a detached mount of pagewatch's own (root), made once
 /// and dropped with the process.
 fn debugfs() -> Result<PathBuf, String> {
-    use rustix::mount::{
-        FsMountFlags, FsOpenFlags, MountAttrFlags, fsconfig_create, fsmount, fsopen,
-    };
-    use std::os::fd::{AsRawFd, OwnedFd};
-    static MOUNT: std::sync::OnceLock<Result<OwnedFd, String>> = std::sync::OnceLock::new();
+    use crate::source::trace_instance::{Detached, detached_mount};
+    static MOUNT: Detached = std::sync::OnceLock::new();
     if let Some(p) = std::fs::read_to_string("/proc/self/mountinfo")
         .ok()
         .and_then(|t| crate::source::first_mount_of(&t, "debugfs"))
     {
         return Ok(p);
     }
-    let made = MOUNT.get_or_init(|| {
-        let fs = fsopen("debugfs", FsOpenFlags::FSOPEN_CLOEXEC)
-            .map_err(|e| format!("debugfs is not mounted, and fsopen(debugfs): {e}"))?;
-        fsconfig_create(&fs).map_err(|e| format!("fsconfig(debugfs): {e}"))?;
-        let attrs = MountAttrFlags::MOUNT_ATTR_NOSUID
-            | MountAttrFlags::MOUNT_ATTR_NODEV
-            | MountAttrFlags::MOUNT_ATTR_NOEXEC
-            | MountAttrFlags::MOUNT_ATTR_RDONLY;
-        fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, attrs)
-            .map_err(|e| format!("fsmount(debugfs): {e}"))
-    });
-    match made {
-        Ok(fd) => Ok(PathBuf::from(format!(
-            "/proc/{}/fd/{}",
-            std::process::id(),
-            fd.as_raw_fd()
-        ))),
-        Err(e) => Err(e.clone()),
-    }
+    let ro = rustix::mount::MountAttrFlags::MOUNT_ATTR_RDONLY;
+    detached_mount(&MOUNT, "debugfs", ro).map_err(|e| format!("debugfs is not mounted, and {e}"))
 }
 
 #[cfg(test)]

@@ -130,18 +130,32 @@ pub fn wbt_lasting(book: &Playbook, device: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// Refuses `book` while it would leave a device's wbt set by hand for good (`jobs::wbt`)
-/// unless `accepted` (`--accept-wbt-manual`); says what it goes ahead with.
-fn confirm_wbt(book: &Playbook, device: Option<&str>, accepted: bool) -> Result<()> {
+/// The refusal of a playbook that would change wbt for good (not about its sizes: `--scale`
+/// is not blamed).
+#[derive(Debug)]
+pub struct LastingRefused(pub String);
+
+impl std::fmt::Display for LastingRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LastingRefused {}
+
+/// Refuses `book` when it would change wbt for good (`wbt_lasting`) and `accept` (the flag
+/// `--accept-wbt-manual`) is not given, before anything is changed; names the change either
+/// way.
+fn refuse_lasting(book: &Playbook, device: Option<&str>, accept: bool) -> Result<()> {
     let lasting = wbt_lasting(book, device);
-    if !lasting.is_empty() && !accepted {
-        bail!(
+    if !lasting.is_empty() && !accept {
+        return Err(anyhow::Error::new(LastingRefused(format!(
             "{} changes nothing until you confirm a lasting change: {}. Add \
              --accept-wbt-manual to go ahead, or give it a disk of its own (--fio-dir on a \
              loop device's filesystem)",
             book.name,
             lasting.join("; ")
-        );
+        ))));
     }
     for l in &lasting {
         eprintln!("pagewatch play: going ahead (--accept-wbt-manual): {l}");
@@ -166,7 +180,7 @@ fn stop_on_signals() -> Result<Arc<AtomicBool>> {
 pub fn play(book: &Playbook, opts: &PlayOptions) -> Result<Outcome> {
     let (base, _lock) = check(book, opts.fio_dir.as_deref())?;
     let device = disk_of(&base);
-    confirm_wbt(book, device.as_deref(), opts.accept_wbt_manual)?;
+    refuse_lasting(book, device.as_deref(), opts.accept_wbt_manual)?;
     let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
     let mut tuner = Tuner::new(Some(exe.clone()));
     if book.tunes() {
@@ -520,6 +534,12 @@ mod tests {
             l[0].contains("pw-no-such-disk") && l[0].contains("could not read"),
             "{l:?}"
         );
+        let e = refuse_lasting(&wbt, Some("pw-no-such-disk"), false).unwrap_err();
+        let refused = e
+            .downcast_ref::<LastingRefused>()
+            .expect("the typed refusal");
+        assert!(refused.0.contains("--accept-wbt-manual"), "{e}");
+        refuse_lasting(&wbt, Some("pw-no-such-disk"), true).unwrap();
         let other = crate::play::builtin::text("shrinking-thresholds").unwrap();
         assert!(wbt_lasting(&Playbook::parse(other).unwrap(), Some("vda")).is_empty());
     }

@@ -81,8 +81,11 @@ impl PlayEdge {
             Effect::CheckTune { setting, value } => {
                 let result = if rustix::process::geteuid().is_root() {
                     setting.resolve(self.device().as_deref()).and_then(|k| {
+                        let lasting = crate::jobs::wbt::device_of(&k.path).and_then(|d| {
+                            crate::jobs::wbt::lasting(d, &crate::jobs::wbt::state(d))
+                        });
                         Tuner::current(&k)
-                            .map(|old| (k.name.clone(), old))
+                            .map(|old| (k.name.clone(), old, lasting))
                             .map_err(|e| format!("{e:#}"))
                     })
                 } else {

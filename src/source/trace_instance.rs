@@ -342,20 +342,35 @@ fn mounted(proc_root: &Path) -> Option<PathBuf> {
 /// `source::trace_guard`). Made once, on first need; reached as `/proc/<pid>/fd/<fd>`, the
 /// link to its root. The error (not root: `EPERM`; no tracefs: `ENODEV`) is kept too.
 fn detached() -> Result<PathBuf, String> {
+    static MOUNT: Detached = std::sync::OnceLock::new();
+    detached_mount(&MOUNT, "tracefs", rustix::mount::MountAttrFlags::empty())
+}
+
+/// Where a detached mount of pagewatch's own is kept: made once, its fd or why not.
+pub type Detached = std::sync::OnceLock<Result<std::os::fd::OwnedFd, String>>;
+
+/// A mount of `fstype` (nosuid, nodev, noexec, and `extra`) attached to no directory, made
+/// once into `cell` on first need and dropped with the process (`detached` says why); reached
+/// as `/proc/<pid>/fd/<fd>`. Also debugfs for wbt's state (`jobs::wbt`).
+pub fn detached_mount(
+    cell: &'static Detached,
+    fstype: &str,
+    extra: rustix::mount::MountAttrFlags,
+) -> Result<PathBuf, String> {
     use rustix::mount::{
         FsMountFlags, FsOpenFlags, MountAttrFlags, fsconfig_create, fsmount, fsopen,
     };
-    use std::os::fd::{AsRawFd, OwnedFd};
-    static MOUNT: std::sync::OnceLock<Result<OwnedFd, String>> = std::sync::OnceLock::new();
-    let made = MOUNT.get_or_init(|| {
-        let fs = fsopen("tracefs", FsOpenFlags::FSOPEN_CLOEXEC)
-            .map_err(|e| format!("fsopen(tracefs): {e}"))?;
-        fsconfig_create(&fs).map_err(|e| format!("fsconfig(tracefs): {e}"))?;
+    use std::os::fd::AsRawFd;
+    let made = cell.get_or_init(|| {
+        let fs = fsopen(fstype, FsOpenFlags::FSOPEN_CLOEXEC)
+            .map_err(|e| format!("fsopen({fstype}): {e}"))?;
+        fsconfig_create(&fs).map_err(|e| format!("fsconfig({fstype}): {e}"))?;
         let attrs = MountAttrFlags::MOUNT_ATTR_NOSUID
             | MountAttrFlags::MOUNT_ATTR_NODEV
-            | MountAttrFlags::MOUNT_ATTR_NOEXEC;
+            | MountAttrFlags::MOUNT_ATTR_NOEXEC
+            | extra;
         fsmount(&fs, FsMountFlags::FSMOUNT_CLOEXEC, attrs)
-            .map_err(|e| format!("fsmount(tracefs): {e}"))
+            .map_err(|e| format!("fsmount({fstype}): {e}"))
     });
     match made {
         Ok(fd) => Ok(PathBuf::from(format!(

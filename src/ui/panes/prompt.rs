@@ -240,18 +240,23 @@ fn play_content(p: &Prompt) -> (&'static str, Lines) {
             ("Tune a setting", l)
         }
         Prompt::TuneConfirm {
-            name, old, value, ..
-        } => (
-            "Tune a setting: confirm",
-            vec![
-                (format!("{name}: {old} -> {value}"), true),
-                (
-                    "The old value is restored on q, Ctrl-C or if pagewatch is killed.".into(),
-                    false,
-                ),
-                ("y: write it · any other key: cancel".into(), false),
-            ],
-        ),
+            name,
+            old,
+            value,
+            lasting,
+            ..
+        } => {
+            let mut l = vec![(format!("{name}: {old} -> {value}"), true)];
+            if let Some(lasting) = lasting {
+                l.push((format!("lasting: {lasting}"), true));
+            }
+            l.push((
+                "The old value is restored on q, Ctrl-C or if pagewatch is killed.".into(),
+                false,
+            ));
+            l.push(("y: write it · any other key: cancel".into(), false));
+            ("Tune a setting: confirm", l)
+        }
         _ => ("", Vec::new()),
     }
 }
@@ -335,6 +340,19 @@ mod tests {
             "{text:#?}"
         );
         assert_eq!(text.last(), Some(&"y: run it · any other key: cancel"));
+        // The T key's confirmation names it too.
+        let t = Prompt::TuneConfirm {
+            setting: crate::jobs::tune::Setting::parse("loop7:queue/wbt_lat_usec").unwrap(),
+            name: "loop7/queue/wbt_lat_usec".into(),
+            old: "2000".into(),
+            value: "0".into(),
+            lasting: Some("loop7's writeback throttling is on, in its default state".into()),
+        };
+        let (_, lines) = content(&a, &t);
+        assert!(
+            lines.iter().any(|(l, _)| l.starts_with("lasting: loop7's")),
+            "{lines:#?}"
+        );
     }
 
     #[test]
