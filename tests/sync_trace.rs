@@ -288,12 +288,6 @@ fn plain_batch_times_the_victim_of_a_throttled_flood() {
     );
     let ours: f64 = listed.iter().map(|l| l.2 * l.1).sum();
     let theirs: usize = listed.iter().map(|l| own(l.0, l.1)).sum();
-    let secs: f64 = listed.iter().map(|l| l.1).sum();
-    assert!(
-        ours / secs > 5.0,
-        "the loop's fsync_per_s {:.1} over the {secs:.0} s it was listed",
-        ours / secs
-    );
     assert!(
         (ours - theirs as f64).abs() <= 0.05 * theirs as f64 + 2.0,
         "pagewatch counted {ours:.0} fsyncs, the loop {theirs}"
@@ -316,8 +310,16 @@ type Listed = (u64, f64, f64, Option<f64>, Option<f64>);
 
 /// pagewatch's mean over the records against the loop's own over the same seconds: within
 /// 30%.
+/// Also: more than 5 fsyncs a second over the records that list the loop (issue 50).
 fn compare_means(listed: &[Listed], calls: &[(u64, u64)], own_mean: f64) {
     let (mut n, mut ms) = (0.0, 0.0);
+    let secs: f64 = listed.iter().map(|l| l.1).sum();
+    let counted: f64 = listed.iter().map(|l| l.2 * l.1).sum();
+    assert!(
+        counted / secs > 5.0,
+        "the loop's fsync_per_s {:.1} over the {secs:.0} s it was listed",
+        counted / secs
+    );
     for (_, dt, per_s, mean, _) in listed {
         n += per_s * dt;
         ms += per_s * dt * mean.unwrap_or(0.0);
@@ -442,11 +444,10 @@ fn measure() {
     let _ = pw.wait();
     let (_, own_mean, own) = load.victim_calls();
     println!(
-        "{}: sync tracer armed{}: {:.3} ms CPU per second in the tracer ({:.0} sync calls/s \
+        "fsync loop beside a throttled flood: sync tracer armed{}: {:.3} ms CPU per second in the tracer ({:.0} sync calls/s \
          timed, {lost} events lost; the loop made {own} fsyncs of {own_mean:.3} ms mean in its 40 \
          s); pagewatch \
          --batch in all: {:.2} ms/s over {secs:.1} s",
-        "fsync loop beside a throttled flood",
         if all_armed { "" } else { " (not every record)" },
         tracer_ms / secs,
         calls / secs,

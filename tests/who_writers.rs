@@ -7,7 +7,8 @@
 //!   switch read `iowait_ms_per_s` null, not 0, and a task started afterwards a number. The
 //!   sysctl is put back by a Drop guard on every path (panics included).
 //!
-//! Batch mode runs with `--view processes`, which walks every 2 s as the screen's pane does.
+//! Plain batch mode (no `--view`: it only picks the screen's view, issue 50) walks every 5 s
+//! while there is something to attribute, as `record` does.
 //! One lock serialises the tests: the second changes a global sysctl.
 #![allow(clippy::unwrap_used)]
 
@@ -95,7 +96,7 @@ fn paced_dd(dir: &Path, name: &str) -> (Killed, Pacer) {
 fn pagewatch_batch(count: u32) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_pagewatch"));
     c.args(["--batch", "--format", "json", "--interval", "1"])
-        .args(["--count", &count.to_string(), "--view", "processes"]);
+        .args(["--count", &count.to_string()]);
     c
 }
 
@@ -157,7 +158,7 @@ fn a_shell_loop_of_short_dd_writers_is_led_by_dd_and_the_shell_has_no_rate() {
     let dir = scratch();
     let (shell, _pacer, _fio) = shell_loop_and_fio(dir.path());
     std::thread::sleep(Duration::from_secs(2));
-    let out = pagewatch_batch(10).output().unwrap();
+    let out = pagewatch_batch(16).output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -168,7 +169,7 @@ fn a_shell_loop_of_short_dd_writers_is_led_by_dd_and_the_shell_has_no_rate() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(records.len(), 10);
+    assert_eq!(records.len(), 16);
     let shell_pid = u64::from(shell.0.id());
     // The machine is shared: other writers (another fio) may outpace ours. The scene's
     // processes are those whose command line names its directory (the dd's FIFO, the fio's
@@ -191,7 +192,11 @@ fn a_shell_loop_of_short_dd_writers_is_led_by_dd_and_the_shell_has_no_rate() {
         .collect();
     let led = leaders.iter().filter(|c| *c == "dd").count();
     eprintln!("leaders by dirtied bytes, record by record: {leaders:?}");
-    assert!(led > 5, "dd led {led} of 10 records: {leaders:?}");
+    let rated = leaders.iter().filter(|c| *c != "-").count();
+    assert!(
+        rated >= 5 && led * 2 > rated,
+        "dd led {led} of the {rated} records with rates: {leaders:?}"
+    );
     // The shell: never a dirtied rate of its children's size; its jumps are marked.
     let shell_rows: Vec<&Value> = records
         .iter()
@@ -262,7 +267,7 @@ fn new_keys_and_no_stale_rate(records: &[Value]) {
     distinct.dedup();
     assert!(
         distinct.len() >= 3 && distinct.len() < walks.len(),
-        "walks every 2 s, records every 1 s: {walks:?}"
+        "walks every 5 s, records every 1 s: {walks:?}"
     );
 }
 
@@ -304,7 +309,7 @@ fn after_delay_accounting_is_switched_on_older_tasks_read_null_not_zero() {
     let dir = scratch();
     let _off = Delayacct::set("0");
     let (old, _old_pacer) = paced_dd(dir.path(), "old");
-    let mut pw = Killed(pagewatch_batch(12).stdout(Stdio::piped()).spawn().unwrap());
+    let mut pw = Killed(pagewatch_batch(20).stdout(Stdio::piped()).spawn().unwrap());
     let mut lines = BufReader::new(pw.0.stdout.take().unwrap()).lines();
     let mut records: Vec<Value> = Vec::new();
     let mut next = |records: &mut Vec<Value>| {
@@ -315,13 +320,13 @@ fn after_delay_accounting_is_switched_on_older_tasks_read_null_not_zero() {
         next(&mut records);
     }
     std::fs::write(DELAYACCT, "1").unwrap();
-    // Three records (3 s) later a walk (every 2 s) has seen it on: a task started now is
+    // Six records (6 s) later a walk (every 5 s) has seen it on: a task started now is
     // younger than that walk.
-    for _ in 0..3 {
+    for _ in 0..6 {
         next(&mut records);
     }
     let (young, _young_pacer) = paced_dd(dir.path(), "young");
-    while records.len() < 12 {
+    while records.len() < 20 {
         next(&mut records);
     }
     let (old_pid, young_pid) = (u64::from(old.0.id()), u64::from(young.0.id()));

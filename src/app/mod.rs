@@ -52,6 +52,11 @@ pub struct Look {
     pub mono: bool,
 }
 
+/// The step kept for the `--listen` endpoint (`App::publish_steps`): its model, and whether
+/// it was the first.
+#[derive(Debug, Default)]
+struct Published(Option<(Model, bool)>);
+
 /// Application state.
 #[derive(Debug)]
 pub struct App {
@@ -113,9 +118,8 @@ pub struct App {
     /// The last step's refresh and wants, for the runtime (`sample`).
     step_refresh: bool,
     step_wants: Option<crate::sample::Wants>,
-    /// Keep each step for the `--listen` endpoint (`publish`), and the last one kept.
-    publish: bool,
-    published: Option<(Model, bool)>,
+    /// With the `--listen` endpoint (`publish_steps`), the last step kept for it.
+    published: Option<Published>,
     /// The chart history as it stood when the display was paused: the pipeline goes on
     /// stepping (its baselines, the endpoint), the charts stay still.
     paused_history: Option<History>,
@@ -156,7 +160,6 @@ impl App {
             pipeline: Pipeline::new(Options::default(), crate::pipeline::HISTORY),
             step_refresh: false,
             step_wants: None,
-            publish: false,
             published: None,
             paused_history: None,
             dirty: true,
@@ -220,8 +223,8 @@ impl App {
             if step.wants.is_some() {
                 self.step_wants = step.wants;
             }
-            if self.publish {
-                self.published = Some((step.model, step.first));
+            if let Some(p) = &mut self.published {
+                p.0 = Some((step.model, step.first));
             }
         }
     }
@@ -229,13 +232,13 @@ impl App {
     /// Keeps every step from now on for the `--listen` endpoint (`take_published`), which
     /// serves the screen's own steps rather than deriving them again.
     pub fn publish_steps(&mut self) {
-        self.publish = true;
+        self.published.get_or_insert_with(Published::default);
     }
 
     /// The last sample's step (its model, and whether it was the first step), once, when
     /// `publish_steps` asked for them and the sample parsed.
     pub fn take_published(&mut self) -> Option<(Model, bool)> {
-        self.published.take()
+        self.published.as_mut().and_then(|p| p.0.take())
     }
 
     /// The chart history (kept by the pipeline; as it stood when the display was paused).
@@ -442,8 +445,8 @@ impl App {
 
     /// Shows one step's model.
     fn show(&mut self, step: crate::pipeline::Step, uptime_s: Option<f64>) {
-        if self.publish {
-            self.published = Some((step.model.clone(), step.first));
+        if let Some(p) = &mut self.published {
+            p.0 = Some((step.model.clone(), step.first));
         }
         let mut model = step.model;
         self.step_refresh |= step.refresh;

@@ -154,21 +154,17 @@ impl crate::sampler::Sink for Recording {
             return Flow::stop();
         }
         // `/metrics` (`--listen`) serves this pipeline's steps: one judge, one baseline.
-        match self.stepper.step(s) {
-            Ok(step) => {
-                let flow = Flow::of(&step);
-                if let Some(f) = &mut self.metrics {
-                    f.step(step.model, step.first, read_s);
-                }
-                flow
+        let Ok(step) = self.stepper.step(s) else {
+            if let Some(f) = &mut self.metrics {
+                f.error();
             }
-            Err(_) => {
-                if let Some(f) = &mut self.metrics {
-                    f.error();
-                }
-                Flow::go_on()
-            }
+            return Flow::go_on();
+        };
+        let flow = Flow::of(&step);
+        if let Some(f) = &mut self.metrics {
+            f.step(step.model, step.first, read_s);
         }
+        flow
     }
 }
 

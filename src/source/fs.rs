@@ -286,9 +286,9 @@ struct Slow {
     block_lines: HashMap<String, String>,
     block_motion: super::moved::Motion,
     /// Counts slow refreshes: queue settings are re-read every `QUEUE_REFRESHES`th.
-    slow_refreshes: u32,
+    refreshes: u32,
     /// The slow-refresh files' text at the last refresh (absent files left out).
-    slow_text: Vec<(String, String)>,
+    text_at_refresh: Vec<(String, String)>,
 }
 
 impl Slow {
@@ -318,8 +318,8 @@ impl Slow {
             block_text: None,
             block_lines: HashMap::new(),
             block_motion: super::moved::Motion::default(),
-            slow_refreshes: 0,
-            slow_text: Vec::new(),
+            refreshes: 0,
+            text_at_refresh: Vec::new(),
         }
     }
 }
@@ -327,10 +327,10 @@ impl Slow {
 impl<'a> Collect<'a> for Slow {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
         if pass.refresh {
-            self.slow_text.clear();
+            self.text_at_refresh.clear();
             for (name, held) in &mut self.files {
                 if let Some(bytes) = held.read(pass.buf)? {
-                    self.slow_text
+                    self.text_at_refresh
                         .push((name.clone(), text(&pass.buf[..bytes]).into_owned()));
                 }
             }
@@ -341,7 +341,7 @@ impl<'a> Collect<'a> for Slow {
             self.block_text = self.read_block_devices(&counters, pass.buf)?;
         }
         let this: &'a Self = self;
-        for (name, text) in &this.slow_text {
+        for (name, text) in &this.text_at_refresh {
             pass.put(name, Cow::Borrowed(text));
         }
         if let Some(text) = &this.block_text {
@@ -369,8 +369,8 @@ impl Slow {
             Err(source) => return Err(Error::Io { path: dir, source }),
         };
         devs.sort();
-        self.slow_refreshes = (self.slow_refreshes + 1) % QUEUE_REFRESHES;
-        let periodic = self.slow_refreshes == 0 || self.block_text.is_none();
+        self.refreshes = (self.refreshes + 1) % QUEUE_REFRESHES;
+        let periodic = self.refreshes == 0 || self.block_text.is_none();
         if devs == self.devices && !periodic {
             return Ok(self.block_text.clone());
         }
