@@ -5,7 +5,8 @@
 //! A step parses the sample (`Parser`, which skips files that repeat), follows the process
 //! walks (`procs::Tracker`), derives the `Model` against the last good snapshot, judges each
 //! disk against its own calm baseline (`saturation::Judge`), folds the interval's throttled
-//! writers into the dirty domains and computes the verdict (`verdict`), keeps the chart
+//! writers into the dirty domains and computes the verdict (`verdict`) with who and whom
+//! (`story::Calm`), keeps the chart
 //! history, and says whether to re-read the slow files (`RefreshPolicy`) and which "who" data
 //! to collect next (`who::Gate`).
 //!
@@ -16,6 +17,7 @@ use crate::history::History;
 use crate::model::procs::Tracker;
 use crate::model::refresh::RefreshPolicy;
 use crate::model::saturation::Judge;
+use crate::model::story::Calm;
 use crate::model::who::{Gate, View};
 use crate::model::{Model, Options, verdict};
 use crate::parse::{Parser, Snapshot};
@@ -48,6 +50,8 @@ pub struct Pipeline {
     refresh: RefreshPolicy,
     gate: Gate,
     judge: Judge,
+    /// Each process's calm figures, for the verdict's victims (`story::Calm`).
+    calm: Calm,
     history: History,
     opts: Options,
 }
@@ -70,6 +74,7 @@ impl Pipeline {
             refresh: RefreshPolicy::default(),
             gate: Gate::default(),
             judge: Judge::default(),
+            calm: Calm::default(),
             history: History::new(history),
             opts,
         }
@@ -93,6 +98,10 @@ impl Pipeline {
         let mut model = self.derive(self.cur.as_ref(), &snap);
         self.judge.judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
+        let story = self.calm.tell(&model);
+        if let Some(v) = &mut model.verdict {
+            v.story = story;
+        }
         self.history.push(&model);
         let refresh = self.refresh.due(self.cur.as_ref(), &snap, &model);
         let wants = self.gate.update(&model, view);
@@ -114,6 +123,10 @@ impl Pipeline {
         let mut model = self.derive(self.prev.as_ref(), cur);
         self.judge.clone().judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
+        let story = self.calm.clone().tell(&model);
+        if let Some(v) = &mut model.verdict {
+            v.story = story;
+        }
         Some(model)
     }
 

@@ -2,7 +2,8 @@
 //!
 //! Under the two figure lines come the verdict's lines, only when they say something: each
 //! container or capped device whose dirty domain is past background or paced writers, the
-//! throttled writers, the saturated disks and direct reclaim.
+//! throttled writers, the saturated disks, direct reclaim, and who did it and who suffers
+//! (`who:`, the verdict's story).
 //! Owns: turning a `Model` into lines of text. Must not touch: I/O.
 
 use std::fmt::Write;
@@ -240,6 +241,10 @@ fn verdict_lines(s: &mut String, m: &Model) {
         }
         if v.reclaim.stalls() {
             let _ = writeln!(s, "  reclaim: {}", v.reclaim.why);
+        }
+        // Who did it and who suffers, in one line (issue 50).
+        if let Some(line) = v.story.line() {
+            let _ = writeln!(s, "  who: {line}");
         }
     }
 }

@@ -4,11 +4,13 @@
 //! is reached is `verdict`'s module doc.
 //!
 //! Owns: `Verdict`, `DirtyVerdict`, `ReclaimVerdict`, `ReclaimState`, `Latency`, `Sure`,
-//! `LIMIT_STALL_PCT`. Must not touch: I/O, the clock, the `Model`.
+//! `LIMIT_STALL_PCT`, and who and whom: `Story`, `Culprit`, `Victim`, `MemoryTaker` (told by
+//! `story`). Must not touch: I/O, the clock, the `Model`.
 
 use serde::Serialize;
 
 use super::dirty::State;
+use crate::fmt::Bytes;
 
 /// Memory stalled for this share of the interval (PSI `some`, percent) makes cgroup limit
 /// reclaim a headline: the same 1 % that starts the memory walk (`procs_memory`). Limit
@@ -128,6 +130,10 @@ pub struct Verdict {
     pub journal: Option<String>,
     /// Everything above in one line, worst first.
     pub headline: String,
+    /// Who dirties, who suffers, who took the memory (`story`): `culprits`, `victims`,
+    /// `memory_taker` and `thresholds_moved` beside the answers above in JSON.
+    #[serde(flatten)]
+    pub story: Story,
 }
 
 impl Verdict {
@@ -141,5 +147,119 @@ impl Verdict {
             0 => why.to_owned(),
             more => format!("{why} (+{more} more)"),
         })
+    }
+}
+
+/// A command that dirties pages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Culprit {
+    /// The command (`comm`).
+    pub comm: String,
+    /// Its processes over the walk, exited ones included.
+    pub pids: usize,
+    /// Bytes dirtied a second over the walk.
+    pub dirtied_bytes_per_s: f64,
+}
+
+/// A process that suffers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Victim {
+    /// Process id.
+    pub pid: u32,
+    /// Command.
+    pub comm: String,
+    /// Which figure rose: `fsync` (mean ms a call) or `iowait` (ms a second).
+    pub figure: &'static str,
+    /// The figure now.
+    pub value: f64,
+    /// The same process's calm figure; `None` when it was never seen calm.
+    pub calm: Option<f64>,
+    /// `value / calm`; `None` without a calm figure.
+    pub ratio: Option<f64>,
+}
+
+/// The process whose memory grew while memory ran short.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemoryTaker {
+    /// Process id.
+    pub pid: u32,
+    /// Command.
+    pub comm: String,
+    /// Resident memory, bytes.
+    pub rss_bytes: Option<u64>,
+    /// Its growth, bytes a second.
+    pub growth_bytes_per_s: f64,
+}
+
+/// Who and whom, for one step.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Story {
+    /// Who dirties pages, fastest first.
+    pub culprits: Vec<Culprit>,
+    /// Who suffers, furthest above their calm first.
+    pub victims: Vec<Victim>,
+    /// Who took the memory, when memory ran short.
+    pub memory_taker: Option<MemoryTaker>,
+    /// Why the dirty thresholds moved, when they fell (see the module doc).
+    pub thresholds_moved: Option<String>,
+}
+
+impl Story {
+    /// The story in one line (`culprit fio ×2 dirtying 612M/s; victim python3[4242] fsync
+    /// 15.9 ms, 40x its calm 0.40 ms; memory taker …`); `None` when it names nobody.
+    #[must_use]
+    pub fn line(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.culprits.is_empty() {
+            let c: Vec<String> = self.culprits.iter().map(Culprit::text).collect();
+            parts.push(format!("culprit {}", c.join(", ")));
+        }
+        if let Some(v) = self.victims.first() {
+            parts.push(format!("victim {}", v.text()));
+        }
+        if let Some(t) = &self.memory_taker {
+            parts.push(format!(
+                "memory taker {}[{}] growing {}/s",
+                t.comm,
+                t.pid,
+                Bytes(t.growth_bytes_per_s)
+            ));
+        }
+        if let Some(t) = &self.thresholds_moved {
+            parts.push(t.clone());
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+impl Culprit {
+    fn text(&self) -> String {
+        let n = if self.pids > 1 {
+            format!(" ×{}", self.pids)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}{n} dirtying {}/s",
+            self.comm,
+            Bytes(self.dirtied_bytes_per_s)
+        )
+    }
+}
+
+impl Victim {
+    fn text(&self) -> String {
+        let (what, unit) = match self.figure {
+            "fsync" => ("fsync", " ms"),
+            _ => ("IO wait", " ms/s"),
+        };
+        let calm = match (self.calm, self.ratio) {
+            (Some(c), Some(r)) => format!(", {r:.0}x its calm {c:.2}{unit}"),
+            _ => ", never seen calm".to_owned(),
+        };
+        format!(
+            "{}[{}] {what} {:.1}{unit}{calm}",
+            self.comm, self.pid, self.value
+        )
     }
 }

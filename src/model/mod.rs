@@ -23,6 +23,7 @@ pub mod rate;
 pub mod reclaim;
 pub mod refresh;
 pub mod saturation;
+pub mod story;
 pub mod sync;
 pub mod throttled;
 pub mod verdict;

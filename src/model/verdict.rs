@@ -433,6 +433,8 @@ pub fn derive(m: &Model) -> Verdict {
         reclaim,
         journal,
         headline,
+        // Told by the pipeline, which keeps the calm it is told against (`story::Calm`).
+        story: super::answers::Story::default(),
     }
 }
 

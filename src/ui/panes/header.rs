@@ -1,4 +1,5 @@
-//! Header: host, kernel, uptime, interval and clock; CPU split; PSI; tasks in IO wait; self-cost.
+//! Header: host, kernel, uptime, interval and clock; CPU split; PSI; tasks in IO wait; self-cost;
+//! and the verdict's who and whom (`who:`), in the third row or, at 80x24, the CPU line's.
 //!
 //! Owns: the header lines. Must not touch: app state.
 
@@ -122,8 +123,30 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     } else {
         second.push(Span::styled("waiting for the first sample…", t.dim));
     }
+    let status = status(app);
+    // Who did it and who suffers (the verdict's story, issue 50), where a problem of the
+    // sampler's own does not stand.
+    let story = app
+        .model
+        .as_ref()
+        .and_then(|m| m.verdict.as_ref()?.story.line())
+        .map(|l| Line::from(Span::styled(format!("who: {l}"), t.warn)));
+    let mut lines = vec![Line::from(first)];
+    if area.height >= 3 {
+        lines.push(Line::from(second));
+        lines.extend(status.or(story));
+    } else {
+        // Compact: a problem, else who and whom, replaces the CPU line.
+        lines.push(status.or(story).unwrap_or_else(|| Line::from(second)));
+    }
+    canvas.lines(area, lines);
+}
+
+/// A problem of the sampler's own (an error, a stalled read), in one line.
+fn status(app: &App) -> Option<Line<'static>> {
+    let t = theme(app);
     let stale_ms = app.now_ms - app.sample_ms;
-    let status = if let Some(e) = &app.error {
+    if let Some(e) = &app.error {
         Some(Line::from(Span::styled(format!("error: {e}"), t.crit)))
     } else if app.model.is_some()
         && !app.caps.captured
@@ -139,16 +162,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         )))
     } else {
         None
-    };
-    let mut lines = vec![Line::from(first)];
-    if area.height >= 3 {
-        lines.push(Line::from(second));
-        lines.extend(status);
-    } else {
-        // Compact: a problem replaces the CPU line.
-        lines.push(status.unwrap_or_else(|| Line::from(second)));
     }
-    canvas.lines(area, lines);
 }
 
 /// A percentage with one decimal, or `-` when it is not known this tick.

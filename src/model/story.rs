@@ -1,0 +1,253 @@
+//! Who did it, who suffers, and who took the memory: the parts of the verdict that name
+//! processes (issue 50: the verdict said "what state" but not "who and whom", and the culprit,
+//! the victim and the memory taker lived in tables each output chose whether to show).
+//!
+//! - **Culprits**: while something is wrong (see Victims), the commands that dirty pages
+//!   fastest over the walk (`Model::commands`, which counts the processes that exited in the
+//!   interval in full), at least `CULPRIT_BYTES_PER_S` and `CULPRIT_SHARE` of the first, at
+//!   most `MAX_NAMED`.
+//! - **Victims**: the processes whose sync latency (fsync mean) or IO wait rose furthest
+//!   above their own calm. `Calm` keeps each process's figures from steps where nothing was
+//!   wrong (no domain past background, no throttled writer, no saturated disk); a process
+//!   never seen calm is ranked by its figure alone and says so. A culprit is no victim.
+//! - **The memory taker**: the process whose resident memory grew fastest while
+//!   MemAvailable fell or reclaim ran.
+//! - **Why the thresholds moved**: the dirty threshold against the one at the last calm
+//!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
+//!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G".
+//!
+//! Owns: `Calm` and telling the story (`Story` and its parts are the verdict's vocabulary, in
+//! `answers`). Must not touch: I/O, the clock; the verdict's other answers (`verdict`), the
+//! rows themselves (`procs`, `procs_memory`, `commands`).
+
+use std::collections::BTreeMap;
+
+use super::Model;
+use super::answers::{Culprit, MemoryTaker, Story, Victim};
+use super::dirty::State;
+use crate::fmt::Bytes;
+
+/// A command is a culprit from this many bytes dirtied a second.
+const CULPRIT_BYTES_PER_S: f64 = 1024.0 * 1024.0;
+/// A command is named beside the first culprit from this share of its rate.
+const CULPRIT_SHARE: f64 = 0.1;
+/// Culprits and victims named, each.
+const MAX_NAMED: usize = 3;
+/// A victim's figure must be at least this many times its calm...
+const VICTIM_RATIO: f64 = 3.0;
+/// ...or, never seen calm, at least this fsync mean, ms...
+const VICTIM_FSYNC_MS: f64 = 10.0;
+/// ...or this IO wait, ms per second.
+const VICTIM_IOWAIT_MS_PER_S: f64 = 200.0;
+/// The calm figures below which a ratio means nothing: fsync ms and IO wait ms/s.
+const CALM_FLOOR: [f64; 2] = [0.05, 1.0];
+/// How far a calm figure moves towards a new calm reading.
+const CALM_WEIGHT: f64 = 0.3;
+/// Resident memory grows from this many bytes a second for a memory taker.
+const TAKER_BYTES_PER_S: f64 = 16.0 * 1024.0 * 1024.0;
+/// The thresholds "moved" when they fell to this share of the calm step's or lower.
+const T_FALL: f64 = 0.75;
+
+/// What the story remembers between steps: each process's calm figures, and the dirty
+/// threshold and MemAvailable at the last calm step.
+#[derive(Debug, Clone, Default)]
+pub struct Calm {
+    /// Per process (pid, comm): calm fsync mean ms and IO wait ms/s.
+    procs: BTreeMap<(u32, String), [Option<f64>; 2]>,
+    /// The dirty threshold (bytes) and MemAvailable (bytes) at the last calm step.
+    reference: Option<(f64, f64)>,
+    /// MemAvailable (bytes) at the last step.
+    last_available: Option<f64>,
+}
+
+impl Calm {
+    /// The story of `m`, and what it teaches about calm.
+    pub fn tell(&mut self, m: &Model) -> Story {
+        let calm = is_calm(m);
+        // Writers are named when something is wrong: a build dirtying 20 MB/s on a calm
+        // machine is no culprit of anything.
+        let culprits = if calm { Vec::new() } else { culprits(m) };
+        let victims = self.victims(m, &culprits, calm);
+        let available = m.memory.MemAvailable.map(|kb| kb as f64 * 1024.0);
+        let fell = matches!((self.last_available, available), (Some(a), Some(b)) if b < a);
+        let reclaim = m
+            .verdict
+            .as_ref()
+            .is_some_and(|v| v.reclaim.state != super::answers::ReclaimState::None);
+        let memory_taker = (fell || reclaim).then(|| memory_taker(m)).flatten();
+        let thresh = thresh_bytes(m);
+        let thresholds_moved = self.thresholds_moved(thresh, available, memory_taker.as_ref());
+        if calm && let (Some(t), Some(a)) = (thresh, available) {
+            self.reference = Some((t, a));
+        }
+        self.last_available = available;
+        Story {
+            culprits,
+            victims,
+            memory_taker,
+            thresholds_moved,
+        }
+    }
+
+    /// The victims of `m`, learning the calm figures on a calm step.
+    fn victims(&mut self, m: &Model, culprits: &[Culprit], calm: bool) -> Vec<Victim> {
+        let Some(rows) = &m.processes else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for r in rows.iter().filter(|r| !r.exited) {
+            let now = [r.fsync_mean_ms, r.iowait_ms_per_s];
+            let key = (r.pid, r.comm.clone());
+            let known = self.procs.entry(key).or_default();
+            if calm {
+                for (k, v) in known.iter_mut().zip(now) {
+                    if let Some(v) = v {
+                        *k = Some(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT));
+                    }
+                }
+                continue;
+            }
+            if culprits.iter().any(|c| c.comm == r.comm) {
+                continue;
+            }
+            if let Some(v) = victim(r.pid, &r.comm, now, *known) {
+                out.push(v);
+            }
+        }
+        // Processes gone from the walk are forgotten with it.
+        self.procs
+            .retain(|(pid, comm), _| rows.iter().any(|r| r.pid == *pid && r.comm == *comm));
+        out.sort_by(|a, b| score(b).total_cmp(&score(a)));
+        out.truncate(MAX_NAMED);
+        out
+    }
+
+    fn thresholds_moved(
+        &self,
+        thresh: Option<f64>,
+        available: Option<f64>,
+        taker: Option<&MemoryTaker>,
+    ) -> Option<String> {
+        let ((t0, a0), t, a) = (self.reference?, thresh?, available?);
+        if t > t0 * T_FALL || a >= a0 {
+            return None;
+        }
+        let taker = taker.map_or_else(String::new, |k| {
+            format!(
+                "; {}[{}] holds {}",
+                k.comm,
+                k.pid,
+                Bytes(k.rss_bytes.unwrap_or(0) as f64)
+            )
+        });
+        Some(format!(
+            "T {} → {} as MemAvailable fell {} → {}{taker}",
+            Bytes(t0),
+            Bytes(t),
+            Bytes(a0),
+            Bytes(a)
+        ))
+    }
+}
+
+/// Nothing is wrong: no dirty domain past background, no throttled writer, no saturated
+/// disk.
+fn is_calm(m: &Model) -> bool {
+    let below = |s: Option<State>| s.is_none_or(|s| s == State::BelowBackground);
+    below(m.dirty.state)
+        && m.domains.iter().all(|d| below(d.state))
+        && m.throttled.is_empty()
+        && !m.disks.iter().any(|d| d.saturation.saturated)
+}
+
+/// The commands dirtying at least `CULPRIT_BYTES_PER_S`, fastest first.
+fn culprits(m: &Model) -> Vec<Culprit> {
+    let mut out: Vec<Culprit> = m
+        .commands
+        .iter()
+        .flatten()
+        .filter_map(|c| {
+            let d = c.dirtied_bytes_per_s?;
+            (d >= CULPRIT_BYTES_PER_S).then(|| Culprit {
+                comm: c.comm.clone(),
+                pids: c.pids,
+                dirtied_bytes_per_s: d,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.dirtied_bytes_per_s.total_cmp(&a.dirtied_bytes_per_s));
+    let top = out.first().map_or(0.0, |c| c.dirtied_bytes_per_s);
+    out.retain(|c| c.dirtied_bytes_per_s >= top * CULPRIT_SHARE);
+    out.truncate(MAX_NAMED);
+    out
+}
+
+/// The process's worse figure against its calm, when it is a victim.
+fn victim(pid: u32, comm: &str, now: [Option<f64>; 2], calm: [Option<f64>; 2]) -> Option<Victim> {
+    let names = ["fsync", "iowait"];
+    let alone = [VICTIM_FSYNC_MS, VICTIM_IOWAIT_MS_PER_S];
+    let mut best: Option<Victim> = None;
+    for i in 0..2 {
+        let Some(v) = now[i] else { continue };
+        let c = calm[i].map(|c| c.max(CALM_FLOOR[i]));
+        let ratio = c.map(|c| v / c);
+        let suffers = match ratio {
+            Some(r) => r >= VICTIM_RATIO && v >= CALM_FLOOR[i] * VICTIM_RATIO,
+            None => v >= alone[i],
+        };
+        let cand = Victim {
+            pid,
+            comm: comm.to_owned(),
+            figure: names[i],
+            value: v,
+            calm: c,
+            ratio,
+        };
+        if suffers && best.as_ref().is_none_or(|b| score(&cand) > score(b)) {
+            best = Some(cand);
+        }
+    }
+    best
+}
+
+/// How far a victim is above its calm: its ratio, or, never seen calm, its figure over the
+/// threshold that made it one (ranked after any with a ratio of the same size).
+fn score(v: &Victim) -> f64 {
+    v.ratio.unwrap_or_else(|| {
+        let alone = if v.figure == "fsync" {
+            VICTIM_FSYNC_MS
+        } else {
+            VICTIM_IOWAIT_MS_PER_S
+        };
+        v.value / alone
+    })
+}
+
+/// The process whose resident memory grows fastest, from `TAKER_BYTES_PER_S`.
+fn memory_taker(m: &Model) -> Option<MemoryTaker> {
+    m.processes_by_memory
+        .iter()
+        .flatten()
+        .filter_map(|r| {
+            let g = r.rss_growth_bytes_per_s?;
+            (g >= TAKER_BYTES_PER_S).then(|| MemoryTaker {
+                pid: r.pid,
+                comm: r.comm.clone(),
+                rss_bytes: r.rss_bytes,
+                growth_bytes_per_s: g,
+            })
+        })
+        .max_by(|a, b| a.growth_bytes_per_s.total_cmp(&b.growth_bytes_per_s))
+}
+
+/// The global dirty threshold in bytes: the kernel's where it reports it, else derived.
+fn thresh_bytes(m: &Model) -> Option<f64> {
+    let d = &m.dirty;
+    d.thresh_pages
+        .or(d.derived_thresh_pages)
+        .map(|p| p as f64 * m.page_size as f64)
+}
+
+#[cfg(test)]
+#[path = "story_tests.rs"]
+mod tests;

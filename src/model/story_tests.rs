@@ -1,0 +1,220 @@
+use super::*;
+use crate::model::commands::CommandRow;
+use crate::model::proc_row::ProcRow;
+use crate::model::procs_memory::MemRow;
+
+/// The idle tree's second model: nothing wrong (below background, nothing throttled or
+/// saturated), with `rows` as its walk.
+fn model(rows: Vec<ProcRow>) -> Model {
+    let samples = crate::source::test_samples("live-idle");
+    let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
+        .models
+        .remove(0);
+    m.dirty.state = Some(State::BelowBackground);
+    m.domains.clear();
+    m.throttled.clear();
+    for d in &mut m.disks {
+        d.saturation = crate::model::disk::Saturation::default();
+    }
+    m.commands = Some(crate::model::commands::roll_up(&rows, Some(1000)));
+    m.processes = Some(rows);
+    m
+}
+
+fn proc(pid: u32, comm: &str, fsync_ms: Option<f64>, iowait: Option<f64>) -> ProcRow {
+    ProcRow {
+        pid,
+        comm: comm.into(),
+        fsync_mean_ms: fsync_ms,
+        fsync_per_s: fsync_ms.map(|_| 10.0),
+        iowait_ms_per_s: iowait,
+        walk_ms: Some(1000),
+        ..ProcRow::default()
+    }
+}
+
+/// The same model in a flood: the global domain throttles its writers.
+fn flooded(mut m: Model) -> Model {
+    m.dirty.state = Some(State::WritersThrottled);
+    m
+}
+
+#[test]
+fn the_fsync_victim_is_named_against_its_own_calm_and_the_writer_is_the_culprit() {
+    let mut calm = Calm::default();
+    // Calm: the loop's fsyncs take 0.4 ms, the writer does not write yet.
+    let quiet = model(vec![
+        proc(10, "python3", Some(0.4), Some(2.0)),
+        proc(20, "fio", None, None),
+    ]);
+    for _ in 0..3 {
+        let s = calm.tell(&quiet);
+        assert!(s.victims.is_empty() && s.culprits.is_empty(), "{s:?}");
+    }
+    // The flood: fio dirties 600 MB/s, the loop's fsyncs take 16 ms (40x), and another
+    // process's IO wait doubles (2x: no victim).
+    let mut fio = proc(20, "fio", None, Some(900.0));
+    fio.dirtied_bytes_per_s = Some(600e6);
+    let m = flooded(model(vec![
+        proc(10, "python3", Some(16.0), Some(4.0)),
+        fio,
+        proc(30, "sshd", None, Some(2.0)),
+    ]));
+    let s = calm.tell(&m);
+    assert_eq!(s.culprits.len(), 1);
+    assert_eq!(
+        (
+            s.culprits[0].comm.as_str(),
+            s.culprits[0].dirtied_bytes_per_s
+        ),
+        ("fio", 600e6)
+    );
+    assert_eq!(s.victims.len(), 1, "{:?}", s.victims);
+    let v = &s.victims[0];
+    assert_eq!((v.pid, v.figure, v.value), (10, "fsync", 16.0));
+    // The calm is the quiet steps' figure: 0.4 ms each time.
+    assert!((v.calm.unwrap() - 0.4).abs() < 1e-9, "{v:?}");
+    assert!((v.ratio.unwrap() - 40.0).abs() < 1e-9, "{v:?}");
+    // The writer's own IO wait (900 ms/s) makes it no victim: it is the culprit.
+    let line = s.line().unwrap();
+    assert_eq!(
+        line,
+        "culprit fio dirtying 572M/s; victim python3[10] fsync 16.0 ms, 40x its calm 0.40 ms"
+    );
+}
+
+#[test]
+fn a_process_never_seen_calm_is_a_victim_only_past_an_absolute_figure() {
+    let mut calm = Calm::default();
+    let m = flooded(model(vec![
+        proc(10, "python3", Some(15.0), None),
+        proc(11, "postgres", Some(3.0), Some(50.0)),
+    ]));
+    let s = calm.tell(&m);
+    assert_eq!(s.victims.len(), 1, "{:?}", s.victims);
+    assert_eq!((s.victims[0].pid, s.victims[0].calm), (10, None));
+    assert!(
+        s.line()
+            .unwrap()
+            .ends_with("fsync 15.0 ms, never seen calm")
+    );
+}
+
+#[test]
+fn many_short_writers_are_one_culprit_with_their_count() {
+    let mut calm = Calm::default();
+    let rows: Vec<ProcRow> = (0..20)
+        .map(|i| {
+            let mut r = proc(100 + i, "dd", None, None);
+            r.exited = true;
+            r.dirtied_bytes_per_s = Some(10e6);
+            r
+        })
+        .collect();
+    let s = calm.tell(&flooded(model(rows)));
+    assert_eq!(s.culprits.len(), 1);
+    assert_eq!(
+        (s.culprits[0].pids, s.culprits[0].dirtied_bytes_per_s),
+        (20, 200e6)
+    );
+    assert!(s.victims.is_empty(), "exited rows suffer nothing now");
+}
+
+#[test]
+fn the_memory_taker_and_why_the_thresholds_fell() {
+    let mut calm = Calm::default();
+    let mut m = model(Vec::new());
+    let page = m.page_size as f64;
+    let t0 = m
+        .dirty
+        .thresh_pages
+        .or(m.dirty.derived_thresh_pages)
+        .unwrap();
+    let a0 = m.memory.MemAvailable.unwrap();
+    // A calm step fixes the reference: T and MemAvailable as they were.
+    assert_eq!(calm.tell(&m).thresholds_moved, None);
+    // The eater took most of it: MemAvailable a sixth, T an eighth.
+    m.memory.MemAvailable = Some(a0 / 6);
+    m.dirty.thresh_pages = Some(t0 / 8);
+    m.dirty.derived_thresh_pages = Some(t0 / 8);
+    m.dirty.state = Some(State::BackgroundFlushing);
+    m.processes_by_memory = Some(vec![
+        MemRow {
+            pid: 4242,
+            comm: "pagewatch-eat".into(),
+            rss_bytes: Some(19 << 30),
+            rss_growth_bytes_per_s: Some(2e9),
+            ..mem_row()
+        },
+        MemRow {
+            pid: 7,
+            comm: "bash".into(),
+            rss_growth_bytes_per_s: Some(0.0),
+            ..mem_row()
+        },
+    ]);
+    let s = calm.tell(&m);
+    let k = s.memory_taker.as_ref().unwrap();
+    assert_eq!((k.pid, k.comm.as_str()), (4242, "pagewatch-eat"));
+    let want = format!(
+        "T {} → {} as MemAvailable fell {} → {}; pagewatch-eat[4242] holds 19.0G",
+        Bytes(t0 as f64 * page),
+        Bytes((t0 / 8) as f64 * page),
+        Bytes(a0 as f64 * 1024.0),
+        Bytes((a0 / 6) as f64 * 1024.0)
+    );
+    assert_eq!(s.thresholds_moved.as_deref(), Some(want.as_str()));
+    // Memory back and no reclaim: no taker, whoever grows.
+    m.memory.MemAvailable = Some(a0);
+    m.dirty.thresh_pages = Some(t0);
+    let s = calm.tell(&m);
+    assert_eq!((s.memory_taker, s.thresholds_moved), (None, None));
+}
+
+fn mem_row() -> MemRow {
+    MemRow {
+        pid: 0,
+        comm: String::new(),
+        state: 'S',
+        wchan: None,
+        in_reclaim: false,
+        rss_bytes: None,
+        anon_bytes: None,
+        file_bytes: None,
+        shmem_bytes: None,
+        swap_bytes: None,
+        rss_growth_bytes_per_s: None,
+        majflt_per_s: None,
+        oom_score_adj: None,
+    }
+}
+
+#[test]
+fn commands_rows_are_what_culprits_read() {
+    // A command under the floor is no culprit, nor one writing on a calm machine, nor one
+    // writing a tenth of the first's rate.
+    let mut rows = vec![proc(1, "rustc", None, None), proc(2, "cc1", None, None)];
+    rows[0].dirtied_bytes_per_s = Some(24e6);
+    rows[1].dirtied_bytes_per_s = Some(2e6);
+    let calm = model(rows);
+    assert!(
+        Calm::default().tell(&calm).culprits.is_empty(),
+        "a build on a calm machine"
+    );
+    let named = Calm::default().tell(&flooded(calm)).culprits;
+    assert_eq!(named.len(), 1, "{named:?}");
+    assert_eq!(named[0].comm, "rustc");
+    let mut m = model(Vec::new());
+    m.commands = Some(vec![CommandRow {
+        comm: "rsync".into(),
+        pids: 1,
+        dirtied_bytes_per_s: Some(1000.0),
+        read_bytes_per_s: None,
+        rchar_per_s: None,
+        wchar_per_s: None,
+        reaped_children: 0,
+        walk_ms: Some(1000),
+        rates_from_walk_ms: 0,
+    }]);
+    assert!(Calm::default().tell(&flooded(m)).culprits.is_empty());
+}
