@@ -265,6 +265,14 @@ fn csv_escapes_the_control_characters_of_a_crafted_recording() {
             names::BLK_STATUS.into(),
             "state error\nwhy d\x1b[31me\u{9b}f\n".into(),
         );
+        // A device whose name clears the screen: it heads 22 columns.
+        s.files = std::mem::take(&mut s.files)
+            .into_iter()
+            .map(|(k, v)| {
+                let v = v.replace(" vda ", " v\x1b[2Jda ");
+                (k.replace("/vda/", "/v\x1b[2Jda/"), v)
+            })
+            .collect();
     }
     let csv = export(&rec, ExportFormat::Csv);
     let bad: Vec<char> = csv
@@ -279,5 +287,9 @@ fn csv_escapes_the_control_characters_of_a_crafted_recording() {
     assert!(
         csv.contains("d\\x1b[31me\\u{9b}f"),
         "latency_tracer.why escaped"
+    );
+    assert!(
+        csv.contains("disk.v\\x1b[2Jda.w/s"),
+        "the device's name escaped"
     );
 }

@@ -224,44 +224,17 @@ fn hostile_clients_neither_stop_sampling_nor_grow_memory() {
 /// request at once must get through while the attack runs.
 #[test]
 fn idle_connectors_in_a_loop_do_not_starve_scrapes() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let (_child, addr) = serve(&["--interval", "1"]);
     first_record(addr);
-    let stop = Arc::new(AtomicBool::new(false));
-    let connects = Arc::new(AtomicUsize::new(0));
-    let attackers: Vec<_> = (0..40)
-        .map(|_| {
-            let (stop, connects) = (Arc::clone(&stop), Arc::clone(&connects));
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
-                    else {
-                        continue;
-                    };
-                    connects.fetch_add(1, Ordering::Relaxed);
-                    // Longer than the server's own read timeout: the server decides when
-                    // this connection ends, as in the attack.
-                    let _ = s.set_read_timeout(Some(Duration::from_secs(3)));
-                    let _ = s.read(&mut [0u8; 64]);
-                }
-            })
-        })
-        .collect();
+    let flood = serve_util::IdleFlood::start(addr, 40);
     // Let the attack take every slot first.
     std::thread::sleep(Duration::from_millis(500));
     let codes: Vec<u16> = (0..20)
         .map(|_| serve_util::scrape_within(addr, Duration::from_secs(1)))
         .collect();
-    stop.store(true, Ordering::Relaxed);
-    for t in attackers {
-        t.join().unwrap();
-    }
+    let connects = flood.stop();
     let ok = codes.iter().filter(|c| **c == 200).count();
-    println!(
-        "scrapes ok {ok} of 20 against 40 idle connectors ({} connects): {codes:?}",
-        connects.load(Ordering::Relaxed)
-    );
+    println!("scrapes ok {ok} of 20 against 40 idle connectors ({connects} connects): {codes:?}");
     assert!(ok >= 18, "{ok} of 20 scrapes got through: {codes:?}");
 }
 

@@ -12,13 +12,12 @@
 
 mod serve_util;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serve_util::{get, serve, value};
+use serve_util::{IdleFlood, get, scrape_paused, serve, value};
 
 /// Looping idle clients, as in the issue.
 const IDLERS: usize = 32;
@@ -31,39 +30,6 @@ const SCRAPE_TIMEOUT: Duration = Duration::from_secs(3);
 /// The connection cap (`serve::conns::MAX_CONNECTIONS`).
 const CAP: usize = 16;
 
-/// One scrape that waits `pause` between connecting and sending its request: the status,
-/// 0 when no whole answer came within `SCRAPE_TIMEOUT`.
-fn scrape(addr: SocketAddr, pause: Duration) -> u16 {
-    let t = Instant::now();
-    let Ok(mut s) = TcpStream::connect_timeout(&addr, SCRAPE_TIMEOUT) else {
-        return 0;
-    };
-    std::thread::sleep(pause);
-    let left = SCRAPE_TIMEOUT.saturating_sub(t.elapsed());
-    if left.is_zero() {
-        return 0;
-    }
-    let _ = s.set_read_timeout(Some(left));
-    let _ = s.set_write_timeout(Some(left));
-    if write!(s, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").is_err() {
-        return 0;
-    }
-    let mut raw = Vec::new();
-    if s.read_to_end(&mut raw).is_err() || t.elapsed() > SCRAPE_TIMEOUT {
-        return 0;
-    }
-    let text = String::from_utf8_lossy(&raw);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    if status == 200 && !text.contains("pagewatch_samples_total") {
-        return 0;
-    }
-    status
-}
-
 /// `SCRAPES` scrapes started `SPACING` apart, each pausing `pause`: the statuses.
 fn check(addr: SocketAddr, pause: Duration) -> Vec<u16> {
     let t0 = Instant::now();
@@ -71,7 +37,9 @@ fn check(addr: SocketAddr, pause: Duration) -> Vec<u16> {
     for i in 0..SCRAPES {
         let at = SPACING * u32::try_from(i).unwrap();
         std::thread::sleep(at.saturating_sub(t0.elapsed()));
-        scrapes.push(std::thread::spawn(move || scrape(addr, pause)));
+        scrapes.push(std::thread::spawn(move || {
+            scrape_paused(addr, pause, SCRAPE_TIMEOUT, true)
+        }));
     }
     scrapes.into_iter().map(|t| t.join().unwrap()).collect()
 }
@@ -101,24 +69,8 @@ fn a_scraper_that_pauses_gets_through_an_idle_flood() {
     std::thread::sleep(Duration::from_millis(1200));
     let base = sockets(pid);
     let (n0, t0) = (samples(addr), Instant::now());
+    let flood = IdleFlood::start(addr, IDLERS);
     let stop = Arc::new(AtomicBool::new(false));
-    let connects = Arc::new(AtomicUsize::new(0));
-    let idlers: Vec<_> = (0..IDLERS)
-        .map(|_| {
-            let (stop, connects) = (Arc::clone(&stop), Arc::clone(&connects));
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::Relaxed) {
-                    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
-                    else {
-                        continue;
-                    };
-                    connects.fetch_add(1, Ordering::Relaxed);
-                    let _ = s.set_read_timeout(Some(Duration::from_secs(3)));
-                    let _ = s.read(&mut [0u8; 64]);
-                }
-            })
-        })
-        .collect();
     let held = {
         let stop = Arc::clone(&stop);
         std::thread::spawn(move || {
@@ -134,18 +86,15 @@ fn a_scraper_that_pauses_gets_through_an_idle_flood() {
     std::thread::sleep(Duration::from_millis(500));
     let at_once = check(addr, Duration::ZERO);
     let paused = check(addr, Duration::from_millis(50));
+    let connects = flood.stop();
     stop.store(true, Ordering::Relaxed);
-    for t in idlers {
-        t.join().unwrap();
-    }
     let most = held.join().unwrap();
     let (n1, secs) = (samples(addr), t0.elapsed().as_secs_f64());
     let ok = |codes: &[u16]| codes.iter().filter(|c| **c == 200).count();
     println!(
-        "{IDLERS} idle loopers ({} connects in {secs:.1} s): answered {} of {SCRAPES} at once \
-         {at_once:?}, {} of {SCRAPES} after 50 ms {paused:?}; sockets held at most {most} \
-         ({base} before); samples {n0} -> {n1}",
-        connects.load(Ordering::Relaxed),
+        "{IDLERS} idle loopers ({connects} connects in {secs:.1} s): answered {} of \
+         {SCRAPES} at once {at_once:?}, {} of {SCRAPES} after 50 ms {paused:?}; sockets held \
+         at most {most} ({base} before); samples {n0} -> {n1}",
         ok(&at_once),
         ok(&paused),
     );

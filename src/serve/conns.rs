@@ -21,8 +21,9 @@
 //!
 //! `MAX_PER_PEER` (an IPv4 address, or an IPv6 /64) decides who gives way first: a peer
 //! holding that many loses its own idlest, then a peer holding more than that loses one. A
-//! peer may hold more while the table has room. A peer with `MAX_PER_PEER` being answered,
-//! or any connection when every slot is being answered, is refused with 503. A head must
+//! peer may hold more waiting while the table has room, but never more than `MAX_PER_PEER`
+//! being answered (threads): a new connection or a head of a peer at that count, or any
+//! connection when every slot is being answered, is refused with 503. A head must
 //! arrive whole within `HEAD_DEADLINE` (slowloris), with no gap longer than `IDLE_TIMEOUT`:
 //! else 408.
 //! Owns: the listener, the table of connections, the answering threads. Must not touch: the
@@ -398,7 +399,19 @@ impl Table {
     }
 
     /// Answers on a thread of its own, counted against the caps until it ends.
-    fn answer(&self, stream: TcpStream, peer: IpAddr, head: Head) {
+    /// A peer with `MAX_PER_PEER` being answered already gets 503 at once: a peer holds at
+    /// most that many answering threads, whatever it holds waiting.
+    fn answer(&self, mut stream: TcpStream, peer: IpAddr, head: Head) {
+        if self.answering.counts().get(&peer).copied().unwrap_or(0) >= MAX_PER_PEER {
+            best_effort(
+                &mut stream,
+                &Reply::text(
+                    503,
+                    "busy: too many of this peer's requests being answered\n",
+                ),
+            );
+            return;
+        }
         let counted = self.answering.hold(peer);
         let latest = self.latest.clone();
         let spawned = std::thread::Builder::new()

@@ -6,6 +6,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// A child process killed when dropped.
@@ -126,16 +128,33 @@ pub fn free_port() -> u16 {
 /// GET /metrics with `timeout` for the connect and for each read: the status, 0 when no
 /// whole response came in time.
 pub fn scrape_within(addr: SocketAddr, timeout: Duration) -> u16 {
+    scrape_paused(addr, Duration::ZERO, timeout, false)
+}
+
+/// GET /metrics, sent `pause` after connecting, with `timeout` for the connect and for each
+/// read (`whole`: for the whole scrape, connect to last byte): the status, 0 when no whole
+/// response came in time.
+pub fn scrape_paused(addr: SocketAddr, pause: Duration, timeout: Duration, whole: bool) -> u16 {
+    let t = std::time::Instant::now();
     let Ok(mut s) = TcpStream::connect_timeout(&addr, timeout) else {
         return 0;
     };
-    let _ = s.set_read_timeout(Some(timeout));
-    let _ = s.set_write_timeout(Some(timeout));
+    std::thread::sleep(pause);
+    let left = if whole {
+        timeout.saturating_sub(t.elapsed())
+    } else {
+        timeout
+    };
+    if left.is_zero() {
+        return 0;
+    }
+    let _ = s.set_read_timeout(Some(left));
+    let _ = s.set_write_timeout(Some(left));
     if write!(s, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").is_err() {
         return 0;
     }
     let mut raw = Vec::new();
-    if s.read_to_end(&mut raw).is_err() {
+    if s.read_to_end(&mut raw).is_err() || (whole && t.elapsed() > timeout) {
         return 0;
     }
     let text = String::from_utf8_lossy(&raw);
@@ -149,4 +168,52 @@ pub fn scrape_within(addr: SocketAddr, timeout: Duration) -> u16 {
         return 0;
     }
     status
+}
+
+/// Threads that loop `connect(); recv()` on `addr`, never sending a byte (issues 22 and 51),
+/// until `stop`; counting their connections.
+pub struct IdleFlood {
+    stop: Arc<AtomicBool>,
+    connects: Arc<AtomicUsize>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl IdleFlood {
+    /// Starts `n` looping threads.
+    pub fn start(addr: SocketAddr, n: usize) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let connects = Arc::new(AtomicUsize::new(0));
+        let threads = (0..n)
+            .map(|_| {
+                let (stop, connects) = (Arc::clone(&stop), Arc::clone(&connects));
+                std::thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
+                        else {
+                            continue;
+                        };
+                        connects.fetch_add(1, Ordering::Relaxed);
+                        // Longer than the server's own read timeout: the server decides when
+                        // this connection ends, as in the attack.
+                        let _ = s.set_read_timeout(Some(Duration::from_secs(3)));
+                        let _ = s.read(&mut [0u8; 64]);
+                    }
+                })
+            })
+            .collect();
+        Self {
+            stop,
+            connects,
+            threads,
+        }
+    }
+
+    /// Stops the threads; returns how many connections they made.
+    pub fn stop(self) -> usize {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads {
+            t.join().unwrap();
+        }
+        self.connects.load(Ordering::Relaxed)
+    }
 }
