@@ -113,6 +113,8 @@ pub struct App {
     /// The last step's refresh and wants, for the runtime (`sample`).
     step_refresh: bool,
     step_wants: Option<crate::sample::Wants>,
+    /// The last step's learned baselines, for the runtime to keep (`Step::learned`).
+    step_learned: Option<crate::parse::baselines::Stored>,
     dirty: bool,
 }
 
@@ -150,6 +152,7 @@ impl App {
             pipeline: Pipeline::new(Options::default(), crate::pipeline::HISTORY),
             step_refresh: false,
             step_wants: None,
+            step_learned: None,
             dirty: true,
         }
     }
@@ -186,6 +189,10 @@ impl App {
         let wants = self.step_wants.take();
         if let Some(w) = wants.filter(|_| !self.caps.captured && self.replay.is_none()) {
             effects.push(Effect::Want(w));
+        }
+        let learned = self.step_learned.take();
+        if let Some(l) = learned.filter(|_| !self.caps.captured && self.replay.is_none()) {
+            effects.push(Effect::KeepBaselines(l));
         }
         effects
     }
@@ -416,6 +423,9 @@ impl App {
         self.step_refresh |= step.refresh;
         if step.wants.is_some() {
             self.step_wants = step.wants;
+        }
+        if step.learned.is_some() {
+            self.step_learned = step.learned;
         }
         self.phases_keep(&mut model);
         self.sample_ms = model.time_ms;

@@ -120,6 +120,9 @@ pub fn run_viewing(
         if let Some(w) = &step.wants {
             source.want(w);
         }
+        if let Some(l) = &step.learned {
+            source.keep_baselines(l);
+        }
         if step.first {
             continue;
         }
@@ -134,6 +137,7 @@ pub fn run_viewing(
         out.flush()?;
         summary.printed += 1;
     }
+    source.keep_baselines(&pipeline.learned());
     Ok(summary)
 }
 

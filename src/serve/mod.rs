@@ -116,7 +116,9 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let host = HostInfo::live();
     let opts = Options { partitions };
-    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock)).with_baselines(
+        crate::source::baselines::Store::open_or_warn(&mut std::io::stderr()),
+    );
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
     }

@@ -13,7 +13,7 @@ use crate::pipeline::{Pipeline, Step};
 use crate::sample::RawSample;
 use crate::source::Source;
 
-/// Steps `raw` and hands `source` the step's wants and refresh.
+/// Steps `raw` and hands `source` the step's wants, refresh and learned baselines.
 pub fn step(
     pipeline: &mut Pipeline,
     source: &mut dyn Source,
@@ -26,6 +26,9 @@ pub fn step(
     }
     if step.refresh {
         source.refresh_soon();
+    }
+    if let Some(l) = &step.learned {
+        source.keep_baselines(l);
     }
     Ok(step)
 }

@@ -111,6 +111,8 @@ pub struct FsSource {
     cgroups: super::cgroups::Cgroups,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
     exits: Option<super::taskstats::Listener>,
+    /// The disks' calm baselines kept across runs (`with_baselines`).
+    baselines: Option<super::baselines::Store>,
 }
 
 impl FsSource {
@@ -180,6 +182,7 @@ impl FsSource {
             journals: Vec::new(),
             cgroups,
             exits: None,
+            baselines: None,
         }
     }
 
@@ -198,6 +201,14 @@ impl FsSource {
             guard_exe,
         ));
         self.exits = Some(super::taskstats::Listener::new(self.sys_root.clone()));
+        self
+    }
+
+    /// Carries `store`'s baselines in every sample (`names::BASELINES`) and keeps in it what
+    /// the pipeline learned (`Source::keep_baselines`).
+    #[must_use]
+    pub fn with_baselines(mut self, store: super::baselines::Store) -> Self {
+        self.baselines = Some(store);
         self
     }
 
@@ -279,6 +290,10 @@ impl FsSource {
         if let Some(text) = &self.block_text {
             put(&mut files, names::BLOCK_DEVICES, Cow::Borrowed(text));
             fresh.push(names::BLOCK_DEVICES);
+        }
+        if let Some(text) = self.baselines.as_ref().and_then(|b| b.text()) {
+            put(&mut files, names::BASELINES, Cow::Borrowed(text));
+            fresh.push(names::BASELINES);
         }
         // Drained before the walk: every exit a walk's parent could have reaped is in this
         // sample or an earlier one (`model::exits`).
@@ -451,6 +466,8 @@ impl FsSource {
         if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), &mut self.buf)? {
             text.push_str(v.trim());
         }
+        // What the device is, for the calm baselines kept across runs (`block_id`).
+        super::block_id::push_identity(&mut text, dev, &base, &mut self.buf);
         text.push('\n');
         Ok(text)
     }
@@ -463,6 +480,13 @@ impl Source for FsSource {
 
     fn recycle(&mut self, used: RawSample) {
         self.spare = used.files;
+    }
+
+    fn keep_baselines(&mut self, learned: &crate::parse::baselines::Stored) {
+        let now_s = self.clock.wall_ms() / 1000;
+        if let Some(b) = &mut self.baselines {
+            b.keep(learned, now_s);
+        }
     }
 
     fn refresh_soon(&mut self) {

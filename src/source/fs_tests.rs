@@ -387,7 +387,7 @@ fn an_idle_disks_settings_are_carried_a_moving_ones_re_read() {
     let s = src.read().unwrap();
     assert_eq!(
         line_of(s.file(names::BLOCK_DEVICES), "vda"),
-        "vda\t\tnone\t\t\t\t\t"
+        "vda\t\tnone\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
     );
     // Both change their settings; only vda does I/O.
     set("loop0", "mq-deadline\n", "50\n", "7:0");
