@@ -77,6 +77,11 @@ impl Feeder {
         self.live.take_refresh()
     }
 
+    /// The disks' calm baselines learned, to keep (`Live::take_learned`).
+    pub fn take_learned(&mut self) -> Option<crate::parse::baselines::Stored> {
+        self.live.take_learned()
+    }
+
     /// The "who" data to collect, when it changed (`Live::take_wants`).
     pub fn take_wants(&mut self) -> Option<crate::sample::Wants> {
         self.live.take_wants()
@@ -151,6 +156,9 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
                 // process walk, which only per-process series would need.
                 if let Some(w) = feeder.take_wants() {
                     source.want(&Wants { procs: None, ..w });
+                }
+                if let Some(l) = feeder.take_learned() {
+                    source.keep_baselines(&l);
                 }
             }
             Ok(None) => return Ok(()),
