@@ -124,7 +124,7 @@ fn put(out: &mut Stored, id: String, d: Device) -> Result<(), String> {
 }
 
 /// An identity is one line of printable text, at most `MAX_IDENTITY` bytes.
-fn identity_ok(id: &str) -> Result<(), String> {
+pub fn identity_ok(id: &str) -> Result<(), String> {
     if id.is_empty() || id.len() > MAX_IDENTITY || id.chars().any(char::is_control) {
         return Err("bad device identity".into());
     }

@@ -99,7 +99,13 @@ impl Store {
             return;
         }
         let mut stored = read(path).unwrap_or_default();
-        merge(&mut stored, learned, now_s);
+        // An identity the file could not hold would make it refused whole on the next read.
+        let learned: Stored = learned
+            .iter()
+            .filter(|(id, _)| baselines::identity_ok(id).is_ok())
+            .map(|(id, d)| (id.clone(), d.clone()))
+            .collect();
+        merge(&mut stored, &learned, now_s);
         match write(path, &baselines::render(&stored)) {
             Ok(()) => self.failed = None,
             Err(e) => self.failed = Some(format!("writing {}: {e}", path.display())),

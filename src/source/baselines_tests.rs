@@ -126,3 +126,19 @@ fn a_users_own_file_wins_over_roots() {
     assert_eq!(read["a"].baseline_ms[0][0], Some(0.1));
     assert_eq!(read["b"].baseline_ms[0][0], Some(0.3));
 }
+
+#[test]
+fn an_identity_the_file_cannot_hold_is_not_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baselines");
+    let (mut s, _) = Store::at(Some(path.clone()), &[]);
+    let long = format!("loop={}", "x".repeat(600));
+    s.keep(
+        &Stored::from([(long, device(0.1)), ("serial=a".to_owned(), device(0.2))]),
+        5,
+    );
+    let (s, w) = Store::at(Some(path), &[]);
+    assert!(w.is_empty(), "{w:?}");
+    let read = crate::parse::baselines::parse(s.text().unwrap()).unwrap();
+    assert_eq!(read.keys().collect::<Vec<_>>(), ["serial=a"]);
+}

@@ -454,3 +454,40 @@ fn every_disks_settings_are_re_read_on_the_full_refresh() {
         "an idle disk is not re-read every minute: {shown}"
     );
 }
+
+#[test]
+fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
+    let dir = proc_tree(None);
+    let state = dir.path().join("state/baselines");
+    let mut d = crate::parse::baselines::Device::default();
+    d.baseline_ms[0][0] = Some(0.06);
+    let stored = crate::parse::baselines::Stored::from([("serial=a".to_owned(), d)]);
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    std::fs::write(&state, crate::parse::baselines::render(&stored)).unwrap();
+    let (store, warnings) = super::super::baselines::Store::at(Some(state.clone()), &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let text = store.text().unwrap().to_owned();
+    let mut src = source(&dir).with_baselines(store);
+    for _ in 0..2 {
+        let s = src.read().unwrap();
+        assert_eq!(s.file(names::BASELINES), Some(text.as_str()));
+    }
+    // What the pipeline hands back is merged into the file; the samples keep the text read
+    // at the start (a run judges against one set of seeds).
+    let mut learned = crate::parse::baselines::Device::default();
+    learned.baseline_ms[1][2] = Some(1.5);
+    src.keep_baselines(&crate::parse::baselines::Stored::from([(
+        "serial=b".to_owned(),
+        learned,
+    )]));
+    let now = crate::parse::baselines::parse(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(now.len(), 2);
+    assert_eq!(now["serial=b"].baseline_ms[1][2], Some(1.5));
+    assert!(now["serial=b"].seen_s > 1_700_000_000);
+    assert_eq!(
+        src.read().unwrap().file(names::BASELINES),
+        Some(text.as_str())
+    );
+    // Without a store, nothing rides along.
+    assert_eq!(source(&dir).read().unwrap().file(names::BASELINES), None);
+}
