@@ -148,6 +148,23 @@ fn extra_sections() -> String {
     );
     item(
         &mut s,
+        "XDG_STATE_HOME",
+        "where a user's disk baselines are kept: $XDG_STATE_HOME/pagewatch/baselines (else \
+         ~/.local/state/pagewatch/baselines), read over root's /var/lib/pagewatch/baselines; \
+         root keeps them in /var/lib/pagewatch/baselines. Each disk's calm await per request \
+         size, keyed by what the device is (wwid, serial, dm or md uuid, a loop device's \
+         backing file and inode, size), so a pagewatch started in the middle of an incident \
+         judges a disk as one started before it; a file that is damaged, too large or not the \
+         user's is ignored with a warning",
+    );
+    item(
+        &mut s,
+        "PAGEWATCH_BASELINES",
+        "another file for the disk baselines, or off for none (every disk is then judged on \
+         what this run sees)",
+    );
+    item(
+        &mut s,
         "TERM",
         "the screen needs a terminal that can move the cursor; unset or dumb is refused (use \
          --batch)",

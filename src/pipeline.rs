@@ -8,7 +8,9 @@
 //! writers into the dirty domains and computes the verdict (`verdict`) with who and whom
 //! (`story::Calm`), keeps the chart
 //! history, and says whether to re-read the slow files (`RefreshPolicy`) and which "who" data
-//! to collect next (`who::Gate`).
+//! to collect next (`who::Gate`). The judge is seeded with the baselines earlier runs stored,
+//! which the samples carry (`names::BASELINES`), and hands back what it learned with the step
+//! (`Step::learned`) for the caller to keep.
 //!
 //! Owns: `Pipeline`, `Step`. Must not touch: I/O, the clock, threads, output formats: the
 //! caller hands the source the refresh and the wants.
@@ -20,8 +22,10 @@ use crate::model::saturation::Judge;
 use crate::model::story::Calm;
 use crate::model::who::{Gate, View};
 use crate::model::{Model, Options, verdict};
+/// The disks' calm baselines a step hands back to keep (`Step::learned`).
+pub use crate::parse::baselines::Stored;
 use crate::parse::{Parser, Snapshot};
-use crate::sample::{RawSample, Wants};
+use crate::sample::{RawSample, Wants, names};
 
 /// The chart history a pipeline keeps unless told otherwise: ten minutes at 1 Hz, what the
 /// screen shows.
@@ -38,6 +42,10 @@ pub struct Step {
     pub refresh: bool,
     /// The "who" data to collect from the next sample on, when it changed.
     pub wants: Option<Wants>,
+    /// The disks' calm baselines this run learned, when it is time to keep them
+    /// (`Judge::take_due`): the caller hands them to the source (`Source::keep_baselines`),
+    /// which stores them for the next run.
+    pub learned: Option<Stored>,
 }
 
 /// The state that turns samples into judged models, kept in one place.
@@ -52,6 +60,10 @@ pub struct Pipeline {
     judge: Judge,
     /// Each process's calm figures, for the verdict's victims (`story::Calm`).
     calm: Calm,
+    /// The stored baselines' text the judge was last seeded with (`names::BASELINES`), and
+    /// why it was refused, if it was.
+    seeded: Option<String>,
+    seed_error: Option<String>,
     history: History,
     opts: Options,
 }
@@ -75,6 +87,8 @@ impl Pipeline {
             gate: Gate::default(),
             judge: Judge::default(),
             calm: Calm::default(),
+            seeded: None,
+            seed_error: None,
             history: History::new(history),
             opts,
         }
@@ -83,6 +97,7 @@ impl Pipeline {
     /// Parses and steps one raw sample. A sample that does not parse is an error and changes
     /// nothing but the refresh count: the next rate is taken from the last good snapshot.
     pub fn push(&mut self, raw: &RawSample, view: &View) -> crate::Result<Step> {
+        self.seed(raw.file(names::BASELINES));
         match self.parser.parse(raw) {
             Ok(snap) => Ok(self.push_snapshot(snap, view)),
             Err(e) => {
@@ -102,6 +117,7 @@ impl Pipeline {
         if let Some(v) = &mut model.verdict {
             v.story = story;
         }
+        let learned = self.judge.take_due();
         self.history.push(&model);
         let refresh = self.refresh.due(self.cur.as_ref(), &snap, &model);
         let wants = self.gate.update(&model, view);
@@ -112,7 +128,39 @@ impl Pipeline {
             first,
             refresh,
             wants,
+            learned,
         }
+    }
+
+    /// Seeds the judge with the stored baselines a sample carries (`names::BASELINES`), when
+    /// their text differs from the last seeded: the same in every sample of a run, so parsed
+    /// once. Text that does not parse (a damaged recording) seeds nothing and is kept as the
+    /// reason (`seed_error`).
+    fn seed(&mut self, text: Option<&str>) {
+        let Some(text) = text else { return };
+        if self.seeded.as_deref() == Some(text) {
+            return;
+        }
+        self.seeded = Some(text.to_owned());
+        match crate::parse::baselines::parse(text) {
+            Ok(stored) => {
+                self.seed_error = None;
+                self.judge.seed(stored);
+            }
+            Err(e) => self.seed_error = Some(format!("{}: {e}", names::BASELINES)),
+        }
+    }
+
+    /// Why the stored baselines a sample carried were refused; `None` when they were not.
+    #[must_use]
+    pub fn seed_error(&self) -> Option<&str> {
+        self.seed_error.as_deref()
+    }
+
+    /// The disks' calm baselines this run learned (`Judge::learned`), to keep at the end.
+    #[must_use]
+    pub fn learned(&self) -> Stored {
+        self.judge.learned()
     }
 
     /// The model of the last sample derived again (after an option changed), judged with

@@ -39,10 +39,17 @@ pub mod names {
     /// sysfs's `cciss!c0d0` is `cciss/c0d0`), tab-separated:
     /// `name, rotational, scheduler, nr_requests, write_cache, dm/name, hardware queues,
     /// wbt_lat_usec`, each the trimmed text of `/sys/block/<name>/queue/<file>` (or
-    /// `dm/name`, or the count of `mq/`), empty when unreadable.
+    /// `dm/name`, or the count of `mq/`), empty when unreadable; then the device's identity
+    /// columns (`source::block_id`: wwid, serial, model, dm uuid, md uuid, loop backing file,
+    /// its `dev:inode`, loop offset, size, logical block size), absent in older recordings.
     /// These change rarely, so the source re-reads them only when the device set changes
     /// and once a minute.
     pub const BLOCK_DEVICES: &str = "sys/block/";
+    /// Pseudo-file: the disks' calm baselines kept across runs, as the state file read at the
+    /// start held them (`source::baselines`; `parse::baselines` has the format), carried in
+    /// every sample so that a recording judges its disks as the live run did. Absent when
+    /// there was none (or it was refused), in older recordings and in trees.
+    pub const BASELINES: &str = "pagewatch/baselines";
     /// The reading thread's own `stat`: its scheduling policy decides whether the kernel
     /// boosts the dirty thresholds it reports (spec §1.2, RT/DL boost). Read on slow refresh.
     pub const READER_STAT: &str = "proc/thread-self/stat";

@@ -27,6 +27,8 @@ pub struct Flow {
     pub wants: Option<Wants>,
     /// Re-read the slow files with the next sample (`Source::refresh_soon`).
     pub refresh: bool,
+    /// Keep these learned disk baselines (`Source::keep_baselines`, `Step::learned`).
+    pub learned: Option<crate::pipeline::Stored>,
     /// End the loop.
     pub stop: bool,
 }
@@ -38,6 +40,7 @@ impl Flow {
         Self {
             wants: step.wants.clone(),
             refresh: step.refresh,
+            learned: step.learned.clone(),
             stop: false,
         }
     }
@@ -100,6 +103,9 @@ pub fn run(
         }
         if flow.refresh {
             source.refresh_soon();
+        }
+        if let Some(l) = &flow.learned {
+            source.keep_baselines(l);
         }
         if let Some(raw) = used {
             source.recycle(raw);

@@ -45,6 +45,26 @@ fn jsonl_equals_batch_json() {
     }
 }
 
+/// A CSV row's fields, RFC 4180: a quoted field may hold commas (a disk's `saturation_why`,
+/// `cannot judge yet: no calm baseline; queue 18, w_await 36.01 ms`), its quotes doubled.
+fn cells(row: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = row.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                chars.next();
+                out.last_mut().unwrap().push('"');
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
 #[test]
 fn csv_header_and_rows() {
     let rec = common::captured("live-fio-randwrite", Vec::new());
@@ -68,7 +88,7 @@ fn csv_header_and_rows() {
     // Values agree with the JSON lines of the same records.
     let jsonl = export(&rec, ExportFormat::Jsonl);
     for (row, json) in lines[1..].iter().zip(jsonl.lines()) {
-        let cells: Vec<&str> = row.split(',').collect();
+        let cells = cells(row);
         assert_eq!(cells.len(), head.len());
         let v: serde_json::Value = serde_json::from_str(json).unwrap();
         assert_eq!(cells[0], v["time_ms"].to_string());

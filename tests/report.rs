@@ -100,7 +100,8 @@ fn storm_headline_figures_by_hand() {
     assert_eq!(
         s.verdict,
         format!(
-            "Verdict: writers throttled 9.0 s (global); vda saturated 13.0 s ({why}); \
+            "Verdict: writers throttled 9.0 s (global); vda saturated 13.0 s ({why}); vda not \
+             judged 10.0 s (cannot judge yet: no calm baseline; queue 29, w_await 40.00 ms); \
              direct reclaim 4.0 s"
         )
     );
@@ -377,7 +378,7 @@ fn report_command_names_the_files_and_ends_with_the_verdict() {
     let stdout = String::from_utf8(o.stdout).unwrap();
     assert!(stdout.contains("report.md\n"), "{stdout}");
     assert!(
-        stdout.ends_with("\nVerdict: writers throttled 9.0 s (global); vda saturated 13.0 s (queue 39 deep (≥ 32), await 49.00 ms (≥ 1 ms), no calm baseline yet); direct reclaim 4.0 s\n"),
+        stdout.ends_with("\nVerdict: writers throttled 9.0 s (global); vda saturated 13.0 s (queue 39 deep (≥ 32), await 49.00 ms (≥ 1 ms), no calm baseline yet); vda not judged 10.0 s (cannot judge yet: no calm baseline; queue 29, w_await 40.00 ms); direct reclaim 4.0 s\n"),
         "{stdout}"
     );
 }

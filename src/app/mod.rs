@@ -123,6 +123,8 @@ pub struct App {
     /// The chart history as it stood when the display was paused: the pipeline goes on
     /// stepping (its baselines, the endpoint), the charts stay still.
     paused_history: Option<History>,
+    /// The last step's learned baselines, for the runtime to keep (`Step::learned`).
+    step_learned: Option<crate::parse::baselines::Stored>,
     dirty: bool,
 }
 
@@ -162,6 +164,7 @@ impl App {
             step_wants: None,
             published: None,
             paused_history: None,
+            step_learned: None,
             dirty: true,
         }
     }
@@ -210,6 +213,10 @@ impl App {
         let wants = self.step_wants.take();
         if let Some(w) = wants.filter(|_| !self.caps.captured && self.replay.is_none()) {
             effects.push(Effect::Want(w));
+        }
+        let learned = self.step_learned.take();
+        if let Some(l) = learned.filter(|_| !self.caps.captured && self.replay.is_none()) {
+            effects.push(Effect::KeepBaselines(l));
         }
         effects
     }
@@ -452,6 +459,9 @@ impl App {
         self.step_refresh |= step.refresh;
         if step.wants.is_some() {
             self.step_wants = step.wants;
+        }
+        if step.learned.is_some() {
+            self.step_learned = step.learned;
         }
         self.phases_keep(&mut model);
         self.sample_ms = model.time_ms;

@@ -104,6 +104,8 @@ pub enum Effect {
     SetInterval(f64),
     /// Collect this "who" data from the next sample on (`Source::want`).
     Want(crate::sample::Wants),
+    /// Keep the disks' calm baselines learned (`Step::learned`, `Source::keep_baselines`).
+    KeepBaselines(crate::parse::baselines::Stored),
     /// A job edge's work (eaters, fio, cache drops, settings, stacks, the fio scan).
     Job(JobCmd),
     /// An event to record.

@@ -86,6 +86,7 @@ pub fn run_viewing(
     // Batch paces itself (`wait`); the loop's own ticker is never waited on.
     let mut unused = crate::source::Ticker::new(1.0);
     crate::sampler::run(source, None, &mut unused, &mut printer);
+    source.keep_baselines(&printer.stepper.pipeline.learned());
     match printer.failed {
         Some(e) => Err(e),
         None => Ok(printer.summary),

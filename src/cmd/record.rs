@@ -16,6 +16,17 @@ use crate::model::Options;
 use crate::record::{Header, Recorder, RecordingSource};
 use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 
+/// The live source `record` reads: the tracers armed (their guard is this binary), the
+/// disks' stored baselines carried and kept.
+fn live_source() -> FsSource {
+    let store = crate::source::baselines::Store::open_or_warn(&mut std::io::stderr());
+    let source = FsSource::new("/proc", "/sys", Box::new(SystemClock)).with_baselines(store);
+    match std::env::current_exe() {
+        Ok(exe) => source.with_tracing(exe),
+        Err(_) => source,
+    }
+}
+
 /// Records live /proc and /sys into `args.file` until the duration ends or SIGINT, SIGTERM or
 /// SIGHUP (a dropped SSH session) arrives, then closes the file and prints where it wrote and
 /// how much.
@@ -39,11 +50,8 @@ pub fn record(args: &RecordArgs) -> Result<()> {
             }
         })
         .context("starting the signal thread")?;
-    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    let mut source = live_source();
     super::note_unresolved(std::path::Path::new("/sys"), &args.latency);
-    if let Ok(exe) = std::env::current_exe() {
-        source = source.with_tracing(exe);
-    }
     let first = source.read().context("reading /proc")?;
     let provenance = std::env::args().collect::<Vec<_>>().join(" ");
     let header = Header::from_sample(
@@ -94,6 +102,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     if let Some(e) = sink.lost {
         return Err(e);
     }
+    source.keep_baselines(&sink.stepper.pipeline.learned());
     let (rec, failures, mut err) = (sink.rec, sink.failures, sink.err);
     let took = start.elapsed();
     let done = rec.finish()?;

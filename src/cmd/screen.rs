@@ -120,7 +120,9 @@ pub(super) fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> 
         && args.sys_root.is_none()
         && let Ok(exe) = std::env::current_exe()
     {
-        src = src.with_tracing(exe);
+        src = src.with_tracing(exe).with_baselines(
+            pagewatch::source::baselines::Store::open_or_warn(&mut std::io::stderr()),
+        );
     }
     Ok((Box::new(src), host))
 }

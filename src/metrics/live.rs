@@ -26,6 +26,8 @@ pub struct DiskState {
     pub level: u8,
     /// The device's calm baseline await, ms.
     pub baseline_await_ms: Option<f64>,
+    /// Under load with nothing to judge it by yet (`Saturation::unjudged`).
+    pub unjudged: bool,
 }
 
 /// Everything one scrape says, fixed at one sample.
@@ -53,6 +55,8 @@ pub struct Live {
     pipeline: Pipeline,
     refresh_due: bool,
     wants: Option<Wants>,
+    /// The disks' calm baselines learned, not yet taken (`Step::learned`).
+    learned: Option<crate::parse::baselines::Stored>,
     last: Page,
     /// What decides the "who" data: only `--latency`'s devices (no screen).
     view: View,
@@ -66,6 +70,7 @@ impl Live {
             pipeline: Pipeline::new(opts, 2),
             refresh_due: false,
             wants: None,
+            learned: None,
             view: View::default(),
             last: Page {
                 host: if host.is_empty() { "unknown" } else { host }.to_owned(),
@@ -87,6 +92,9 @@ impl Live {
         if step.wants.is_some() {
             self.wants = step.wants;
         }
+        if step.learned.is_some() {
+            self.learned = step.learned;
+        }
         self.step(step.model, step.first, read_s)
     }
 
@@ -104,6 +112,7 @@ impl Live {
                     name: d.name.clone(),
                     level: d.saturation.saturation_level,
                     baseline_await_ms: d.saturation.baseline_await_ms,
+                    unjudged: d.saturation.unjudged,
                 })
                 .collect();
             let levels: Vec<(&str, u8)> =
@@ -118,6 +127,11 @@ impl Live {
     /// Times the block requests of these devices (`--latency`).
     pub fn set_latency(&mut self, devices: &[String]) {
         self.view.latency = devices.to_vec();
+    }
+
+    /// The disks' calm baselines the pipeline learned, when it is time to keep them.
+    pub fn take_learned(&mut self) -> Option<crate::parse::baselines::Stored> {
+        self.learned.take()
     }
 
     /// The "who" data the pipeline wants collected, when it changed since the last call.

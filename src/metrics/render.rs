@@ -197,6 +197,18 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
         "The device's own baseline: the median await of its busy samples over the last 600.",
         &s,
     );
+    let s: Vec<(String, f64)> = page
+        .disks
+        .iter()
+        .zip(&dev)
+        .map(|(d, l)| (l.clone(), f64::from(u8::from(d.unjudged))))
+        .collect();
+    o.gauges(
+        "pagewatch_disk_unjudged",
+        "",
+        "1 while the device is under load (aqu-sz >= 1) and cannot be judged yet: no calm baseline of its own, from this run or a stored one, and no other evidence; pagewatch_disk_saturation 0 then does not mean fine.",
+        &s,
+    );
     o.gauges(
         "pagewatch_sample_timestamp_seconds",
         "seconds",

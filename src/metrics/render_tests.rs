@@ -186,3 +186,21 @@ fn latency_is_a_cumulative_histogram_summed_over_samples() {
         "pagewatch_disk_latency_seconds_sum{{{l}}} 0.010406\n"
     )));
 }
+
+#[test]
+fn a_loaded_disk_nothing_judges_is_said_not_fine() {
+    // The 6.12 lab's writer: vda at queue 3-5 and 30-97 ms, never seen calm.
+    let s = crate::source::test_samples("kernel-6.12-lab-writer");
+    let mut live = Live::new("lab", Options::default());
+    let mut p = Page::default();
+    for r in &s {
+        p = live.sample(r, 0.000_25);
+    }
+    let t = render(&p, Format::OpenMetrics, None);
+    assert!(
+        t.contains("pagewatch_disk_unjudged{host=\"lab\",device=\"vda\"} 1\n"),
+        "{}",
+        samples(&t, "pagewatch_disk_unjudged").join("\n")
+    );
+    assert!(t.contains("pagewatch_disk_saturation{host=\"lab\",device=\"vda\"} 0\n"));
+}

@@ -116,9 +116,9 @@ pub struct Verdict {
     pub saturated: Vec<String>,
     /// Why the first of them is saturated.
     pub saturation_why: Option<String>,
-    /// When none is: the most queued device whose deep queue no calm baseline judges yet, and
-    /// why (`vda: queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads
-    /// yet`); `None` (left out of JSON) otherwise. Said where "no disk saturated" would be.
+    /// When none is: the most queued device under load (aqu-sz ≥ 1) that nothing judges yet,
+    /// and why (`vda: cannot judge yet: no calm baseline; queue 8, w_await 7.00 ms`); `None`
+    /// (left out of JSON) otherwise. Said where "no disk saturated" would be.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unjudged: Option<String>,
     /// The worst latency, weighted by IOPS; `None` without I/O.

@@ -37,9 +37,14 @@
 //! Must not touch: I/O, history keeping for the charts, drawing.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 pub use super::disk::Saturation;
 use super::disk::{Columns, Disk};
+use crate::parse::baselines::Stored;
+
+#[path = "saturation_keep.rs"]
+mod keep;
 
 /// A queue this deep (aqu-sz, averaged over the interval) with an await of at least
 /// `DEEP_QUEUE_AWAIT_MS` is saturation on its own when the device has no calm baseline yet,
@@ -63,6 +68,16 @@ const BASELINE_FLOOR_MS: f64 = 0.05;
 /// A device's memory between steps.
 #[derive(Debug, Clone, Default)]
 struct Track {
+    /// What the device is (`QueueSettings::identity`), once a sample said: its baselines are
+    /// seeded from the stored ones of that identity, and forgotten when another device takes
+    /// the name.
+    identity: Option<String>,
+    /// Which baselines this run moved itself (the others were seeded): what it hands back.
+    own: [[bool; SizeClass::COUNT]; 2],
+    /// Per direction and size class, the shallowest queue (aqu-sz ≥ 1) this run saw that
+    /// direction carry most IOs at, with its await: evidence that needs no calm sample
+    /// (`keep::deeper_than_seen`).
+    shallow: [[Option<keep::Point>; SizeClass::COUNT]; 2],
     /// The calm baseline of each direction (reads, then writes) and request size class, ms. Kept
     /// apart because a direction's calm await says little of the other's: journal writes with
     /// FUA on virtio-blk here took 0.86 ms while 4k reads took 0.06.
@@ -75,10 +90,15 @@ struct Track {
     quiet: u32,
 }
 
-/// Keeps each device's calm baseline and saturation across steps.
+/// Keeps each device's calm baseline and saturation across steps; seeded with the baselines
+/// stored by earlier runs (`seed`), it hands back what it learned (`learned`).
 #[derive(Debug, Clone, Default)]
 pub struct Judge {
     tracks: BTreeMap<String, Track>,
+    /// The stored baselines, by device identity (`seed`).
+    stored: std::sync::Arc<Stored>,
+    /// What is learned and not yet handed back (`keep::Judge::take_due`).
+    unsaid: keep::Unsaid,
 }
 
 /// A request size class: 4k and under, then each doubling (4–8k, …, 2–4M), then over 4M.
@@ -88,7 +108,7 @@ pub struct Judge {
 pub struct SizeClass(usize);
 
 impl SizeClass {
-    const COUNT: usize = 12;
+    const COUNT: usize = crate::parse::baselines::CLASSES;
 
     /// The class of a mean request of `kb` kB.
     #[must_use]
@@ -275,7 +295,12 @@ impl Judge {
                 Some(t) => t,
                 None => self.tracks.entry(d.name.clone()).or_default(),
             };
+            let id = d.queue.as_ref().and_then(|q| q.identity.as_deref());
+            keep::bind(t, id, &self.stored);
+            let before = t.baseline_ms;
             d.saturation = judge_one(t, d);
+            self.unsaid
+                .note(&before, &t.baseline_ms, t.identity.is_some());
         }
         // Forget devices that went away, so a long run's map stays bounded.
         if self.tracks.len() > disks.len() {
@@ -298,7 +323,9 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     }
     let aqu = d.cols.aqu_sz.unwrap_or(0.0);
     let (level, why, unjudged) = if parallel(d) {
-        parallel_level(t, aqu, &load)
+        let judged = parallel_level(t, aqu, &load);
+        keep::saw(t, aqu, &load);
+        judged
     } else {
         let u = d.cols.util_pct.unwrap_or(0.0);
         let level = if u >= 90.0 { 2 } else { u8::from(u >= 70.0) };
@@ -324,6 +351,7 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
         for (dir, flow) in load.flows.iter().enumerate() {
             let Some(flow) = flow else { continue };
             let a = flow.await_ms.max(BASELINE_FLOOR_MS);
+            t.own[dir][flow.class.0] = true;
             let b = &mut t.baseline_ms[dir][flow.class.0];
             *b = Some(match *b {
                 None => a,
@@ -343,7 +371,7 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
     };
     Saturation {
         saturated: t.saturated,
-        saturation_why: why.filter(|_| level > 0 || t.saturated),
+        saturation_why: why.filter(|_| level > 0 || t.saturated || unjudged),
         baseline_await_ms: expected(t, &load)
             .map(|e| e.ms)
             .or_else(|| t.idle_baseline().filter(|_| load.ops <= 0.0)),
@@ -428,36 +456,59 @@ fn parallel_level(t: &Track, aqu: f64, load: &Load) -> (u8, Option<String>, bool
             e.what()
         )
     });
-    let mut unjudged = false;
     let main = load.main_dir().unwrap_or(0);
-    let own = t.baseline_ms[main].iter().any(Option::is_some);
-    if !own && aqu >= DEEP_QUEUE {
-        let deep = if await_ms >= DEEP_QUEUE_AWAIT_MS {
-            2
-        } else {
-            1
-        };
-        // A borrowed baseline's 3x is saturation; under it, the deep queue's word stands,
-        // with the borrowed ratio beside it.
-        if deep >= level {
-            let none = if t.baseline_ms.iter().flatten().any(Option::is_some) {
-                format!(" for {}", DIRS[main])
-            } else {
-                String::new()
-            };
-            let at_least = if deep == 2 { "≥" } else { "<" };
-            let borrowed = ratio
-                .map(|(r, e)| format!("; {r:.1}x the {:.2} ms borrowed ({})", e.ms, e.what()))
-                .unwrap_or_default();
-            why = Some(format!(
-                "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms \
-                 ({at_least} {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet{borrowed}"
-            ));
-            level = deep;
-            unjudged = deep == 1;
-        }
+    if t.baseline_ms[main].iter().any(Option::is_some) {
+        return (level, why, false);
     }
-    (level, why, unjudged)
+    // No calm baseline of the main direction's own: a deep queue's millisecond, a borrowed
+    // baseline's 3x or this run's shallower queue's (`keep::deeper_than_seen`) is
+    // saturation; short of that the device is not judged, and says so.
+    let none = if t.baseline_ms.iter().flatten().any(Option::is_some) {
+        format!(" for {}", DIRS[main])
+    } else {
+        String::new()
+    };
+    if aqu >= DEEP_QUEUE && await_ms >= DEEP_QUEUE_AWAIT_MS {
+        let why = format!(
+            "queue {aqu:.0} deep (≥ {DEEP_QUEUE:.0}), await {await_ms:.2} ms \
+             (≥ {DEEP_QUEUE_AWAIT_MS:.0} ms), no calm baseline{none} yet"
+        );
+        return (2, Some(why), false);
+    }
+    let inrun = keep::deeper_than_seen(t, main, aqu, load);
+    if let Some((l, w)) = &inrun
+        && *l > level
+    {
+        level = *l;
+        why = Some(w.clone());
+    }
+    if level >= 2 {
+        return (level, why, false);
+    }
+    let column = ["r_await", "w_await"][main];
+    let main_await = load.flows[main].as_ref().map_or(await_ms, |f| f.await_ms);
+    let deep = if aqu >= DEEP_QUEUE {
+        format!(" deep (≥ {DEEP_QUEUE:.0})")
+    } else {
+        String::new()
+    };
+    let mut evidence = String::new();
+    if let Some((_, w)) = inrun {
+        let _ = write!(evidence, "; {w}");
+    }
+    if let Some((r, e)) = ratio {
+        let _ = write!(
+            evidence,
+            "; {r:.1}x the {:.2} ms borrowed ({})",
+            e.ms,
+            e.what()
+        );
+    }
+    let why = format!(
+        "cannot judge yet: no calm baseline{none}; queue {aqu:.0}{deep}, {column} \
+         {main_await:.2} ms{evidence}"
+    );
+    (level.max(u8::from(aqu >= DEEP_QUEUE)), Some(why), true)
 }
 
 /// Whether `d` serves requests in parallel (see the module doc).

@@ -101,10 +101,20 @@ fn idle_and_steady_light_load_are_never_flagged() {
 }
 
 #[test]
-fn without_a_baseline_only_a_deep_queue_is_saturation() {
+fn without_a_baseline_only_a_deep_queue_is_saturation_and_the_rest_is_not_judged() {
     let mut j = Judge::default();
+    // A queue of 10 at 2 ms, never seen calm: not saturated, not fine either; said so (the
+    // write flood pagewatch was started 20 s into said "no disk saturated").
     let q10 = disk("vdb", true, 100.0, 10.0, 2.0, 5000.0);
-    assert_eq!(run(&mut j, &q10, 3).saturation_level, 0);
+    let s = run(&mut j, &q10, 3);
+    assert_eq!(
+        (s.saturation_level, s.saturated, s.unjudged),
+        (0, false, true)
+    );
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some("cannot judge yet: no calm baseline; queue 10, w_await 2.00 ms")
+    );
     // 75 deep at 0.7 ms: a fast device may be keeping up with a deep queue (4k random
     // writes), or queueing: without a baseline it cannot be told, so it warns, and says so.
     let fast = disk("vdb", true, 100.0, 75.0, 0.7, 110_000.0);
@@ -112,7 +122,7 @@ fn without_a_baseline_only_a_deep_queue_is_saturation() {
     assert_eq!((s.saturation_level, s.saturated), (1, false), "{s:?}");
     assert_eq!(
         s.saturation_why.as_deref(),
-        Some("queue 75 deep (≥ 32), await 0.70 ms (< 1 ms), no calm baseline yet")
+        Some("cannot judge yet: no calm baseline; queue 75 deep (≥ 32), w_await 0.70 ms")
     );
     let q144 = disk("vdb", true, 100.0, 144.0, 3.0, 30_000.0);
     let s = run(&mut j, &q144, 1);
@@ -295,8 +305,8 @@ fn reads_are_not_judged_against_the_writes_baseline() {
     assert_eq!(
         s.saturation_why.as_deref(),
         Some(
-            "queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline for reads yet; 0.5x \
-             the 0.86 ms borrowed (≤4K reads, the writes' baseline)"
+            "cannot judge yet: no calm baseline for reads; queue 52 deep (≥ 32), r_await 0.44 \
+             ms; 0.5x the 0.86 ms borrowed (≤4K reads, the writes' baseline)"
         )
     );
     // Borrowed at 2.8x (a warning by the ratio): still not judged, the deep queue's word.
@@ -352,4 +362,111 @@ fn a_few_slow_writes_beside_fast_reads_weigh_as_few() {
               reads' baseline)"
         )
     );
+}
+
+/// `d` with the device identity `id` (`QueueSettings::identity`).
+fn known(mut d: Disk, id: &str) -> Disk {
+    d.queue.as_mut().unwrap().identity = Some(id.to_owned());
+    d
+}
+
+/// Stored baselines: `id`'s 4 KiB writes calm at `ms`.
+fn stored(id: &str, ms: f64) -> Stored {
+    let mut d = crate::parse::baselines::Device::default();
+    d.baseline_ms[1][0] = Some(ms);
+    Stored::from([(id.to_owned(), d)])
+}
+
+#[test]
+fn a_stored_baseline_judges_a_device_never_seen_calm_and_never_another_device() {
+    // 4 KiB writes at queue 8, 2 ms: 4x the stored 0.5 ms calm, saturated at once.
+    let loaded = disk("vdb", true, 100.0, 8.0, 2.0, 5000.0);
+    let mut j = Judge::default();
+    j.seed(stored("serial=A", 0.5));
+    let s = run(&mut j, &known(loaded.clone(), "serial=A"), 1);
+    assert!(s.saturated && !s.unjudged, "{s:?}");
+    assert_eq!(s.baseline_await_ms, Some(0.5));
+    assert!(
+        s.saturation_why
+            .as_deref()
+            .unwrap()
+            .contains("4.0x the 0.50 ms calm baseline"),
+        "{s:?}"
+    );
+    // Another device under the same name (a disk swapped, a loop device bound to another
+    // file): the track starts again, and nothing stored is known of it.
+    let s = run(&mut j, &known(loaded.clone(), "serial=B"), 1);
+    assert!(!s.saturated && s.unjudged, "{s:?}");
+    assert_eq!(s.baseline_await_ms, None);
+    // Without an identity (older recordings), nothing stored is used.
+    let mut j = Judge::default();
+    j.seed(stored("serial=A", 0.5));
+    let s = run(&mut j, &loaded, 1);
+    assert!(s.unjudged && s.baseline_await_ms.is_none(), "{s:?}");
+}
+
+#[test]
+fn what_is_learned_is_handed_back_once_new_and_then_every_30_steps() {
+    let calm = |ms: f64| known(disk("vdb", true, 10.0, 0.1, ms, 100.0), "serial=A");
+    let mut j = Judge::default();
+    // Seeded reads are not handed back as this run's: only the writes it saw.
+    let mut seeded = stored("serial=A", 9.0);
+    let dev = seeded.get_mut("serial=A").unwrap();
+    (dev.baseline_ms[0][0], dev.baseline_ms[1][0]) = (Some(0.07), None);
+    j.seed(seeded);
+    let mut v = vec![calm(0.4)];
+    j.judge(&mut v);
+    let l = j
+        .take_due()
+        .expect("a class learned for the first time is handed back at once");
+    assert_eq!(l["serial=A"].baseline_ms[1][0], Some(0.4));
+    assert_eq!(l["serial=A"].baseline_ms[0][0], None);
+    // The same await: nothing moved, nothing to say.
+    j.judge(&mut v);
+    assert!(j.take_due().is_none());
+    // 0.2 ms: the baseline falls halfway (0.3 ms), said 30 steps after the last time.
+    v = vec![calm(0.2)];
+    for step in 2..30 {
+        j.judge(&mut v);
+        assert!(j.take_due().is_none(), "step {step}");
+    }
+    j.judge(&mut v);
+    let l = j.take_due().unwrap();
+    let b = l["serial=A"].baseline_ms[1][0].unwrap();
+    // 0.4 → 0.3 → 0.25 → … halving the gap to 0.2 every step, 29 steps.
+    assert!((b - 0.2).abs() < 1e-6, "{b}");
+}
+
+/// `n` 4 KiB reads a second at `await_ms`, queue `aqu`, on a device never seen calm.
+fn deep_reads(aqu: f64, await_ms: f64, n: f64) -> Disk {
+    reads(aqu, await_ms, n, 4.0)
+}
+
+#[test]
+fn with_no_calm_sample_a_deeper_queue_that_only_waits_is_saturation() {
+    // Queue 2 at 0.2 ms, 10k reads/s; then queue 40 at 0.8 ms, 50k/s: 20x the queue, 4x the
+    // await, 5x the IOPS (Little's law: 40 = 50k × 0.8 ms). The extra queue waited: saturated.
+    let mut j = Judge::default();
+    let s = run(&mut j, &deep_reads(2.0, 0.2, 10_000.0), 1);
+    assert!(s.unjudged && !s.saturated, "{s:?}");
+    let s = run(&mut j, &deep_reads(40.0, 0.8, 50_000.0), 1);
+    assert!(s.saturated && !s.unjudged, "{s:?}");
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some(
+            "queue 40.0 deep, r_await 0.80 ms, 4.0x the 0.20 ms of ≤4K reads at queue 2.0 this \
+             run, IOPS 5.0x (Little's law: the deeper queue waited)"
+        )
+    );
+    // Queue 6 at 0.8 ms is only 3x the queue: not compared, not judged.
+    let mut j = Judge::default();
+    run(&mut j, &deep_reads(2.0, 0.2, 10_000.0), 1);
+    let s = run(&mut j, &deep_reads(6.0, 0.8, 7_500.0), 1);
+    assert!(s.unjudged && !s.saturated, "{s:?}");
+    // 20x the queue at 1.5x the await: the device kept up (IOPS 13x); not judged, with the
+    // evidence of the shallower queue nowhere near saturation.
+    let mut j = Judge::default();
+    run(&mut j, &deep_reads(2.0, 0.2, 10_000.0), 1);
+    let s = run(&mut j, &deep_reads(40.0, 0.3, 133_000.0), 1);
+    assert!(s.unjudged && s.saturation_level == 1, "{s:?}");
 }

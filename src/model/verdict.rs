@@ -451,7 +451,7 @@ fn headline(
     let throttled = d.state.filter(|s| *s >= State::WritersThrottled);
     let disks = match (sat, unjudged) {
         (Some(s), _) => Some(format!("saturated {s}")),
-        (None, Some(u)) => Some(format!("not judged {u}")),
+        (None, Some(u)) => Some(u.to_owned()),
         (None, None) => None,
     };
     if throttled.is_none() && sat.is_none() && !r.stalls() {

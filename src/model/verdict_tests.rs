@@ -394,14 +394,11 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
     crate::model::saturation::Judge::default().judge(&mut m.disks);
     let v = derive(&m);
     assert!(v.saturated.is_empty());
-    let u = "vda: queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm baseline yet";
+    let u = "vda: cannot judge yet: no calm baseline; queue 52 deep (≥ 32), r_await 0.44 ms";
     assert_eq!(v.unjudged.as_deref(), Some(u));
     assert_eq!(
         v.headline,
-        format!(
-            "{} below background; not judged {u}; no reclaim stall",
-            v.dirty.domain
-        )
+        format!("{} below background; {u}; no reclaim stall", v.dirty.domain)
     );
     // Beside throttled writers it is one of the parts.
     let why = "d+wb over freerun".to_owned();
@@ -411,10 +408,7 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
         ..v.dirty.clone()
     };
     let line = headline(&dirty, None, Some(u), &v.reclaim);
-    assert_eq!(
-        line,
-        format!("{} writers throttled; not judged {u}", v.dirty.domain)
-    );
+    assert_eq!(line, format!("{} writers throttled; {u}", v.dirty.domain));
     // Once a device is saturated, that is said and the unjudged one is not.
     let mut sdb = disk("sdb", (0.0, 0.0), (300.0, 9.0));
     sdb.cols.util_pct = Some(97.0);

@@ -5,6 +5,7 @@
 //! vmstat (whose procfs-core parsers allocate a map per read, over the time budget) and the
 //! sysfs/sysctl files have small parsers here. Bad input is reported as `file:line: problem`.
 
+pub mod baselines;
 pub mod bdi;
 pub mod below;
 pub mod below_reduce;

@@ -24,6 +24,11 @@ pub struct QueueSettings {
     /// `wbt_lat_usec`: writeback throttling's read-latency target, µs; 0 is off. `None`
     /// when not read (no wbt in the kernel, older recordings, trees).
     pub wbt_lat_usec: Option<u64>,
+    /// What the device is (`identity`), the key of its calm baselines kept across runs;
+    /// `None` when the line has no identity columns (older recordings, trees) or the device
+    /// has no medium (size 0: an unbound loop device).
+    #[serde(skip)]
+    pub identity: Option<String>,
 }
 
 /// Parses the pseudo-file: whole-disk names (sorted) and each one's settings.
@@ -48,10 +53,66 @@ pub fn parse(text: &str) -> BTreeMap<String, QueueSettings> {
             dm_name: next().map(str::to_owned),
             hw_queues: next().and_then(|s| s.parse().ok()),
             wbt_lat_usec: next().and_then(|s| s.parse().ok()),
+            identity: None,
+        };
+        let ids: Vec<Option<&str>> = (0..IDENTITY_COLUMNS).map(|_| next()).collect();
+        let settings = QueueSettings {
+            identity: identity(name, settings.rotational, &ids),
+            ..settings
         };
         out.insert(name.to_owned(), settings);
     }
     out
+}
+
+/// The identity columns at the end of a line (`source::block_id`): wwid, serial, model,
+/// dm uuid, md uuid, loop backing file, its `dev:inode`, loop offset, size, logical block size.
+const IDENTITY_COLUMNS: usize = 10;
+
+/// What a device is, from its identity columns (`ids`, in `IDENTITY_COLUMNS` order), as one
+/// line of text without tabs: the first the kernel gives of device-mapper's uuid, md's uuid,
+/// a loop device's backing file with its inode and offset (whatever loop number it is bound
+/// to), the wwid, the serial with the model; else, with neither, the name (a weak identity:
+/// the same name, size and block size). Each ends with the size in sectors, the logical
+/// block size and the rotational flag, so a resized or re-formatted device is another. `None`
+/// without a size, or with size 0 (no medium).
+fn identity(name: &str, rotational: Option<bool>, ids: &[Option<&str>]) -> Option<String> {
+    let [
+        wwid,
+        serial,
+        model,
+        dm,
+        md,
+        backing,
+        inode,
+        offset,
+        size,
+        lbs,
+    ] = ids
+    else {
+        return None;
+    };
+    let size = size.filter(|s| *s != "0")?;
+    let what = if let Some(u) = dm {
+        format!("dm-uuid={u}")
+    } else if let Some(u) = md {
+        format!("md-uuid={u}")
+    } else if let Some(b) = backing {
+        format!(
+            "loop={b};ino={};offset={}",
+            inode.unwrap_or("?"),
+            offset.unwrap_or("0")
+        )
+    } else if let Some(w) = wwid {
+        format!("wwid={w}")
+    } else if let Some(s) = serial {
+        format!("serial={s};model={}", model.unwrap_or(""))
+    } else {
+        format!("name={name}")
+    };
+    let rot = rotational.map_or("?", |r| if r { "1" } else { "0" });
+    let id = format!("{what};size={size};lbs={};rot={rot}", lbs.unwrap_or("?"));
+    Some(id.replace(['\t', '\n'], " "))
 }
 
 /// `none [mq-deadline] kyber` → `mq-deadline`; a lone `none` → `none`.
@@ -83,6 +144,45 @@ mod tests {
         assert_eq!(q["vda"].wbt_lat_usec, Some(75_000));
         assert_eq!(q["vda"].hw_queues, Some(2));
         assert_eq!(q["loop0"].wbt_lat_usec, Some(0));
+    }
+
+    #[test]
+    fn identity_from_the_kernels_strongest_id() {
+        let line = |ids: &str| format!("dev\t0\tnone\t64\t\t\t1\t0\t{ids}\n");
+        let id = |name: &str, ids: &str| {
+            parse(&line(ids).replacen("dev", name, 1))[name]
+                .identity
+                .clone()
+        };
+        // vda here: a virtio serial, no model.
+        assert_eq!(
+            id("vda", "\toverlayblk\t\t\t\t\t\t\t536870912\t512").as_deref(),
+            Some("serial=overlayblk;model=;size=536870912;lbs=512;rot=0")
+        );
+        // The wwid wins over the serial; dm's uuid over everything.
+        assert_eq!(
+            id("nvme0n1", "eui.01\tS3X\tSamsung\t\t\t\t\t\t100\t4096").as_deref(),
+            Some("wwid=eui.01;size=100;lbs=4096;rot=0")
+        );
+        assert_eq!(
+            id("dm-0", "\t\t\tLVM-abc\t\t\t\t\t100\t512").as_deref(),
+            Some("dm-uuid=LVM-abc;size=100;lbs=512;rot=0")
+        );
+        // A loop device is its backing file, whatever its number.
+        let backed = "\t\t\t\t\t/dev/shm/img\t20:7\t0\t100\t512";
+        assert_eq!(id("loop3", backed), id("loop5", backed));
+        assert_eq!(
+            id("loop3", backed).as_deref(),
+            Some("loop=/dev/shm/img;ino=20:7;offset=0;size=100;lbs=512;rot=0")
+        );
+        // No id at all: the name, weakly.
+        assert_eq!(
+            id("sdz", "\t\t\t\t\t\t\t\t100\t512").as_deref(),
+            Some("name=sdz;size=100;lbs=512;rot=0")
+        );
+        // An unbound loop device (size 0), and a line without the columns: none.
+        assert_eq!(id("loop0", "\t\t\t\t\t\t\t\t0\t512"), None);
+        assert_eq!(parse("vda\t1\tnone\t64\t\t\t1\t0\n")["vda"].identity, None);
     }
 
     #[test]

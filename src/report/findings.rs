@@ -114,7 +114,7 @@ pub(crate) fn periods(o: &mut String, a: &Analysis, started: i64) {
     // Its own heading: a disk not judged was not called saturated, and is not under that one.
     let mut unjudged = a.disks.iter().filter(|d| !d.unjudged.is_empty()).peekable();
     if unjudged.peek().is_some() {
-        let _ = writeln!(o, "### Deep queues not judged\n");
+        let _ = writeln!(o, "### Disks not judged\n");
     }
     for d in unjudged {
         let _ = writeln!(
@@ -207,10 +207,12 @@ direction and size, reads and writes weighted by their IOs (the await of records
 short queue whose mean request was in the same size class: 4K and under, each doubling to \
 4M, over 4M; frozen while the queue is long, so a long flood does not become its own \
 baseline; a size never calm takes a larger size's baseline, else a smaller size's plus the \
-transfer time at the device's peak rate, and a direction never calm the other's), or, while \
-the direction doing most IOs has no calm record of its own, a queue ≥ {DEEP_QUEUE:.0} deep \
-with an await ≥ {DEEP_QUEUE_AWAIT_MS:.0} ms; under {DEEP_QUEUE_AWAIT_MS:.0} ms that queue is \
-listed as not judged. A saturated disk stays so while its evidence holds at the \
+transfer time at the device's peak rate, and a direction never calm the other's; the calm \
+baselines of earlier runs on the machine, kept by device identity, count as the device's own \
+and are carried in the recording), or, while the direction doing most IOs has no calm record \
+of its own, a queue ≥ {DEEP_QUEUE:.0} deep with an await ≥ {DEEP_QUEUE_AWAIT_MS:.0} ms, or \
+an await ≥ 3× that of a queue a quarter as deep in the same recording (Little's law); \
+short of that, a queue of 1 or more with no calm record is listed as not judged. A saturated disk stays so while its evidence holds at the \
 warning level (await ≥ 2× the baseline, 70 % util) and for {HOLD} records after, as the \
 screen judges it.\n\
 - A period runs from the start of its first record's interval to the read of its last; \

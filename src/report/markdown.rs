@@ -142,15 +142,17 @@ fn headline(o: &mut String, a: &Analysis, started: i64) {
             at(w.end_ms, started)
         );
     }
-    if s.saturated_s.is_empty() {
+    if s.saturated_s.is_empty() && s.unjudged_s.is_empty() {
         let _ = writeln!(o, "- No disk was saturated.");
+    } else if s.saturated_s.is_empty() {
+        let _ = writeln!(o, "- No disk was judged saturated.");
     } else {
         let _ = writeln!(o, "- Saturated disks: **{}**.", glance(&s.saturated_s));
     }
     if !s.unjudged_s.is_empty() {
         let _ = writeln!(
             o,
-            "- Deep queues not judged (no calm baseline of their own): **{}**.",
+            "- Disks not judged under load (no calm baseline of their own): **{}**.",
             glance(&s.unjudged_s)
         );
     }

@@ -192,7 +192,8 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
         any = true;
         parts.push(said(&d.saturated, &d.worst_why, &d.name, "saturated"));
     }
-    if !any {
+    // Never "no disk saturated" beside a loaded disk nothing could judge.
+    if !any && disks.iter().all(|d| d.unjudged.is_empty()) {
         parts.push("no disk saturated".to_owned());
     }
     // A deep queue no baseline could judge, said beside the saturated ones: saturated or
@@ -322,7 +323,7 @@ mod tests {
              0.5 s in all, tracepoint); sdb saturated 2.0 s (95 %util on a single-queue \
              rotational disk, queue 3.0); no direct reclaim"
         );
-        // A deep queue no baseline judged is said beside "no disk saturated".
+        // A loaded disk no baseline judged is said in the place of "no disk saturated".
         let vda = DiskReport {
             name: "vda".into(),
             rows: Vec::new(),
@@ -339,8 +340,8 @@ mod tests {
         let s = summarise(&m, &throttled, [&[], &[]], &[vda], 0);
         assert!(
             s.verdict.contains(
-                "; no disk saturated; vda not judged 1.0 s (queue 52 deep (≥ 32), await 0.44 \
-                 ms (< 1 ms), no calm baseline yet); no direct reclaim"
+                "; vda not judged 1.0 s (queue 52 deep (≥ 32), await 0.44 ms (< 1 ms), no calm \
+                 baseline yet); no direct reclaim"
             ),
             "{}",
             s.verdict

@@ -84,6 +84,11 @@ impl Feeder {
         self.live.take_refresh()
     }
 
+    /// The disks' calm baselines learned, to keep (`Live::take_learned`).
+    pub fn take_learned(&mut self) -> Option<crate::pipeline::Stored> {
+        self.live.take_learned()
+    }
+
     /// The "who" data to collect, when it changed (`Live::take_wants`).
     pub fn take_wants(&mut self) -> Option<crate::sample::Wants> {
         self.live.take_wants()
@@ -123,7 +128,9 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let host = HostInfo::live();
     let opts = Options { partitions };
-    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock));
+    let mut source = FsSource::new("/proc", "/sys", Box::new(SystemClock)).with_baselines(
+        crate::source::baselines::Store::open_or_warn(&mut std::io::stderr()),
+    );
     if let Ok(exe) = std::env::current_exe() {
         source = source.with_tracing(exe);
     }
@@ -180,6 +187,7 @@ impl crate::sampler::Sink for Serving {
             // process walk, which only per-process series would need.
             wants: (self.feeder.take_wants()).map(|w| Wants { procs: None, ..w }),
             refresh: self.feeder.take_refresh(),
+            learned: self.feeder.take_learned(),
             stop: false,
         }
     }

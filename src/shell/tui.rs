@@ -37,6 +37,8 @@ enum Control {
     Refresh,
     /// Collect this "who" data from the next sample on (`Source::want`).
     Want(crate::sample::Wants),
+    /// Keep these learned disk baselines (`Source::keep_baselines`).
+    KeepBaselines(crate::parse::baselines::Stored),
 }
 
 /// What the screen runs on.
@@ -323,6 +325,9 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
             Effect::Want(w) => {
                 let _ = edges.ctl.send(Control::Want(w));
             }
+            Effect::KeepBaselines(l) => {
+                let _ = edges.ctl.send(Control::KeepBaselines(l));
+            }
             Effect::Save(changes) => {
                 if let Some(s) = &edges.saver {
                     s.save(changes);
@@ -406,6 +411,7 @@ impl crate::sampler::Sink for Screen {
                 }
                 Wake::Message(Control::Refresh) => source.refresh_soon(),
                 Wake::Message(Control::Want(w)) => source.want(&w),
+                Wake::Message(Control::KeepBaselines(l)) => source.keep_baselines(&l),
                 Wake::Closed => return false,
             }
         }

@@ -161,6 +161,19 @@ impl<'a> Collect<'a> for Exits {
     }
 }
 
+/// The disks' calm baselines kept across runs (`source::baselines`): their stored text in
+/// every sample (`names::BASELINES`), so a recording judges as the live run did.
+pub(super) struct Baselines(pub Option<super::baselines::Store>);
+
+impl<'a> Collect<'a> for Baselines {
+    fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        if let Some(text) = self.0.as_ref().and_then(|b| b.text()) {
+            pass.put(names::BASELINES, Cow::Borrowed(text));
+        }
+        Ok(())
+    }
+}
+
 /// The process walk, done while `Wants::procs` asks (spec §11).
 impl<'a> Collect<'a> for super::procs::Walker {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::collect::{Collect, Exits, Journals, Pass, Tracing, fresh_text};
+use super::collect::{Baselines, Collect, Exits, Journals, Pass, Tracing, fresh_text};
 use super::read::{
     DEFAULT_STEP, Records, is_absent, is_procfs, open_regular, read_from_start, read_optional,
     step_for, text,
@@ -88,6 +88,8 @@ pub struct FsSource {
     walker: super::procs::Walker,
     /// The tracers (`source::tracers`), for the live system only (`with_tracing`).
     tracing: Tracing,
+    /// The disks' calm baselines kept across runs (`with_baselines`).
+    baselines: Baselines,
 }
 
 impl FsSource {
@@ -130,6 +132,7 @@ impl FsSource {
                 tracers: None,
                 proc_root,
             },
+            baselines: Baselines(None),
         }
     }
 
@@ -150,6 +153,14 @@ impl FsSource {
         self.exits = Exits(Some(super::taskstats::Listener::new(
             self.slow.sys_root.clone(),
         )));
+        self
+    }
+
+    /// Carries `store`'s baselines in every sample (`names::BASELINES`) and keeps in it what
+    /// the pipeline learned (`Source::keep_baselines`).
+    #[must_use]
+    pub fn with_baselines(mut self, store: super::baselines::Store) -> Self {
+        self.baselines = Baselines(Some(store));
         self
     }
 
@@ -183,12 +194,13 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 8] = [
+        let collectors: [&mut dyn Collect<'_>; 9] = [
             &mut self.tick_files,
             &mut self.disks,
             &mut self.slow,
             &mut self.cgroups,
             &mut self.journals,
+            &mut self.baselines,
             &mut self.exits,
             &mut self.walker,
             &mut self.tracing,
@@ -429,6 +441,8 @@ impl Slow {
         if let Some(v) = read_optional(&base.join("queue/wbt_lat_usec"), buf)? {
             text.push_str(v.trim());
         }
+        // What the device is, for the calm baselines kept across runs (`block_id`).
+        super::block_id::push_identity(&mut text, dev, &base, buf);
         text.push('\n');
         Ok(text)
     }
@@ -441,6 +455,13 @@ impl Source for FsSource {
 
     fn recycle(&mut self, used: RawSample) {
         self.spare = used.files;
+    }
+
+    fn keep_baselines(&mut self, learned: &crate::parse::baselines::Stored) {
+        let now_s = self.clock.wall_ms() / 1000;
+        if let Some(b) = &mut self.baselines.0 {
+            b.keep(learned, now_s);
+        }
     }
 
     fn refresh_soon(&mut self) {

@@ -387,7 +387,7 @@ fn an_idle_disks_settings_are_carried_a_moving_ones_re_read() {
     let s = src.read().unwrap();
     assert_eq!(
         line_of(s.file(names::BLOCK_DEVICES), "vda"),
-        "vda\t\tnone\t\t\t\t\t"
+        "vda\t\tnone\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
     );
     // Both change their settings; only vda does I/O.
     set("loop0", "mq-deadline\n", "50\n", "7:0");
@@ -453,4 +453,41 @@ fn every_disks_settings_are_re_read_on_the_full_refresh() {
         shown > period,
         "an idle disk is not re-read every minute: {shown}"
     );
+}
+
+#[test]
+fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
+    let dir = proc_tree(None);
+    let state = dir.path().join("state/baselines");
+    let mut d = crate::parse::baselines::Device::default();
+    d.baseline_ms[0][0] = Some(0.06);
+    let stored = crate::parse::baselines::Stored::from([("serial=a".to_owned(), d)]);
+    std::fs::create_dir_all(state.parent().unwrap()).unwrap();
+    std::fs::write(&state, crate::parse::baselines::render(&stored)).unwrap();
+    let (store, warnings) = super::super::baselines::Store::at(Some(state.clone()), &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let text = store.text().unwrap().to_owned();
+    let mut src = source(&dir).with_baselines(store);
+    for _ in 0..2 {
+        let s = src.read().unwrap();
+        assert_eq!(s.file(names::BASELINES), Some(text.as_str()));
+    }
+    // What the pipeline hands back is merged into the file; the samples keep the text read
+    // at the start (a run judges against one set of seeds).
+    let mut learned = crate::parse::baselines::Device::default();
+    learned.baseline_ms[1][2] = Some(1.5);
+    src.keep_baselines(&crate::parse::baselines::Stored::from([(
+        "serial=b".to_owned(),
+        learned,
+    )]));
+    let now = crate::parse::baselines::parse(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(now.len(), 2);
+    assert_eq!(now["serial=b"].baseline_ms[1][2], Some(1.5));
+    assert!(now["serial=b"].seen_s > 1_700_000_000);
+    assert_eq!(
+        src.read().unwrap().file(names::BASELINES),
+        Some(text.as_str())
+    );
+    // Without a store, nothing rides along.
+    assert_eq!(source(&dir).read().unwrap().file(names::BASELINES), None);
 }

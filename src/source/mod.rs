@@ -5,8 +5,10 @@
 //! `put` (so the tracers need not import the `FsSource` that holds them). Must not touch:
 //! parsing beyond splitting out device names, derivation, UI.
 
+pub mod baselines;
 mod below;
 pub mod blk;
+mod block_id;
 mod cgroup_scope;
 mod cgroups;
 mod clock;
@@ -69,6 +71,13 @@ pub trait Source {
     /// captured trees) ignore it and carry what they carry.
     fn want(&mut self, wants: &Wants) {
         let _ = wants;
+    }
+
+    /// Keeps the disks' calm baselines the pipeline learned (`Step::learned`) for the next
+    /// run. Optional: only the live source stores them (`FsSource::with_baselines`); a
+    /// recording or a tree replayed must not teach the machine's store.
+    fn keep_baselines(&mut self, learned: &crate::parse::baselines::Stored) {
+        let _ = learned;
     }
 }
 

@@ -103,7 +103,8 @@ fn head_lines(app: &App, d: &Disk, room: Option<usize>) -> Vec<Line<'static>> {
     lines.push(Line::from(Vec::from(kv(app, "calm baseline", baseline))));
     let verdict = match &sat.saturation_why {
         Some(why) if sat.saturated => format!("saturated: {why}"),
-        Some(why) => format!("warning: {why}"),
+        Some(why) if sat.saturation_level > 0 => format!("warning: {why}"),
+        Some(why) => why.clone(),
         None => "not saturated".to_owned(),
     };
     let verdict = match room {

@@ -82,7 +82,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let verdict = app.model.as_ref().and_then(|m| m.verdict.as_ref());
     let title = match verdict.map(|v| (v.saturation_line(), v.unjudged.as_deref())) {
         Some((Some(line), _)) => format!("{title} · saturated {line}"),
-        Some((None, Some(u))) => format!("{title} · not judged {u}"),
+        Some((None, Some(u))) => format!("{title} · {u}"),
         _ => title,
     };
     let title = cut_at_clause(title, usize::from(area.width.saturating_sub(2)));
