@@ -45,6 +45,18 @@ pub fn run(args: &Args) -> Result<()> {
         captured: args.tree.is_some(),
         latency: args.latency.clone(),
     };
+    // A --latency name that is no block device: said on the screen's notice line too (the
+    // others are timed).
+    if live
+        && let Some(n) =
+            pagewatch::source::blk::unresolved_note(std::path::Path::new("/sys"), &args.latency)
+    {
+        eprintln!("pagewatch: {n}");
+        app.notice = Some(match app.notice.take() {
+            Some(earlier) => format!("{n}; {earlier}"),
+            None => n,
+        });
+    }
     let initial = app.launch(&args.eat, &args.fio);
     if !live && !initial.is_empty() {
         return Err(usage(
