@@ -11,7 +11,7 @@
 //!   wrong (no domain past background, no throttled writer, no saturated disk); a process
 //!   never seen calm is ranked by its figure alone and says so. A culprit is no victim.
 //! - **The memory taker**: the process whose resident memory grew fastest while
-//!   MemAvailable fell or reclaim ran.
+//!   MemAvailable fell at `TAKER_BYTES_PER_S` or more, or tasks stalled in reclaim.
 //! - **Why the thresholds moved**: the dirty threshold against the one at the last calm
 //!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
 //!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G".
@@ -72,11 +72,12 @@ impl Calm {
         let culprits = if calm { Vec::new() } else { culprits(m) };
         let victims = self.victims(m, &culprits, calm);
         let available = m.memory.MemAvailable.map(|kb| kb as f64 * 1024.0);
-        let fell = matches!((self.last_available, available), (Some(a), Some(b)) if b < a);
-        let reclaim = m
-            .verdict
-            .as_ref()
-            .is_some_and(|v| v.reclaim.state != super::answers::ReclaimState::None);
+        // Memory runs short: MemAvailable falls as fast as a taker must grow, or tasks stall
+        // in reclaim (a page cache filling behind a writer wakes kswapd, and takes nothing).
+        let dt = m.interval_s.unwrap_or(0.0);
+        let fell = matches!((self.last_available, available),
+            (Some(a), Some(b)) if dt > 0.0 && (a - b) / dt >= TAKER_BYTES_PER_S);
+        let reclaim = m.verdict.as_ref().is_some_and(|v| v.reclaim.stalls());
         let memory_taker = (fell || reclaim).then(|| memory_taker(m)).flatten();
         let thresh = thresh_bytes(m);
         let thresholds_moved = self.thresholds_moved(thresh, available, memory_taker.as_ref());
