@@ -528,3 +528,33 @@ fn the_first_paragraph_names_nobody_when_no_record_did() {
     assert_eq!(a.summary.story, report::PeriodStory::default());
     assert!(p.starts_with("**Verdict: ") && p.ends_with(".**"), "{p}");
 }
+
+/// The `report` command prints the first paragraph's who and whom after its verdict line,
+/// as plain text.
+#[test]
+fn report_command_ends_with_who_and_whom() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/recordings/who-throttled.pwrec");
+    let out_dir = tmp.path().join("rep");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args([
+            "report".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out_dir.as_os_str(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let last: Vec<&str> = stdout.lines().rev().take(2).collect();
+    assert!(
+        last[1].starts_with("Verdict: writers throttled"),
+        "{stdout}"
+    );
+    assert_eq!(
+        last[0],
+        "Culprit: fio ×7, 4.0G dirtied while named the culprit."
+    );
+}

@@ -12,8 +12,8 @@
 //! - **Why the thresholds moved**: the text of the record with the lowest threshold among
 //!   those that said it (the largest fall).
 //!
-//! Nothing is said of what no record named. Owns: `PeriodStory` and the paragraph that says
-//! it. Must not touch: I/O, telling each step's story (`model::story`).
+//! Nothing is said of what no record named. Owns: `PeriodStory` and the sentences that say
+//! it (Markdown for the report, plain for the terminal). Must not touch: I/O, telling each step's story (`model::story`).
 
 use std::collections::BTreeMap;
 
@@ -170,11 +170,29 @@ fn thresholds_moved(models: &[Model]) -> Option<String> {
 }
 
 impl PeriodStory {
-    /// The story as sentences of Markdown (`Culprit: **fio** ×2, 38.2G dirtied while named.
-    /// Victim: …`); `None` when no record named anybody. `started` is the recording's start,
-    /// for the victim's moment.
+    /// The story as sentences of Markdown (`Culprit: **fio** ×2, 38.2G dirtied while named
+    /// the culprit. Victim: …`); `None` when no record named anybody. `started` is the
+    /// recording's start, for the victim's moment.
     #[must_use]
     pub fn paragraph(&self, started: i64) -> Option<String> {
+        self.say(started, &|n| format!("**{}**", cell(n)), &cell)
+    }
+
+    /// The same sentences as plain text for a terminal (`Culprit: fio ×2, …`), control
+    /// characters escaped.
+    #[must_use]
+    pub fn text(&self, started: i64) -> Option<String> {
+        let plain = |s: &str| crate::fmt::escape_controls(s).into_owned();
+        self.say(started, &plain, &plain)
+    }
+
+    /// The sentences, each name written by `name` and any other recorded text by `quote`.
+    fn say(
+        &self,
+        started: i64,
+        name: &dyn Fn(&str) -> String,
+        quote: &dyn Fn(&str) -> String,
+    ) -> Option<String> {
         let mut parts = Vec::new();
         if let Some(c) = &self.culprit {
             let n = if c.pids > 1 {
@@ -183,13 +201,19 @@ impl PeriodStory {
                 String::new()
             };
             parts.push(format!(
-                "Culprit: **{}**{n}, {} dirtied while named the culprit.",
-                cell(&c.comm),
+                "Culprit: {}{n}, {} dirtied while named the culprit.",
+                name(&c.comm),
                 Bytes(c.dirtied)
             ));
         }
         if let Some(v) = &self.victim {
-            parts.push(format!("Victim: {}.", victim_text(v, started)));
+            let w = &v.victim;
+            parts.push(format!(
+                "Victim: {} {}, at {}.",
+                name(&format!("{}[{}]", w.comm, w.pid)),
+                w.figures(),
+                at(v.time_ms, started)
+            ));
         }
         if let Some(t) = &self.memory_taker {
             let rss = t
@@ -197,28 +221,16 @@ impl PeriodStory {
                 .map(|r| format!(" (resident {} at most)", Bytes(r as f64)))
                 .unwrap_or_default();
             parts.push(format!(
-                "Memory taker: **{}[{}]** grew {} while memory ran short{rss}.",
-                cell(&t.comm),
-                t.pid,
+                "Memory taker: {} grew {} while memory ran short{rss}.",
+                name(&format!("{}[{}]", t.comm, t.pid)),
                 Bytes(t.grew)
             ));
         }
         if let Some(t) = &self.thresholds_moved {
-            parts.push(format!("{}.", cell(t)));
+            parts.push(format!("{}.", quote(t)));
         }
         (!parts.is_empty()).then(|| parts.join(" "))
     }
-}
-
-fn victim_text(v: &VictimAt, started: i64) -> String {
-    let w = &v.victim;
-    format!(
-        "**{}[{}]** {}, at {}",
-        cell(&w.comm),
-        w.pid,
-        w.figures(),
-        at(v.time_ms, started)
-    )
 }
 
 #[cfg(test)]

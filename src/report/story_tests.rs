@@ -117,6 +117,11 @@ fn the_period_story_sums_what_the_records_named() {
          **eat[99]** grew 1.2G while memory ran short (resident 3.3G at most). T 4.5G → 596M \
          as MemAvailable fell 21.8G → 3.3G."
     );
+    // The terminal's words are the same, without the Markdown.
+    assert_eq!(
+        s.text(10_000).unwrap(),
+        s.paragraph(10_000).unwrap().replace("**", "")
+    );
 }
 
 #[test]
@@ -151,9 +156,16 @@ fn a_crafted_command_name_cannot_break_the_paragraph() {
         Story::default(),
         Story::default(),
     ];
-    let p = period_story(&models(stories)).paragraph(0).unwrap();
+    let st = period_story(&models(stories));
+    let p = st.paragraph(0).unwrap();
     assert_eq!(
         p,
         "Culprit: **a\\|b \\x1b[2J**, 100M dirtied while named the culprit."
+    );
+    // On a terminal: no escape sequence reaches it.
+    let t = st.text(0).unwrap();
+    assert_eq!(
+        t,
+        "Culprit: a|b\\n\\x1b[2J, 100M dirtied while named the culprit."
     );
 }
