@@ -460,3 +460,101 @@ fn a_very_long_device_name_does_not_stop_the_report() {
         assert!(out.join(n).exists());
     }
 }
+
+/// The Summary's first paragraph of a shipped recording's report, and its analysis.
+fn first_paragraph(name: &str) -> (String, report::Analysis) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/recordings")
+        .join(name);
+    let rec = pagewatch::record::read(&path).unwrap();
+    let a = report::analyse(&rec, Range::ALL, Options::default()).unwrap();
+    let md = report::markdown_of(&rec, &a);
+    let after = &md[md.find("## Summary\n\n").unwrap() + 12..];
+    (after[..after.find("\n\n").unwrap()].to_owned(), a)
+}
+
+/// Issue 50: the report's first paragraph names the culprit. `who-throttled.pwrec` (two
+/// buffered fio jobs and a dd under vm.dirty_bytes 64M): six records name fio (7 processes)
+/// and dd culprits. By hand from `pagewatch replay who-throttled.pwrec --batch --format json`,
+/// Σ `verdict.culprits[].dirtied_bytes_per_s` × `interval_s`: fio 4 268 844 997 bytes
+/// (3.98 GiB), dd 955 092 265. Nobody suffered against a calm of their own, nobody took
+/// memory.
+#[test]
+fn the_first_paragraph_names_the_culprit() {
+    let (p, a) = first_paragraph("who-throttled.pwrec");
+    let c = a.summary.story.culprit.as_ref().unwrap();
+    assert_eq!((c.comm.as_str(), c.pids), ("fio", 7));
+    assert!(
+        (c.dirtied / 4_268_844_997.0 - 1.0).abs() < 1e-6,
+        "{}",
+        c.dirtied
+    );
+    assert!(a.summary.story.victim.is_none() && a.summary.story.memory_taker.is_none());
+    assert!(p.starts_with("**Verdict: writers throttled"), "{p}");
+    assert!(
+        p.ends_with(".** Culprit: **fio** ×7, 4.0G dirtied while named the culprit."),
+        "{p}"
+    );
+}
+
+/// Issue 50: "the report's first paragraph names the eater". `who-memory.pwrec`
+/// (`pagewatch-eat` taking memory beside a writer): two records name it the memory taker at
+/// 859 481 019 bytes/s over 1.000004 s and 1.000021 s, so it grew 1 718 983 242 bytes
+/// (1.6 GiB) while named, resident 4 308 049 920 bytes (4.0 GiB).
+#[test]
+fn the_first_paragraph_names_the_memory_taker() {
+    let (p, a) = first_paragraph("who-memory.pwrec");
+    let t = a.summary.story.memory_taker.as_ref().unwrap();
+    assert_eq!((t.pid, t.comm.as_str()), (26_782, "pagewatch-eat"));
+    assert!((t.grew / 1_718_983_242.0 - 1.0).abs() < 1e-6, "{}", t.grew);
+    assert_eq!(t.rss_bytes, Some(4_308_049_920));
+    assert!(
+        p.ends_with(
+            " Memory taker: **pagewatch-eat[26782]** grew 1.6G while memory ran short \
+             (resident 4.0G at most)."
+        ),
+        "{p}"
+    );
+    assert!(
+        a.summary.story.culprit.is_none(),
+        "nothing was wrong with the writer"
+    );
+}
+
+/// A recording in which no record named anybody keeps the verdict alone.
+#[test]
+fn the_first_paragraph_names_nobody_when_no_record_did() {
+    let (p, a) = first_paragraph("who-sync-exits.pwrec");
+    assert_eq!(a.summary.story, report::PeriodStory::default());
+    assert!(p.starts_with("**Verdict: ") && p.ends_with(".**"), "{p}");
+}
+
+/// The `report` command prints the first paragraph's who and whom after its verdict line,
+/// as plain text.
+#[test]
+fn report_command_ends_with_who_and_whom() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("assets/recordings/who-throttled.pwrec");
+    let out_dir = tmp.path().join("rep");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args([
+            "report".as_ref(),
+            file.as_os_str(),
+            "--out".as_ref(),
+            out_dir.as_os_str(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{o:?}");
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    let last: Vec<&str> = stdout.lines().rev().take(2).collect();
+    assert!(
+        last[1].starts_with("Verdict: writers throttled"),
+        "{stdout}"
+    );
+    assert_eq!(
+        last[0],
+        "Culprit: fio ×7, 4.0G dirtied while named the culprit."
+    );
+}

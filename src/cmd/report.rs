@@ -21,6 +21,10 @@ pub fn run(a: &crate::cli::ReportArgs) -> Result<()> {
     }
     // The report's first line, so the answer is on the terminal too.
     let _ = writeln!(text, "{}", crate::fmt::escape_controls(&s.verdict));
+    // And who did it, to whom, as the report's first paragraph says (issue 50).
+    if let Some(who) = s.story.text(rec.header.started_ms) {
+        let _ = writeln!(text, "{who}");
+    }
     // `pagewatch report … | head`: a closed pipe is a normal way to stop reading.
     crate::batch::print_stdout(&text).context("writing output")?;
     end_of(damaged)

@@ -2,7 +2,8 @@
 //!
 //! The same families as the export (`families`), without timestamps (the scraper stamps
 //! them), then the live-only ones: a StateSet of each dirty domain's state, the counters
-//! (`counters`), each device's saturation and baseline, and pagewatch's own figures. The two
+//! (`counters`), each device's saturation and baseline, who and whom (the verdict's story,
+//! at most `STORY_SERIES` commands a family), and pagewatch's own figures. The two
 //! formats differ only in their metadata: OpenMetrics has `# UNIT`, names a counter family
 //! without `_total`, types the state set `stateset` and ends with `# EOF`; the classic format
 //! names counter families with `_total` and makes the state set a gauge per state (0 or 1).
@@ -209,11 +210,73 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
         "1 while the device is under load (aqu-sz >= 1) and cannot be judged yet: no calm baseline of its own, from this run or a stored one, and no other evidence; pagewatch_disk_saturation 0 then does not mean fine.",
         &s,
     );
+    story(o, m, base);
     o.gauges(
         "pagewatch_sample_timestamp_seconds",
         "seconds",
         "Wall-clock time of the sample these figures come from.",
         &[(base.to_owned(), m.time_ms as f64 / 1000.0)],
+    );
+}
+
+/// Most series a story family has in one scrape: the label values are commands, so the
+/// families stay bounded however many processes run.
+const STORY_SERIES: usize = 3;
+
+/// Who and whom (`model::story`): the culprits' dirtying rate, the victims' ratio over their
+/// calm (those with a calm only) and the memory taker's growth, labelled by command. Two
+/// processes of one command are one series, the first (worst) of them.
+fn story(o: &mut Out, m: &crate::model::Model, base: &str) {
+    let Some(v) = &m.verdict else { return };
+    let st = &v.story;
+    let series = |items: Vec<(String, f64)>| -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> = Vec::new();
+        for (l, v) in items {
+            if out.len() < STORY_SERIES && !out.iter().any(|(seen, _)| *seen == l) {
+                out.push((l, v));
+            }
+        }
+        out
+    };
+    let comm = |c: &str| format!("{base},comm=\"{}\"", label(c));
+    let s = series(
+        st.culprits
+            .iter()
+            .map(|c| (comm(&c.comm), c.dirtied_bytes_per_s))
+            .collect(),
+    );
+    o.gauges(
+        "pagewatch_culprit_dirtied_bytes_per_second",
+        "",
+        "Bytes a second dirtied by each command the verdict names a culprit (while something is wrong: a domain past background, a throttled writer or a saturated disk), exited processes counted in full; at most 3.",
+        &s,
+    );
+    let s = series(
+        st.victims
+            .iter()
+            .filter_map(|v| {
+                let l = format!("{},figure=\"{}\"", comm(&v.comm), v.figure);
+                Some((l, v.ratio?))
+            })
+            .collect(),
+    );
+    o.gauges(
+        "pagewatch_victim_ratio",
+        "",
+        "How many times its own calm figure a victim's fsync mean (figure fsync) or IO wait (figure iowait) is, for the victims the verdict names that were seen calm; at most 3.",
+        &s,
+    );
+    let s = series(
+        st.memory_taker
+            .iter()
+            .map(|t| (comm(&t.comm), t.growth_bytes_per_s))
+            .collect(),
+    );
+    o.gauges(
+        "pagewatch_memory_taker_growth_bytes_per_second",
+        "",
+        "How fast the memory taker's resident memory grows, bytes a second: the process growing fastest while MemAvailable fell or reclaim ran.",
+        &s,
     );
 }
 

@@ -204,3 +204,80 @@ fn a_loaded_disk_nothing_judges_is_said_not_fine() {
     );
     assert!(t.contains("pagewatch_disk_saturation{host=\"lab\",device=\"vda\"} 0\n"));
 }
+
+#[test]
+fn the_story_is_three_series_a_family_at_most_by_command() {
+    use crate::model::answers::{Culprit, MemoryTaker, Story, Victim};
+    let mut p = page();
+    let plain = render(&p, Format::OpenMetrics, None);
+    assert!(
+        !plain.contains("pagewatch_culprit") && !plain.contains("pagewatch_victim"),
+        "nobody named, no family"
+    );
+    let mut m = (*p.model.clone().unwrap()).clone();
+    let culprit = |comm: &str, v: f64| Culprit {
+        comm: comm.into(),
+        pids: 1,
+        dirtied_bytes_per_s: v,
+    };
+    let victim = |pid, comm: &str, figure, ratio: Option<f64>| Victim {
+        pid,
+        comm: comm.into(),
+        figure,
+        value: 16.0,
+        calm: ratio.map(|r| 16.0 / r),
+        ratio,
+    };
+    m.verdict.as_mut().unwrap().story = Story {
+        culprits: ["fio", "dd", "a\"b\\c\nd", "cp"]
+            .iter()
+            .zip([4e8, 2e8, 1e8, 5e7])
+            .map(|(c, v)| culprit(c, v))
+            .collect(),
+        victims: vec![
+            victim(1, "python3", "fsync", Some(40.0)),
+            // A second process of the same command: one series, the worst's.
+            victim(2, "python3", "fsync", Some(20.0)),
+            victim(3, "postgres", "iowait", Some(8.0)),
+            // Never seen calm: no ratio, no series.
+            victim(4, "sqlite", "fsync", None),
+        ],
+        memory_taker: Some(MemoryTaker {
+            pid: 99,
+            comm: "pagewatch-eat".into(),
+            rss_bytes: Some(1 << 30),
+            growth_bytes_per_s: 8e8,
+        }),
+        thresholds_moved: None,
+    };
+    p.model = Some(std::sync::Arc::new(m));
+    let t = render(&p, Format::OpenMetrics, None);
+    assert_eq!(
+        samples(&t, "pagewatch_culprit_dirtied_bytes_per_second"),
+        [
+            "pagewatch_culprit_dirtied_bytes_per_second{host=\"lab\",comm=\"fio\"} 400000000",
+            "pagewatch_culprit_dirtied_bytes_per_second{host=\"lab\",comm=\"dd\"} 200000000",
+            "pagewatch_culprit_dirtied_bytes_per_second{host=\"lab\",comm=\"a\\\"b\\\\c\\nd\"} 100000000",
+        ]
+    );
+    assert_eq!(
+        samples(&t, "pagewatch_victim_ratio"),
+        [
+            "pagewatch_victim_ratio{host=\"lab\",comm=\"python3\",figure=\"fsync\"} 40",
+            "pagewatch_victim_ratio{host=\"lab\",comm=\"postgres\",figure=\"iowait\"} 8",
+        ]
+    );
+    assert_eq!(
+        samples(&t, "pagewatch_memory_taker_growth_bytes_per_second"),
+        [
+            "pagewatch_memory_taker_growth_bytes_per_second{host=\"lab\",comm=\"pagewatch-eat\"} 800000000"
+        ]
+    );
+    assert!(t.contains("# TYPE pagewatch_victim_ratio gauge\n"));
+    // The classic format has the same samples.
+    let classic = render(&p, Format::Classic, None);
+    assert_eq!(
+        samples(&classic, "pagewatch_victim_ratio"),
+        samples(&t, "pagewatch_victim_ratio")
+    );
+}

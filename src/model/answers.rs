@@ -249,6 +249,13 @@ impl Culprit {
 
 impl Victim {
     fn text(&self) -> String {
+        format!("{}[{}] {}", self.comm, self.pid, self.figures())
+    }
+
+    /// What rose, against its calm: `fsync 15.9 ms, 40x its calm 0.40 ms`, `IO wait
+    /// 420.0 ms/s, never seen calm`. The story line's and the report's words.
+    #[must_use]
+    pub fn figures(&self) -> String {
         let (what, unit) = match self.figure {
             "fsync" => ("fsync", " ms"),
             _ => ("IO wait", " ms/s"),
@@ -257,9 +264,6 @@ impl Victim {
             (Some(c), Some(r)) => format!(", {r:.0}x its calm {c:.2}{unit}"),
             _ => ", never seen calm".to_owned(),
         };
-        format!(
-            "{}[{}] {what} {:.1}{unit}{calm}",
-            self.comm, self.pid, self.value
-        )
+        format!("{what} {:.1}{unit}{calm}", self.value)
     }
 }

@@ -215,8 +215,10 @@ fn victim(pid: u32, comm: &str, now: [Option<f64>; 2], calm: [Option<f64>; 2]) -
 }
 
 /// How far a victim is above its calm: its ratio, or, never seen calm, its figure over the
-/// threshold that made it one (ranked after any with a ratio of the same size).
-fn score(v: &Victim) -> f64 {
+/// threshold that made it one (ranked after any with a ratio of the same size). The report
+/// ranks its period's victims by it (`report::story`).
+#[must_use]
+pub fn score(v: &Victim) -> f64 {
     v.ratio.unwrap_or_else(|| {
         let alone = if v.figure == "fsync" {
             VICTIM_FSYNC_MS

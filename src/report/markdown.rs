@@ -93,7 +93,15 @@ fn phases(o: &mut String, a: &Analysis, last: i64) {
 fn headline(o: &mut String, a: &Analysis, started: i64) {
     let s = &a.summary;
     let _ = writeln!(o, "## Summary\n");
-    let _ = writeln!(o, "**{}.**\n", cell(&s.verdict));
+    // The verdict and who did it, to whom, in the first paragraph (issue 50).
+    match s.story.paragraph(started) {
+        Some(who) => {
+            let _ = writeln!(o, "**{}.** {who}\n", cell(&s.verdict));
+        }
+        None => {
+            let _ = writeln!(o, "**{}.**\n", cell(&s.verdict));
+        }
+    }
     if let Some(m) = s.min_mem_available_mib {
         let _ = writeln!(
             o,

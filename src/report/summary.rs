@@ -1,7 +1,8 @@
 //! The headline figures of a report: the verdict over the period in one line (seconds with
 //! writers throttled and in which dirty domains, each saturated disk with the evidence of its
-//! worst record, seconds of direct reclaim and of stalling cgroup limit reclaim), lowest
-//! MemAvailable, highest dirty against the threshold, the worst disk latency under load.
+//! worst record, seconds of direct reclaim and of stalling cgroup limit reclaim), who did it
+//! and to whom (`story`), lowest MemAvailable, highest dirty against the threshold, the worst
+//! disk latency under load.
 //!
 //! Owns: `ReportSummary`, the verdict line, and how they are computed from the analysed
 //! records (each judged by the pipeline's verdict). Must not touch: I/O, Markdown.
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 
 use super::periods::{self, Period};
 use super::series::{SYSTEM, dirty_pct_of_thresh};
+use super::story::PeriodStory;
 use super::types::{At, DiskReport, WorstAwait};
 use crate::model::Model;
 use crate::model::dirty::State;
@@ -50,6 +52,9 @@ pub struct ReportSummary {
     /// Seconds each disk held a deep queue that was not judged (no calm baseline of its own;
     /// `Saturation::unjudged`), apart from the saturated ones.
     pub unjudged_s: Vec<(String, f64)>,
+    /// Who did it, who suffered, who took the memory, over the records (`report::story`):
+    /// the report's first paragraph.
+    pub story: PeriodStory,
     /// Files written (by `report::write`).
     pub files: Vec<std::path::PathBuf>,
 }
@@ -102,6 +107,7 @@ pub(crate) fn summarise(
             .filter(|d| !d.unjudged.is_empty())
             .map(|d| (d.name.clone(), periods::total_seconds(&d.unjudged)))
             .collect(),
+        story: super::story::period_story(models),
         files: Vec::new(),
     };
     s.verdict = verdict_line(&s, disks);

@@ -1,0 +1,238 @@
+//! Who did it, who suffered and who took the memory over a report's records: each record's
+//! verdict names them for its own step (`model::story`); this sums what they named over the
+//! period (issue 50: the report's verdict named neither the culprit nor the victim, and a
+//! memory-pressure report never named the eater).
+//!
+//! - **The culprit**: the command with the most bytes dirtied (rate × interval) summed over
+//!   the records that named it a culprit, with the most processes one record counted.
+//! - **The victim**: the process furthest above its own calm (its ratio), at its worst
+//!   record; a process never seen calm ranks after any with a ratio, by its score.
+//! - **The memory taker**: the process that grew the most (growth × interval summed over the
+//!   records that named it), with the largest resident size they saw.
+//! - **Why the thresholds moved**: the text of the record with the lowest threshold among
+//!   those that said it (the largest fall).
+//!
+//! Nothing is said of what no record named. Owns: `PeriodStory` and the sentences that say
+//! it (Markdown for the report, plain for the terminal). Must not touch: I/O, telling each step's story (`model::story`).
+
+use std::collections::BTreeMap;
+
+use super::md::{at, cell};
+use crate::fmt::Bytes;
+use crate::model::Model;
+use crate::model::answers::Victim;
+
+/// The culprit over the period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CulpritSum {
+    /// The command.
+    pub comm: String,
+    /// The most processes one record counted for it (exited ones included).
+    pub pids: usize,
+    /// Bytes dirtied over the records that named it (Σ rate × interval).
+    pub dirtied: f64,
+}
+
+/// The victim over the period, at its worst record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VictimAt {
+    /// The record's victim (pid, comm, figure, value, calm, ratio).
+    pub victim: Victim,
+    /// When, ms since the epoch.
+    pub time_ms: i64,
+}
+
+/// The memory taker over the period.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TakerSum {
+    /// Process id.
+    pub pid: u32,
+    /// Command.
+    pub comm: String,
+    /// Bytes it grew over the records that named it (Σ growth × interval).
+    pub grew: f64,
+    /// The largest resident size those records saw, bytes.
+    pub rss_bytes: Option<u64>,
+}
+
+/// Who and whom over a report's records.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PeriodStory {
+    /// The command that dirtied the most while named a culprit.
+    pub culprit: Option<CulpritSum>,
+    /// The process furthest above its calm.
+    pub victim: Option<VictimAt>,
+    /// The process that grew the most while named the memory taker.
+    pub memory_taker: Option<TakerSum>,
+    /// Why the thresholds moved, at the largest fall.
+    pub thresholds_moved: Option<String>,
+}
+
+/// The story of `models` over the period.
+#[must_use]
+pub fn period_story(models: &[Model]) -> PeriodStory {
+    PeriodStory {
+        culprit: culprit(models),
+        victim: victim(models),
+        memory_taker: memory_taker(models),
+        thresholds_moved: thresholds_moved(models),
+    }
+}
+
+fn culprit(models: &[Model]) -> Option<CulpritSum> {
+    let mut by: BTreeMap<&str, CulpritSum> = BTreeMap::new();
+    for m in models {
+        let (Some(v), Some(dt)) = (&m.verdict, m.interval_s) else {
+            continue;
+        };
+        for c in &v.story.culprits {
+            let e = by.entry(&c.comm).or_insert_with(|| CulpritSum {
+                comm: c.comm.clone(),
+                pids: 0,
+                dirtied: 0.0,
+            });
+            e.pids = e.pids.max(c.pids);
+            e.dirtied += c.dirtied_bytes_per_s * dt;
+        }
+    }
+    // The first of equals by name: the map's order.
+    by.into_values()
+        .reduce(|a, b| if b.dirtied > a.dirtied { b } else { a })
+}
+
+fn victim(models: &[Model]) -> Option<VictimAt> {
+    let key = |v: &Victim| (v.ratio.is_some(), crate::model::story::score(v));
+    let mut best: Option<VictimAt> = None;
+    for m in models {
+        let Some(verdict) = &m.verdict else { continue };
+        for v in &verdict.story.victims {
+            let (has, s) = key(v);
+            let better = best.as_ref().is_none_or(|b| {
+                let (bh, bs) = key(&b.victim);
+                (has, s) > (bh, bs)
+            });
+            if better {
+                best = Some(VictimAt {
+                    victim: v.clone(),
+                    time_ms: m.time_ms,
+                });
+            }
+        }
+    }
+    best
+}
+
+fn memory_taker(models: &[Model]) -> Option<TakerSum> {
+    let mut by: BTreeMap<(u32, &str), TakerSum> = BTreeMap::new();
+    for m in models {
+        let Some(t) = m
+            .verdict
+            .as_ref()
+            .and_then(|v| v.story.memory_taker.as_ref())
+        else {
+            continue;
+        };
+        let e = by.entry((t.pid, &t.comm)).or_insert_with(|| TakerSum {
+            pid: t.pid,
+            comm: t.comm.clone(),
+            grew: 0.0,
+            rss_bytes: None,
+        });
+        e.grew += t.growth_bytes_per_s * m.interval_s.unwrap_or(0.0);
+        e.rss_bytes = e.rss_bytes.max(t.rss_bytes);
+    }
+    by.into_values()
+        .reduce(|a, b| if b.grew > a.grew { b } else { a })
+}
+
+/// The text of the record with the lowest dirty threshold among those that said why it
+/// moved: the same threshold `model::story` compares (the kernel's, else derived).
+fn thresholds_moved(models: &[Model]) -> Option<String> {
+    let mut best: Option<(f64, &str)> = None;
+    for m in models {
+        let Some(text) = m
+            .verdict
+            .as_ref()
+            .and_then(|v| v.story.thresholds_moved.as_deref())
+        else {
+            continue;
+        };
+        let d = &m.dirty;
+        let t = d
+            .thresh_pages
+            .or(d.derived_thresh_pages)
+            .map_or(f64::INFINITY, |p| p as f64 * m.page_size as f64);
+        if best.is_none_or(|(b, _)| t < b) {
+            best = Some((t, text));
+        }
+    }
+    best.map(|(_, t)| t.to_owned())
+}
+
+impl PeriodStory {
+    /// The story as sentences of Markdown (`Culprit: **fio** ×2, 38.2G dirtied while named
+    /// the culprit. Victim: …`); `None` when no record named anybody. `started` is the
+    /// recording's start, for the victim's moment.
+    #[must_use]
+    pub fn paragraph(&self, started: i64) -> Option<String> {
+        self.say(started, &|n| format!("**{}**", cell(n)), &cell)
+    }
+
+    /// The same sentences as plain text for a terminal (`Culprit: fio ×2, …`), control
+    /// characters escaped.
+    #[must_use]
+    pub fn text(&self, started: i64) -> Option<String> {
+        let plain = |s: &str| crate::fmt::escape_controls(s).into_owned();
+        self.say(started, &plain, &plain)
+    }
+
+    /// The sentences, each name written by `name` and any other recorded text by `quote`.
+    fn say(
+        &self,
+        started: i64,
+        name: &dyn Fn(&str) -> String,
+        quote: &dyn Fn(&str) -> String,
+    ) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(c) = &self.culprit {
+            let n = if c.pids > 1 {
+                format!(" ×{}", c.pids)
+            } else {
+                String::new()
+            };
+            parts.push(format!(
+                "Culprit: {}{n}, {} dirtied while named the culprit.",
+                name(&c.comm),
+                Bytes(c.dirtied)
+            ));
+        }
+        if let Some(v) = &self.victim {
+            let w = &v.victim;
+            parts.push(format!(
+                "Victim: {} {}, at {}.",
+                name(&format!("{}[{}]", w.comm, w.pid)),
+                w.figures(),
+                at(v.time_ms, started)
+            ));
+        }
+        if let Some(t) = &self.memory_taker {
+            let rss = t
+                .rss_bytes
+                .map(|r| format!(" (resident {} at most)", Bytes(r as f64)))
+                .unwrap_or_default();
+            parts.push(format!(
+                "Memory taker: {} grew {} while memory ran short{rss}.",
+                name(&format!("{}[{}]", t.comm, t.pid)),
+                Bytes(t.grew)
+            ));
+        }
+        if let Some(t) = &self.thresholds_moved {
+            parts.push(format!("{}.", quote(t)));
+        }
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+}
+
+#[cfg(test)]
+#[path = "story_tests.rs"]
+mod tests;

@@ -1,0 +1,171 @@
+use super::*;
+use crate::model::answers::{Culprit, MemoryTaker, Story};
+
+/// Four records of the idle tree, judged by the pipeline, one second apart, with `stories`
+/// put in their verdicts.
+fn models(stories: [Story; 4]) -> Vec<Model> {
+    let s = crate::source::test_samples("live-idle");
+    let all = crate::pipeline::derive_all(&s, crate::model::Options::default());
+    let base = all.models[0].clone();
+    stories
+        .into_iter()
+        .enumerate()
+        .map(|(i, story)| {
+            let mut m = base.clone();
+            m.interval_s = Some(if i == 2 { 0.5 } else { 1.0 });
+            m.time_ms = 10_000 + 1000 * i64::try_from(i).unwrap();
+            m.verdict.as_mut().unwrap().story = story;
+            m
+        })
+        .collect()
+}
+
+fn culprit(comm: &str, pids: usize, mb_s: f64) -> Culprit {
+    Culprit {
+        comm: comm.into(),
+        pids,
+        dirtied_bytes_per_s: mb_s * 1024.0 * 1024.0,
+    }
+}
+
+fn victim(pid: u32, figure: &'static str, value: f64, calm: Option<f64>) -> Victim {
+    Victim {
+        pid,
+        comm: "python3".into(),
+        figure,
+        value,
+        calm,
+        ratio: calm.map(|c| value / c),
+    }
+}
+
+fn taker(pid: u32, comm: &str, mb_s: f64, rss_mb: u64) -> MemoryTaker {
+    MemoryTaker {
+        pid,
+        comm: comm.into(),
+        rss_bytes: Some(rss_mb * 1024 * 1024),
+        growth_bytes_per_s: mb_s * 1024.0 * 1024.0,
+    }
+}
+
+#[test]
+fn nobody_named_says_nothing() {
+    let s = period_story(&models(Default::default()));
+    assert_eq!(s, PeriodStory::default());
+    assert_eq!(s.paragraph(0), None);
+}
+
+#[test]
+#[allow(clippy::float_cmp, reason = "sums of exact binary fractions")]
+fn the_period_story_sums_what_the_records_named() {
+    let mib = 1024.0 * 1024.0;
+    let stories = [
+        // fio 600 MiB/s (2 pids) beside dd 500 MiB/s; a victim never seen calm.
+        Story {
+            culprits: vec![culprit("fio", 2, 600.0), culprit("dd", 1, 500.0)],
+            victims: vec![victim(7, "fsync", 30.0, None)],
+            ..Story::default()
+        },
+        // dd alone 500 MiB/s with 3 pids; python3[4242] 16 ms against 0.4 ms calm (40x).
+        Story {
+            culprits: vec![culprit("dd", 3, 500.0)],
+            victims: vec![victim(4242, "fsync", 16.0, Some(0.4))],
+            memory_taker: Some(taker(99, "eat", 800.0, 3000)),
+            thresholds_moved: Some("T 4.5G → 1.0G as MemAvailable fell".into()),
+        },
+        // Half a second: fio 600 MiB/s with 4 pids; the same victim at 10x.
+        Story {
+            culprits: vec![culprit("fio", 4, 600.0)],
+            victims: vec![victim(4242, "fsync", 4.0, Some(0.4))],
+            memory_taker: Some(taker(99, "eat", 800.0, 3400)),
+            thresholds_moved: None,
+        },
+        // A faster grower once, for less than the eater's total.
+        Story {
+            memory_taker: Some(taker(5, "cc1", 1000.0, 100)),
+            ..Story::default()
+        },
+    ];
+    let mut m = models(stories);
+    // The threshold fell furthest in the last record that said why.
+    let lowest = "T 4.5G → 596M as MemAvailable fell 21.8G → 3.3G";
+    m[3].verdict.as_mut().unwrap().story.thresholds_moved = Some(lowest.into());
+    m[3].dirty.thresh_pages = Some(1000);
+    m[1].dirty.thresh_pages = Some(2000);
+    let s = period_story(&m);
+    // dd: 500 + 500 = 1000 MiB; fio: 600 + 600 × 0.5 = 900 MiB.
+    let c = s.culprit.as_ref().unwrap();
+    assert_eq!((c.comm.as_str(), c.pids), ("dd", 3));
+    assert_eq!(c.dirtied, 1000.0 * mib);
+    // The 40x with a calm outranks the 30 ms never seen calm (score 3) and the 10x.
+    let v = s.victim.as_ref().unwrap();
+    assert_eq!(
+        (v.victim.pid, v.victim.value, v.time_ms),
+        (4242, 16.0, 11_000)
+    );
+    // eat: 800 + 800 × 0.5 = 1200 MiB over cc1's 1000 MiB.
+    let t = s.memory_taker.as_ref().unwrap();
+    assert_eq!(
+        (t.pid, t.grew, t.rss_bytes),
+        (99, 1200.0 * mib, Some(3400 * 1024 * 1024))
+    );
+    assert_eq!(s.thresholds_moved.as_deref(), Some(lowest));
+    assert_eq!(
+        s.paragraph(10_000).unwrap(),
+        "Culprit: **dd** ×3, 1000M dirtied while named the culprit. Victim: **python3[4242]** \
+         fsync 16.0 ms, 40x its calm 0.40 ms, at +0:01.0 (00:00:11 UTC). Memory taker: \
+         **eat[99]** grew 1.2G while memory ran short (resident 3.3G at most). T 4.5G → 596M \
+         as MemAvailable fell 21.8G → 3.3G."
+    );
+    // The terminal's words are the same, without the Markdown.
+    assert_eq!(
+        s.text(10_000).unwrap(),
+        s.paragraph(10_000).unwrap().replace("**", "")
+    );
+}
+
+#[test]
+fn a_victim_never_seen_calm_is_named_when_none_has_a_calm() {
+    let stories = [
+        Story {
+            victims: vec![victim(7, "iowait", 300.0, None)],
+            ..Story::default()
+        },
+        Story {
+            victims: vec![victim(8, "fsync", 20.0, None)],
+            ..Story::default()
+        },
+        Story::default(),
+        Story::default(),
+    ];
+    let s = period_story(&models(stories));
+    // fsync 20 ms is twice its 10 ms bar; IO wait 300 ms/s 1.5 times its 200 ms/s.
+    let v = s.victim.unwrap();
+    assert_eq!(v.victim.pid, 8);
+    assert!(s.culprit.is_none() && s.memory_taker.is_none() && s.thresholds_moved.is_none());
+}
+
+#[test]
+fn a_crafted_command_name_cannot_break_the_paragraph() {
+    let stories = [
+        Story {
+            culprits: vec![culprit("a|b\n\u{1b}[2J", 1, 100.0)],
+            ..Story::default()
+        },
+        Story::default(),
+        Story::default(),
+        Story::default(),
+    ];
+    let st = period_story(&models(stories));
+    let p = st.paragraph(0).unwrap();
+    assert_eq!(
+        p,
+        "Culprit: **a\\|b \\x1b[2J**, 100M dirtied while named the culprit."
+    );
+    // On a terminal: no escape sequence reaches it.
+    let t = st.text(0).unwrap();
+    assert_eq!(
+        t,
+        "Culprit: a|b\\n\\x1b[2J, 100M dirtied while named the culprit."
+    );
+}
