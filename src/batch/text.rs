@@ -113,6 +113,13 @@ pub fn render_text(m: &Model, legend: bool) -> String {
     for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
         latency_line(&mut s, disk);
     }
+    if let Some(t) = m.latency_tracer.as_ref().filter(|t| t.state == "blind") {
+        let _ = writeln!(
+            s,
+            "  latency tracer blind: {}",
+            t.why.as_deref().unwrap_or("")
+        );
+    }
     s
 }
 

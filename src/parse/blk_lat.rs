@@ -279,10 +279,13 @@ pub struct BlkStatus {
     pub bytes: u64,
     /// Reads of the ring buffers this interval (the reader wakes every 100 ms while armed).
     pub reads: u64,
+    /// Samples taken since it was armed: 0 in the one that armed it, whose interval it did
+    /// not watch (a recording without the key reads 0).
+    pub ticks: u64,
 }
 
 /// The status pseudo-file's text: `state`, `why` (optional), `devices`, `buffer_kb`,
-/// `bytes`, `reads`, one `key value` a line.
+/// `bytes`, `reads`, `ticks`, one `key value` a line.
 #[must_use]
 pub fn render_status(s: &BlkStatus) -> String {
     let mut t = format!("state {}\n", s.state);
@@ -291,11 +294,12 @@ pub fn render_status(s: &BlkStatus) -> String {
     }
     let _ = write!(
         t,
-        "devices {}\nbuffer_kb {}\nbytes {}\nreads {}\n",
+        "devices {}\nbuffer_kb {}\nbytes {}\nreads {}\nticks {}\n",
         s.devices.join(" "),
         s.buffer_kb,
         s.bytes,
-        s.reads
+        s.reads,
+        s.ticks
     );
     t
 }
@@ -318,6 +322,7 @@ pub fn parse_status(text: &str) -> Result<BlkStatus> {
             "buffer_kb" => s.buffer_kb = u32::try_from(num()?).unwrap_or(u32::MAX),
             "bytes" => s.bytes = num()?,
             "reads" => s.reads = num()?,
+            "ticks" => s.ticks = num()?,
             _ => {}
         }
     }

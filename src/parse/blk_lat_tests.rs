@@ -107,6 +107,7 @@ fn status_round_trips() {
         buffer_kb: 1024,
         bytes: 123,
         reads: 10,
+        ticks: 4,
     };
     let back = parse_status(&render_status(&s)).unwrap();
     assert_eq!(back.why.as_deref(), Some("a b"));
