@@ -310,19 +310,23 @@ fn a_pagewatch_in_another_pid_namespace_does_not_blind_the_tracer() {
         other.is_some_and(|s| s.success()),
         "the other pagewatch ran"
     );
-    // The intervals after the other one ran: each counts the reads diskstats counted.
+    // The intervals after the other one ran: each reads events, and together they count the
+    // reads diskstats counted (an interval's edge can move a few into the next one on a
+    // loaded host).
+    let (mut timed, mut done) = (0u64, 0.0);
     for (i, (d, state)) in rows.iter().enumerate().skip(4) {
         let d = d
             .as_ref()
             .unwrap_or_else(|| panic!("interval {i}: no {name} row"));
-        let timed: u64 = d["lat_read_hist"]
+        timed += d["lat_read_hist"]
             .as_array()
             .map_or(0, |h| h.iter().map(|c| c.as_u64().unwrap()).sum());
-        let done = d["r_s"].as_f64().unwrap_or(0.0);
+        done += d["r_s"].as_f64().unwrap_or(0.0);
         assert_eq!(state, "armed", "interval {i}");
-        assert!(
-            done > 500.0 && timed as f64 >= done * 0.8,
-            "interval {i}: {timed} reads timed, diskstats {done:.0}/s: {rows:?}"
-        );
+        assert!(d["lat_events"].as_u64() > Some(0), "interval {i}: {rows:?}");
     }
+    assert!(
+        done > 1000.0 && timed as f64 >= done * 0.8,
+        "{timed} reads timed, diskstats {done:.0}: {rows:?}"
+    );
 }

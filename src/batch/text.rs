@@ -137,13 +137,17 @@ fn fit(v: Option<f64>, decimals: usize, width: usize) -> String {
 }
 
 /// A timed disk's latency line: device time p50/p99 for reads and writes, queue p99, max,
-/// and the events read and lost (issue 25).
+/// the events read and lost (issue 25), and the share of requests timed when not all are.
 fn latency_line(s: &mut String, d: &crate::model::Disk) {
     let l = &d.latency;
+    let sampled = match l.lat_sample_every {
+        Some(n) if n > 1 => format!(", 1 in {n} timed"),
+        _ => String::new(),
+    };
     let _ = writeln!(
         s,
         "  latency {} ms: read p50 {} p99 {}, write p50 {} p99 {}, queue p99 {}, max {}; \
-         events {} lost {}",
+         events {} lost {}{sampled}",
         d.name,
         opt(l.lat_read_p50_ms, 3),
         opt(l.lat_read_p99_ms, 3),

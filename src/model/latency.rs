@@ -46,6 +46,10 @@ pub struct LatCols {
     /// Events that could not be timed: completions without their issue, issues without
     /// their completion, and the events the kernel dropped from the ring buffer.
     pub lat_lost: Option<u64>,
+    /// One request in this many is timed (1: every one): at high rates the tracer's kernel
+    /// filter keeps only the requests whose sector has some bits clear (`source::blk`). The
+    /// percentiles are of those; the counts (`lat_events`, the histograms) are not scaled.
+    pub lat_sample_every: Option<u64>,
     /// Read device time, requests per log2 bucket: index 0 is under 1 µs, index k ≥ 1 is
     /// [2^(k-1), 2^k) µs; cut after the last non-empty bucket. Summed over intervals they give
     /// a whole run's distribution.
@@ -126,6 +130,7 @@ impl LatCols {
             queue_p99_ms: ms(q.quantile(0.99)),
             lat_events: Some(l.events),
             lat_lost: Some(l.unpaired.saturating_add(d.ring_lost)),
+            lat_sample_every: Some(l.sample_every.max(1)),
             lat_read_hist: Some(counts(&l.read_dev)),
             lat_write_hist: Some(counts(&l.write_dev)),
             queue_hist: Some(counts(&q)),

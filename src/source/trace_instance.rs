@@ -76,6 +76,8 @@ pub struct Instance {
     page: PageLayout,
     /// Each event's `format` text, in the order of the spec.
     formats: Vec<String>,
+    /// Each event's directory under `events/`, in the order of the spec.
+    events: Vec<PathBuf>,
     guard: Option<(Child, ChildStdin)>,
     /// The directory, open and `flock`ed (`LOCK_EX`) while the instance is ours.
     held: Option<File>,
@@ -134,6 +136,7 @@ impl Instance {
             cpus: Vec::new(),
             page: PageLayout::default(),
             formats: Vec::new(),
+            events: Vec::new(),
             guard: Some(guard),
         };
         // Held before anything else is set: from here on no other pagewatch removes it.
@@ -167,6 +170,7 @@ impl Instance {
             if let Some(f) = e.filter {
                 let _ = std::fs::write(event.join("filter"), f);
             }
+            self.events.push(event);
         }
         for e in std::fs::read_dir(dir.join("per_cpu"))? {
             let e = e?;
@@ -209,6 +213,13 @@ impl Instance {
     #[must_use]
     pub fn page_layout(&self) -> &PageLayout {
         &self.page
+    }
+
+    /// Replaces the filter of the spec's `i`th event while it is enabled (the kernel swaps
+    /// it in whole).
+    pub fn set_filter(&self, i: usize, filter: &str) -> std::io::Result<()> {
+        let event = self.events.get(i).ok_or(ErrorKind::NotFound)?;
+        std::fs::write(event.join("filter"), filter)
     }
 
     /// The `format` text of the spec's `i`th event.
