@@ -207,7 +207,8 @@ pub fn bucket_label(k: usize) -> String {
 }
 
 /// A timed device with no event in an interval in which diskstats counted at least this many
-/// completions makes the armed tracer `blind`.
+/// completions (times the sampling's N, `LatCols::lat_sample_every`) makes the armed tracer
+/// `blind`.
 pub const BLIND_MIN: f64 = 10.0;
 
 /// The tracer's state in a snapshot, if it carries one: `blind` in place of `armed` when a
@@ -232,7 +233,9 @@ pub fn tracer(blk: Option<&Blk>, disks: &[super::Disk], dt_s: Option<f64>) -> Op
         .filter_map(|d| {
             let c = &d.cols;
             let done = [c.r_s, c.w_s, c.d_s, c.f_s].iter().flatten().sum::<f64>() * dt;
-            (done >= BLIND_MIN).then(|| format!("{} {done:.0}", d.name))
+            // Sampled one in N: N times as many completions for as many expected events.
+            let every = d.latency.lat_sample_every.unwrap_or(1).max(1) as f64;
+            (done >= BLIND_MIN * every).then(|| format!("{} {done:.0}", d.name))
         })
         .collect();
     if s.state == "armed" && s.ticks > 0 && !blind.is_empty() {
@@ -414,6 +417,10 @@ mod tests {
         // Under BLIND_MIN completions: a quiet disk.
         let (st, _) = state(&armed, std::slice::from_ref(&d), Some(0.02));
         assert_eq!(st, "armed");
+        // Sampled one in 64: 400 completions are ~6 expected events, 0 can be chance.
+        let mut sparse = d.clone();
+        sparse.latency.lat_sample_every = Some(64);
+        assert_eq!(state(&armed, &[sparse], Some(1.0)).0, "armed");
         let mut seen = d.clone();
         seen.latency.lat_events = Some(800);
         assert_eq!(state(&armed, &[seen], Some(1.0)).0, "armed");
