@@ -262,3 +262,73 @@ fn nothing_is_armed_without_a_reason() {
     }
     assert!(!seen_instance, "no pagewatch-{pid}-blk instance at idle");
 }
+
+/// Issue 51 item 4, "the block tracer sometimes counts nothing": a pagewatch in another pid
+/// namespace (a container) sees this one's `pagewatch-<pid>-blk` (tracefs has one
+/// superblock) but not its pid, took the instance for stale and removed it: its events were
+/// disabled and the readers kept the directory, so the tracer stayed `armed`, with nothing
+/// lost and no error, and read 0 events in every interval after. The instance's owner now
+/// holds a `flock` on it, and a held instance is left alone.
+#[test]
+fn a_pagewatch_in_another_pid_namespace_does_not_blind_the_tracer() {
+    let _l = lock();
+    if let Some(why) = cannot_run() {
+        println!("skipped: {why}");
+        return;
+    }
+    if Command::new("unshare").arg("--version").output().is_err() {
+        println!("skipped: unshare is not installed");
+        return;
+    }
+    let Some(lp) = Loop::new() else { return };
+    let name = lp.name().to_owned();
+    let mut fio = lp.fio(1, 10, Some(1000), false);
+    let mut pw = batch(&["-n", "7", "--latency", &name]);
+    let out = BufReader::new(pw.stdout.take().unwrap());
+    let mut rows = Vec::new();
+    let mut other = None;
+    for line in out.lines() {
+        let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if rows.len() == 2 {
+            // The other pagewatch, pid 1 in its namespace, arms and ends in about a second.
+            let o = Command::new("unshare")
+                .args(["-pf", "--mount-proc", blk::EXE, "--batch", "-n", "1"])
+                .args(["--latency", &name])
+                .output()
+                .unwrap();
+            other = Some(o.status);
+        }
+        let d = v["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["name"] == name.as_str())
+            .cloned();
+        rows.push((d, v["latency_tracer"]["state"].clone()));
+    }
+    pw.wait().unwrap();
+    blk::stop(&mut fio);
+    assert!(
+        other.is_some_and(|s| s.success()),
+        "the other pagewatch ran"
+    );
+    // The intervals after the other one ran: each reads events, and together they count the
+    // reads diskstats counted (an interval's edge can move a few into the next one on a
+    // loaded host).
+    let (mut timed, mut done) = (0u64, 0.0);
+    for (i, (d, state)) in rows.iter().enumerate().skip(4) {
+        let d = d
+            .as_ref()
+            .unwrap_or_else(|| panic!("interval {i}: no {name} row"));
+        timed += d["lat_read_hist"]
+            .as_array()
+            .map_or(0, |h| h.iter().map(|c| c.as_u64().unwrap()).sum());
+        done += d["r_s"].as_f64().unwrap_or(0.0);
+        assert_eq!(state, "armed", "interval {i}");
+        assert!(d["lat_events"].as_u64() > Some(0), "interval {i}: {rows:?}");
+    }
+    assert!(
+        done > 1000.0 && timed as f64 >= done * 0.8,
+        "{timed} reads timed, diskstats {done:.0}: {rows:?}"
+    );
+}

@@ -114,6 +114,13 @@ pub fn render_text(m: &Model, legend: bool) -> String {
     for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
         latency_line(&mut s, disk);
     }
+    if let Some(t) = m.latency_tracer.as_ref().filter(|t| t.state == "blind") {
+        let _ = writeln!(
+            s,
+            "  latency tracer blind: {}",
+            t.why.as_deref().unwrap_or("")
+        );
+    }
     s
 }
 
@@ -131,13 +138,17 @@ fn fit(v: Option<f64>, decimals: usize, width: usize) -> String {
 }
 
 /// A timed disk's latency line: device time p50/p99 for reads and writes, queue p99, max,
-/// and the events read and lost (issue 25).
+/// the events read and lost (issue 25), and the share of requests timed when not all are.
 fn latency_line(s: &mut String, d: &crate::model::Disk) {
     let l = &d.latency;
+    let sampled = match l.lat_sample_every {
+        Some(n) if n > 1 => format!(", 1 in {n} timed"),
+        _ => String::new(),
+    };
     let _ = writeln!(
         s,
         "  latency {} ms: read p50 {} p99 {}, write p50 {} p99 {}, queue p99 {}, max {}; \
-         events {} lost {}",
+         events {} lost {}{sampled}",
         d.name,
         opt(l.lat_read_p50_ms, 3),
         opt(l.lat_read_p99_ms, 3),

@@ -98,7 +98,7 @@ fn reclaim_writeback_sleep(m: &Model) -> Option<f64> {
 
 /// Disk families (label `device`): (name, unit, help, value).
 #[rustfmt::skip]
-pub const DISK: [(&str, &str, &str, DiskGet); 10] = [
+pub const DISK: [(&str, &str, &str, DiskGet); 11] = [
     ("pagewatch_disk_reads_per_second", "", "iostat r/s.", |d| d.cols.r_s),
     ("pagewatch_disk_writes_per_second", "", "iostat w/s.", |d| d.cols.w_s),
     ("pagewatch_disk_read_bytes_per_second", "", "iostat rkB/s, in bytes.", |d| d.cols.rkB_s.map(|v| v * 1024.0)),
@@ -109,6 +109,7 @@ pub const DISK: [(&str, &str, &str, DiskGet); 10] = [
     ("pagewatch_disk_util_ratio", "ratio", "iostat %util.", |d| ratio(d.cols.util_pct)),
     ("pagewatch_disk_in_flight", "", "I/Os in flight at the read.", |d| Some(d.in_flight as f64)),
     ("pagewatch_disk_wbt_target_seconds", "seconds", "queue/wbt_lat_usec: writeback throttling's read-latency target (0: off).", |d| d.queue.as_ref()?.wbt_lat_usec.map(|u| u as f64 / 1e6)),
+    ("pagewatch_disk_latency_sample_every", "", "While the device is timed: one request in this many goes into pagewatch_disk_latency_seconds (1: every one; the tracer samples by sector bits at high rates).", |d| d.latency.lat_sample_every.map(|n| n as f64)),
 ];
 
 /// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun

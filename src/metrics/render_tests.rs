@@ -164,9 +164,11 @@ fn latency_is_a_cumulative_histogram_summed_over_samples() {
     m.disks.truncate(1);
     let dev = m.disks[0].name.clone();
     m.disks[0].lat_hist = Some(std::sync::Arc::new(DiskLatency { lat, ring_lost: 0 }));
+    m.disks[0].latency.lat_sample_every = Some(8);
     // Two samples of the same interval's histograms: the counts add.
     p.counters.observe(&m, &[]);
     p.counters.observe(&m, &[]);
+    p.model = Some(std::sync::Arc::new(m.clone()));
     let t = render(&p, Format::Classic, None);
     assert!(
         t.contains("# TYPE pagewatch_disk_latency_seconds histogram\n"),
@@ -181,6 +183,12 @@ fn latency_is_a_cumulative_histogram_summed_over_samples() {
     assert!(t.contains(&format!("{}2\n", bucket("0.000004"))), "{t}");
     assert!(t.contains(&format!("{}6\n", bucket("0.000128"))));
     assert!(t.contains(&format!("{}8\n", bucket("+Inf"))));
+    assert!(
+        t.contains(&format!(
+            "pagewatch_disk_latency_sample_every{{host=\"lab\",device=\"{dev}\"}} 8\n"
+        )),
+        "the sampling is stated: {t}"
+    );
     assert!(t.contains(&format!("pagewatch_disk_latency_seconds_count{{{l}}} 8\n")));
     assert!(t.contains(&format!(
         "pagewatch_disk_latency_seconds_sum{{{l}}} 0.010406\n"

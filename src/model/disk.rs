@@ -151,6 +151,25 @@ pub struct Saturation {
     pub unjudged: bool,
 }
 
+/// What the latency tracer reads of each disk to tell a blind tracer from a quiet disk
+/// (`latency::tracer`).
+#[must_use]
+pub fn seen_by_latency_tracer(disks: &[Disk]) -> Vec<super::latency::Seen<'_>> {
+    disks
+        .iter()
+        .map(|d| {
+            let c = &d.cols;
+            super::latency::Seen {
+                name: &d.name,
+                events: d.latency.lat_events,
+                carried: d.span_s.is_some(),
+                completions_per_s: [c.r_s, c.w_s, c.d_s, c.f_s].iter().flatten().sum(),
+                sample_every: d.latency.lat_sample_every,
+            }
+        })
+        .collect()
+}
+
 /// Sets each disk's latency from the snapshot's histograms (by name); the others keep none.
 pub fn fill_latency(disks: &mut [Disk], blk: Option<&Blk>) {
     let Some(l) = blk.and_then(|b| b.latency.as_ref()) else {

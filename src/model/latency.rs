@@ -44,6 +44,10 @@ pub struct LatCols {
     /// Events that could not be timed: completions without their issue, issues without
     /// their completion, and the events the kernel dropped from the ring buffer.
     pub lat_lost: Option<u64>,
+    /// One request in this many is timed (1: every one): at high rates the tracer's kernel
+    /// filter keeps only the requests whose sector has some bits clear (`source::blk`). The
+    /// percentiles are of those; the counts (`lat_events`, the histograms) are not scaled.
+    pub lat_sample_every: Option<u64>,
     /// Read device time, requests per log2 bucket: index 0 is under 1 µs, index k ≥ 1 is
     /// [2^(k-1), 2^k) µs; cut after the last non-empty bucket. Summed over intervals they give
     /// a whole run's distribution.
@@ -90,7 +94,9 @@ impl DiskLatency {
 /// The block tracer's state, for the screen.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Tracer {
-    /// `armed`, `off`, `not-root`, `no-tracefs`, `no-event`, `no-device`, `error`.
+    /// `armed`, `blind` (armed, but a timed device read no event in an interval in which
+    /// diskstats counted `BLIND_MIN` completions or more for it), `off`, `not-root`,
+    /// `no-tracefs`, `no-event`, `no-device`, `error`.
     pub state: String,
     /// Why not armed, or the last read error.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -125,6 +131,7 @@ impl LatCols {
             queue_p99_ms: ms(q.quantile(0.99)),
             lat_events: Some(l.events),
             lat_lost: Some(l.unpaired.saturating_add(d.ring_lost)),
+            lat_sample_every: Some(l.sample_every.max(1)),
             lat_read_hist: Some(counts(&l.read_dev)),
             lat_write_hist: Some(counts(&l.write_dev)),
             queue_hist: Some(counts(&q)),
@@ -200,17 +207,64 @@ pub fn bucket_label(k: usize) -> String {
     }
 }
 
-/// The tracer's state in a snapshot, if it carries one.
+/// A timed device with no event in an interval in which diskstats counted at least this many
+/// completions (times the sampling's N, `LatCols::lat_sample_every`) makes the armed tracer
+/// `blind`.
+pub const BLIND_MIN: f64 = 10.0;
+
+/// What `tracer` reads of a timed disk (`disk::seen_by_latency_tracer`): its events, whether
+/// its diskstats line was carried from an earlier read, its completions a second (reads,
+/// writes, discards, flushes) and the sampling's N.
+#[derive(Debug, Clone, Copy)]
+pub struct Seen<'a> {
+    /// Device name.
+    pub name: &'a str,
+    /// Block events read for it this interval (`LatCols::lat_events`).
+    pub events: Option<u64>,
+    /// Its diskstats line was not read this tick (`Disk::span_s`).
+    pub carried: bool,
+    /// Completions a second, from diskstats.
+    pub completions_per_s: f64,
+    /// One request in N timed (`LatCols::lat_sample_every`).
+    pub sample_every: Option<u64>,
+}
+
+/// The tracer's state in a snapshot, if it carries one: `blind` in place of `armed` when a
+/// timed disk (`fill` first) read no event over an interval it watched whole (not the one
+/// that armed it: `BlkStatus::ticks`) while its diskstats line, read this tick (not carried),
+/// counted `BLIND_MIN` completions or more over `dt_s`. The events come from the kernel's
+/// ring buffer and the completions from its counters: a tracer armed but blind (issue 51: an
+/// instance disabled under it) must not read as a quiet disk.
 #[must_use]
-pub fn tracer(blk: Option<&Blk>) -> Option<Tracer> {
+pub fn tracer(blk: Option<&Blk>, disks: &[Seen<'_>], dt_s: Option<f64>) -> Option<Tracer> {
     let b = blk?;
     let s = b.status.as_ref()?;
-    Some(Tracer {
+    let mut t = Tracer {
         state: s.state.clone(),
         why: s.why.clone().or_else(|| b.error.clone()),
         devices: s.devices.clone(),
         unresolved: s.unresolved.clone(),
-    })
+    };
+    let dt = dt_s.unwrap_or(0.0);
+    let blind: Vec<String> = disks
+        .iter()
+        .filter(|d| d.events == Some(0) && !d.carried)
+        .filter_map(|d| {
+            let done = d.completions_per_s * dt;
+            // Sampled one in N: N times as many completions for as many expected events.
+            let every = d.sample_every.unwrap_or(1).max(1) as f64;
+            (done >= BLIND_MIN * every).then(|| format!("{} {done:.0}", d.name))
+        })
+        .collect();
+    if s.state == "armed" && s.ticks > 0 && !blind.is_empty() {
+        t.state = "blind".into();
+        let why = format!(
+            "0 events this interval where diskstats counted completions: {}",
+            blind.join(", ")
+        );
+        t.why = Some(t.why.map_or(why.clone(), |w| format!("{why}; {w}")));
+    }
+    Some(t)
 }
 
 #[cfg(test)]
@@ -320,5 +374,66 @@ mod tests {
         super::super::disk::fill_latency(&mut disks, Some(&blk));
         assert_eq!(disks[0].latency.lat_lost, Some(5));
         assert!(disks.iter().skip(1).all(|d| d.latency.lat_events.is_none()));
+    }
+
+    #[test]
+    fn an_armed_tracer_that_reads_nothing_where_diskstats_counts_says_blind() {
+        let snap =
+            crate::parse::Snapshot::parse(&crate::source::test_samples("live-idle")[0]).unwrap();
+        let m = crate::model::Model::derive(None, &snap, crate::model::Options::default());
+        let Some(mut d) = m.disks.into_iter().next() else {
+            return;
+        };
+        d.cols = crate::model::disk::Columns {
+            w_s: Some(400.0),
+            ..d.cols
+        };
+        d.span_s = None;
+        d.latency.lat_events = Some(0);
+        let status = |state: &str, ticks| crate::parse::blk_lat::BlkStatus {
+            state: state.into(),
+            devices: vec![d.name.clone()],
+            ticks,
+            ..Default::default()
+        };
+        let blk = |s| Blk {
+            status: Some(s),
+            ..Blk::default()
+        };
+        let state = |b: &Blk, disks: &[crate::model::Disk], dt| {
+            let seen = crate::model::disk::seen_by_latency_tracer(disks);
+            let t = tracer(Some(b), &seen, dt).unwrap();
+            (t.state, t.why.unwrap_or_default())
+        };
+        let armed = blk(status("armed", 3));
+        let (st, why) = state(&armed, std::slice::from_ref(&d), Some(1.0));
+        assert_eq!(st, "blind");
+        assert!(why.contains(&format!("{} 400", d.name)), "{why}");
+        // Not in the interval that armed it (it watched none of it).
+        let (st, _) = state(
+            &blk(status("armed", 0)),
+            std::slice::from_ref(&d),
+            Some(1.0),
+        );
+        assert_eq!(st, "armed");
+        // Under BLIND_MIN completions: a quiet disk.
+        let (st, _) = state(&armed, std::slice::from_ref(&d), Some(0.02));
+        assert_eq!(st, "armed");
+        // Sampled one in 64: 400 completions are ~6 expected events, 0 can be chance.
+        let mut sparse = d.clone();
+        sparse.latency.lat_sample_every = Some(64);
+        assert_eq!(state(&armed, &[sparse], Some(1.0)).0, "armed");
+        let mut seen = d.clone();
+        seen.latency.lat_events = Some(800);
+        assert_eq!(state(&armed, &[seen], Some(1.0)).0, "armed");
+        // A line carried from an earlier read: its rates cover more than the interval.
+        let mut carried = d.clone();
+        carried.span_s = Some(4.0);
+        assert_eq!(state(&armed, &[carried], Some(1.0)).0, "armed");
+        // Not timed at all (no events figure), or the tracer off: nothing to say.
+        let mut untimed = d.clone();
+        untimed.latency.lat_events = None;
+        assert_eq!(state(&armed, &[untimed], Some(1.0)).0, "armed");
+        assert_eq!(state(&blk(status("off", 3)), &[d], Some(1.0)).0, "off");
     }
 }

@@ -195,6 +195,11 @@ impl Model {
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
         let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
         disk::fill_latency(&mut disks, cur.blk.as_ref());
+        let latency_tracer = latency::tracer(
+            cur.blk.as_ref(),
+            &disk::seen_by_latency_tracer(&disks),
+            dt_s,
+        );
         Model {
             time_ms: cur.wall_ms,
             interval_s: dt_s,
@@ -234,7 +239,7 @@ impl Model {
             ),
             tracer,
             sync: cur.sync.as_ref().map(|c| sync::derive(c, dt_s)),
-            latency_tracer: latency::tracer(cur.blk.as_ref()),
+            latency_tracer,
             domains,
             cgroups,
             domains_error: cur.domains_error.clone(),

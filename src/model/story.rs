@@ -11,7 +11,8 @@
 //!   wrong (no domain past background, no throttled writer, no saturated disk); a process
 //!   never seen calm is ranked by its figure alone and says so. A culprit is no victim.
 //! - **The memory taker**: the process whose resident memory grew fastest while
-//!   MemAvailable fell at `TAKER_BYTES_PER_S` or more, or tasks stalled in reclaim.
+//!   MemAvailable fell at `TAKER_BYTES_PER_S` or more (from its highest of the last
+//!   `FALL_WINDOW_MS`, since the growth is the walk's), or tasks stalled in reclaim.
 //! - **Why the thresholds moved**: the dirty threshold against the one at the last calm
 //!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
 //!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G".
@@ -48,6 +49,9 @@ const CALM_FLOOR: [f64; 2] = [0.05, 1.0];
 const CALM_WEIGHT: f64 = 0.3;
 /// Resident memory grows from this many bytes a second for a memory taker.
 const TAKER_BYTES_PER_S: f64 = 16.0 * 1024.0 * 1024.0;
+/// How far back a fall of MemAvailable counts for the memory taker, ms: the slowest process
+/// walk's interval and then some (`source::procs`: 10 s while quiet).
+const FALL_WINDOW_MS: i64 = 12_000;
 /// The thresholds "moved" when they fell to this share of the calm step's or lower.
 const T_FALL: f64 = 0.75;
 
@@ -59,8 +63,8 @@ pub struct Calm {
     procs: BTreeMap<(u32, String), [Option<f64>; 2]>,
     /// The dirty threshold (bytes) and MemAvailable (bytes) at the last calm step.
     reference: Option<(f64, f64)>,
-    /// MemAvailable (bytes) at the last step.
-    last_available: Option<f64>,
+    /// MemAvailable (bytes) of the steps of the last `FALL_WINDOW_MS`, with their times.
+    recent_available: std::collections::VecDeque<(i64, f64)>,
 }
 
 impl Calm {
@@ -74,9 +78,7 @@ impl Calm {
         let available = m.memory.MemAvailable.map(|kb| kb as f64 * 1024.0);
         // Memory runs short: MemAvailable falls as fast as a taker must grow, or tasks stall
         // in reclaim (a page cache filling behind a writer wakes kswapd, and takes nothing).
-        let dt = m.interval_s.unwrap_or(0.0);
-        let fell = matches!((self.last_available, available),
-            (Some(a), Some(b)) if dt > 0.0 && (a - b) / dt >= TAKER_BYTES_PER_S);
+        let fell = self.fell(m.time_ms, available);
         let reclaim = m.verdict.as_ref().is_some_and(|v| v.reclaim.stalls());
         let memory_taker = (fell || reclaim).then(|| memory_taker(m)).flatten();
         let thresh = thresh_bytes(m);
@@ -84,13 +86,36 @@ impl Calm {
         if calm && let (Some(t), Some(a)) = (thresh, available) {
             self.reference = Some((t, a));
         }
-        self.last_available = available;
         Story {
             culprits,
             victims,
             memory_taker,
             thresholds_moved,
         }
+    }
+
+    /// Whether MemAvailable (`available`, now) fell at `TAKER_BYTES_PER_S` or faster from
+    /// its highest of the last `FALL_WINDOW_MS`. A window, not the last interval: the memory
+    /// rows' growth is over the process walk's interval (5 s), and an eater that took 4.4 GB
+    /// in the seconds before a walk is seen growing at the walk, when MemAvailable already
+    /// stands still (`who-memory.pwrec`).
+    fn fell(&mut self, now_ms: i64, available: Option<f64>) -> bool {
+        let recent = &mut self.recent_available;
+        while recent
+            .front()
+            .is_some_and(|(t, _)| now_ms - t > FALL_WINDOW_MS)
+        {
+            recent.pop_front();
+        }
+        let Some(a) = available else {
+            return false;
+        };
+        let fell = recent.iter().any(|&(t, before)| {
+            let s = (now_ms - t) as f64 / 1000.0;
+            s > 0.0 && (before - a) / s >= TAKER_BYTES_PER_S
+        });
+        recent.push_back((now_ms, a));
+        fell
     }
 
     /// The victims of `m`, learning the calm figures on a calm step.

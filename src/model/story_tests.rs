@@ -133,7 +133,8 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
     let a0 = m.memory.MemAvailable.unwrap();
     // A calm step fixes the reference: T and MemAvailable as they were.
     assert_eq!(calm.tell(&m).thresholds_moved, None);
-    // The eater took most of it: MemAvailable a sixth, T an eighth.
+    // The eater took most of it in the next second: MemAvailable a sixth, T an eighth.
+    m.time_ms += 1000;
     m.memory.MemAvailable = Some(a0 / 6);
     m.dirty.thresh_pages = Some(t0 / 8);
     m.dirty.derived_thresh_pages = Some(t0 / 8);
@@ -164,15 +165,24 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
         Bytes((a0 / 6) as f64 * 1024.0)
     );
     assert_eq!(s.thresholds_moved.as_deref(), Some(want.as_str()));
-    // Memory back and no reclaim: no taker, whoever grows.
+    // Memory back and no reclaim: no taker, whoever grows (past the window of the fall).
+    m.time_ms += 20_000;
     m.memory.MemAvailable = Some(a0);
     m.dirty.thresh_pages = Some(t0);
     let s = calm.tell(&m);
     assert_eq!((s.memory_taker, s.thresholds_moved), (None, None));
     // A page cache filling behind a writer: MemAvailable 1 MiB lower in a second is no
     // shortage, however fast a compiler grows.
+    m.time_ms += 1000;
     m.memory.MemAvailable = Some(a0 - 1024);
     assert_eq!(calm.tell(&m).memory_taker, None);
+    // An eater seen growing at a walk 5 s after it took the memory, MemAvailable still since:
+    // the fall in the window names it.
+    m.time_ms += 1000;
+    m.memory.MemAvailable = Some(a0 / 6);
+    m.time_ms += 5000;
+    let s = calm.tell(&m);
+    assert_eq!(s.memory_taker.map(|k| k.pid), Some(4242));
 }
 
 fn mem_row() -> MemRow {

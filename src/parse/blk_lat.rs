@@ -18,7 +18,8 @@
 //!
 //! The latency pseudo-file: `lost N` (events the kernel dropped from the ring buffer this
 //! interval, all devices), then per device a `dev MAJ:MIN NAME` line followed by `events N`
-//! (block events read for it), `unpaired N` (completions whose issue was never seen, aged out
+//! (block events read for it), `sample N` (one request in N is timed: the kernel-side
+//! filter on sector bits, `source::blk`; left out when every request is) (completions whose issue was never seen, aged out
 //! after one more read; issues whose completion never came within `blk_pair::AGE_NS`), and
 //! the histograms `rd`, `wd` (read, write device time), `rq`, `wq` (read, write queue time),
 //! each `max_us sum_us` then `k:count` for its non-empty buckets. A histogram with no IO is
@@ -125,6 +126,9 @@ pub struct DevLat {
     pub events: u64,
     /// Completions without an issue and issues without a completion, aged out.
     pub unpaired: u64,
+    /// One request in this many is timed (0 and 1: every one): the tracer's kernel-side
+    /// filter keeps the requests whose sector has some bits clear, at the end of the interval.
+    pub sample_every: u64,
     /// Read device time (issue → complete).
     pub read_dev: Hist,
     /// Write device time.
@@ -145,6 +149,7 @@ impl DevLat {
     /// Adds `other`'s counts (same device).
     pub fn merge(&mut self, other: &Self) {
         self.events = self.events.saturating_add(other.events);
+        self.sample_every = self.sample_every.max(other.sample_every);
         self.unpaired = self.unpaired.saturating_add(other.unpaired);
         self.read_dev.merge(&other.read_dev);
         self.write_dev.merge(&other.write_dev);
@@ -194,6 +199,9 @@ pub fn render(l: &Latency) -> String {
             d.events,
             d.unpaired
         );
+        if d.sample_every > 1 {
+            let _ = writeln!(s, "sample {}", d.sample_every);
+        }
         for (key, h) in d.hists() {
             if h.total() == 0 {
                 continue;
@@ -242,6 +250,7 @@ pub fn parse(text: &str) -> Result<Latency> {
                 match key {
                     "events" => d.events = num(words.next())?,
                     "unpaired" => d.unpaired = num(words.next())?,
+                    "sample" => d.sample_every = num(words.next())?,
                     _ => {
                         let Some(h) = d.hist_mut(key) else { continue };
                         h.max_us = num(words.next())?;
@@ -280,12 +289,16 @@ pub struct BlkStatus {
     pub buffer_kb: u32,
     /// Bytes read from the ring buffers this interval.
     pub bytes: u64,
-    /// Reads of the ring buffers this interval (the reader wakes every 100 ms while armed).
+    /// Reads of the ring buffers this interval (one at each tick, and one whenever a CPU's
+    /// buffer is half full).
     pub reads: u64,
+    /// Samples taken since it was armed: 0 in the one that armed it, whose interval it did
+    /// not watch (a recording without the key reads 0).
+    pub ticks: u64,
 }
 
 /// The status pseudo-file's text: `state`, `why` (optional), `devices`, `buffer_kb`,
-/// `bytes`, `reads`, one `key value` a line.
+/// `bytes`, `reads`, `ticks`, one `key value` a line.
 #[must_use]
 pub fn render_status(s: &BlkStatus) -> String {
     let mut t = format!("state {}\n", s.state);
@@ -297,11 +310,12 @@ pub fn render_status(s: &BlkStatus) -> String {
     }
     let _ = write!(
         t,
-        "devices {}\nbuffer_kb {}\nbytes {}\nreads {}\n",
+        "devices {}\nbuffer_kb {}\nbytes {}\nreads {}\nticks {}\n",
         s.devices.join(" "),
         s.buffer_kb,
         s.bytes,
-        s.reads
+        s.reads,
+        s.ticks
     );
     t
 }
@@ -325,6 +339,7 @@ pub fn parse_status(text: &str) -> Result<BlkStatus> {
             "buffer_kb" => s.buffer_kb = u32::try_from(num()?).unwrap_or(u32::MAX),
             "bytes" => s.bytes = num()?,
             "reads" => s.reads = num()?,
+            "ticks" => s.ticks = num()?,
             _ => {}
         }
     }

@@ -52,6 +52,7 @@ fn the_pseudo_file_round_trips_and_stays_small() {
         name: "vda".into(),
         events: 30_000,
         unpaired: 2,
+        sample_every: 8,
         ..DevLat::default()
     };
     for us in [90, 120, 130, 250, 4000, 100_000] {
@@ -72,6 +73,12 @@ fn the_pseudo_file_round_trips_and_stays_small() {
     let text = render(&l);
     assert!(text.contains("dev 254:0 vda\n"), "{text}");
     assert!(text.contains("dev 7:3 loop3\n"), "{text}");
+    assert!(text.contains("\nsample 8\n"), "one in 8 timed: {text}");
+    assert_eq!(
+        text.matches("sample").count(),
+        1,
+        "left out when all are: {text}"
+    );
     assert!(
         !text.contains("\nwd "),
         "an empty histogram is left out: {text}"
@@ -108,6 +115,7 @@ fn status_round_trips() {
         buffer_kb: 1024,
         bytes: 123,
         reads: 10,
+        ticks: 4,
     };
     let back = parse_status(&render_status(&s)).unwrap();
     assert_eq!(back.why.as_deref(), Some("a b"));

@@ -278,6 +278,17 @@ impl Pairer {
         self.inserted.retain(|_, t| *t >= cut);
     }
 
+    /// Forgets the requests waiting for their issue or completion, without counting them, and
+    /// takes the next read's lone completions as of requests from before (as the first
+    /// read's): for a change of the kernel's filter, under which some of them will never be
+    /// seen complete, or were issued unseen.
+    pub fn restart(&mut self) {
+        self.inserted.clear();
+        self.issued.clear();
+        self.waiting.clear();
+        self.reads = 0;
+    }
+
     /// The latencies summed since the last `take`, one entry per device that had events
     /// (names left empty), and a fresh start of the sums (pending requests are kept).
     pub fn take(&mut self) -> Vec<DevLat> {

@@ -13,19 +13,27 @@
 //! ~70 bytes); with samples 1 s apart the buffer would have to hold a whole second per CPU.
 //! The issue's measurements: 256 KiB per CPU lost pages at 60k events/s, 1 MiB per CPU read
 //! every 100 ms lost almost none at 110k. So while armed a thread reads the per-CPU buffers
-//! every `READ_EVERY` (1 MiB per CPU, read in full; every `READ_SOON` while a read finds more
-//! than a quarter of a buffer), pairs the events and adds them to the interval's histograms;
-//! the sample takes the histograms. Nothing runs while not armed. While armed with nothing to
-//! read (a detail view open on an idle disk), the thread does not keep that cadence: after a
-//! read that found nothing it blocks in `poll` on the per-CPU readers (`buffer_percent` 0:
-//! any event wakes it) for up to `IDLE_POLL`, so an idle armed tracer wakes once a second,
-//! not ten times (0.97 ms/s at 10 wakes a second on the 2-CPU VM, docs/PERFORMANCE.md), and a
-//! flood that starts is read from its first event.
+//! (1 MiB per CPU, read in full), pairs the events and adds them to the interval's
+//! histograms; the sample takes the histograms. Nothing runs while not armed.
+//!
+//! When it reads (issue 52: wake only when a page is full or a tick is due): each sample
+//! asks for a read of what the buffers hold at its tick (a byte on the thread's pipe) and
+//! takes what it added up, so an interval's events are those up to its tick (issue 51).
+//! Between ticks the thread blocks in `poll` on the per-CPU readers, which the kernel answers
+//! when a CPU's buffer is half full (`buffer_percent`'s default, 50), or `IDLE_POLL` at most.
+//! After such a wake it reads, then waits `READ_EVERY` on the pipe alone, so that a kernel
+//! whose `poll` answers on any data (before 4.20) cannot make it spin.
+//!
+//! Sampling (issue 52: a cost bounded at any rate): the kernel's filter keeps a request only
+//! when its sector has bits `SECTOR_BIT`.. clear, one request in 2^shift, a property of where
+//! it lands and not of how long it takes. The shift follows the events a second the reader
+//! kept (`next_shift`, every `ADAPT_EVERY`), so that about `KEEP_PER_S` events a second are
+//! read whatever the rate; the rate is stated in every output (`DevLat::sample_every`).
 
 use std::collections::BTreeMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::trace_instance::{Event, Instance, Spec, Wait};
@@ -37,40 +45,86 @@ use crate::sample::names;
 /// The ring buffer, KiB per CPU.
 pub const BUFFER_KB: u32 = 1024;
 
-/// How often the thread reads the buffers while armed...
+/// After a wake by a CPU's buffer, the wait (on the pipe alone) before polling the buffers
+/// again.
 pub const READ_EVERY: Duration = Duration::from_millis(100);
 
-/// ...and how soon after a read that found more than a quarter of a CPU's buffer (over
-/// ~2.5 MB/s, ~35k events/s), so that a burst does not fill a buffer between two reads.
-pub const READ_SOON: Duration = Duration::from_millis(25);
+/// The longest the thread blocks in `poll` between reads: ticks and half-full buffers end the
+/// wait; the bound covers samples further apart (`--interval 10`).
+pub const IDLE_POLL: Duration = Duration::from_secs(2);
 
-/// The longest the thread blocks waiting for a first event after a read that found none. Any
-/// event ends the wait at once; the bound only covers a kernel that refused
-/// `buffer_percent` (its default mark wakes a poller at half a buffer).
-pub const IDLE_POLL: Duration = Duration::from_secs(1);
+/// The events a second the reader keeps before sampling more sparsely (a request is two
+/// events, three with a scheduler): ~3,000 requests a second timed, enough for a p99 of
+/// each one-second interval.
+pub const KEEP_PER_S: f64 = 8_000.0;
+
+/// The sparsest sampling: one request in 2^MAX_SHIFT.
+pub const MAX_SHIFT: u32 = 8;
+
+/// The lowest sector bit the sampling looks at: 4 KiB requests start on multiples of 8.
+pub const SECTOR_BIT: u32 = 3;
+
+/// How often the sampling is reconsidered...
+const ADAPT_EVERY: Duration = Duration::from_secs(1);
+
+/// ...and how soon when the events come at more than 4 × `KEEP_PER_S`: a flood that starts
+/// unsampled overflows a buffer within the second (fio at depth 32 on a loop device, from
+/// idle: 8,509 events lost in its first interval when it waited the second).
+const ADAPT_SOON: Duration = Duration::from_millis(100);
 
 /// What the reader does before its next read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Next {
-    /// Wait this long: events are coming, read on the cadence.
+    /// Wait this long on the pipe alone.
     Sleep(Duration),
-    /// Block until a CPU's buffer holds an event, `IDLE_POLL` at most.
+    /// Block until a tick, or a CPU's buffer is half full, `IDLE_POLL` at most.
     Poll,
 }
 
-/// The wait before the next read, from the bytes the last read found and how the wait before
-/// it ended. A poll that said "ready" and then gave nothing to read is not polled again at
-/// once: the cadence's wait comes first, so a kernel whose `poll` answers early cannot make
-/// the thread spin.
-fn next(bytes: usize, woke: Wait) -> Next {
-    if bytes > BUFFER_KB as usize * 1024 / 4 {
-        Next::Sleep(READ_SOON)
-    } else if bytes > 0 || woke == Wait::Ready {
+/// The wait before the next read, from how the wait before the last read ended: after the
+/// buffers woke it, `READ_EVERY` first, so that a kernel whose `poll` answers on any data
+/// (or at once) cannot make the thread spin; else back to `poll`.
+fn next(woke: Wait) -> Next {
+    if woke == Wait::Ready {
         Next::Sleep(READ_EVERY)
     } else {
         Next::Poll
     }
 }
+
+/// The sampling shift to use next, from the one in force and the events a second the reader
+/// kept under it: the least that keeps the unsampled rate's share under `KEEP_PER_S`, at
+/// most `MAX_SHIFT`; down only when one step finer would stay under half of it (no flapping).
+fn next_shift(shift: u32, kept_per_s: f64) -> u32 {
+    let full = kept_per_s * f64::from(1u32 << shift);
+    let share = |s: u32| full / f64::from(1u32 << s);
+    let want = (0..MAX_SHIFT)
+        .find(|&s| share(s) <= KEEP_PER_S)
+        .unwrap_or(MAX_SHIFT);
+    if want < shift && share(shift - 1) > KEEP_PER_S / 2.0 {
+        shift
+    } else {
+        want
+    }
+}
+
+/// The events' filter: the wanted devices, and with `shift` > 0 the requests whose sector
+/// has bits `SECTOR_BIT`..`SECTOR_BIT + shift` clear.
+fn filter(devs: &[u32], shift: u32) -> String {
+    let devs = devs
+        .iter()
+        .map(|d| format!("dev == {d}"))
+        .collect::<Vec<_>>()
+        .join(" || ");
+    if shift == 0 {
+        return devs;
+    }
+    let mask = ((1u64 << shift) - 1) << SECTOR_BIT;
+    format!("({devs}) && !(sector & {mask})")
+}
+
+/// The longest a sample waits for the reader's read of the tick (`BlkTracer::sample`).
+const TICK_WAIT: Duration = Duration::from_millis(100);
 
 /// Samples between attempts to arm after it failed.
 const RETRY_TICKS: u32 = 60;
@@ -104,15 +158,25 @@ struct Shared {
     bytes: u64,
     reads: u64,
     err: Option<String>,
+    /// Ticks the thread has read for (kept across the samples' takes).
+    ticks_read: u64,
+    /// One request in this many is timed, at the last read.
+    sample_every: u64,
 }
+
+/// `Shared`, and the signal of a tick read.
+type Handoff = (Mutex<Shared>, Condvar);
 
 struct Armed {
     /// dev → name.
     names: BTreeMap<u32, String>,
     /// The names wanted that are no block device (timed without them).
     unresolved: Vec<String>,
-    shared: Arc<Mutex<Shared>>,
-    /// The write end of the thread's stop pipe: dropped to stop it (it wakes at once).
+    /// Samples taken since armed (`BlkStatus::ticks`).
+    ticks: u64,
+    shared: Arc<Handoff>,
+    /// The write end of the thread's pipe: a byte asks for a read now (a tick), dropping it
+    /// stops the thread (it wakes at once).
     stop: Option<OwnedFd>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -177,9 +241,8 @@ impl BlkTracer {
             files.insert(name.to_owned(), text);
             fresh.push(name);
         };
-        if let Some(a) = &self.armed {
-            let taken =
-                std::mem::take(&mut *a.shared.lock().unwrap_or_else(PoisonError::into_inner));
+        if let Some(a) = &mut self.armed {
+            let mut taken = a.tick();
             let latency = Latency {
                 lost: taken.lost,
                 devices: a
@@ -188,16 +251,27 @@ impl BlkTracer {
                     .map(|(dev, name)| {
                         let mut d = taken.devices.get(dev).cloned().unwrap_or_default();
                         d.dev = *dev;
+                        d.sample_every = taken.sample_every.max(1);
                         d.name.clone_from(name);
                         d
                     })
                     .collect(),
             };
+            if a.thread
+                .as_ref()
+                .is_none_or(std::thread::JoinHandle::is_finished)
+            {
+                taken
+                    .err
+                    .get_or_insert_with(|| "its reader thread ended".into());
+            }
             if let Some(s) = &mut self.status {
                 s.why = taken.err;
                 s.bytes = taken.bytes;
                 s.reads = taken.reads;
+                s.ticks = a.ticks;
             }
+            a.ticks += 1;
             put(names::BLK_LATENCY, blk_lat::render(&latency));
         }
         if let Some(s) = &self.status {
@@ -222,11 +296,8 @@ impl BlkTracer {
                 .collect();
             return Err(("no-device", format!("no {}", paths.join(", no "))));
         }
-        let filter = devs
-            .keys()
-            .map(|d| format!("dev == {d}"))
-            .collect::<Vec<_>>()
-            .join(" || ");
+        let numbers: Vec<u32> = devs.keys().copied().collect();
+        let filter = filter(&numbers, 0);
         let events: Vec<Event> = EVENTS
             .iter()
             .map(|dir| Event {
@@ -239,26 +310,52 @@ impl BlkTracer {
             buffer_kb: BUFFER_KB,
             clock: Some("mono"),
             events: &events,
-            wake_on_any: true,
+            wake_on_any: false,
         };
         let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
         let layout = BlkLayout::new(instance.format(0), instance.format(1), instance.format(2))
             .map_err(|e| ("error", format!("{}: {e}", instance.dir().display())))?;
-        let shared = Arc::new(Mutex::new(Shared::default()));
+        let shared: Arc<Handoff> = Arc::default();
         let (stopped, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
             .map_err(|e| ("error", format!("a pipe for the reader: {e}")))?;
         let s = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
             .name("pagewatch-blk".into())
-            .spawn(move || read_loop(&instance, &layout, &s, stopped.as_fd()))
+            .spawn(move || read_loop(&instance, &layout, &numbers, &s, stopped.as_fd()))
             .map_err(|e| ("error", format!("starting the reader: {e}")))?;
         Ok(Armed {
             names: devs,
             unresolved,
+            ticks: 0,
             shared,
             stop: Some(stop),
             thread: Some(thread),
         })
+    }
+}
+
+impl Armed {
+    /// Asks the thread to read what the buffers hold now, waits up to `TICK_WAIT` for it, and
+    /// takes what it added up: the interval's events, up to the tick (issue 51: read on the
+    /// thread's own cadence, an interval's last 100 ms fell in the next one, 10 % at 400
+    /// writes/s).
+    fn tick(&self) -> Shared {
+        let (lock, read) = &*self.shared;
+        let mut s = lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let want = s.ticks_read + 1;
+        if let Some(fd) = &self.stop
+            && rustix::io::write(fd, b"t").is_ok()
+        {
+            s = read
+                .wait_timeout_while(s, TICK_WAIT, |s| s.ticks_read < want)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        let (ticks_read, sample_every) = (s.ticks_read, s.sample_every);
+        let taken = std::mem::take(&mut *s);
+        s.ticks_read = ticks_read;
+        s.sample_every = sample_every;
+        taken
     }
 }
 
@@ -272,29 +369,36 @@ impl Drop for Armed {
 }
 
 /// The reader: until `stopped` (a pipe's read end) closes, reads every page the per-CPU
-/// buffers hold, on the cadence `next` gives (blocking on the readers while there is nothing),
-/// pairs their events and adds them to `shared`. Drops (removes) the instance at the end.
+/// buffers hold, on the cadence `next` gives (blocking on the readers while there is nothing)
+/// and whenever a byte on `stopped` asks for a tick's read, pairs their events and adds them
+/// to `shared`. Drops (removes) the instance at the end.
 fn read_loop(
     instance: &Instance,
     layout: &BlkLayout,
-    shared: &Mutex<Shared>,
+    devs: &[u32],
+    shared: &Handoff,
     stopped: BorrowedFd<'_>,
 ) {
     let mut pairer = Pairer::default();
+    let mut sampling = Sampling::new();
     let mut buf = Vec::new();
     let mut events: Vec<BlkEvent> = Vec::new();
     let page = *instance.page_layout();
     // The whole buffer of every CPU, at most.
     let cap = (BUFFER_KB as usize * 1024).saturating_mul(64);
-    // The first read soon: how busy the device is is not known yet.
-    let mut wait = Next::Sleep(READ_SOON);
+    let mut wait = Next::Poll;
     loop {
         let woke = match wait {
             Next::Sleep(d) => instance.wait(stopped, d, false),
             Next::Poll => instance.wait(stopped, IDLE_POLL, true),
         };
+        let mut ticks = 0;
         if woke == Wait::Stopped {
-            return;
+            let mut b = [0u8; 64];
+            match rustix::io::read(stopped, &mut b) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => ticks = n as u64,
+            }
         }
         let (mut lost, mut err) = (0, None);
         let (bytes, _, read_err) = instance.read_pages(&mut buf, cap, |cpu, bytes| {
@@ -308,20 +412,73 @@ fn read_loop(
                 err.get_or_insert(format!("decoding trace_pipe_raw: {e}"));
             }
         });
+        // The filter first, before the pairing's work: in a flood every millisecond fills
+        // the buffers.
+        let resample = sampling.after_read(events.len(), std::time::Instant::now());
+        if let Some(shift) = resample {
+            let f = filter(devs, shift);
+            for i in 0..EVENTS.len() {
+                if let Err(e) = instance.set_filter(i, &f) {
+                    err.get_or_insert(format!("setting the sampling filter: {e}"));
+                }
+            }
+        }
         pairer.feed(&mut events);
+        if resample.is_some() {
+            pairer.restart();
+        }
         {
-            let mut s = shared.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut s = shared.0.lock().unwrap_or_else(PoisonError::into_inner);
             for d in pairer.take() {
                 s.devices.entry(d.dev).or_default().merge(&d);
             }
             s.lost = s.lost.saturating_add(lost);
             s.bytes = s.bytes.saturating_add(bytes as u64);
             s.reads += 1;
+            s.sample_every = 1 << sampling.shift;
             if let Some(e) = read_err.or(err) {
                 s.err.get_or_insert(e);
             }
+            if ticks > 0 {
+                s.ticks_read += ticks;
+                shared.1.notify_all();
+            }
         }
-        wait = next(bytes, woke);
+        wait = next(woke);
+    }
+}
+
+/// The sampling in force and the events kept since it was last reconsidered.
+struct Sampling {
+    shift: u32,
+    kept: usize,
+    since: std::time::Instant,
+}
+
+impl Sampling {
+    fn new() -> Self {
+        Self {
+            shift: 0,
+            kept: 0,
+            since: std::time::Instant::now(),
+        }
+    }
+
+    /// Counts a read's events; every `ADAPT_EVERY` (`ADAPT_SOON` in a flood), the new shift
+    /// when it changes.
+    fn after_read(&mut self, kept: usize, now: std::time::Instant) -> Option<u32> {
+        self.kept += kept;
+        let dt = now.duration_since(self.since);
+        let rate = self.kept as f64 / dt.as_secs_f64().max(1e-3);
+        if dt < ADAPT_EVERY && (dt < ADAPT_SOON || rate <= 4.0 * KEEP_PER_S) {
+            return None;
+        }
+        let shift = next_shift(self.shift, rate);
+        (self.kept, self.since) = (0, now);
+        (shift != self.shift).then(|| {
+            self.shift = shift;
+            shift
+        })
     }
 }
 
@@ -376,6 +533,7 @@ fn status(state: &str, why: Option<String>, devices: &[String]) -> BlkStatus {
         buffer_kb: BUFFER_KB,
         bytes: 0,
         reads: 0,
+        ticks: 0,
     }
 }
 
@@ -430,17 +588,65 @@ mod tests {
     }
 
     #[test]
-    fn an_empty_read_blocks_on_the_readers_and_events_keep_the_cadence() {
-        let quarter = BUFFER_KB as usize * 1024 / 4;
-        for woke in [Wait::TimedOut, Wait::Ready] {
-            assert_eq!(next(quarter + 1, woke), Next::Sleep(READ_SOON), "a burst");
-            assert_eq!(next(quarter, woke), Next::Sleep(READ_EVERY));
-            assert_eq!(next(1, woke), Next::Sleep(READ_EVERY), "a trickle");
+    fn reads_wait_for_a_tick_or_a_half_full_buffer_and_never_spin() {
+        assert_eq!(
+            next(Wait::Ready),
+            Next::Sleep(READ_EVERY),
+            "woken by a buffer"
+        );
+        assert_eq!(next(Wait::TimedOut), Next::Poll);
+        assert_eq!(next(Wait::Stopped), Next::Poll, "a tick's read");
+    }
+
+    #[test]
+    fn sampling_keeps_the_events_read_bounded_at_any_rate() {
+        // 4k events/s: every request.
+        assert_eq!(next_shift(0, 4_000.0), 0);
+        // 20k IOPS at 2 events each, unsampled: 1 in 8 keeps 5k events/s.
+        assert_eq!(next_shift(0, 40_000.0), 3);
+        // The same rate seen under 1 in 8: stays.
+        assert_eq!(next_shift(3, 5_000.0), 3);
+        // A little slower: one step finer would exceed half the budget, so it stays.
+        assert_eq!(next_shift(3, 3_000.0), 3);
+        // Much slower: back down.
+        assert_eq!(next_shift(3, 500.0), 0);
+        // No end to the rate: at most MAX_SHIFT.
+        assert_eq!(next_shift(0, 1e9), MAX_SHIFT);
+        for rate in [1e3, 1e4, 1e5, 1e6] {
+            let s = next_shift(0, rate);
+            assert!(
+                s == MAX_SHIFT || rate / f64::from(1u32 << s) <= KEEP_PER_S,
+                "{rate}"
+            );
         }
-        // Nothing after a timed wait or a poll's timeout: block until an event.
-        assert_eq!(next(0, Wait::TimedOut), Next::Poll);
-        // Nothing although the poll said ready: the cadence's wait first, never a spin.
-        assert_eq!(next(0, Wait::Ready), Next::Sleep(READ_EVERY));
+    }
+
+    #[test]
+    fn sampling_is_reconsidered_each_second_and_at_once_in_a_flood() {
+        let t0 = std::time::Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut s = Sampling {
+            shift: 0,
+            kept: 0,
+            since: t0,
+        };
+        // 20k events/s: not before the second is up.
+        assert_eq!(s.after_read(2_000, at(100)), None);
+        assert_eq!(s.after_read(18_000, at(1000)), Some(2));
+        // A flood (100k events/s kept under one in 4: 400k unsampled): after 100 ms already.
+        assert_eq!(s.after_read(2_500, at(1050)), None, "too soon to judge");
+        assert_eq!(s.after_read(7_500, at(1100)), Some(6));
+        // Steady under it: no change.
+        assert_eq!(s.after_read(6_000, at(2100)), None);
+    }
+
+    #[test]
+    fn the_filter_names_the_devices_and_the_sector_bits() {
+        assert_eq!(filter(&[7 << 20 | 3], 0), "dev == 7340035");
+        assert_eq!(
+            filter(&[7 << 20 | 3, 254 << 20], 3),
+            "(dev == 7340035 || dev == 266338304) && !(sector & 56)"
+        );
     }
 
     #[test]

@@ -3,6 +3,14 @@
 //! per-CPU `trace_pipe_raw`, and removed (its events disabled first) when dropped, or by its
 //! cleanup guard if pagewatch is SIGKILLed (`source::trace_guard`).
 //!
+//! While it lives, its maker holds an exclusive `flock` on the instance's directory, and
+//! nothing removes a held instance. A pid in the name says nothing across pid namespaces:
+//! tracefs has one superblock, so a pagewatch in a container sees the host's instances with
+//! pids it does not have, and took them for stale. Removing one disables its events first,
+//! and the owner, whose open readers keep the directory, stayed `armed` reading nothing
+//! (issue 51: 0 events in every interval, nothing lost, no error; reproduced by a pagewatch
+//! run under `unshare -pf --mount-proc` beside one timing a loop device).
+//!
 //! Owns: finding tracefs (its mount in mountinfo; where there is none, a detached mount of
 //! pagewatch's own, attached nowhere: `detached`), creating, arming and removing an
 //! instance (and starting its guard, `start_guard`), the per-CPU raw readers, removing stale instances of dead pagewatch processes,
@@ -71,7 +79,11 @@ pub struct Instance {
     page: PageLayout,
     /// Each event's `format` text, in the order of the spec.
     formats: Vec<String>,
+    /// Each event's directory under `events/`, in the order of the spec.
+    events: Vec<PathBuf>,
     guard: Option<(Child, ChildStdin)>,
+    /// The directory, open and `flock`ed (`LOCK_EX`) while the instance is ours.
+    held: Option<File>,
 }
 
 /// Why an instance could not be made: the state for the status pseudo-file (`not-root`,
@@ -116,12 +128,19 @@ impl Instance {
         }
         let guard = (child, stdin);
         let mut made = Self {
+            held: None,
             dir,
             cpus: Vec::new(),
             page: PageLayout::default(),
             formats: Vec::new(),
+            events: Vec::new(),
             guard: Some(guard),
         };
+        // Held before anything else is set: from here on no other pagewatch removes it.
+        match hold(&made.dir) {
+            Ok(f) => made.held = Some(f),
+            Err(e) => return Err(err("locking the instance", &e)),
+        }
         match made.setup(&tracefs, spec) {
             Ok(()) => Ok(made),
             Err(e) => Err(("error", format!("setting up {}: {e}", made.dir.display()))),
@@ -148,6 +167,7 @@ impl Instance {
             if let Some(f) = e.filter {
                 let _ = std::fs::write(event.join("filter"), f);
             }
+            self.events.push(event);
         }
         for e in std::fs::read_dir(dir.join("per_cpu"))? {
             let e = e?;
@@ -190,6 +210,13 @@ impl Instance {
     #[must_use]
     pub fn page_layout(&self) -> &PageLayout {
         &self.page
+    }
+
+    /// Replaces the filter of the spec's `i`th event while it is enabled (the kernel swaps
+    /// it in whole).
+    pub fn set_filter(&self, i: usize, filter: &str) -> std::io::Result<()> {
+        let event = self.events.get(i).ok_or(ErrorKind::NotFound)?;
+        std::fs::write(event.join("filter"), filter)
     }
 
     /// The `format` text of the spec's `i`th event.
@@ -267,6 +294,7 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         self.cpus.clear();
+        self.held = None;
         let _ = remove_instance(&self.dir);
         if let Some((mut child, stdin)) = self.guard.take() {
             // Closing the pipe tells the guard; it finds the instance gone and exits.
@@ -429,15 +457,30 @@ fn remove_stale(tracefs: &Path, proc_root: &Path) {
         let Some(pid) = e.file_name().to_str().and_then(owner_pid) else {
             continue;
         };
-        if pid != std::process::id() && !proc_root.join(pid.to_string()).exists() {
+        // Held: its pagewatch lives, in another pid namespace (a container).
+        let held = || hold(&e.path()).is_err();
+        if pid != std::process::id() && !proc_root.join(pid.to_string()).exists() && !held() {
             let _ = remove_instance(&e.path());
         }
     }
 }
 
+/// The directory opened and locked (`LOCK_EX`); `ResourceBusy` when a live pagewatch holds it
+/// (the lock goes when the returned file is dropped).
+fn hold(dir: &Path) -> std::io::Result<File> {
+    use rustix::fs::{FlockOperation, flock};
+    let f = File::open(dir)?;
+    flock(&f, FlockOperation::NonBlockingLockExclusive).map_err(|_| {
+        let why = format!("{} is held by a live pagewatch", dir.display());
+        std::io::Error::new(ErrorKind::ResourceBusy, why)
+    })?;
+    Ok(f)
+}
+
 /// Disables every event in a pagewatch instance and removes it. Refuses anything that is not
-/// `<tracefs>/instances/pagewatch-<digits>[-<letters>]`. Retries a busy instance (a reader
-/// still closing) for about two seconds. Gone already: fine.
+/// `<tracefs>/instances/pagewatch-<digits>[-<letters>]`, and an instance a live pagewatch
+/// holds (`hold`). Retries a busy instance (a reader still closing) for about two seconds.
+/// Gone already: fine.
 pub fn remove_instance(dir: &Path) -> std::io::Result<()> {
     let named = dir
         .file_name()
@@ -457,6 +500,22 @@ pub fn remove_instance(dir: &Path) -> std::io::Result<()> {
             format!("{} is not a pagewatch tracefs instance", dir.display()),
         ));
     }
+    // Held while removing, so that two removers do not race; the lock goes with the fd. A
+    // SIGKILLed owner's fds close one by one: its guard, woken by the first, may find the
+    // lock still there, so it is tried for as long as a busy directory (then `EBUSY`, which
+    // the guard tries again).
+    let mut tries = 0;
+    let _held = loop {
+        match hold(dir) {
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(()),
+            Err(_) if tries < 20 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(_) => return Err(std::io::Error::from_raw_os_error(libc::EBUSY)),
+            Ok(f) => break f,
+        }
+    };
     match std::fs::write(dir.join("events/enable"), "0\n") {
         Err(e) if e.kind() == ErrorKind::NotFound && !dir.exists() => return Ok(()),
         _ => {}

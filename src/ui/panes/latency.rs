@@ -51,6 +51,10 @@ pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
         ])
     };
     let lost = l.lat_lost.unwrap_or(0);
+    let sampled = match l.lat_sample_every {
+        Some(n) if n > 1 => format!(" 1/{n}"),
+        _ => String::new(),
+    };
     vec![
         Line::from(Span::styled("lat ms       p50     p90     p99", t.dim)),
         row(
@@ -71,6 +75,7 @@ pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
             Span::raw(f(l.lat_max_ms)),
             Span::styled(format!("  events {events} lost "), t.dim),
             Span::styled(lost.to_string(), if lost > 0 { t.warn } else { t.text }),
+            Span::styled(sampled, t.dim),
         ]),
     ]
 }
