@@ -273,4 +273,28 @@ mod tests {
         assert_eq!(fit(Some(123_456_789.0), 1, 7), "123456789");
         assert_eq!(fit(None, 1, 7), crate::fmt::opt(None, 1));
     }
+
+    #[test]
+    fn the_early_warning_is_a_warning_line() {
+        let samples = crate::source::test_samples("live-idle");
+        let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
+            .models
+            .remove(0);
+        assert!(!super::render_text(&m, false).contains("warning:"));
+        if let Some(v) = m.verdict.as_mut() {
+            v.early = Some(crate::model::answers::Early {
+                what: "python3[10] fsync 16.0 ms, 40x its calm 0.40 ms".into(),
+                outrun_bytes_per_s: 520.0 * 1024.0 * 1024.0,
+                freerun_in_s: Some(3.9),
+            });
+        }
+        let text = super::render_text(&m, false);
+        assert!(
+            text.contains(
+                "\n  warning: python3[10] fsync 16.0 ms, 40x its calm 0.40 ms, \
+                 freerun in ≈ 3.9 s at +520M/s\n"
+            ),
+            "{text}"
+        );
+    }
 }

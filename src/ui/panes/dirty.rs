@@ -388,4 +388,25 @@ mod tests {
             Some(((700 - 256) << 20, "max"))
         );
     }
+
+    #[test]
+    fn the_state_line_carries_the_early_warning_as_far_as_it_fits() {
+        let samples = crate::source::test_samples("live-idle");
+        let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
+            .models
+            .remove(0);
+        assert_eq!(early_note(&m, 16, 160), None);
+        if let Some(v) = m.verdict.as_mut() {
+            v.early = Some(crate::model::answers::Early {
+                what: "vda await 7.00 ms, 14x its calm 0.50 ms".into(),
+                outrun_bytes_per_s: 520.0 * 1024.0 * 1024.0,
+                freerun_in_s: Some(3.9),
+            });
+        }
+        assert_eq!(
+            early_note(&m, 16, 80).as_deref(),
+            Some(" early warning: freerun in ≈ 3.9 s at +520M/s")
+        );
+        assert_eq!(early_note(&m, 16, 40).as_deref(), Some(" early warning"));
+    }
 }
