@@ -6,7 +6,8 @@
 //! Below freerun (no domain's writers throttled yet), while dirtying outruns writeback by
 //! `OUTRUN_BYTES_PER_S` or more, warn when a victim's fsync mean is `VICTIM_RATIO` times its
 //! own calm (`story`), or a disk under load (queue ≥ 1) waits `DISK_RATIO` times its calm
-//! baseline for the sample's mix (`saturation`); and say when freerun will be reached at this
+//! baseline for the sample's mix (`saturation`) with freerun `DISK_HORIZON_S` away or
+//! nearer (a build's link bursts the disk as far, with freerun tens of seconds away); and say when freerun will be reached at this
 //! rate: (freerun − (nr_dirty + nr_writeback)) / (dirtied − written), spec §1.4.
 //!
 //! Owns: `warn`, `outrun_pages_per_s` (which `story` also reads: a step where dirtying
@@ -23,9 +24,13 @@ pub const OUTRUN_BYTES_PER_S: f64 = 1024.0 * 1024.0;
 pub const VICTIM_RATIO: f64 = 10.0;
 /// ...or a disk's await this many times its calm baseline...
 const DISK_RATIO: f64 = 3.0;
-/// ...with at least this queue (aqu-sz) and this many IOs a second.
+/// ...with at least this queue (aqu-sz) and this many IOs a second, and freerun this many
+/// seconds away or nearer at this rate: builds on this machine dirtied 30-240 MB/s past
+/// writeback (rust-lld linking) and sent vda 3-7x its calm at queue 1-9 for a second, with
+/// freerun 15-42 s away; incident 1's flood had it 0.7 s and 3 s away.
 const DISK_QUEUE: f64 = 1.0;
 const DISK_OPS_PER_S: f64 = 5.0;
+const DISK_HORIZON_S: f64 = 10.0;
 
 /// Pages a second dirtied beyond those written back, when that is at least
 /// `OUTRUN_BYTES_PER_S`; `None` otherwise or without both rates.
@@ -47,12 +52,13 @@ pub fn warn(m: &Model, story: &Story) -> Option<Early> {
         return None;
     }
     let net = outrun_pages_per_s(&m.dirty)?;
-    let what = victim(&story.victims).or_else(|| disk(m))?;
     let d = &m.dirty;
     let freerun_in_s = d
         .freerun_pages
         .zip(d.dirty_writeback_pages)
         .map(|(f, now)| f.saturating_sub(now) as f64 / net);
+    let soon = freerun_in_s.is_some_and(|s| s <= DISK_HORIZON_S);
+    let what = victim(&story.victims).or_else(|| soon.then(|| disk(m)).flatten())?;
     Some(Early {
         what,
         outrun_bytes_per_s: net * m.page_size as f64,

@@ -226,3 +226,25 @@ fn a_calm_build_gives_no_early_warning() {
         assert!(v.story.line().is_none(), "{:?}", v.story);
     }
 }
+
+#[test]
+fn a_builds_link_burst_far_from_freerun_does_not_warn() {
+    // Seen in a build: +29.2 MB/s past writeback, vda 2.33 ms at queue 9.4, 6x its calm
+    // 0.37 ms, freerun 42 s away. The same burst 4 s from freerun warns.
+    let mut m = model(vec![]);
+    let rate = 29.2e6 / PS as f64;
+    m.dirty.dirtied_per_s = Some(rate + 1000.0);
+    m.dirty.written_per_s = Some(1000.0);
+    m.dirty.freerun_pages = Some((rate * 42.0) as u64 + 100);
+    m.dirty.dirty_writeback_pages = Some(100);
+    let d = &mut m.disks[0];
+    d.cols.aqu_sz = Some(9.4);
+    d.cols.r_s = Some(0.0);
+    d.cols.w_s = Some(200.0);
+    d.cols.w_await = Some(2.33);
+    d.saturation.baseline_await_ms = Some(0.37);
+    assert_eq!(warn(&m, &Story::default()), None);
+    m.dirty.freerun_pages = Some((rate * 4.0) as u64 + 100);
+    let e = warn(&m, &Story::default()).expect("freerun 4 s away");
+    assert!((e.freerun_in_s.unwrap() - 4.0).abs() < 0.01, "{e:?}");
+}
