@@ -95,7 +95,7 @@ fn disk(m: &Model) -> Option<String> {
             }
             let await_ms = sum / ops;
             let ratio = await_ms / base;
-            (ratio >= DISK_RATIO).then(|| (ratio, d.name.as_str(), await_ms, base))
+            (ratio >= DISK_RATIO).then_some((ratio, d.name.as_str(), await_ms, base))
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(r, name, a, b)| format!("{name} await {a:.2} ms, {r:.0}x its calm {b:.2} ms"))
