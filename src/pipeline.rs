@@ -113,10 +113,7 @@ impl Pipeline {
         let mut model = self.derive(self.cur.as_ref(), &snap);
         self.judge.judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
-        let story = self.calm.tell(&model);
-        if let Some(v) = &mut model.verdict {
-            v.story = story;
-        }
+        tell(&mut self.calm, &mut model);
         let learned = self.judge.take_due();
         self.history.push(&model);
         let refresh = self.refresh.due(self.cur.as_ref(), &snap, &model);
@@ -171,10 +168,7 @@ impl Pipeline {
         let mut model = self.derive(self.prev.as_ref(), cur);
         self.judge.clone().judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
-        let story = self.calm.clone().tell(&model);
-        if let Some(v) = &mut model.verdict {
-            v.story = story;
-        }
+        tell(&mut self.calm.clone(), &mut model);
         Some(model)
     }
 
@@ -223,6 +217,17 @@ pub struct Series {
     pub models: Vec<Model>,
     /// Samples that failed to parse, with the reason, as `(index in the input, message)`.
     pub failures: Vec<(usize, String)>,
+}
+
+/// Tells the story of `model`, whose verdict is derived, against `calm`, and the early
+/// warning it leads to (`early::warn`, worded in the headline by `verdict::warn_early`).
+fn tell(calm: &mut Calm, model: &mut Model) {
+    let story = calm.tell(model);
+    let early = crate::model::early::warn(model, &story);
+    if let Some(v) = &mut model.verdict {
+        v.story = story;
+        verdict::warn_early(v, early);
+    }
 }
 
 /// Steps every sample of `samples`, as `pagewatch --batch` would have printed them.

@@ -2,8 +2,8 @@
 //!
 //! Under the two figure lines come the verdict's lines, only when they say something: each
 //! container or capped device whose dirty domain is past background or paced writers, the
-//! throttled writers, the saturated disks, direct reclaim, and who did it and who suffers
-//! (`who:`, the verdict's story).
+//! throttled writers, the early warning (`warning:`), the saturated disks, direct reclaim,
+//! and who did it and who suffers (`who:`, the verdict's story).
 //! Owns: turning a `Model` into lines of text. Must not touch: I/O.
 
 use std::fmt::Write;
@@ -245,6 +245,11 @@ fn verdict_lines(s: &mut String, m: &Model) {
     }
     sync_line(s, m);
     if let Some(v) = &m.verdict {
+        // Below freerun, trouble coming (issue 50): `warning: python3[4242] fsync 15.9 ms,
+        // 40x its calm 0.40 ms, freerun in ≈ 4 s at +520M/s`.
+        if let Some(e) = &v.early {
+            let _ = writeln!(s, "  warning: {}, {}", e.what, e.when());
+        }
         if let Some(line) = v.saturation_line() {
             let _ = writeln!(s, "  saturated: {line}");
         } else if let Some(u) = &v.unjudged {
@@ -278,5 +283,29 @@ mod tests {
         // Wider than the column even whole: printed whole, never cut.
         assert_eq!(fit(Some(123_456_789.0), 1, 7), "123456789");
         assert_eq!(fit(None, 1, 7), crate::fmt::opt(None, 1));
+    }
+
+    #[test]
+    fn the_early_warning_is_a_warning_line() {
+        let samples = crate::source::test_samples("live-idle");
+        let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
+            .models
+            .remove(0);
+        assert!(!super::render_text(&m, false).contains("warning:"));
+        if let Some(v) = m.verdict.as_mut() {
+            v.early = Some(crate::model::answers::Early {
+                what: "python3[10] fsync 16.0 ms, 40x its calm 0.40 ms".into(),
+                outrun_bytes_per_s: 520.0 * 1024.0 * 1024.0,
+                freerun_in_s: Some(3.9),
+            });
+        }
+        let text = super::render_text(&m, false);
+        assert!(
+            text.contains(
+                "\n  warning: python3[10] fsync 16.0 ms, 40x its calm 0.40 ms, \
+                 freerun in ≈ 3.9 s at +520M/s\n"
+            ),
+            "{text}"
+        );
     }
 }

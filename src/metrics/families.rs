@@ -41,9 +41,17 @@ pub fn state(s: Option<State>) -> Option<f64> {
     })
 }
 
+/// The `pagewatch_early_warning` gauge: 1 while the verdict warns early, 0 otherwise;
+/// `None` before a verdict.
+fn early_warning(m: &Model) -> Option<f64> {
+    m.verdict
+        .as_ref()
+        .map(|v| f64::from(u8::from(v.early.is_some())))
+}
+
 /// System families: (name, unit, help, value).
 #[rustfmt::skip]
-pub const SYSTEM: [(&str, &str, &str, Get); 37] = [
+pub const SYSTEM: [(&str, &str, &str, Get); 38] = [
     ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
     ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
     ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
@@ -59,6 +67,7 @@ pub const SYSTEM: [(&str, &str, &str, Get); 37] = [
     ("pagewatch_dirty_background_threshold_derived_bytes", "bytes", "pagewatch's own derivation of the background threshold (spec 1.2), beside the kernel's.", |m| pages(m, m.dirty.derived_bg_thresh_pages)),
     ("pagewatch_dirty_freerun_bytes", "bytes", "Freerun ceiling (thresh + bg_thresh) / 2: writers are throttled above it.", |m| pages(m, m.dirty.freerun_pages)),
     ("pagewatch_dirty_state", "", "Dirty state: 0 below background, 1 background flushing, 2 writers throttled, 3 over the threshold T, 4 at the kernel's hard limit (tracepoint).", |m| state(m.dirty.state)),
+    ("pagewatch_early_warning", "", "1 below freerun while dirtying outruns writeback and a victim's fsync is 10x its calm or a disk's await 3x its baseline (the verdict's early warning), else 0.", early_warning),
     ("pagewatch_dirtied_bytes_per_second", "", "Pages dirtied per second, in bytes.", |m| m.dirty.dirtied_per_s.map(|p| p * m.page_size as f64)),
     ("pagewatch_written_back_bytes_per_second", "", "Pages whose writeback completed per second, in bytes.", |m| m.dirty.written_per_s.map(|p| p * m.page_size as f64)),
     ("pagewatch_pgscan_kswapd_pages_per_second", "", "Pages scanned by kswapd per second.", |m| m.reclaim.pgscan_kswapd_s),
@@ -242,5 +251,24 @@ mod tests {
             assert_eq!(state(Some(*s)), Some(i as f64));
         }
         assert_eq!(state_name(State::WritersThrottled), "writers_throttled");
+    }
+
+    #[test]
+    fn the_early_warning_gauge_is_one_only_while_the_verdict_warns() {
+        let samples = crate::source::test_samples("live-idle");
+        let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
+            .models
+            .remove(0);
+        assert_eq!(early_warning(&m), Some(0.0));
+        if let Some(v) = m.verdict.as_mut() {
+            v.early = Some(crate::model::answers::Early {
+                what: "vda await 7.00 ms, 14x its calm 0.50 ms".into(),
+                outrun_bytes_per_s: 520.0 * 1024.0 * 1024.0,
+                freerun_in_s: Some(3.9),
+            });
+        }
+        assert_eq!(early_warning(&m), Some(1.0));
+        m.verdict = None;
+        assert_eq!(early_warning(&m), None);
     }
 }

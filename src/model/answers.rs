@@ -4,7 +4,7 @@
 //! is reached is `verdict`'s module doc.
 //!
 //! Owns: `Verdict`, `DirtyVerdict`, `ReclaimVerdict`, `ReclaimState`, `Latency`, `Sure`,
-//! `LIMIT_STALL_PCT`, and who and whom: `Story`, `Culprit`, `Victim`, `MemoryTaker` (told by
+//! `LIMIT_STALL_PCT`, the early warning `Early`, and who and whom: `Story`, `Culprit`, `Victim`, `MemoryTaker` (told by
 //! `story`). Must not touch: I/O, the clock, the `Model`.
 
 use serde::Serialize;
@@ -128,6 +128,10 @@ pub struct Verdict {
     /// fsync is slow because of an ext4 journal: the evidence (`below::Journal`); `None`
     /// otherwise.
     pub journal: Option<String>,
+    /// Below freerun, trouble coming: a victim's fsync or a disk's await far above its calm
+    /// while dirtying outruns writeback, and when freerun is reached at this rate (`early`);
+    /// `None` otherwise.
+    pub early: Option<Early>,
     /// Everything above in one line, worst first.
     pub headline: String,
     /// Who dirties, who suffers, who took the memory (`story`): `culprits`, `victims`,
@@ -147,6 +151,41 @@ impl Verdict {
             0 => why.to_owned(),
             more => format!("{why} (+{more} more)"),
         })
+    }
+}
+
+/// The early warning (`early`): what rose, and how soon the writers will be throttled.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Early {
+    /// What rose, with its calm: `python3[4242] fsync 15.9 ms, 40x its calm 0.40 ms` or
+    /// `vda await 7.00 ms, 14x its calm 0.50 ms`.
+    pub what: String,
+    /// Bytes a second dirtied beyond those written back.
+    pub outrun_bytes_per_s: f64,
+    /// Seconds until nr_dirty + nr_writeback reaches freerun at this rate; `None` when the
+    /// freerun ceiling or the counts are not known.
+    pub freerun_in_s: Option<f64>,
+}
+
+impl Early {
+    /// The warning in one line, no semicolons (it sits inside the headline's parts):
+    /// `early warning: python3[4242] fsync 15.9 ms, 40x its calm 0.40 ms, freerun in ≈ 4 s
+    /// at +520M/s`.
+    #[must_use]
+    pub fn line(&self) -> String {
+        format!("early warning: {}, {}", self.what, self.when())
+    }
+
+    /// How soon: `freerun in ≈ 4 s at +520M/s`, or without the counts `dirtying outruns
+    /// writeback by +520M/s`.
+    #[must_use]
+    pub fn when(&self) -> String {
+        let rate = format!("+{}/s", Bytes(self.outrun_bytes_per_s));
+        match self.freerun_in_s {
+            Some(s) if s < 10.0 => format!("freerun in ≈ {s:.1} s at {rate}"),
+            Some(s) => format!("freerun in ≈ {s:.0} s at {rate}"),
+            None => format!("dirtying outruns writeback by {rate}"),
+        }
     }
 }
 
@@ -248,7 +287,9 @@ impl Culprit {
 }
 
 impl Victim {
-    fn text(&self) -> String {
+    /// `python3[4242] fsync 15.9 ms, 40x its calm 0.40 ms`.
+    #[must_use]
+    pub fn text(&self) -> String {
         format!("{}[{}] {}", self.comm, self.pid, self.figures())
     }
 

@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod dirty;
 pub mod disk;
 pub mod domains;
+pub mod early;
 pub mod exits;
 pub mod latency;
 pub mod memory;

@@ -8,8 +8,11 @@
 //!   most `MAX_NAMED`.
 //! - **Victims**: the processes whose sync latency (fsync mean) or IO wait rose furthest
 //!   above their own calm. `Calm` keeps each process's figures from steps where nothing was
-//!   wrong (no domain past background, no throttled writer, no saturated disk); a process
-//!   never seen calm is ranked by its figure alone and says so. A culprit is no victim.
+//!   wrong (no domain past background, no throttled writer, no saturated disk) and writeback
+//!   kept up with dirtying; a process never seen calm is ranked by its figure alone and says
+//!   so. A culprit is no victim. On a step where only dirtying outran writeback (the first
+//!   seconds of a flood, which the early warning reads), a victim must be
+//!   `early::VICTIM_RATIO` times a calm it was seen in, and culprits are named only beside one.
 //! - **The memory taker**: the process whose resident memory grew fastest while
 //!   MemAvailable fell at `TAKER_BYTES_PER_S` or more (from its highest of the last
 //!   `FALL_WINDOW_MS`, since the growth is the walk's), or tasks stalled in reclaim.
@@ -71,10 +74,17 @@ impl Calm {
     /// The story of `m`, and what it teaches about calm.
     pub fn tell(&mut self, m: &Model) -> Story {
         let calm = is_calm(m);
+        // Only dirtying outruns writeback (below background, nothing throttled or saturated):
+        // a process is a victim only far above a calm it was seen in (`early::VICTIM_RATIO`),
+        // and the writers are named only beside one.
+        let outrun_only = !calm && !troubled(m);
         // Writers are named when something is wrong: a build dirtying 20 MB/s on a calm
         // machine is no culprit of anything.
-        let culprits = if calm { Vec::new() } else { culprits(m) };
-        let victims = self.victims(m, &culprits, calm);
+        let mut culprits = if calm { Vec::new() } else { culprits(m) };
+        let victims = self.victims(m, &culprits, calm, outrun_only);
+        if outrun_only && victims.is_empty() {
+            culprits.clear();
+        }
         let available = m.memory.MemAvailable.map(|kb| kb as f64 * 1024.0);
         // Memory runs short: MemAvailable falls as fast as a taker must grow, or tasks stall
         // in reclaim (a page cache filling behind a writer wakes kswapd, and takes nothing).
@@ -119,7 +129,14 @@ impl Calm {
     }
 
     /// The victims of `m`, learning the calm figures on a calm step.
-    fn victims(&mut self, m: &Model, culprits: &[Culprit], calm: bool) -> Vec<Victim> {
+    /// `strict`: only a figure `early::VICTIM_RATIO` times its calm makes a victim.
+    fn victims(
+        &mut self,
+        m: &Model,
+        culprits: &[Culprit],
+        calm: bool,
+        strict: bool,
+    ) -> Vec<Victim> {
         let Some(rows) = &m.processes else {
             return Vec::new();
         };
@@ -139,7 +156,9 @@ impl Calm {
             if culprits.iter().any(|c| c.comm == r.comm) {
                 continue;
             }
-            if let Some(v) = victim(r.pid, &r.comm, now, *known) {
+            if let Some(v) = victim(r.pid, &r.comm, now, *known)
+                .filter(|v| !strict || v.ratio.is_some_and(|x| x >= super::early::VICTIM_RATIO))
+            {
                 out.push(v);
             }
         }
@@ -179,14 +198,21 @@ impl Calm {
     }
 }
 
-/// Nothing is wrong: no dirty domain past background, no throttled writer, no saturated
-/// disk.
+/// Nothing is wrong (`troubled` is not) and writeback keeps up with dirtying
+/// (`early::outrun_pages_per_s`): the first seconds of a flood, below background, are no
+/// calm to learn from, and their victims are told (the early warning reads them).
 fn is_calm(m: &Model) -> bool {
+    !troubled(m) && super::early::outrun_pages_per_s(&m.dirty).is_none()
+}
+
+/// Something is wrong: a dirty domain past background, a throttled writer, or a saturated
+/// disk.
+fn troubled(m: &Model) -> bool {
     let below = |s: Option<State>| s.is_none_or(|s| s == State::BelowBackground);
-    below(m.dirty.state)
+    !(below(m.dirty.state)
         && m.domains.iter().all(|d| below(d.state))
         && m.throttled.is_empty()
-        && !m.disks.iter().any(|d| d.saturation.saturated)
+        && !m.disks.iter().any(|d| d.saturation.saturated))
 }
 
 /// The commands dirtying at least `CULPRIT_BYTES_PER_S`, fastest first.

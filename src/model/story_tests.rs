@@ -232,3 +232,34 @@ fn commands_rows_are_what_culprits_read() {
     }]);
     assert!(Calm::default().tell(&flooded(m)).culprits.is_empty());
 }
+
+#[test]
+fn a_step_where_dirtying_outruns_writeback_is_no_calm_and_names_only_a_victim_ten_times_its_calm() {
+    let mut calm = Calm::default();
+    let quiet = model(vec![
+        proc(10, "python3", Some(0.4), None),
+        proc(11, "sshd", Some(0.4), None),
+    ]);
+    for _ in 0..3 {
+        calm.tell(&quiet);
+    }
+    // Below background, 150000 pages/s dirtied and 20000 written (+508 MiB/s): the loop's
+    // fsync is 40x its calm, sshd's 5x (a victim only once a domain is past background).
+    let mut m = model(vec![
+        proc(10, "python3", Some(16.0), None),
+        proc(11, "sshd", Some(2.0), None),
+    ]);
+    m.dirty.page_size = 4096;
+    m.dirty.dirtied_per_s = Some(150_000.0);
+    m.dirty.written_per_s = Some(20_000.0);
+    // Twice: were the first such step learned as calm, the second's ratio would fall.
+    for _ in 0..2 {
+        let s = calm.tell(&m);
+        assert_eq!(s.victims.len(), 1, "{:?}", s.victims);
+        assert_eq!((s.victims[0].pid, s.victims[0].figure), (10, "fsync"));
+        assert!((s.victims[0].ratio.unwrap() - 40.0).abs() < 1e-9, "{s:?}");
+    }
+    // Writeback keeping up again: calm, nobody named.
+    m.dirty.written_per_s = Some(150_000.0);
+    assert!(calm.tell(&m).victims.is_empty());
+}

@@ -21,13 +21,16 @@
 //!   256 MB with a dd writing 1.6 GB/s read "no reclaim scanning" while the memcg scanned
 //!   458k pages/s, the dd slept in `reclaim_throttle` and memory PSI some was 20 %.
 //!
+//! - **Early warning** (`early`): told after the story, and worded in the headline after the
+//!   dirty state it qualifies (`warn_early`).
+//!
 //! Owns: `fold_dirty`, `derive`, `worst_latency`, the reclaim answer and the headline (the
 //! answers' types are `answers`).
 //! Must not touch: I/O, the clock, formatting beyond the evidence strings.
 
 use super::Model;
 pub use super::answers::{
-    DirtyVerdict, LIMIT_STALL_PCT, Latency, ReclaimState, ReclaimVerdict, Sure, Verdict,
+    DirtyVerdict, Early, LIMIT_STALL_PCT, Latency, ReclaimState, ReclaimVerdict, Sure, Verdict,
 };
 use super::dirty::State;
 use super::domains::{Domain, Kind};
@@ -415,16 +418,7 @@ pub fn derive(m: &Model) -> Verdict {
                 .total_cmp(&b.commit_ms.unwrap_or(0.0))
         })
         .and_then(|j| j.why.clone());
-    let mut headline = headline(
-        &dirty,
-        saturation_why.as_deref(),
-        unjudged.as_deref(),
-        &reclaim,
-    );
-    if let Some(j) = &journal {
-        headline = format!("{headline}; {j}");
-    }
-    Verdict {
+    let mut v = Verdict {
         dirty,
         saturated,
         saturation_why,
@@ -432,22 +426,51 @@ pub fn derive(m: &Model) -> Verdict {
         worst_latency,
         reclaim,
         journal,
-        headline,
+        early: None,
+        headline: String::new(),
         // Told by the pipeline, which keeps the calm it is told against (`story::Calm`).
         story: super::answers::Story::default(),
+    };
+    v.headline = headline(&v);
+    v
+}
+
+/// Sets the early warning (`early::warn`, told by the pipeline after the story it reads) and
+/// words it in the headline.
+pub fn warn_early(v: &mut Verdict, early: Option<Early>) {
+    v.early = early;
+    v.headline = headline(v);
+}
+
+/// The headline of `v`: its answers in one line, worst first (`answers_line`), then the
+/// journal's evidence when fsync waits on it.
+fn headline(v: &Verdict) -> String {
+    let line = answers_line(
+        &v.dirty,
+        v.saturation_why.as_deref(),
+        v.unjudged.as_deref(),
+        &v.reclaim,
+        v.early.as_ref(),
+    );
+    match &v.journal {
+        Some(j) => format!("{line}; {j}"),
+        None => line,
     }
 }
 
 /// `sat`: the saturated disk and why (`vda: …`); `unjudged`: the deep queue not judged, when
 /// none is saturated. When nothing is wrong (no throttling, no saturated disk, no reclaim
 /// stall) the line names all three, a deep queue not judged in the disks' place; otherwise the
-/// wrong ones, worst first, a deep queue not judged among them.
-fn headline(
+/// wrong ones, worst first, a deep queue not judged among them. An early warning follows the
+/// dirty state it qualifies (`global below background, early warning: …`).
+fn answers_line(
     d: &DirtyVerdict,
     sat: Option<&str>,
     unjudged: Option<&str>,
     r: &ReclaimVerdict,
+    early: Option<&Early>,
 ) -> String {
+    let early = early.map(|e| format!(", {}", e.line())).unwrap_or_default();
     let throttled = d.state.filter(|s| *s >= State::WritersThrottled);
     let disks = match (sat, unjudged) {
         (Some(s), _) => Some(format!("saturated {s}")),
@@ -459,9 +482,15 @@ fn headline(
             format!("{} {}", d.domain, s.label())
         });
         let disks = disks.unwrap_or_else(|| "no disk saturated".to_owned());
-        return format!("{dirty}; {disks}; no reclaim stall");
+        return format!("{dirty}{early}; {disks}; no reclaim stall");
     }
     let mut parts = Vec::new();
+    if !early.is_empty() {
+        let dirty = d.state.map_or("dirty pages unknown".to_owned(), |s| {
+            format!("{} {}", d.domain, s.label())
+        });
+        parts.push(format!("{dirty}{early}"));
+    }
     if let Some(s) = throttled {
         let pause = d
             .pause_ms_per_s

@@ -407,7 +407,7 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
         why,
         ..v.dirty.clone()
     };
-    let line = headline(&dirty, None, Some(u), &v.reclaim);
+    let line = answers_line(&dirty, None, Some(u), &v.reclaim, None);
     assert_eq!(line, format!("{} writers throttled; {u}", v.dirty.domain));
     // Once a device is saturated, that is said and the unjudged one is not.
     let mut sdb = disk("sdb", (0.0, 0.0), (300.0, 9.0));

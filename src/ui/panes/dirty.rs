@@ -127,6 +127,19 @@ fn raised_by(m: &Model, width: u16) -> String {
     }
 }
 
+/// The verdict's early warning after a state `label` characters long, as much as fits in
+/// `width`: ` early warning: freerun in ≈ 4 s at +520M/s`, else ` early warning`.
+fn early_note(m: &Model, label: usize, width: u16) -> Option<String> {
+    let e = m.verdict.as_ref()?.early.as_ref()?;
+    let full = format!(" early warning: {}", e.when());
+    let fits = |t: &str| label + t.chars().count() <= usize::from(width);
+    Some(if fits(&full) {
+        full
+    } else {
+        " early warning".to_owned()
+    })
+}
+
 /// The first line: the state, what raised it, and the limits' mode (`ratio 20%/10%`), the
 /// mode only whole: at 80 columns a raised state's note leaves it no room, and cut it read
 /// "mixed 1…".
@@ -136,16 +149,21 @@ fn state_line(app: &App, m: &Model, width: u16) -> Line<'static> {
     let state = d.state.map_or(Span::styled("-", t.dim), |s| {
         Span::styled(s.label(), level(app, state_level(s)))
     });
-    let raised = raised_by(m, width);
+    let label = state.content.chars().count();
+    // Below freerun, trouble coming (issue 50): the warning takes the note's place.
+    let (raised, note_style) = match early_note(m, label, width) {
+        Some(e) => (e, t.warn),
+        None => (raised_by(m, width), t.dim),
+    };
     let (kind, mode_t, mode_b) = mode_parts(&m.sysctl, d.thresh_mode, d.bg_thresh_mode);
     let mut mode = format!("   {kind} {mode_t}/{mode_b}");
-    let used = state.content.chars().count() + raised.chars().count();
+    let used = label + raised.chars().count();
     if used + mode.chars().count() > usize::from(width) {
         mode.clear();
     }
     Line::from(vec![
         state,
-        Span::styled(raised, t.dim),
+        Span::styled(raised, note_style),
         Span::styled(mode, t.dim),
         Span::styled(if app.ui.pages { "  (pages)" } else { "" }, t.dim),
     ])
@@ -369,5 +387,26 @@ mod tests {
             eatable(GIB_KB, Some(700 << 10)),
             Some(((700 - 256) << 20, "max"))
         );
+    }
+
+    #[test]
+    fn the_state_line_carries_the_early_warning_as_far_as_it_fits() {
+        let samples = crate::source::test_samples("live-idle");
+        let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
+            .models
+            .remove(0);
+        assert_eq!(early_note(&m, 16, 160), None);
+        if let Some(v) = m.verdict.as_mut() {
+            v.early = Some(crate::model::answers::Early {
+                what: "vda await 7.00 ms, 14x its calm 0.50 ms".into(),
+                outrun_bytes_per_s: 520.0 * 1024.0 * 1024.0,
+                freerun_in_s: Some(3.9),
+            });
+        }
+        assert_eq!(
+            early_note(&m, 16, 80).as_deref(),
+            Some(" early warning: freerun in ≈ 3.9 s at +520M/s")
+        );
+        assert_eq!(early_note(&m, 16, 40).as_deref(), Some(" early warning"));
     }
 }
