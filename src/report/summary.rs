@@ -231,23 +231,7 @@ mod tests {
 
     /// Three one-second records of the idle tree.
     fn models() -> Vec<Model> {
-        let s = crate::source::test_samples("live-idle");
-        let snaps: Vec<_> = s
-            .iter()
-            .map(|r| crate::parse::Snapshot::parse(r).unwrap())
-            .collect();
-        (1..=3)
-            .map(|i| {
-                let mut m = Model::derive(
-                    Some(&snaps[i - 1]),
-                    &snaps[i],
-                    crate::model::Options::default(),
-                );
-                m.interval_s = Some(1.0);
-                m.time_ms = 1000 * i64::try_from(i).unwrap();
-                m
-            })
-            .collect()
+        crate::report::who::tests::models(3)
     }
 
     fn row(comm: &str, ms: f64, source: ThrottleSource) -> Throttled {

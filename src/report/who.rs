@@ -411,4 +411,4 @@ fn by_command(o: &mut String, c: &[Command]) {
 
 #[cfg(test)]
 #[path = "who_tests.rs"]
-mod tests;
+pub(crate) mod tests;

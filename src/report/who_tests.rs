@@ -1,7 +1,8 @@
 use super::*;
 use crate::model::procs::ProcRow;
 
-fn models(n: usize) -> Vec<Model> {
+/// `n` one-second records of the idle tree (the report's test models; `summary`'s tests too).
+pub(crate) fn models(n: usize) -> Vec<Model> {
     let s = crate::source::test_samples("live-idle");
     let snaps: Vec<_> = s
         .iter()
