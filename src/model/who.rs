@@ -71,6 +71,8 @@ pub struct Gate {
     trace_quiet_s: Option<f64>,
     /// Seconds since the last reason to time the sync syscalls.
     sync_quiet_s: Option<f64>,
+    /// Where the steady flushing is in its learning cycle (`SYNC_LEARN_PERIOD_S`), s.
+    sync_cycle_s: f64,
     /// Seconds since each device was last flagged saturated (block latency, `LINGER_S`).
     saturated_quiet_s: std::collections::BTreeMap<String, f64>,
     /// Seconds since the last reason to arm the `-below` tracer.
@@ -112,14 +114,22 @@ impl Gate {
             cgroup: view.scope.clone(),
             pace,
         });
-        // The victims' sync latency: gathered while writers are throttled, whatever the mode
-        // (what is measured follows what happens, not the output), and shown in the screen's
-        // processes view.
-        let sync = view.processes || !m.throttled.is_empty();
+        // The victims' sync latency: gathered while writers are throttled and from the moment
+        // dirtying outruns writeback (the early warning's victim route needs the fsyncs of a
+        // flood's first seconds, before any writer is throttled), whatever the mode (what is
+        // measured follows what happens, not the output), and shown in the processes view.
+        // While the disks flush steadily and nothing else asks, someone syncs: their calm is
+        // learnt in a short window of each period, since the armed syscall tracepoints slow
+        // every syscall of the machine a little (docs/PERFORMANCE.md).
+        let sync = view.processes
+            || !m.throttled.is_empty()
+            || super::early::outrun_pages_per_s(&m.dirty).is_some();
+        let learn = syncing(m) && self.learning(dt);
+
         let next = Wants {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
-            sync: linger(&mut self.sync_quiet_s, sync, dt),
+            sync: linger(&mut self.sync_quiet_s, sync, dt) || learn,
             cgroups_every_tick: view.cgroups,
             latency: self.latency(m, view, dt),
             below: linger(&mut self.below_quiet_s, below_wanted(m, view), dt),
@@ -132,6 +142,14 @@ impl Gate {
 }
 
 impl Gate {
+    /// Whether the steady flushing's learning window is open: the first `SYNC_LEARN_ON_S` of
+    /// every `SYNC_LEARN_PERIOD_S` it lasts.
+    fn learning(&mut self, dt: f64) -> bool {
+        let open = self.sync_cycle_s < SYNC_LEARN_ON_S;
+        self.sync_cycle_s = (self.sync_cycle_s + dt) % SYNC_LEARN_PERIOD_S;
+        open
+    }
+
     /// The devices to time (sorted, once each): those the view asks for, and those the
     /// verdict flagged saturated in the last `LINGER_S`.
     fn latency(&mut self, m: &Model, view: &View, dt: f64) -> Vec<String> {
@@ -152,6 +170,20 @@ impl Gate {
         devs.dedup();
         devs
     }
+}
+
+/// Flush requests a second, over all disks, from which someone is taken to sync steadily: a
+/// 4 KiB write and fsync every 100 ms flushes vda 10-20 times a second here, a journal's
+/// commit every 5 s 0.2.
+pub const SYNCING_FLUSHES_PER_S: f64 = 1.0;
+/// While the disks flush steadily, the sync calls are timed for this long...
+pub const SYNC_LEARN_ON_S: f64 = 10.0;
+/// ...in every this long.
+pub const SYNC_LEARN_PERIOD_S: f64 = 60.0;
+
+/// Whether the disks flush at `SYNCING_FLUSHES_PER_S` or more (iostat -x's f/s, spec §5).
+fn syncing(m: &Model) -> bool {
+    m.disks.iter().filter_map(|d| d.cols.f_s).sum::<f64>() >= SYNCING_FLUSHES_PER_S
 }
 
 /// Whether the reason holds now or held less than `LINGER_S` ago; keeps the quiet time.
@@ -385,6 +417,58 @@ mod tests {
             )
             .unwrap();
         assert!(w.sync, "the screen's processes view shows them");
+    }
+
+    #[test]
+    fn the_sync_calls_are_timed_once_dirtying_outruns_writeback() {
+        let mut m = model("live-idle", 1);
+        m.dirty.state = Some(State::BelowBackground);
+        m.domains.clear();
+        m.throttled.clear();
+        let page = m.page_size as f64;
+        // A 4 KiB write and fsync every 100 ms: 40 kB/s dirtied and as much written.
+        m.dirty.dirtied_per_s = Some(40e3 / page);
+        m.dirty.written_per_s = Some(40e3 / page);
+        let mut g = Gate::default();
+        assert!(!g.update(&m, &View::default()).is_some_and(|w| w.sync));
+        // A flood's first second: 600 MB/s dirtied, 100 MB/s written, nobody throttled yet.
+        m.dirty.dirtied_per_s = Some(600e6 / page);
+        m.dirty.written_per_s = Some(100e6 / page);
+        assert!(
+            g.update(&m, &View::default()).unwrap().sync,
+            "the early warning times the victims before freerun"
+        );
+    }
+
+    #[test]
+    fn the_sync_calls_are_timed_while_the_disks_flush_steadily() {
+        let mut m = model("live-idle", 1);
+        m.dirty.state = Some(State::BelowBackground);
+        m.domains.clear();
+        m.throttled.clear();
+        m.dirty.dirtied_per_s = Some(0.0);
+        for d in &mut m.disks {
+            d.cols.f_s = Some(0.2);
+        }
+        let mut g = Gate::default();
+        assert!(
+            !g.update(&m, &View::default()).is_some_and(|w| w.sync),
+            "a journal's commit every 5 s"
+        );
+        m.disks[0].cols.f_s = Some(12.0);
+        let mut armed = Vec::new();
+        for _ in 0..120 {
+            g.update(&m, &View::default());
+            armed.push(g.wants().sync);
+        }
+        assert!(
+            armed[0],
+            "an fsync loop: its calm is learnt before the flood"
+        );
+        // Steps of about 1 s (this tree's interval): armed for the first 10 of every 60.
+        let on: Vec<usize> = (0..100).filter(|i| armed[*i]).collect();
+        let want: Vec<usize> = (0..10).chain(60..70).collect();
+        assert_eq!(on, want, "a window of each period, not the whole time");
     }
 
     #[test]
