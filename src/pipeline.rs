@@ -111,6 +111,7 @@ impl Pipeline {
     pub fn push_snapshot(&mut self, snap: Snapshot, view: &View) -> Step {
         self.procs.update(&snap);
         let mut model = self.derive(self.cur.as_ref(), &snap);
+        self.judge.at(model.time_ms, model.interval_s);
         self.judge.judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
         tell(&mut self.calm, &mut model);

@@ -27,7 +27,15 @@
 //! baseline of its own (pagewatch started during the flood, or that direction was never calm
 //! in its sight), a queue `DEEP_QUEUE` deep warns, and with a millisecond's await is critical:
 //! a borrowed baseline adds evidence, never clears it. Once saturated, a device stays so while
-//! the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker.
+//! the warning holds, and for `HOLD` samples more, so a flood's dips do not flicker. That hold
+//! is not this run's history alone: while another instance on the machine judges the device
+//! saturated (its mark in the shared state file, `keep::vouched`), a warning here holds it
+//! saturated too, so an instance started 20 s into a randread agrees with one started before
+//! it (13 of 38 common seconds did, 2.2x against a 0.25 ms baseline, before the mark). After
+//! a loaded sample that could not be judged, no baseline is learned for `UNSURE_SAMPLES`: a
+//! flood's dip under queue 1 is no calm (a fresh instance learned a write flood's 3.9 ms).
+//!
+//! Marks never invent saturation: only a sample that warns by its own evidence is held.
 //! Parallel (`parallel`): non-rotational (NVMe, SSD), more than one hardware queue, or a
 //! virtual or stacked device by its name (virtio-blk `vd*`, Xen `xvd*`, `nvme*`, `dm-*`,
 //! `md*`, `rbd*`, `nbd*`, `loop*`, `zram*`) whatever its rotational flag says: virtio-blk and
@@ -57,6 +65,8 @@ pub const DEEP_QUEUE: f64 = 32.0;
 pub const DEEP_QUEUE_AWAIT_MS: f64 = 1.0;
 /// Samples a saturated device stays flagged after its evidence falls below the warning.
 pub const HOLD: u32 = 3;
+/// Samples after a loaded device could not be judged in which no baseline is learned.
+const UNSURE_SAMPLES: u32 = 10;
 /// How fast the baseline follows a calm await above it (a fraction of the gap per sample),
 /// and below it.
 const RISE: f64 = 0.02;
@@ -88,6 +98,10 @@ struct Track {
     saturated: bool,
     /// Samples since the evidence last held, while saturated.
     quiet: u32,
+    /// Samples left in which no baseline is learned: a loaded device this run could not
+    /// judge (no calm baseline) dips under a queue of 1 within a flood, and that dip is no
+    /// calm (`UNSURE_SAMPLES`).
+    unsure: u32,
 }
 
 /// Keeps each device's calm baseline and saturation across steps; seeded with the baselines
@@ -99,6 +113,11 @@ pub struct Judge {
     stored: std::sync::Arc<Stored>,
     /// What is learned and not yet handed back (`keep::Judge::take_due`).
     unsaid: keep::Unsaid,
+    /// The wall time of the step being judged, s, and its interval (`at`): how long this
+    /// run's "saturated" stands for the others (`keep::Judge::learned`), and whether theirs
+    /// still stands.
+    now_s: Option<i64>,
+    interval_s: Option<f64>,
 }
 
 /// A request size class: 4k and under, then each doubling (4–8k, …, 2–4M), then over 4M.
@@ -298,7 +317,8 @@ impl Judge {
             let id = d.queue.as_ref().and_then(|q| q.identity.as_deref());
             keep::bind(t, id, &self.stored);
             let before = t.baseline_ms;
-            d.saturation = judge_one(t, d);
+            let vouched = keep::vouched(t, &self.stored, self.now_s);
+            d.saturation = judge_one(t, d, vouched);
             self.unsaid
                 .note(&before, &t.baseline_ms, t.identity.is_some());
         }
@@ -310,7 +330,10 @@ impl Judge {
     }
 }
 
-fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
+/// Judges `d` on its track `t`; `vouched`: another instance on this machine judges the same
+/// device saturated now (`keep::vouched`), so a warning here holds it saturated as that
+/// instance's does, whoever started first.
+fn judge_one(t: &mut Track, d: &Disk, vouched: bool) -> Saturation {
     let Some(load) = Load::of(&d.cols) else {
         return Saturation {
             saturated: t.saturated,
@@ -332,7 +355,8 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
         let why = format!("{u:.0} %util on a single-queue rotational disk, queue {aqu:.1}");
         (level, (level > 0).then_some(why), false)
     };
-    if level >= 2 {
+    let adopted = level == 1 && vouched && !t.saturated;
+    if level >= 2 || adopted {
         t.saturated = true;
         t.quiet = 0;
     } else if t.saturated {
@@ -346,8 +370,14 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
         }
     }
     // Each direction's baseline for its size class moves only on calm samples: I/O with a
-    // short queue, not saturated.
-    if aqu < 1.0 && !t.saturated {
+    // short queue, not saturated, and not within `UNSURE_SAMPLES` of a loaded sample that
+    // could not be judged.
+    if unjudged {
+        t.unsure = UNSURE_SAMPLES;
+    } else {
+        t.unsure = t.unsure.saturating_sub(1);
+    }
+    if aqu < 1.0 && !t.saturated && t.unsure == 0 {
         for (dir, flow) in load.flows.iter().enumerate() {
             let Some(flow) = flow else { continue };
             let a = flow.await_ms.max(BASELINE_FLOOR_MS);
@@ -361,6 +391,9 @@ fn judge_one(t: &mut Track, d: &Disk) -> Saturation {
         }
     }
     let why = match why {
+        Some(w) if adopted => Some(format!(
+            "{w} (held: another pagewatch on this machine judges it saturated)"
+        )),
         Some(w) if t.saturated && level < 2 => Some(format!("{w} (held: saturated before)")),
         None if t.saturated => Some(format!(
             "held: last saturated {} sample{} ago (clears after {HOLD})",

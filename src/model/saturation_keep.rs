@@ -145,7 +145,28 @@ pub(super) fn deeper_than_seen(
     })
 }
 
+/// How long another instance's "saturated" stands after it was written: three of the
+/// writer's intervals, at least `VOUCH_MIN_S` (it writes every step while saturated).
+const VOUCH_MIN_S: f64 = 3.0;
+
+/// Whether another instance judges `t`'s device saturated at `now_s` (its mark in the state
+/// file has not run out).
+pub(super) fn vouched(t: &Track, stored: &Stored, now_s: Option<i64>) -> bool {
+    let until = t
+        .identity
+        .as_deref()
+        .and_then(|id| stored.get(id))
+        .and_then(|d| d.saturated_until_s);
+    matches!((until, now_s), (Some(u), Some(n)) if n <= u)
+}
+
 impl Judge {
+    /// The wall time (ms) of the step about to be judged, and its interval.
+    pub fn at(&mut self, now_ms: i64, interval_s: Option<f64>) {
+        self.now_s = Some(now_ms.div_euclid(1000));
+        self.interval_s = interval_s;
+    }
+
     /// Seeds the judge with stored baselines (`parse::baselines`), by device identity: each
     /// device takes those of its identity for the classes it has none of (`bind`).
     pub fn seed(&mut self, stored: Stored) {
@@ -158,14 +179,19 @@ impl Judge {
     }
 
     /// The baselines this run learned, by device identity: the classes it moved itself, of
-    /// devices whose identity is known (`seen_s` 0: the caller stamps the time).
+    /// devices whose identity is known (`seen_s` 0: the caller stamps the time); and for
+    /// each device it judges saturated, until when that stands (`vouched`).
     #[must_use]
     pub fn learned(&self) -> Stored {
         let mut out = Stored::new();
+        let stands_s = (3.0 * self.interval_s.unwrap_or(1.0))
+            .max(VOUCH_MIN_S)
+            .ceil() as i64;
         for t in self.tracks.values() {
             let Some(id) = &t.identity else { continue };
             let mut d = Device {
                 peak_kb_s: t.peak_kb_s,
+                saturated_until_s: self.now_s.filter(|_| t.saturated).map(|n| n + stands_s),
                 ..Device::default()
             };
             for (dir, own) in t.own.iter().enumerate() {
@@ -173,7 +199,7 @@ impl Judge {
                     d.baseline_ms[dir][c] = t.baseline_ms[dir][c].filter(|_| *mine);
                 }
             }
-            if d.any() {
+            if d.any() || d.saturated_until_s.is_some() {
                 out.insert(id.clone(), d);
             }
         }
@@ -181,11 +207,17 @@ impl Judge {
     }
 
     /// Called once a step: what it learned (`learned`) when it is time to hand it back (a
-    /// class learned for the first time, or something moved and `SAY_EVERY` steps passed).
+    /// class learned for the first time, or something moved and `SAY_EVERY` steps passed),
+    /// and every step while it judges a device saturated (the other instances hold it too).
     pub fn take_due(&mut self) -> Option<Stored> {
+        let saturated = self.now_s.is_some()
+            && self
+                .tracks
+                .values()
+                .any(|t| t.saturated && t.identity.is_some());
         let u = &mut self.unsaid;
         u.since = u.since.saturating_add(1);
-        if !(u.changed && (u.new_class || u.since >= SAY_EVERY)) {
+        if !saturated && !(u.changed && (u.new_class || u.since >= SAY_EVERY)) {
             return None;
         }
         *u = Unsaid::default();

@@ -321,8 +321,14 @@ fn reads_are_not_judged_against_the_writes_baseline() {
     // Borrowed at 3x or more: saturated by it.
     let s = run(&mut j, &reads(52.0, 0.6, 90_000.0, 4.0), 1);
     assert!(s.saturated && !s.unjudged, "{s:?}");
-    // Once calm reads were seen, the same flood is 7x their baseline: saturated.
-    run(&mut j, &reads(0.08, 0.063, 12_000.0, 4.0), 5);
+    // Once calm reads were seen (after `UNSURE_SAMPLES`: the first calm-looking samples
+    // after a flood that could not be judged teach nothing), the same flood is 7x their
+    // baseline: saturated.
+    run(
+        &mut j,
+        &reads(0.08, 0.063, 12_000.0, 4.0),
+        UNSURE_SAMPLES as usize + 5,
+    );
     let s = run(&mut j, &flood, 1);
     assert!(s.saturated, "{s:?}");
     assert_eq!(
@@ -469,4 +475,72 @@ fn with_no_calm_sample_a_deeper_queue_that_only_waits_is_saturation() {
     run(&mut j, &deep_reads(2.0, 0.2, 10_000.0), 1);
     let s = run(&mut j, &deep_reads(40.0, 0.3, 133_000.0), 1);
     assert!(s.unjudged && s.saturation_level == 1, "{s:?}");
+}
+
+#[test]
+fn one_instances_saturated_holds_in_another_that_sees_the_same_warning() {
+    // The randread of issue 50: instance A saw the flood start (6x, saturated) and holds it
+    // through the 2.2x that follows; instance B, started 20 s in, sees only the 2.2x.
+    let at = |ms: f64| known(disk("vda", true, 100.0, 20.0, ms, 30_000.0), "serial=A");
+    let mut a = Judge::default();
+    a.seed(stored("serial=A", 0.25));
+    a.at(1_000_000_000, Some(1.0));
+    assert!(run(&mut a, &at(1.5), 1).saturated);
+    a.at(1_000_001_000, Some(1.0));
+    assert!(run(&mut a, &at(0.55), 1).saturated, "held at 2.2x");
+    let said = a.take_due().expect("said every step while saturated");
+    // Three of the writer's 1 s intervals.
+    assert_eq!(said["serial=A"].saturated_until_s, Some(1_000_004));
+    let mut file = stored("serial=A", 0.25);
+    crate::source::baselines::merge(&mut file, &said, 1_000_001);
+
+    // B with A's mark, in the same second: held too, and says why.
+    let mut b = Judge::default();
+    b.seed(file.clone());
+    b.at(1_000_001_500, Some(1.0));
+    let s = run(&mut b, &at(0.55), 1);
+    assert!(s.saturated, "{s:?}");
+    assert!(
+        s.saturation_why
+            .as_deref()
+            .unwrap()
+            .ends_with("(held: another pagewatch on this machine judges it saturated)"),
+        "{s:?}"
+    );
+    // Without the mark, or with one that ran out, the 2.2x only warns.
+    for (seeded, now_ms) in [
+        (stored("serial=A", 0.25), 1_000_001_500),
+        (file.clone(), 1_000_005_000),
+    ] {
+        let mut c = Judge::default();
+        c.seed(seeded);
+        c.at(now_ms, Some(1.0));
+        let s = run(&mut c, &at(0.55), 1);
+        assert!(!s.saturated && s.saturation_level == 1, "{s:?}");
+    }
+    // A mark never invents saturation: no warning of its own, no saturation.
+    let mut d = Judge::default();
+    d.seed(file);
+    d.at(1_000_001_500, Some(1.0));
+    assert!(!run(&mut d, &at(0.3), 1).saturated);
+}
+
+#[test]
+fn a_flood_that_could_not_be_judged_does_not_become_its_own_baseline() {
+    // Started in a write flood with nothing stored: queue 2 at 3.5 ms cannot be judged; a dip
+    // to queue 0.98 at 3.9 ms a few seconds later is the flood, not calm.
+    let mut j = Judge::default();
+    let s = run(&mut j, &disk("vda", true, 90.0, 2.0, 3.5, 500.0), 3);
+    assert!(s.unjudged, "{s:?}");
+    let s = run(&mut j, &disk("vda", true, 60.0, 0.98, 3.9, 250.0), 1);
+    assert_eq!(s.baseline_await_ms, None, "{s:?}");
+    let s = run(&mut j, &disk("vda", true, 90.0, 2.0, 3.5, 500.0), 1);
+    assert!(s.unjudged, "still not judged: {s:?}");
+    // Calm for long enough after the last unjudged sample: learned.
+    let s = run(
+        &mut j,
+        &disk("vda", true, 5.0, 0.02, 0.4, 50.0),
+        UNSURE_SAMPLES as usize + 1,
+    );
+    assert_eq!(s.baseline_await_ms, Some(0.4), "{s:?}");
 }

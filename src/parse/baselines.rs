@@ -10,11 +10,14 @@
 //! peak 812000 640000
 //! reads 0.061 - - - - - - - - - - -
 //! writes 0.86 - - - - 1.9 - - - - 6.1 -
+//! saturated 1795950003
 //! ```
 //!
 //! One block per device, keyed by its identity (`parse::queue`): the wall time (s) it was last
-//! written for, the most kB/s it read and wrote in one sample, and each direction's calm await
-//! (ms) per request size class (`model::saturation::SizeClass`, `-` for none). The file is
+//! written for, the most kB/s it read and wrote in one sample, each direction's calm await
+//! (ms) per request size class (`model::saturation::SizeClass`, `-` for none), and, while an
+//! instance judges the device saturated, the wall time (s) until which that judgement stands
+//! (`model::saturation`: another instance that sees the same warning holds it too). The file is
 //! someone else's input: it is refused whole, with the line and the reason, when it is larger
 //! than `MAX_BYTES`, has more than `MAX_DEVICES` devices, an unknown line, a figure that is
 //! not finite or out of range, or a device twice. Never a panic, never half a file.
@@ -48,6 +51,9 @@ pub struct Device {
     pub peak_kb_s: [f64; 2],
     /// Wall time it was last written for, seconds since the epoch (0: not yet).
     pub seen_s: i64,
+    /// Wall time (s) until which an instance's "saturated" stands (`model::saturation`);
+    /// `None` when no instance judged it saturated.
+    pub saturated_until_s: Option<i64>,
 }
 
 impl Device {
@@ -91,7 +97,8 @@ pub fn parse(text: &str) -> Result<Stored, String> {
             return Err(at(format!("`{key}` before any `device`")));
         };
         match key {
-            "seen" => d.seen_s = rest.parse().map_err(|_| at(format!("bad time `{rest}`")))?,
+            "seen" => d.seen_s = time(rest).map_err(at)?,
+            "saturated" => d.saturated_until_s = Some(time(rest).map_err(at)?),
             "peak" => {
                 let v = figures(rest, 2, MAX_KB_S).map_err(at)?;
                 d.peak_kb_s = [v[0].unwrap_or(0.0), v[1].unwrap_or(0.0)];
@@ -121,6 +128,14 @@ fn put(out: &mut Stored, id: String, d: Device) -> Result<(), String> {
     }
     out.insert(id, d);
     Ok(())
+}
+
+/// A wall time, seconds since the epoch.
+fn time(text: &str) -> Result<i64, String> {
+    text.parse()
+        .ok()
+        .filter(|t| *t >= 0)
+        .ok_or_else(|| format!("bad time `{text}`"))
 }
 
 /// An identity is one line of printable text, at most `MAX_IDENTITY` bytes.
@@ -170,6 +185,9 @@ pub fn render(stored: &Stored) -> String {
             }
             s.push('\n');
         }
+        if let Some(t) = d.saturated_until_s {
+            let _ = writeln!(s, "saturated {t}");
+        }
     }
     s
 }
@@ -186,6 +204,7 @@ mod tests {
         };
         d.baseline_ms[0][0] = Some(0.061);
         d.baseline_ms[1][5] = Some(1.9);
+        d.saturated_until_s = Some(1_795_950_003);
         Stored::from([("serial=x;size=8;lbs=512;rot=0".to_owned(), d)])
     }
 
@@ -194,6 +213,7 @@ mod tests {
         let s = one();
         let text = render(&s);
         assert!(text.contains("\nreads 0.0610 - -"), "{text}");
+        assert!(text.ends_with("\nsaturated 1795950003\n"), "{text}");
         assert_eq!(parse(&text), Ok(s));
         assert_eq!(parse(MAGIC), Ok(Stored::new()));
     }
@@ -222,11 +242,15 @@ mod tests {
         );
         assert_eq!(bad("peak", "rm -rf"), "line 4: unknown line `rm`");
         assert_eq!(
+            bad("saturated 1795950003", "saturated -5"),
+            "line 7: bad time `-5`"
+        );
+        assert_eq!(
             bad("device serial", "device \u{1b}[2Jserial"),
             "line 2: bad device identity"
         );
         // Truncated in the middle of a line (a torn copy): refused, not half-read.
-        let torn = &good[..good.len() - 8];
+        let torn = &good[..good.len() - 30];
         assert!(parse(torn).unwrap_err().starts_with("line 6:"), "{torn}");
         // The same device twice, too many devices, too large a file, no header.
         let twice = format!("{good}{}", good.trim_start_matches(MAGIC));

@@ -1,7 +1,9 @@
 //! The state file of the disks' calm baselines, shared by every pagewatch a user runs on the
-//! machine: read once at the start (its text then rides in every sample, `names::BASELINES`,
-//! so a recording judges as the live run did) and written with what the pipeline learned
-//! (`Step::learned`, handed here through `Source::keep_baselines`).
+//! machine: read at the start and again whenever another instance has written it (`refresh`,
+//! a `stat` a sample: the saturation marks another instance writes each second of a
+//! saturated disk must reach this one at once); its text rides in every sample,
+//! `names::BASELINES`, so a recording judges as the live run did. Written with what the
+//! pipeline learned (`Step::learned`, handed here through `Source::keep_baselines`).
 //!
 //! - **Where.** Root: `/var/lib/pagewatch/baselines`. Another user:
 //!   `$XDG_STATE_HOME/pagewatch/baselines` (an absolute `XDG_STATE_HOME`, else
@@ -36,8 +38,13 @@ const SYSTEM: &str = "/var/lib/pagewatch/baselines";
 pub struct Store {
     /// The file written (`None`: nothing is written, as with `PAGEWATCH_BASELINES=off`).
     path: Option<PathBuf>,
-    /// The baselines read at the start, as the samples carry them; `None` when there were none.
+    /// The files only read (root's, for a user).
+    also: Vec<PathBuf>,
+    /// The baselines last read, as the samples carry them; `None` when there were none.
     text: Option<String>,
+    /// The written file as last read or written (inode, mtime ns, size): read again when it
+    /// changes.
+    stamp: Option<(u64, i128, u64)>,
     /// The last write's failure, said once.
     pub failed: Option<String>,
 }
@@ -68,22 +75,50 @@ impl Store {
     /// The store at `path` (written and read), over `also` (only read).
     #[must_use]
     pub fn at(path: Option<PathBuf>, also: &[PathBuf]) -> (Self, Vec<String>) {
+        let mut store = Self {
+            stamp: path.as_deref().and_then(stamp),
+            path,
+            also: also.to_vec(),
+            text: None,
+            failed: None,
+        };
+        let warnings = store.read_all();
+        (store, warnings)
+    }
+
+    /// Reads every file again into `text`; the warnings of those refused. A refused or
+    /// vanished file keeps what was read of it before (nothing is lost to a bad write).
+    fn read_all(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
         let mut stored = Stored::new();
-        for p in also.iter().rev().chain(&path) {
+        let mut refused = false;
+        for p in self.also.iter().rev().chain(&self.path) {
             match read(p) {
                 Ok(s) => stored.extend(s),
-                Err(Some(w)) => warnings.push(w),
+                Err(Some(w)) => {
+                    warnings.push(w);
+                    refused = true;
+                }
                 Err(None) => {}
             }
         }
-        let text = (!stored.is_empty()).then(|| baselines::render(&stored));
-        let store = Self {
-            path,
-            text,
-            failed: None,
-        };
-        (store, warnings)
+        if !(refused && self.text.is_some()) {
+            self.text = (!stored.is_empty()).then(|| baselines::render(&stored));
+        }
+        warnings
+    }
+
+    /// Reads the file again when it changed since it was last read or written (another
+    /// instance wrote it); whether the text changed.
+    pub fn refresh(&mut self) -> bool {
+        let now = self.path.as_deref().and_then(stamp);
+        if now == self.stamp {
+            return false;
+        }
+        self.stamp = now;
+        let before = self.text.clone();
+        let _ = self.read_all();
+        self.text != before
     }
 
     /// The text the samples carry (`names::BASELINES`).
@@ -111,6 +146,14 @@ impl Store {
             Err(e) => self.failed = Some(format!("writing {}: {e}", path.display())),
         }
     }
+}
+
+/// What tells a file's versions apart: inode (a rename puts a new one), mtime and size.
+fn stamp(path: &Path) -> Option<(u64, i128, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+    Some((m.ino(), ns, m.size()))
 }
 
 /// `$XDG_STATE_HOME/pagewatch/baselines`, else `~/.local/state/pagewatch/baselines`.
@@ -167,6 +210,7 @@ pub fn merge(stored: &mut Stored, learned: &Stored, now_s: i64) {
         for (p, q) in d.peak_kb_s.iter_mut().zip(l.peak_kb_s) {
             *p = p.max(q);
         }
+        d.saturated_until_s = d.saturated_until_s.max(l.saturated_until_s);
         d.seen_s = now_s;
     }
     while stored.len() > MAX_DEVICES {

@@ -162,11 +162,15 @@ impl<'a> Collect<'a> for Exits {
 }
 
 /// The disks' calm baselines kept across runs (`source::baselines`): their stored text in
-/// every sample (`names::BASELINES`), so a recording judges as the live run did.
+/// every sample (`names::BASELINES`), read again when another instance wrote it, so a
+/// recording judges as the live run did.
 pub(super) struct Baselines(pub Option<super::baselines::Store>);
 
 impl<'a> Collect<'a> for Baselines {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        if let Some(b) = self.0.as_mut() {
+            b.refresh();
+        }
         if let Some(text) = self.0.as_ref().and_then(|b| b.text()) {
             pass.put(names::BASELINES, Cow::Borrowed(text));
         }

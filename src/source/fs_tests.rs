@@ -472,8 +472,8 @@ fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
         let s = src.read().unwrap();
         assert_eq!(s.file(names::BASELINES), Some(text.as_str()));
     }
-    // What the pipeline hands back is merged into the file; the samples keep the text read
-    // at the start (a run judges against one set of seeds).
+    // What the pipeline hands back is merged into the file, and the next sample carries the
+    // file as it is now (another instance's saturation marks reach this one at once).
     let mut learned = crate::parse::baselines::Device::default();
     learned.baseline_ms[1][2] = Some(1.5);
     src.keep_baselines(&crate::parse::baselines::Stored::from([(
@@ -484,9 +484,29 @@ fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
     assert_eq!(now.len(), 2);
     assert_eq!(now["serial=b"].baseline_ms[1][2], Some(1.5));
     assert!(now["serial=b"].seen_s > 1_700_000_000);
+    let merged = crate::parse::baselines::render(&now);
     assert_eq!(
         src.read().unwrap().file(names::BASELINES),
-        Some(text.as_str())
+        Some(merged.as_str())
+    );
+    // Another instance writes it (a rename, as `keep` does): the next sample carries that.
+    let mut other = now.clone();
+    other.get_mut("serial=a").unwrap().saturated_until_s = Some(1_795_950_003);
+    let tmp = state.with_extension("tmp");
+    std::fs::write(&tmp, crate::parse::baselines::render(&other)).unwrap();
+    std::fs::rename(&tmp, &state).unwrap();
+    let carried = src
+        .read()
+        .unwrap()
+        .file(names::BASELINES)
+        .unwrap()
+        .to_owned();
+    assert!(carried.contains("saturated 1795950003"), "{carried}");
+    // A damaged write loses nothing: the samples keep the last text read.
+    std::fs::write(&state, "garbage").unwrap();
+    assert_eq!(
+        src.read().unwrap().file(names::BASELINES),
+        Some(carried.as_str())
     );
     // Without a store, nothing rides along.
     assert_eq!(source(&dir).read().unwrap().file(names::BASELINES), None);
