@@ -29,7 +29,7 @@ pub fn run(args: &Args) -> Result<()> {
 
 fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     // Captured sequences carry their own time: no waiting between them.
-    let mut ticker = Ticker::new(args.batch_interval());
+    let mut ticker = Ticker::on_the_clock(args.batch_interval());
     let paced = args.tree.is_none();
     let mut wait = || {
         if paced {

@@ -76,7 +76,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         limit.map_or(String::new(), |d| format!(" for {}", human(d)))
     );
     let start = Instant::now();
-    let mut ticker = Ticker::new(args.interval);
+    let mut ticker = Ticker::on_the_clock(args.interval);
     // The one pipeline decides the "who" data a recording carries and when the slow files
     // are re-read, as it does for the screen and batch mode. While writers are throttled the
     // sync calls are timed, as on the screen: the report's sync waits name the victims.

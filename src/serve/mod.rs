@@ -150,7 +150,7 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
         .context("starting the signal thread")?;
     // The one sampler loop `record`, batch mode, the screen and the headless playbook runner
     // drive too: one wake-up a tick, or the stop signal.
-    let mut ticker = crate::source::Ticker::new(interval);
+    let mut ticker = crate::source::Ticker::on_the_clock(interval);
     crate::sampler::run(
         &mut source,
         None,

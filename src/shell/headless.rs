@@ -299,7 +299,7 @@ fn spawn_sampler(
             detail: true,
             ..crate::model::who::View::default()
         };
-        let mut ticker = crate::source::Ticker::new(interval);
+        let mut ticker = crate::source::Ticker::on_the_clock(interval);
         let mut sink = Logging {
             stepper: crate::sampler::Stepper::new(pipeline, view),
             log,

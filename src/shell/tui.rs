@@ -365,7 +365,7 @@ fn spawn_sampler(
     let interval_s = lock(&core).app.interval_s;
     named("sampler").spawn(move || {
         // The first sample at once, then one a tick (the same `Ticker` as every paced mode).
-        let mut ticker = Ticker::new(interval_s);
+        let mut ticker = Ticker::on_the_clock(interval_s);
         if paced {
             arm_stall_alarm(ticker.interval()); // in case the very first read is stuck
         }

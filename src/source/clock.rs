@@ -43,7 +43,10 @@ pub fn boot_minus_mono_ns() -> u64 {
 /// Paces a loop at a fixed interval without drift: each wait sleeps until the next multiple
 /// of the interval after the start, skipping ticks that were missed. Every paced loop uses
 /// it (the screen's sampler, `record`, batch mode, `serve`, the headless playbook runner):
-/// one wake-up a tick, and one for each control message (issue 27).
+/// one wake-up a tick, and one for each control message (issue 27). Their tickers run on the
+/// clock (`on_the_clock`): ticks at the wall clock's multiples of the interval, so every
+/// instance on the machine samples the same seconds, and judges the same intervals (issue
+/// 50: two instances half a second apart read a flood's dips in different samples).
 #[derive(Debug)]
 pub struct Ticker {
     start: std::time::Instant,
@@ -51,6 +54,17 @@ pub struct Ticker {
     ticks: u32,
     /// The tick a wait was interrupted before (by a message), still to come.
     pending: Option<std::time::Duration>,
+    /// Ticks fall on the wall clock's multiples of the interval.
+    on_the_clock: bool,
+}
+
+/// How far the wall clock is past its last multiple of `interval`.
+fn phase(interval: std::time::Duration) -> std::time::Duration {
+    let step = interval.as_nanos().max(1);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::time::Duration::from_nanos(u64::try_from(now % step).unwrap_or(0))
 }
 
 /// What ended a `Ticker::wait_for`.
@@ -73,7 +87,29 @@ impl Ticker {
             interval: std::time::Duration::from_secs_f64(interval_s),
             ticks: 0,
             pending: None,
+            on_the_clock: false,
         }
+    }
+
+    /// A ticker whose ticks fall on the wall clock's multiples of the interval (the first
+    /// comes at the next one, less than an interval away).
+    #[must_use]
+    pub fn on_the_clock(interval_s: f64) -> Self {
+        let mut t = Self::new(interval_s);
+        t.on_the_clock = true;
+        t.align();
+        t
+    }
+
+    /// Puts the start on the wall clock's last multiple of the interval. A first tick less
+    /// than half an interval away is skipped: a sample's rates over a sliver of a second are
+    /// noise.
+    fn align(&mut self) {
+        let now = std::time::Instant::now();
+        let past = phase(self.interval);
+        self.start = now.checked_sub(past).unwrap_or(now);
+        self.ticks = u32::from(past * 2 > self.interval);
+        self.pending = None;
     }
 
     /// Sleeps until the next tick.
@@ -111,6 +147,11 @@ impl Ticker {
     /// A new interval, counted from the last tick (or the start): the next tick comes one
     /// new interval after it, or at once when that is already past.
     pub fn set_interval(&mut self, interval_s: f64) {
+        if self.on_the_clock {
+            self.interval = std::time::Duration::from_secs_f64(interval_s);
+            self.align();
+            return;
+        }
         let done = self.ticks - u32::from(self.pending.is_some());
         self.start += self.interval * done;
         self.interval = std::time::Duration::from_secs_f64(interval_s);
@@ -172,6 +213,30 @@ mod tests {
             .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(0)
+    }
+
+    #[test]
+    fn on_the_clock_ticks_fall_on_the_wall_clocks_multiples() {
+        // The wall time of the ticker's start, ms past a multiple of `every` ms: every tick
+        // is the start plus whole intervals.
+        let off = |t: &Ticker, every: i64| {
+            let elapsed = i64::try_from(t.start.elapsed().as_millis()).unwrap();
+            (SystemClock.wall_ms() - elapsed).rem_euclid(every)
+        };
+        let mut t = Ticker::on_the_clock(0.2);
+        let o = off(&t, 200);
+        assert!(o <= 2 || o >= 198, "{o} ms off");
+        // A new interval keeps them on the clock.
+        t.set_interval(0.25);
+        let o = off(&t, 250);
+        assert!(o <= 2 || o >= 248, "{o} ms off");
+        // The first tick is half an interval away or more, and less than one and a half.
+        let t0 = std::time::Instant::now();
+        t.set_interval(0.25);
+        t.wait();
+        let gap = t0.elapsed();
+        assert!(gap >= std::time::Duration::from_millis(124), "{gap:?}");
+        assert!(gap < std::time::Duration::from_millis(375 + 100), "{gap:?}");
     }
 
     /// Issue 27: `record` woke 20 times a second to look at its stop flag. A tick of 0.6 s
