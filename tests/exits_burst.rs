@@ -21,6 +21,7 @@
 mod live;
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -121,20 +122,25 @@ fn twenty_short_dd_on_a_quiet_machine_are_twenty_in_batch_and_report_with_all_th
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let want = (DD as u64 * DD_MIB << 20) as f64;
+    let want = ((DD as u64 * DD_MIB) << 20) as f64;
+    batch_counts_them(&records, want);
+    report_counts_them(exe, dir.path(), &rec, want);
+}
 
+/// Every record listening, and `commands[]` summed over the walks: `DD` exited, `want` bytes.
+fn batch_counts_them(records: &[Value], want: f64) {
     // Listening from the first record, whether or not a walk ran.
-    for m in &records {
+    for m in records {
         assert_eq!(m["exits"]["state"], "listening", "{}", m["exits"]);
     }
-    let walks = walks(&records);
-    let exited: u64 = walks.values().map(|c| c["exited"].as_u64().unwrap()).sum();
-    let pids: u64 = walks.values().map(|c| c["pids"].as_u64().unwrap()).sum();
+    let walks = walks(records);
+    let sum = |key: &str| -> u64 { walks.values().map(|c| c[key].as_u64().unwrap()).sum() };
+    let (exited, pids) = (sum("exited"), sum("pids"));
     let dirtied: f64 = walks
         .values()
         .map(|c| {
-            c["dirtied_bytes_per_s"].as_f64().unwrap_or(0.0) * c["walk_ms"].as_f64().unwrap_or(0.0)
-                / 1000.0
+            let rate = c["dirtied_bytes_per_s"].as_f64().unwrap_or(0.0);
+            rate * c["walk_ms"].as_f64().unwrap_or(0.0) / 1000.0
         })
         .sum();
     println!(
@@ -147,11 +153,14 @@ fn twenty_short_dd_on_a_quiet_machine_are_twenty_in_batch_and_report_with_all_th
         (dirtied / want - 1.0).abs() <= 0.05,
         "{dirtied} of {want}: {walks:?}"
     );
+}
 
+/// The report of `rec`, written under `dir`: By command reads `COMM ×DD` and `want` bytes.
+fn report_counts_them(exe: &str, dir: &Path, rec: &Path, want: f64) {
     let st = Command::new(exe)
         .args(["--no-config", "report", "-o"])
-        .arg(dir.path().join("report"))
-        .arg(&rec)
+        .arg(dir.join("report"))
+        .arg(rec)
         .output()
         .unwrap();
     assert!(
@@ -159,7 +168,7 @@ fn twenty_short_dd_on_a_quiet_machine_are_twenty_in_batch_and_report_with_all_th
         "{}",
         String::from_utf8_lossy(&st.stderr)
     );
-    let md = std::fs::read_to_string(dir.path().join("report/report.md")).unwrap();
+    let md = std::fs::read_to_string(dir.join("report/report.md")).unwrap();
     let line = md
         .lines()
         .find(|l| l.starts_with(&format!("| {COMM} ×")))
