@@ -32,6 +32,10 @@ pub struct CommandRow {
     pub wchar_per_s: Option<f64>,
     /// Of its processes, those whose io jumped with reaped children (no rate of their own).
     pub reaped_children: usize,
+    /// Of its processes, those that exited since the previous walk (`ProcRow::exited`). A
+    /// process is one exited row once, so summed over the walks this counts each that ended
+    /// in the run once, where `pids` counts again one a walk read before it exited.
+    pub exited: usize,
     /// The span the rates cover, ms (the walk's interval); `None` when no row had a rate.
     pub walk_ms: Option<u64>,
     /// The monotonic time (ms) of the walk the rates come from.
@@ -86,6 +90,7 @@ pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
                 rchar_per_s: None,
                 wchar_per_s: None,
                 reaped_children: 0,
+                exited: 0,
                 walk_ms: span,
                 rates_from_walk_ms: r.rates_from_walk_ms,
             });
@@ -94,6 +99,7 @@ pub fn roll_up(rows: &[ProcRow], interval_ms: Option<u64>) -> Vec<CommandRow> {
         let c = &mut out[i];
         c.pids += 1;
         c.reaped_children += usize::from(r.reaped_children);
+        c.exited += usize::from(r.exited);
         let add = |sum: &mut Option<f64>, rate: Option<f64>| {
             if let (Some(rate), Some(ms), Some(span)) = (rate, r.walk_ms, span)
                 && span > 0

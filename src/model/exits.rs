@@ -16,14 +16,20 @@
 //! delays come from the group record when the kernel sent one (a multi-threaded process: the
 //! sum over its threads), else from the task record: never both.
 //!
-//! At the next walk, an exited process's row is its own IO since the last walk that read it
-//! (`/proc/PID/io` then, less its own total at the end), over the span from that walk to its
-//! exit (its age at the exit, `ac_tgetime`, less its age at that walk); or, when no walk read
-//! it and it started after the walk before the previous one (so any IO it had done by the
-//! previous walk would have had it written), from zero over its age. Otherwise its base is
-//! unknown (it was there before the walks saw it, or its reading was lost) and it gets no row;
-//! nor does one no walk read when the walks are scoped to a cgroup (an exit record does not
-//! say its cgroup).
+//! An exited process's row comes at the next walk with rates (a first walk has none: the
+//! exits before it wait for the walk after it, and so do those of a pause in the walks; at
+//! most `MAX_DEAD` wait). It is its own IO the walks' rates have not yet credited, over the
+//! span from the last walk that read it to its exit (its age at the exit, `ac_tgetime`, less
+//! its age at that walk), or over its age when no walk read it:
+//! - started after the listener registered (its whole life was listened to): its own totals
+//!   at the end less the bytes its rows' rates credited (rate × `walk_ms`, summed over the
+//!   walks that read it; none when no walk read it). So it counts once and in full: what it
+//!   did before a first walk (no rates) or while a walk withheld it is in its exit row;
+//! - older than the listener: its totals less its reading at the last walk that read it
+//!   (what it did before that is not known to be this run's). One no walk read gets no row;
+//!   nor does one no walk read when the walks are scoped to a cgroup (an exit record does not
+//!   say its cgroup).
+//!
 //! The span is at least `procs::MIN_BORN_SPAN_NS` (1 s) and at most the walk's interval, as
 //! for a process born between walks; `walk_ms` is that span.
 //!
@@ -59,6 +65,9 @@ pub const PENDING_WALKS: u8 = 2;
 const MAX_KEPT: usize = 200_000;
 /// Slack on the exit time reckoned from a walk's reading (clock ticks, the drain's window).
 const SLACK_NS: u64 = 1_000_000_000;
+/// Exits kept at most while they wait for a walk with rates (the oldest go first): the
+/// listener drains at every sample, walk or not.
+const MAX_DEAD: usize = 20_000;
 
 /// Where exits come from, for the status line and the JSON (`exits` key of a record).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -132,6 +141,11 @@ struct Reaped {
 #[derive(Debug, Clone)]
 struct Base {
     io: IoCounters,
+    /// Its start time (stat field 22, clock ticks): the same process at the next walk.
+    start: u64,
+    /// Its own bytes the walks' rates have credited so far (rate × `walk_ms` summed over its
+    /// rows): rchar, wchar, read_bytes, write_bytes.
+    credited: [f64; 4],
     /// Its age at that walk, ns.
     age_ns: u64,
     walk_ns: u64,
@@ -186,9 +200,12 @@ impl Exits {
             };
             return;
         }
-        if self.listening_since.is_none() {
+        if self.listening_since.is_none() || e.since_ns.is_none() {
+            // The first drain of a registration (a new one: the exits in between were missed,
+            // so no parent's charge is exact until its next reap).
             self.listening_since = Some(e.read_ns);
             self.lost = e.lost;
+            self.reaped.values_mut().for_each(|r| r.exact = false);
         }
         if e.lost != self.lost {
             // Some exits were dropped: no parent's charge is exact until its next reap.
@@ -258,12 +275,17 @@ impl Exits {
             delays: r.delays,
             blkio_ns: r.delays[0].map(|x| x.1),
         });
+        if self.dead.len() > MAX_DEAD {
+            let over = self.dead.len() - MAX_DEAD;
+            self.dead.drain(..over);
+        }
     }
 
-    /// At walk `w` (whose rows `rows` were just derived; `last` is the walk before it):
-    /// charges reaping parents their children's totals, adds the rows of the processes that
-    /// exited since `last`, and keeps `w`'s readings for the next.
-    pub fn at_walk(&mut self, w: &Walk, last: Option<&Walk>, rows: &mut Vec<ProcRow>) {
+    /// At walk `w` (whose rows `rows` were just derived): charges reaping parents their
+    /// children's totals, adds the rows of the processes that exited since the last walk with
+    /// rates, and keeps `w`'s readings (and what its rows credited) for the next. A walk
+    /// without rates (a first walk) credits no exit: they wait for the next.
+    pub fn at_walk(&mut self, w: &Walk, rows: &mut Vec<ProcRow>) {
         if !self.active() {
             return;
         }
@@ -283,13 +305,16 @@ impl Exits {
                 }
             }
         }
-        // Born after this walk's `prev` less its own interval: a process never written was idle
-        // (all zero) at any walk that could have seen it.
-        let born_after = last.and_then(|l| l.prev_mono_ns).or(w.prev_mono_ns);
+        let Some(interval) = interval else {
+            let dead = std::mem::take(&mut self.dead);
+            self.keep_bases(w, rows, &dead);
+            self.dead = dead;
+            return;
+        };
         let dead = std::mem::take(&mut self.dead);
         let mut exited: Vec<ProcRow> = Vec::new();
         for d in &dead {
-            if let Some(row) = self.exited_row(d, w, interval, born_after) {
+            if let Some(row) = self.exited_row(d, w, interval) {
                 exited.push(row);
             }
             self.bases.remove(&d.pid);
@@ -326,14 +351,16 @@ impl Exits {
         row.reaped_dirtied_bytes = Some(jump.write_bytes.min(pending[3]));
     }
 
-    fn exited_row(
-        &self,
-        d: &Dead,
-        w: &Walk,
-        interval: Option<u64>,
-        born_after: Option<u64>,
-    ) -> Option<ProcRow> {
-        let interval = interval?;
+    /// Whether `d` started after the listener registered: its whole life was listened to, so
+    /// no walk before the listener read it, and its exit record holds all it did.
+    fn whole_life(&self, d: &Dead) -> bool {
+        match (self.listening_since, d.since_ns, d.age_ns) {
+            (Some(l), Some(s), Some(a)) => s.checked_sub(a).is_some_and(|start| start >= l),
+            _ => false,
+        }
+    }
+
+    fn exited_row(&self, d: &Dead, w: &Walk, interval: u64) -> Option<ProcRow> {
         let age = d.age_ns?;
         let base = self.bases.get(&d.pid).filter(|b| {
             // The same process: no older at the walk than at its exit, and its exit, reckoned
@@ -343,22 +370,29 @@ impl Exits {
                 && d.since_ns
                     .is_none_or(|s| exit <= s.saturating_add(2 * SLACK_NS) && exit + SLACK_NS >= s)
         });
-        let (io, span, cgroup, cmdline) = match base {
-            Some(b) => (b.io, age - b.age_ns, b.cgroup.clone(), b.cmdline.clone()),
+        let whole = self.whole_life(d);
+        // What is taken off its own totals: what the walks' rates credited it (its whole life
+        // was listened to), else its reading at the last walk.
+        let (less, span, cgroup, cmdline) = match base {
+            Some(b) => {
+                let less = if whole {
+                    b.credited
+                } else {
+                    let io = b.io;
+                    [io.rchar, io.wchar, io.read_bytes, io.write_bytes].map(|v| v as f64)
+                };
+                (less, age - b.age_ns, b.cgroup.clone(), b.cmdline.clone())
+            }
             // A walk scoped to a cgroup credits only the processes it read: an exit record
             // does not say its cgroup.
             None if w.scope.is_some() => return None,
-            None => {
-                let since = d.since_ns?;
-                if since.checked_sub(age)? < born_after? {
-                    return None;
-                }
-                (IoCounters::default(), age, None, None)
-            }
+            // No walk read it and it is younger than the listener: all it did is uncredited.
+            None if whole => ([0.0; 4], age, None, None),
+            None => return None,
         };
         let floor = MIN_BORN_SPAN_NS.min(interval);
         let span = span.clamp(floor, interval.max(floor)) as f64 / 1e9;
-        let rate = |now: u64, then: u64| Some(now.saturating_sub(then) as f64 / span);
+        let rate = |i: usize| Some((d.own[i] as f64 - less[i]).max(0.0) / span);
         let from_zero = base.is_none();
         let iowait = d
             .blkio_ns
@@ -368,10 +402,10 @@ impl Exits {
             pid: d.pid,
             comm: d.comm.clone(),
             cgroup,
-            rchar_per_s: rate(d.own[0], io.rchar),
-            wchar_per_s: rate(d.own[1], io.wchar),
-            read_bytes_per_s: rate(d.own[2], io.read_bytes),
-            dirtied_bytes_per_s: rate(d.own[3], io.write_bytes),
+            rchar_per_s: rate(0),
+            wchar_per_s: rate(1),
+            read_bytes_per_s: rate(2),
+            dirtied_bytes_per_s: rate(3),
             iowait_ms_per_s: iowait,
             state: 'X',
             walk_ms: Some((span * 1000.0).round() as u64),
@@ -383,7 +417,8 @@ impl Exits {
         })
     }
 
-    /// Keeps walk `w`'s readings (with the rows' command lines) for the exits to come.
+    /// Keeps walk `w`'s readings (with the rows' command lines, and the bytes their rates
+    /// credited added to what earlier walks credited the same process) for the exits to come.
     fn keep_bases(&mut self, w: &Walk, rows: &[ProcRow], dead: &[Dead]) {
         let (Some(boot), tck) = (w.boot_ns, w.clk_tck.max(1)) else {
             return;
@@ -401,6 +436,11 @@ impl Exits {
             .iter()
             .filter_map(|x| Some((x.pid, x.cmdline.as_ref()?)))
             .collect();
+        let credited: HashMap<u32, [f64; 4]> = rows
+            .iter()
+            .filter(|x| !x.exited)
+            .map(|x| (x.pid, credited(x)))
+            .collect();
         let dead: std::collections::HashSet<u32> = dead.iter().map(|d| d.pid).collect();
         for r in w.records.iter().filter(|r| !r.carried) {
             let ProcIo::Counters(io) = r.io else {
@@ -410,14 +450,24 @@ impl Exits {
                 continue;
             }
             let start = (u128::from(r.starttime) * 1_000_000_000 / u128::from(tck)) as u64;
+            let old = self.bases.get(&r.pid).filter(|b| b.start == r.starttime);
             let cmdline = lines
                 .get(&r.pid)
                 .map(|l| (*l).clone())
-                .or_else(|| self.bases.get(&r.pid).and_then(|b| b.cmdline.clone()));
+                .or_else(|| old.and_then(|b| b.cmdline.clone()));
+            let mut sum = old.map_or([0.0; 4], |b| b.credited);
+            for (s, c) in sum
+                .iter_mut()
+                .zip(credited.get(&r.pid).unwrap_or(&[0.0; 4]))
+            {
+                *s += c;
+            }
             self.bases.insert(
                 r.pid,
                 Base {
                     io,
+                    start: r.starttime,
+                    credited: sum,
                     age_ns: boot.saturating_sub(start),
                     walk_ns: w.mono_ns,
                     cgroup: r.cgroup.clone(),
@@ -426,6 +476,19 @@ impl Exits {
             );
         }
     }
+}
+
+/// The bytes a live row's rates credit its process (rate × its span; none without a rate):
+/// rchar, wchar, read_bytes, write_bytes.
+fn credited(r: &ProcRow) -> [f64; 4] {
+    let secs = r.walk_ms.unwrap_or(0) as f64 / 1000.0;
+    [
+        r.rchar_per_s,
+        r.wchar_per_s,
+        r.read_bytes_per_s,
+        r.dirtied_bytes_per_s,
+    ]
+    .map(|v| v.unwrap_or(0.0) * secs)
 }
 
 #[cfg(test)]

@@ -323,3 +323,152 @@ fn a_walk_scoped_to_a_cgroup_credits_only_the_processes_it_read() {
     assert!(row(&t, 300).is_some_and(|r| r.exited));
     assert!(row(&t, 200).is_none());
 }
+
+/// Bytes dirtied by the rows of comm `comm` at the last walk (rate × the span each covers).
+fn dirtied(t: &Tracker, comm: &str) -> f64 {
+    let rows = t.rows().unwrap().iter().filter(|r| r.comm == comm);
+    rows.map(|r| r.dirtied_bytes_per_s.unwrap_or(0.0) * r.walk_ms.unwrap_or(0) as f64 / 1000.0)
+        .sum()
+}
+
+/// A dd of 0.1 s that dirtied 200 MiB, a child of the shell.
+fn short_dd(pid: u32) -> TaskExit {
+    task(pid, pid, 100, AGROUP, 0.1, 200 * MIB, 0)
+}
+
+#[test]
+fn exits_before_the_first_walk_wait_for_its_first_interval() {
+    // A quiet machine: listening from 1 s, no walk. Two dd exit by 3 s, one by 4 s when the
+    // first walk (no rates) comes, one more by 6 s; the walk of 9 s is the first with rates.
+    let mut t = Tracker::default();
+    t.update(&drain(1, None, vec![]));
+    t.update(&drain(2, Some(1), vec![]));
+    t.update(&drain(3, Some(2), vec![short_dd(201), short_dd(202)]));
+    t.update(&both(
+        drain(4, Some(3), vec![short_dd(203)]),
+        walk(4, None, &[SHELL]),
+    ));
+    assert!(row(&t, 201).is_none(), "a first walk has no rates");
+    t.update(&drain(6, Some(4), vec![short_dd(204)]));
+    t.update(&both(drain(9, Some(6), vec![]), walk(9, Some(4), &[SHELL])));
+    // Each: 200 MiB over its 0.1 s floored at 1 s, so 200 MiB/s over 1,000 ms.
+    for pid in 201..=204 {
+        let r = row(&t, pid).unwrap_or_else(|| panic!("dd {pid} credited"));
+        assert_eq!(r.dirtied_bytes_per_s, Some((200 * MIB) as f64), "{r:?}");
+        assert_eq!(r.walk_ms, Some(1000));
+    }
+    assert_eq!(dirtied(&t, "dd").round() as u64, 800 * MIB);
+    // Rolled up over the 5 s walk: 4 pids, 800 MiB / 5 s = 160 MiB/s.
+    let s = crate::source::test_samples("live-idle");
+    let mut m = crate::model::Model::derive(
+        None,
+        &Snapshot::parse(&s[0]).unwrap(),
+        crate::model::Options::default(),
+    );
+    t.fill(&mut m);
+    let dd = m.commands.as_ref().unwrap();
+    let dd = dd.iter().find(|c| c.comm == "dd").unwrap();
+    assert_eq!((dd.pids, dd.exited), (4, 4));
+    assert_eq!(dd.dirtied_bytes_per_s, Some((160 * MIB) as f64));
+    assert_eq!(dd.walk_ms, Some(5000));
+}
+
+#[test]
+fn exits_while_the_walks_paused_are_credited_when_they_resume() {
+    let mut t = Tracker::default();
+    t.update(&drain(9, None, vec![]));
+    t.update(&both(
+        drain(10, Some(9), vec![]),
+        walk(10, Some(8), &[SHELL]),
+    ));
+    // No walk from 10 s to 30 s (the rows go stale after 5 s); a dd exits at 20 s.
+    for at in 11..30 {
+        let exits = if at == 20 {
+            vec![short_dd(205)]
+        } else {
+            vec![]
+        };
+        t.update(&drain(at, Some(at - 1), exits));
+    }
+    assert!(t.rows().is_none(), "stale");
+    t.update(&both(drain(30, Some(29), vec![]), walk(30, None, &[SHELL])));
+    t.update(&both(
+        drain(35, Some(30), vec![]),
+        walk(35, Some(30), &[SHELL]),
+    ));
+    let r = row(&t, 205).expect("the paused walks' exit is credited");
+    assert_eq!(r.dirtied_bytes_per_s, Some((200 * MIB) as f64), "{r:?}");
+}
+
+#[test]
+fn a_process_one_walk_read_then_exiting_counts_its_whole_life_once() {
+    let mut t = Tracker::default();
+    t.update(&drain(1, None, vec![]));
+    t.update(&drain(2, Some(1), vec![]));
+    // Born at 2.5 s, after the listener; the first walk (no rates) reads 80 MiB; it exits at
+    // 3.8 s (aged 1.3 s) with 200 MiB. The walk credited nothing: the exit row is all 200 MiB
+    // (its reading less would lose the 80 MiB before the first walk).
+    let dd = (300, "dd", 2.5, 80 * MIB, 0);
+    t.update(&both(
+        drain(3, Some(2), vec![]),
+        walk(3, None, &[SHELL, dd]),
+    ));
+    let exit = task(300, 300, 100, AGROUP, 1.3, 200 * MIB, 0);
+    t.update(&drain(4, Some(3), vec![exit]));
+    t.update(&both(drain(8, Some(4), vec![]), walk(8, Some(3), &[SHELL])));
+    let r = row(&t, 300).unwrap();
+    // 200 MiB over 1.3 − 0.5 = 0.8 s since the walk, floored at 1 s.
+    assert_eq!(r.dirtied_bytes_per_s, Some((200 * MIB) as f64), "{r:?}");
+    assert_eq!(dirtied(&t, "dd").round() as u64, 200 * MIB);
+}
+
+#[test]
+fn a_process_two_walks_read_then_exiting_counts_the_rest_after_their_rates() {
+    let mut t = Tracker::default();
+    t.update(&drain(1, None, vec![]));
+    t.update(&drain(2, Some(1), vec![]));
+    // Born at 2.5 s: 80 MiB at the first walk (3 s), 150 MiB at the walk of 8 s, whose rate
+    // credits it (150 − 80) / 5 s = 14 MiB/s over 5 s = 70 MiB.
+    t.update(&both(
+        drain(3, Some(2), vec![]),
+        walk(3, None, &[SHELL, (300, "dd", 2.5, 80 * MIB, 0)]),
+    ));
+    t.update(&both(
+        drain(8, Some(3), vec![]),
+        walk(8, Some(3), &[SHELL, (300, "dd", 2.5, 150 * MIB, 0)]),
+    ));
+    assert_eq!(dirtied(&t, "dd").round() as u64, 70 * MIB);
+    // It exits at 9 s (aged 6.5 s) with 200 MiB: the rest is 200 − 70 = 130 MiB (the 80 MiB
+    // before the first walk included), over 6.5 − 5.5 = 1 s. 70 + 130 = its 200 MiB, once.
+    let exit = task(300, 300, 100, AGROUP, 6.5, 200 * MIB, 0);
+    t.update(&drain(9, Some(8), vec![exit]));
+    t.update(&both(
+        drain(13, Some(9), vec![]),
+        walk(13, Some(8), &[SHELL]),
+    ));
+    let r = row(&t, 300).unwrap();
+    assert_eq!(r.dirtied_bytes_per_s, Some((130 * MIB) as f64), "{r:?}");
+    assert_eq!(r.walk_ms, Some(1000));
+}
+
+#[test]
+fn a_process_older_than_the_listener_is_credited_from_its_last_reading() {
+    let mut t = Tracker::default();
+    t.update(&drain(9, None, vec![]));
+    // Started at −100 s, before the listener: 120 MiB at the walk of 10 s (no rate: the
+    // tracker has no walk before it), 500 MiB at its exit at 11 s (aged 111 s). What it did
+    // before the listener is unknown: its row is 500 − 120 = 380 MiB over 1 s.
+    let old = (300, "dd", -100.0, 120 * MIB, 0);
+    t.update(&both(
+        drain(10, Some(9), vec![]),
+        walk(10, Some(8), &[SHELL, old]),
+    ));
+    let exit = task(300, 300, 100, AGROUP, 111.0, 500 * MIB, 0);
+    t.update(&drain(11, Some(10), vec![exit]));
+    t.update(&both(
+        drain(12, Some(11), vec![]),
+        walk(12, Some(10), &[SHELL]),
+    ));
+    let r = row(&t, 300).unwrap();
+    assert_eq!(r.dirtied_bytes_per_s, Some((380 * MIB) as f64), "{r:?}");
+}

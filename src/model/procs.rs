@@ -341,7 +341,7 @@ impl Tracker {
             let mut rows = derive_with(self.last.as_deref(), w, self.ctx);
             self.carry_cmdlines(w, &mut rows);
             if self.exits.active() {
-                self.exits.at_walk(w, self.last.as_deref(), &mut rows);
+                self.exits.at_walk(w, &mut rows);
                 rows.sort_by(|a, b| activity(b).total_cmp(&activity(a)).then(a.pid.cmp(&b.pid)));
             }
             self.syncs.stamp(&mut rows);
@@ -364,7 +364,7 @@ impl Tracker {
             self.memory = None;
             self.names.clear();
             self.cmdlines.clear();
-            self.exits = super::exits::Exits::default();
+            // The exits are kept: those of the pause are credited at the walks' next interval.
             self.syncs = super::sync::SinceWalk::default();
         }
     }

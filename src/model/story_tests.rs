@@ -227,6 +227,7 @@ fn commands_rows_are_what_culprits_read() {
         rchar_per_s: None,
         wchar_per_s: None,
         reaped_children: 0,
+        exited: 0,
         walk_ms: Some(1000),
         rates_from_walk_ms: 0,
     }]);

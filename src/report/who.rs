@@ -57,8 +57,9 @@ pub struct Command {
     /// The command name.
     pub comm: String,
     /// At least this many pids of that name dirtied or were throttled: the distinct pids of
-    /// the per-process rows (a walk keeps its `procs::TOP` most active), or the most one walk
-    /// counted (`Model::commands`), whichever is more.
+    /// the per-process rows (a walk keeps its `procs::TOP` most active), the most one walk
+    /// counted (`Model::commands`), or the processes that exited summed over the walks (each
+    /// once: `CommandRow::exited`), whichever is more.
     pub pids: usize,
     /// Their cgroups, when known, sorted.
     pub cgroups: Vec<String>,
@@ -190,8 +191,11 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
         read: f64,
         listed_s: f64,
         paused_s: Option<f64>,
-        /// From the walks' roll-ups: the most pids one walk counted, bytes dirtied and read.
+        /// From the walks' roll-ups: the most pids one walk counted, the exited summed over
+        /// the walks (each walk once), bytes dirtied and read.
         walk_pids: usize,
+        walk_exited: usize,
+        walks: BTreeSet<u64>,
         walk_dirtied: f64,
         walk_read: f64,
     }
@@ -225,6 +229,9 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
             }
             let a = by.entry(c.comm.clone()).or_default();
             a.walk_pids = a.walk_pids.max(c.pids);
+            if a.walks.insert(c.rates_from_walk_ms) {
+                a.walk_exited += c.exited;
+            }
             a.walk_dirtied += c.dirtied_bytes_per_s.unwrap_or(0.0) * dt;
             a.walk_read += c.read_bytes_per_s.unwrap_or(0.0) * dt;
         }
@@ -248,7 +255,7 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
         .into_iter()
         .map(|(comm, a)| Command {
             comm,
-            pids: a.pids.len().max(a.walk_pids),
+            pids: a.pids.len().max(a.walk_pids).max(a.walk_exited),
             cgroups: a.cgroups.into_iter().collect(),
             dirtied: a.dirtied.max(a.walk_dirtied),
             read: a.read.max(a.walk_read),

@@ -312,6 +312,38 @@ fn a_loop_wider_than_the_rows_kept_adds_up_from_the_walks() {
     assert_eq!(commands(&m)[0].dirtied, 40.0 * MIB);
 }
 
+/// 25 short dd over two 2 s walks (15, then 10), each one exited row of 40 MiB over 1 s,
+/// repeated by the two 1 s records of its walk; the per-process rows keep 8 of each walk.
+#[test]
+#[allow(clippy::float_cmp, reason = "whole MiB")]
+fn exited_processes_count_once_each_over_the_walks() {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let mut m = models(3);
+    m.push(m[2].clone());
+    for (i, x) in m.iter_mut().enumerate() {
+        let (walk, n, first) = if i < 2 {
+            (2000, 15, 100)
+        } else {
+            (4000, 10, 200)
+        };
+        let all: Vec<ProcRow> = (0..n)
+            .map(|p| ProcRow {
+                comm: "dd".into(),
+                exited: true,
+                rates_from_walk_ms: walk,
+                ..proc_row(first + p, 40.0 * MIB)
+            })
+            .collect();
+        x.commands = Some(crate::model::commands::roll_up(&all, Some(2000)));
+        x.processes = Some(all[..8].to_vec());
+    }
+    let c = commands(&m);
+    // 16 distinct pids in the rows, 15 at most in one walk, 15 + 10 exited over the walks.
+    assert_eq!((c[0].comm.as_str(), c[0].pids), ("dd", 25));
+    // Each walk: n × 40 MiB over 2 s, × its two 1 s records: 25 × 40 MiB.
+    assert_eq!(c[0].dirtied, 1000.0 * MIB);
+}
+
 #[test]
 fn nothing_to_say_writes_nothing() {
     let mut o = String::new();

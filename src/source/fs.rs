@@ -142,7 +142,7 @@ impl FsSource {
     /// events for `Wants::below`; root, tracefs), with `guard_exe` (pagewatch's own binary)
     /// as the cleanup guard that removes each tracefs instance if pagewatch is killed. For the
     /// live system only: a captured tree has no tracefs. Also listens for taskstats exit
-    /// notifications while the process walk is wanted (`source::taskstats`).
+    /// notifications at every sample (`source::taskstats`).
     #[must_use]
     pub fn with_tracing(mut self, guard_exe: PathBuf) -> Self {
         self.tracing.tracers = Some(super::tracers::Tracers::new(
