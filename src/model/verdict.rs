@@ -96,6 +96,7 @@ pub fn fold_dirty(m: &mut Model) {
         m.dirty.sampled_state = m.dirty.state;
         m.dirty.state = g.state;
     }
+    super::scope::refresh_domain(m.scope.as_mut(), &m.domains);
 }
 
 /// The index of the domain that paced `row`: for a tracepoint row, the candidate whose
@@ -148,7 +149,19 @@ fn pacing_domain(row: &Throttled, domains: &[Domain]) -> Option<usize> {
 /// domain breaks ties), with its evidence.
 fn dirty_verdict(m: &Model) -> DirtyVerdict {
     let ps = m.page_size;
-    let worst = super::domains::most_severe(&m.domains);
+    // In a scope (issue 54) the verdict is about its domains: its own and those below it;
+    // the host's global domain is the second line.
+    let scope = m.scope.as_ref().and_then(|v| v.path.as_deref());
+    let worst = match scope {
+        Some(p) => {
+            super::domains::most_severe(m.domains.iter().filter(|d| super::scope::within(d, p)))
+                .or_else(|| super::scope::own_domain(&m.domains, p))
+        }
+        None => super::domains::most_severe(&m.domains),
+    };
+    let host = scope
+        .and(m.domains.first())
+        .map(|g| format!("host {}", g.summary(ps)));
     let writers: Vec<&Throttled> = m.throttled.iter().filter(|r| !r.is_self).collect();
     let tp_pause: f64 = writers
         .iter()
@@ -166,6 +179,7 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
             writers: writers.len(),
             pause_ms_per_s: any_tp.then_some(tp_pause),
             why: "no dirty thresholds in this sample".into(),
+            host,
         };
     };
     let counts = match d.dirty_writeback().zip(d.freerun_pages) {
@@ -229,6 +243,7 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
         writers: writers.len(),
         pause_ms_per_s: any_tp.then_some(tp_pause),
         why,
+        host,
     }
 }
 

@@ -113,6 +113,9 @@ pub fn v2_path(text: &str) -> Option<String> {
 pub fn resolve(f: &Facts) -> Scope {
     match &f.choice {
         Choice::Host => return Scope::host("--host"),
+        Choice::Cgroup(p) if normal(p) == "/" => {
+            return Scope::host("--cgroup /: the root group is the machine");
+        }
         Choice::Cgroup(p) => {
             return Scope {
                 path: Some(normal(p)),

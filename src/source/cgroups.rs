@@ -191,26 +191,7 @@ impl Cgroups {
         let full = refresh
             || every_tick
             || (dirtying && (self.live.is_empty() || self.ticks_since_walk >= DIRTYING_WALK_TICKS));
-        let groups: Vec<(String, u64)> = if full {
-            self.ticks_since_walk = 0;
-            index.push_str("walk\tfull\n");
-            walk(&mount)
-        } else {
-            index.push_str("walk\tactive\n");
-            let picked: std::collections::BTreeSet<&String> = self
-                .live
-                .keys()
-                .chain(self.thrashing.keys())
-                .chain(&self.pinned)
-                .collect();
-            picked
-                .into_iter()
-                .filter_map(|g| {
-                    let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
-                    Some((g.clone(), ino))
-                })
-                .collect()
-        };
+        let groups = self.pick(&mount, full, &mut index);
         // Every group read counts down; a dirty one (and its ancestors) is refilled below.
         for left in self.live.values_mut().chain(self.thrashing.values_mut()) {
             *left = left.saturating_sub(1);
@@ -258,6 +239,11 @@ impl Cgroups {
                 }
                 self.out.push((names::cgroup_file(&group, file), text));
             }
+            if self.pinned.contains(&group)
+                && let Some(text) = read_any(&dir.join("io.max"), &mut buf)
+            {
+                self.out.push((names::cgroup_file(&group, "io.max"), text));
+            }
             if flags.is_empty() {
                 flags.push('-');
             }
@@ -267,6 +253,30 @@ impl Cgroups {
         if !self.live.is_empty() || !self.pinned.is_empty() {
             self.read_wb_stats(full, &mut buf);
         }
+    }
+
+    /// The groups to read this tick: the whole tree (`full`), else the live, thrashing and
+    /// pinned ones; says which in the index's `walk` line.
+    fn pick(&mut self, mount: &Path, full: bool, index: &mut String) -> Vec<(String, u64)> {
+        if full {
+            self.ticks_since_walk = 0;
+            index.push_str("walk\tfull\n");
+            return walk(mount);
+        }
+        index.push_str("walk\tactive\n");
+        let picked: std::collections::BTreeSet<&String> = self
+            .live
+            .keys()
+            .chain(self.thrashing.keys())
+            .chain(&self.pinned)
+            .collect();
+        picked
+            .into_iter()
+            .filter_map(|g| {
+                let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
+                Some((g.clone(), ino))
+            })
+            .collect()
     }
 
     /// Notes a group's reclaim counters (`reclaim_events`) at this read; whether they moved

@@ -7,6 +7,7 @@
 //! Owns: reading those facts. Must not touch: the rule that picks the scope
 //! (`parse::scope::resolve`, called here only to know which groups to keep read).
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::parse::scope::{self, Choice, Facts};
@@ -51,10 +52,7 @@ pub(super) fn read(
             .map(|m| (m.root.to_owned(), m.point))
     });
     if let Some((root, point)) = mount {
-        let _ = std::fmt::Write::write_fmt(
-            &mut text,
-            format_args!("mount\t{root}\t{}\n", point.display()),
-        );
+        let _ = writeln!(text, "mount\t{root}\t{}", point.display());
         f.root_is_group = point.join("cgroup.type").is_file();
         text.push_str(if f.root_is_group {
             "root_group\tyes\n"
@@ -64,7 +62,7 @@ pub(super) fn read(
         if *choice == Choice::Auto && root.starts_with("/..") {
             f.found = own_pid(proc_root).and_then(|pid| find_pid(&point, pid));
             if let Some(g) = &f.found {
-                text.push_str(&format!("found\t{g}\n"));
+                let _ = writeln!(text, "found\t{g}");
             }
         }
         f.mount = Some((root, point.display().to_string()));

@@ -67,6 +67,14 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         format!("  {} UTC", ClockUtc(app.now_ms)),
         t.text,
     ));
+    // Which scope is shown (issue 54): the group, or the machine when asked (`--host`).
+    if let Some(v) = app.model.as_ref().and_then(|m| m.scope.as_ref()) {
+        match &v.path {
+            Some(p) => first.extend(kv(app, "  scope", p)),
+            None if v.how == "--host" => first.extend(kv(app, "  scope", "host")),
+            None => {}
+        }
+    }
     if app.ui.paused {
         first.push(Span::styled("  PAUSED", t.warn));
     }
@@ -131,10 +139,17 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         .as_ref()
         .and_then(|m| m.verdict.as_ref()?.story.line())
         .map(|l| Line::from(Span::styled(format!("who: {l}"), t.warn)));
+    // How the scope was chosen, where nothing more pressing takes the third row.
+    let how = app
+        .model
+        .as_ref()
+        .and_then(|m| m.scope.as_ref())
+        .filter(|v| v.path.is_some())
+        .map(|v| Line::from(Span::styled(format!("scope: {}", v.how), t.dim)));
     let mut lines = vec![Line::from(first)];
     if area.height >= 3 {
         lines.push(Line::from(second));
-        lines.extend(status.or(story));
+        lines.extend(status.or(story).or(how));
     } else {
         // Compact: a problem, else who and whom, replaces the CPU line.
         lines.push(status.or(story).unwrap_or_else(|| Line::from(second)));
