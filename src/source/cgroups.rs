@@ -252,6 +252,9 @@ impl Cgroups {
         self.out.push((names::CGROUP_INDEX.to_owned(), index));
         if !self.live.is_empty() || !self.pinned.is_empty() {
             self.read_wb_stats(full, &mut buf);
+            if let Some(group) = self.pinned.first() {
+                super::scope::reread(&mount, group, &mut self.out, &mut buf);
+            }
         }
     }
 

@@ -71,6 +71,22 @@ pub(super) fn read(
     (out, scope::resolve(&f).path)
 }
 
+/// The scope's memory.stat and memory.current read again right after wb_stats, in place in
+/// `out`, so its derived threshold and the kernel's `WbDirtyThresh` are of the same instant:
+/// under a writer at 100 MB/s the page cache moves a few pages between the walk's read and
+/// wb_stats (6.12 lab: 0-6 pages apart before, issue 54).
+pub(super) fn reread(mount: &Path, group: &str, out: &mut [(String, String)], buf: &mut Vec<u8>) {
+    let dir = mount.join(group.trim_start_matches('/'));
+    for file in ["memory.stat", "memory.current"] {
+        let name = names::cgroup_file(group, file);
+        if let Ok(Some(text)) = super::read::read_optional(&dir.join(file), buf)
+            && let Some(slot) = out.iter_mut().find(|(n, _)| *n == name)
+        {
+            slot.1 = text;
+        }
+    }
+}
+
 /// pagewatch's pid as this proc root numbers it (`PROC/self` is a link to it).
 fn own_pid(proc_root: &Path) -> Option<u32> {
     std::fs::read_link(proc_root.join("self"))

@@ -95,18 +95,10 @@ impl Display for Shown {
 
 /// Draws the dirty pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let focus = app.ui.focus == Focus::Dirty;
-    // In a scope (issue 54) its own domain is the headline, the host's the second line.
-    if let Some((m, v, path)) = app.model.as_ref().and_then(|m| {
-        let v = m.scope.as_ref()?;
-        Some((m, v, v.path.as_deref()?))
-    }) {
-        let inner = canvas.block(area, frame(app, format!("Dirty cgroup {path}"), focus));
-        let lines = super::scope::dirty_lines(app, m, v, inner.width);
-        canvas.lines(inner, lines);
-        return;
-    }
-    let inner = canvas.block(area, frame(app, "Dirty & writeback", focus));
+    let inner = canvas.block(
+        area,
+        frame(app, "Dirty & writeback", app.ui.focus == Focus::Dirty),
+    );
     let Some(m) = &app.model else { return };
     canvas.lines(inner, lines(app, m, inner.width, inner.height));
 }

@@ -53,18 +53,7 @@ pub fn available_level(m: &Memory) -> u8 {
 
 /// Draws the memory pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let focus = app.ui.focus == Focus::Memory;
-    // In a scope (issue 54) the group's memory is the headline, the host's after it.
-    if let Some((model, v, path)) = app.model.as_ref().and_then(|m| {
-        let v = m.scope.as_ref()?;
-        Some((m, v, v.path.as_deref()?))
-    }) {
-        let inner = canvas.block(area, frame(app, format!("Memory cgroup {path}"), focus));
-        let lines = super::scope::memory_lines(app, model, v, inner.width);
-        canvas.lines(inner, lines);
-        return;
-    }
-    let inner = canvas.block(area, frame(app, "Memory", focus));
+    let inner = canvas.block(area, frame(app, "Memory", app.ui.focus == Focus::Memory));
     let Some(model) = &app.model else { return };
     let m = &model.memory;
     let t = theme(app);

@@ -1,0 +1,173 @@
+//! Issue 54's acceptance in the kernel lab: inside a container the cgroup is the machine.
+//!
+//! `assets/lab/scope.sh` makes `/box` with memory.max 256M, a `dd` rewriting 1 GiB buffered
+//! in it, and runs pagewatch in `/box` in its own cgroup namespace (util-linux's
+//! `unshare --cgroup`, copied in with its libraries: busybox's has no `--cgroup`; the cgroup2
+//! mount is the host's, so mountinfo shows its root as `/..` and pagewatch finds its own pid
+//! in `/box/cgroup.procs`), then from the root group with `--cgroup /box`. Both ways:
+//! - `scope.path` is `/box` and `scope.memory_max_bytes` 268435456;
+//! - the verdict's dirty domain is `cgroup /box` in every record;
+//! - on 6.12 some record reads "writers throttled" (or over the threshold) for /box while the
+//!   host's global domain is below background (printed on the older kernels);
+//! - on 6.12 the scope's threshold and the kernel's `WbDirtyThresh` (debugfs wb_stats, read in
+//!   the same tick) are within 1 page in most records and never more than 0.1 % apart;
+//!   before 6.10 there is no wb_stats and `scope.missing` names it.
+//!
+//! About 60 s a kernel under TCG on a shared 2-core machine. 6.12 runs in CI; 5.10 and 6.1
+//! are `--ignored` (another 2 minutes): `cargo test --test lab_scope -- --include-ignored`.
+//! Skips, saying why, when qemu, busybox, util-linux's unshare or a kernel is missing.
+#![allow(clippy::unwrap_used)]
+
+#[path = "common/lab.rs"]
+mod lab;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
+const MAX_256M: u64 = 268_435_456;
+
+fn records(suite: &str, text: &str, section: &str) -> Vec<Value> {
+    let v: Vec<Value> = text
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        v.len() >= 4,
+        "{suite} {section}: {} records: {text}",
+        v.len()
+    );
+    v
+}
+
+fn u(v: &Value, p: &str) -> Option<u64> {
+    v.pointer(p).and_then(Value::as_u64)
+}
+
+/// The checks on one way of choosing the scope (`how` starts with `how`).
+fn check(suite: &str, section: &str, text: &str, how: &str, wb_stats: bool) {
+    let recs = records(suite, text, section);
+    let mut throttled_while_host_calm = 0;
+    let mut exact = 0;
+    for r in &recs {
+        let s = &r["scope"];
+        assert_eq!(s["path"], "/box", "{suite} {section}: {s}");
+        assert!(
+            s["how"].as_str().is_some_and(|h| h.starts_with(how)),
+            "{suite} {section}: how {}",
+            s["how"]
+        );
+        assert_eq!(
+            u(s, "/memory_max_bytes"),
+            Some(MAX_256M),
+            "{suite} {section}"
+        );
+        assert_eq!(
+            r["verdict"]["dirty"]["domain"], "cgroup /box",
+            "{suite} {section}"
+        );
+        let d = &s["domain"];
+        assert_eq!(d["path"], "/box", "{suite} {section}: {s}");
+        let thresh = u(d, "/thresh_pages").unwrap();
+        let kernel = u(d, "/kernel_thresh_pages");
+        let global = &r["domains"][0];
+        println!(
+            "{suite} {section}: verdict {} {}, /box thresh {thresh} kernel {kernel:?} d+wb {} \
+             freerun {}; host {} ({})",
+            r["verdict"]["dirty"]["domain"],
+            r["verdict"]["dirty"]["state"],
+            u(d, "/dirty_pages").unwrap_or(0) + u(d, "/writeback_pages").unwrap_or(0),
+            d["freerun_pages"],
+            global["state"],
+            r["verdict"]["dirty"]["host"]
+        );
+        if wb_stats {
+            let k = kernel.unwrap_or_else(|| panic!("{suite} {section}: no WbDirtyThresh: {d}"));
+            assert!(
+                thresh.abs_diff(k) * 1000 <= k,
+                "{suite} {section}: thresh {thresh} vs the kernel's {k}"
+            );
+            exact += usize::from(thresh.abs_diff(k) <= 1);
+        } else {
+            assert_eq!(kernel, None, "{suite}: no wb_stats before 6.10");
+            assert!(
+                s["missing"].as_array().unwrap().iter().any(|m| m
+                    .as_str()
+                    .unwrap()
+                    .starts_with("sys/kernel/debug/bdi/*/wb_stats")),
+                "{suite} {section}: the missing wb_stats is not named: {}",
+                s["missing"]
+            );
+        }
+        let paced = matches!(
+            r["verdict"]["dirty"]["state"].as_str(),
+            Some("writers_throttled" | "over_thresh")
+        );
+        if paced && global["state"] == "below_background" {
+            throttled_while_host_calm += 1;
+        }
+    }
+    println!(
+        "{suite} {section}: {throttled_while_host_calm} of {} records throttled in /box while \
+         the host was below background; thresholds within 1 page of the kernel's in {exact}",
+        recs.len()
+    );
+    // On 6.12 (the kernel of the acceptance figures) /box's writer is paced by its own domain
+    // while the host's is below background. Older kernels here often catch the writer between
+    // bursts (6.1 inside: flushing in 3 of 6 records, never over freerun): not asserted.
+    assert!(
+        !wb_stats || throttled_while_host_calm > 0,
+        "{suite} {section}: /box never throttled while the host was calm"
+    );
+    assert!(
+        !wb_stats || exact * 2 >= recs.len(),
+        "{suite} {section}: within 1 page of WbDirtyThresh in {exact} of {}",
+        recs.len()
+    );
+}
+
+fn check_kernel(suite: &str, version: &str) {
+    let mut g = lab::Guest::new(suite, "scope.sh", Path::new(EXE));
+    g.env = &[("LAB_EXTRA", "unshare")];
+    g.tools = &["unshare"];
+    let s = match g.boot() {
+        Ok(s) => s,
+        Err(why) => {
+            println!("skipped: {why}");
+            return;
+        }
+    };
+    let kernel = s.keys().find(|k| k.starts_with("kernel ")).unwrap();
+    assert!(kernel.contains(version), "{suite}: {kernel}");
+    let facts = &s["inside-facts"];
+    assert!(
+        facts.starts_with("0::/\n"),
+        "{suite}: /proc/self/cgroup: {facts}"
+    );
+    assert!(
+        facts.contains(" /.. /sys/fs/cgroup "),
+        "{suite}: mountinfo: {facts}"
+    );
+    let wb_stats = version == "6.12.";
+    check(suite, "inside", &s["inside"], "cgroup namespace", wb_stats);
+    check(suite, "host", &s["host"], "--cgroup", wb_stats);
+}
+
+#[test]
+fn trixie_6_12() {
+    check_kernel("trixie", "6.12.");
+}
+
+#[test]
+#[ignore = "another minute of qemu: cargo test --test lab_scope -- --include-ignored"]
+fn bookworm_6_1() {
+    check_kernel("bookworm", "6.1.");
+}
+
+#[test]
+#[ignore = "another minute of qemu: cargo test --test lab_scope -- --include-ignored"]
+fn bullseye_5_10() {
+    check_kernel("bullseye", "5.10.");
+}
