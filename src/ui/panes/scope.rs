@@ -2,17 +2,43 @@
 //! limit, its events, refaults, PSI and io.max; its own dirty domain with the kernel's
 //! threshold beside it; the host's figures after, each labelled `host`.
 //!
-//! Owns: those lines. Must not touch: app state, the machine view's lines (`memory`,
-//! `dirty`).
+//! Owns: those two panes in a scope (`ui` draws them in place of `memory` and `dirty`). Must
+//! not touch: app state, the machine view's lines.
 
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::app::App;
+use crate::app::{App, Focus};
 use crate::fmt::{Bytes, Dash};
 use crate::model::Model;
 use crate::model::scope::ScopeView;
+use crate::ui::canvas::Canvas;
 use crate::ui::theme;
-use crate::ui::widgets::{gauge, kv, level, stacked_bar};
+use crate::ui::widgets::{frame, gauge, kv, level, stacked_bar};
+
+/// Draws the memory and dirty panes of a scope; `false` (nothing drawn) in the machine view.
+pub fn draw(app: &App, memory: Rect, dirty: Rect, canvas: &mut Canvas) -> bool {
+    let Some((m, v, path)) = app.model.as_ref().and_then(|m| {
+        let v = m.scope.as_ref()?;
+        Some((m, v, v.path.as_deref()?))
+    }) else {
+        return false;
+    };
+    let focus = |f: Focus| app.ui.focus == f;
+    let inner = canvas.block(
+        memory,
+        frame(app, format!("Memory cgroup {path}"), focus(Focus::Memory)),
+    );
+    let lines = memory_lines(app, m, v, inner.width);
+    canvas.lines(inner, lines);
+    let inner = canvas.block(
+        dirty,
+        frame(app, format!("Dirty cgroup {path}"), focus(Focus::Dirty)),
+    );
+    let lines = dirty_lines(app, m, v, inner.width);
+    canvas.lines(inner, lines);
+    true
+}
 
 /// Bytes or `-`.
 fn b(v: Option<u64>) -> Dash<Bytes> {
@@ -94,6 +120,19 @@ pub fn memory_lines(app: &App, m: &Model, v: &ScopeView, width: u16) -> Vec<Line
     ));
     l.extend(kv(app, " io", psi(row.and_then(|r| r.io_psi_avg10))));
     out.push(Line::from(l));
+    let bps = |x: Option<f64>| Dash(x.map(|r| crate::fmt::PerSec(Bytes(r))));
+    let mut l = Vec::with_capacity(6);
+    l.extend(kv(
+        app,
+        "io.stat read",
+        bps(row.and_then(|r| r.read_bytes_per_s)),
+    ));
+    l.extend(kv(
+        app,
+        " write",
+        bps(row.and_then(|r| r.write_bytes_per_s)),
+    ));
+    out.push(Line::from(l));
     let mem = &m.memory;
     let avail = mem.MemAvailable.or(mem.derived_MemAvailable);
     out.push(Line::from(Span::styled(
@@ -119,7 +158,7 @@ pub fn dirty_lines(app: &App, m: &Model, v: &ScopeView, width: u16) -> Vec<Line<
             "no dirty domain for this group (no memory.stat read)",
             t.dim,
         )));
-        host_lines(app, m, &mut out);
+        host_lines(app, m, width, &mut out);
         return out;
     };
     let lvl = d.state.map_or(0, super::dirty::state_level);
@@ -162,17 +201,23 @@ pub fn dirty_lines(app: &App, m: &Model, v: &ScopeView, width: u16) -> Vec<Line<
             v.io_max.join("; "),
         ))));
     }
-    host_lines(app, m, &mut out);
+    host_lines(app, m, width, &mut out);
     out
 }
 
-/// The host's global domain, labelled.
-fn host_lines(app: &App, m: &Model, out: &mut Vec<Line<'static>>) {
+/// The host's global domain, labelled; its state alone where the counts do not fit.
+fn host_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
     let t = theme(app);
     if let Some(g) = m.domains.first() {
-        out.push(Line::from(Span::styled(
-            format!("host {}", g.summary(m.page_size)),
-            t.dim,
-        )));
+        let full = format!("host {}", g.summary(m.page_size));
+        let text = if full.chars().count() <= usize::from(width) {
+            full
+        } else {
+            format!(
+                "host {}",
+                g.state.map_or("-", crate::model::dirty::State::label)
+            )
+        };
+        out.push(Line::from(Span::styled(text, t.dim)));
     }
 }
