@@ -1,8 +1,9 @@
 # Run inside the kernel lab's guest (assets/lab/boot.sh SUITE assets/lab/scope.sh, with
-# LAB_EXTRA=unshare: busybox's unshare has no --cgroup) by tests/lab_scope.rs (issue 54): a
+# LAB_EXTRA="unshare setpriv": busybox's unshare has no --cgroup) by tests/lab_scope.rs (issue 54): a
 # group /box with memory.max 256M, a dd rewriting 1 GiB buffered in it, and pagewatch run
 # in /box in its own cgroup namespace (`unshare --cgroup`, the cgroup2 mount left as it is),
-# then from the root group with `--cgroup /box`, then the kernel's own wb_stats (6.10+).
+# then from the root group with `--cgroup /box`, then as uid 1000 in /box, then the kernel's
+# own wb_stats (6.10+).
 # Each section starts with a line `== NAME`.
 cg=/sys/fs/cgroup
 vda=$(cat /sys/block/vda/dev)
@@ -30,6 +31,12 @@ sh -c "echo \$\$ > $cg/box/cgroup.procs
   exec /usr/bin/unshare --cgroup pagewatch --batch --format json --count 6 --interval 0.5" | grep '^{'
 echo "== host"
 pagewatch --batch --format json --count 6 --interval 0.5 --cgroup /box | grep '^{'
+# As uid 1000 in /box and its own cgroup namespace: cgroupfs files are world-readable,
+# debugfs and tracefs are not.
+echo "== nonroot"
+sh -c "echo \$\$ > $cg/box/cgroup.procs
+  exec /usr/bin/unshare --cgroup /usr/bin/setpriv --reuid 1000 --regid 1000 --clear-groups \
+    env HOME=/tmp pagewatch --batch --format json --count 4 --interval 0.5" | grep '^{'
 echo "== wb_stats"
 cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
 touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big

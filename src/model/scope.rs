@@ -185,6 +185,16 @@ fn missing(g: &Group, s: &Snapshot) -> Vec<String> {
         "no PSI (4.20+, psi=1)",
     );
     file(g.io.is_some(), "io.stat", "no io controller here");
+    if let Some(t) = s
+        .trace
+        .as_ref()
+        .filter(|t| t.status.state == crate::parse::trace::TraceState::NotRoot)
+    {
+        out.push(format!(
+            "sys/kernel/tracing: the writers' pauses (balance_dirty_pages tracepoint) need root ({})",
+            t.status.why.as_deref().unwrap_or("not root")
+        ));
+    }
     if s.wb_stats.is_empty() {
         out.push(
             "sys/kernel/debug/bdi/*/wb_stats: the kernel's own WbDirtyThresh needs root, \
