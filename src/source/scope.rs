@@ -96,32 +96,20 @@ fn own_pid(proc_root: &Path) -> Option<u32> {
         .ok()
 }
 
-/// The group below `mount` whose `cgroup.procs` lists `pid`, as a path below the mount.
+/// The group below `mount` whose `cgroup.procs` lists `pid`, as a path below the mount; at
+/// most `MAX_GROUPS` groups are looked at.
 fn find_pid(mount: &Path, pid: u32) -> Option<String> {
     let want = pid.to_string();
-    let mut todo = vec![mount.to_path_buf()];
     let mut seen = 0;
-    while let Some(dir) = todo.pop() {
+    let mut over = false;
+    let dir = super::cgroup_scope::each_group(mount, |_, procs| {
         seen += 1;
-        if seen > MAX_GROUPS {
-            return None;
-        }
-        if let Ok(t) = std::fs::read_to_string(dir.join("cgroup.procs"))
-            && t.lines().any(|l| l.trim() == want)
-        {
-            let rel = dir.strip_prefix(mount).ok()?.to_str()?;
-            return Some(format!("/{rel}"));
-        }
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            todo.extend(
-                entries
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .map(|e| e.path()),
-            );
-        }
-    }
-    None
+        over = seen > MAX_GROUPS;
+        over || procs.lines().any(|l| l.trim() == want)
+    })
+    .filter(|_| !over)?;
+    let rel = dir.strip_prefix(mount).ok()?.to_str()?;
+    Some(format!("/{rel}"))
 }
 
 #[cfg(test)]
