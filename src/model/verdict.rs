@@ -145,13 +145,19 @@ fn pacing_domain(row: &Throttled, domains: &[Domain]) -> Option<usize> {
     }
 }
 
-/// The dirty answer from the folded domains: the most severe state (the most constrained
-/// domain breaks ties), with its evidence.
-fn dirty_verdict(m: &Model) -> DirtyVerdict {
+/// The domain the dirty answer is about, and the host's line beside it: in a scope (issue 54)
+/// its domains (its own and those below it), with the host's global domain as the second
+/// line; else, or when the scope has no domain of its own (cgroup v1, no memory.stat read),
+/// every domain.
+fn judged(m: &Model) -> (Option<&Domain>, Option<String>) {
     let ps = m.page_size;
-    // In a scope (issue 54) the verdict is about its domains: its own and those below it;
-    // the host's global domain is the second line.
-    let scope = m.scope.as_ref().and_then(|v| v.path.as_deref());
+    // A scope without a domain of its own (cgroup v1, no memory.stat read) is judged as the
+    // machine.
+    let scope = m
+        .scope
+        .as_ref()
+        .and_then(|v| v.path.as_deref())
+        .filter(|p| super::scope::own_domain(&m.domains, p).is_some());
     let worst = match scope {
         Some(p) => {
             super::domains::most_severe(m.domains.iter().filter(|d| super::scope::within(d, p)))
@@ -162,6 +168,14 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
     let host = scope
         .and(m.domains.first())
         .map(|g| format!("host {}", g.summary(ps)));
+    (worst, host)
+}
+
+/// The dirty answer from the folded domains: the most severe state (the most constrained
+/// domain breaks ties), with its evidence.
+fn dirty_verdict(m: &Model) -> DirtyVerdict {
+    let ps = m.page_size;
+    let (worst, host) = judged(m);
     let writers: Vec<&Throttled> = m.throttled.iter().filter(|r| !r.is_self).collect();
     let tp_pause: f64 = writers
         .iter()

@@ -468,6 +468,18 @@ fn in_a_scope_the_verdict_is_its_domain_and_the_host_is_a_second_line() {
         "{:?}",
         v.dirty.host
     );
+    // A scope without a domain (cgroup v1, its group not read) is judged as the machine.
+    let mut v1 = host.clone();
+    v1.scope = Some(crate::model::scope::ScopeView {
+        path: Some("/gone".into()),
+        how: "--cgroup".into(),
+        ..Default::default()
+    });
+    let v = derive(&v1);
+    assert_eq!(
+        (v.dirty.domain.as_str(), v.dirty.host),
+        ("cgroup /other", None)
+    );
     // The scope carries its folded domain.
     let d = m.scope.as_ref().unwrap().domain.as_ref().unwrap();
     assert_eq!(
