@@ -18,6 +18,9 @@
 //! are `--ignored` (another 2 minutes): `cargo test --test lab_scope -- --include-ignored`.
 //! As uid 1000 in /box (util-linux's `setpriv`): the scope's memory figures and domain are
 //! there, and `scope.missing` names what needs root (wb_stats, the throttle tracepoint).
+//! The static binary (`packaging/static.sh`, as `static_build.rs` builds it) alone in an empty
+//! root with /proc and /sys bind-mounted read-only, in /box and its own namespace: the same
+//! scope, limit and verdict.
 //! Skips, saying why, when qemu, busybox, util-linux's unshare or setpriv, or a kernel is
 //! missing.
 #![allow(clippy::unwrap_used)]
@@ -25,7 +28,9 @@
 #[path = "common/lab.rs"]
 mod lab;
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -185,9 +190,77 @@ fn check_nonroot(suite: &str, text: &str) {
     );
 }
 
+/// The static binary, built (or found up to date) by `packaging/static.sh` as
+/// `static_build.rs` does; why not, when it cannot be had.
+fn static_bin() -> Result<PathBuf, String> {
+    let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap();
+    let out = Command::new("bash")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/static.sh"))
+        .env("CARGO_TARGET_DIR", target)
+        .output()
+        .map_err(|e| format!("static.sh: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "static.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(target.join("x86_64-unknown-linux-gnu/dist/pagewatch"))
+}
+
+/// The static binary alone in an empty root, /proc and /sys bind-mounted read-only, in /box
+/// and its own cgroup namespace: the same scope as the dynamic one's inside.
+fn check_empty_root(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
+    assert_eq!(
+        s["empty-root-files"].split_whitespace().collect::<Vec<_>>(),
+        ["pagewatch", "proc", "sys"],
+        "{suite}: the empty root"
+    );
+    for r in records(suite, &s["empty-root"], "empty-root") {
+        let sc = &r["scope"];
+        assert_eq!(sc["path"], "/box", "{suite} empty root: {sc}");
+        assert!(
+            sc["how"].as_str().unwrap().starts_with("cgroup namespace"),
+            "{suite} empty root: {sc}"
+        );
+        assert_eq!(
+            u(sc, "/memory_max_bytes"),
+            Some(MAX_256M),
+            "{suite} empty root"
+        );
+        assert!(
+            u(sc, "/domain/thresh_pages").is_some(),
+            "{suite} empty root: {sc}"
+        );
+        assert_eq!(
+            r["verdict"]["dirty"]["domain"], "cgroup /box",
+            "{suite} empty root"
+        );
+        // debugfs is bind-mounted too: the kernel's own threshold where the kernel has it.
+        assert_eq!(
+            u(sc, "/domain/kernel_thresh_pages").is_some(),
+            wb_stats,
+            "{suite} empty root: {sc}"
+        );
+        println!(
+            "{suite} empty root: /box {} max {} thresh {} kernel {}",
+            r["verdict"]["dirty"]["state"],
+            sc["memory_max_bytes"],
+            sc["domain"]["thresh_pages"],
+            sc["domain"]["kernel_thresh_pages"]
+        );
+    }
+}
+
 fn check_kernel(suite: &str, version: &str) {
+    let static_path = static_bin().map(|p| p.display().to_string());
+    let mut env = vec![("LAB_EXTRA", "unshare setpriv")];
+    match &static_path {
+        Ok(p) => env.push(("LAB_STATIC", p.as_str())),
+        Err(why) => println!("{suite}: no empty-root run: {why}"),
+    }
     let mut g = lab::Guest::new(suite, "scope.sh", Path::new(EXE));
-    g.env = &[("LAB_EXTRA", "unshare setpriv")];
+    g.env = &env;
     g.tools = &["unshare", "setpriv"];
     let s = match g.boot() {
         Ok(s) => s,
@@ -211,6 +284,9 @@ fn check_kernel(suite: &str, version: &str) {
     check(suite, "inside", &s["inside"], "cgroup namespace", wb_stats);
     check(suite, "host", &s["host"], "--cgroup", wb_stats);
     check_nonroot(suite, &s["nonroot"]);
+    if static_path.is_ok() {
+        check_empty_root(suite, &s, wb_stats);
+    }
 }
 
 #[test]

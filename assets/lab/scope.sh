@@ -37,6 +37,24 @@ echo "== nonroot"
 sh -c "echo \$\$ > $cg/box/cgroup.procs
   exec /usr/bin/unshare --cgroup /usr/bin/setpriv --reuid 1000 --regid 1000 --clear-groups \
     env HOME=/tmp pagewatch --batch --format json --count 4 --interval 0.5" | grep '^{'
+# The static binary (LAB_STATIC) alone in an empty root, /proc and /sys bind-mounted read-only
+# (and the cgroup2 and debugfs mounts under it), in /box and its own cgroup namespace.
+if [ -x /static/pagewatch ]; then
+  e=/tmp/empty
+  mkdir -p $e/proc $e/sys
+  cp /static/pagewatch $e/pagewatch
+  mount --bind /proc $e/proc && mount -o remount,bind,ro $e/proc
+  mount --bind /sys $e/sys && mount -o remount,bind,ro $e/sys
+  mount --bind $cg $e$cg && mount -o remount,bind,ro $e$cg
+  mount --bind /sys/kernel/debug $e/sys/kernel/debug 2>/dev/null \
+    && mount -o remount,bind,ro $e/sys/kernel/debug
+  echo "== empty-root-files"
+  ls -A $e
+  echo "== empty-root"
+  sh -c "echo \$\$ > $cg/box/cgroup.procs
+    exec /usr/bin/unshare --cgroup chroot $e /pagewatch --batch --format json --count 4 --interval 0.5" | grep '^{'
+  umount $e/sys/kernel/debug 2>/dev/null; umount $e$cg $e/sys $e/proc
+fi
 echo "== wb_stats"
 cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
 touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
