@@ -136,6 +136,14 @@ pub struct Args {
     /// own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
+    /// Show cgroup v2 group PATH (below the cgroup2 mount, `/box`) as the machine: its
+    /// memory against its limits, its dirty domain, its processes, the host's figures
+    /// labelled as the host's. Default: the container pagewatch runs in, when it finds one.
+    #[arg(long = "cgroup", value_name = "PATH", conflicts_with = "host")]
+    pub cgroup: Option<String>,
+    /// Show the machine, even inside a container.
+    #[arg(long)]
+    pub host: bool,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,

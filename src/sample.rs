@@ -135,6 +135,16 @@ pub mod names {
         "io.pressure",
         "io.stat",
     ];
+    /// Pseudo-file: how the scope is chosen (`parse::scope`), written on each slow refresh,
+    /// tab-separated lines: `choice\t<auto|host|cgroup\tPATH>`, `mount\t<root>\t<point>`
+    /// (the cgroup2 mount's mountinfo root field and point), `root_group\t<yes|no>` (the
+    /// mount's root directory is a non-root group), `found\t<group>` (the group listing
+    /// pagewatch's pid, searched when the mount's root is above the cgroup namespace).
+    pub const SCOPE: &str = "pagewatch/scope";
+    /// `/proc/self/cgroup`: pagewatch's own cgroup (`0::/…`).
+    pub const SELF_CGROUP: &str = "proc/self/cgroup";
+    /// `/proc/1/cgroup`: pid 1's cgroup as this namespace sees it.
+    pub const INIT_CGROUP: &str = "proc/1/cgroup";
     /// Pseudo-file: one line per `/sys/class/bdi/<name>`, tab-separated:
     /// `name, min_ratio, max_ratio, max_ratio_fine, max_bytes, strict_limit`, each the trimmed
     /// text of the file, empty when absent (`*_fine`, `*_bytes`, `strict_limit` since 6.2).

@@ -280,3 +280,29 @@ fn the_watermark_state_keeps_its_words_and_names_the_zone_as_fits() {
         "{text}"
     );
 }
+
+/// In a scope (issue 54): the 6.12 lab's 300M group `/box` with a writer, shown as the
+/// machine (`--cgroup /box`): the header names the scope, the memory pane is the group's
+/// against its limit, the dirty pane its own domain with the kernel's threshold beside it,
+/// the host's figures labelled `host`.
+#[test]
+fn a_cgroup_scope() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/kernel-6.12-lab-memcg");
+    let mut src = TreeSource::open(&dir)
+        .unwrap()
+        .with_scope(pagewatch::parse::scope::Choice::Cgroup("/box".into()));
+    let host = HostInfo {
+        hostname: "testhost".into(),
+        kernel: "6.12.57".into(),
+        cpus: 2,
+    };
+    let mut app = App::new(host, Look::default(), 1.0);
+    while let Some(s) = src.next_sample().unwrap() {
+        app.update(Msg::Sample(s));
+    }
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("scope /box"), "{text}");
+    assert!(text.contains("Memory cgroup /box"), "{text}");
+    assert!(text.contains("host global: below background"), "{text}");
+    assert_screens!("scope_box", &app, &[(80, 24), (160, 48)]);
+}

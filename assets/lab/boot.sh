@@ -9,7 +9,9 @@
 # (seconds, default 300; tests/common/lab.rs boots one guest at a time, 52 s under TCG on two
 # cores, and boots once more a guest that hangs, soft-locks up or panics before its end),
 # LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller),
-# LAB_BARE (set: copy in PAGEWATCH_BIN alone, without its libraries or iostat).
+# LAB_BARE (set: copy in PAGEWATCH_BIN alone, without its libraries or iostat), LAB_EXTRA (more
+# host programs to copy in with their libraries, by name: `unshare`), LAB_STATIC (a static
+# pagewatch, copied to /static/pagewatch).
 set -eu
 suite=$1
 script=$2
@@ -35,6 +37,15 @@ if [ -n "${LAB_BARE:-}" ]; then
 else
   put "$bin"
   put "$(command -v iostat)"
+  # More host tools with their libraries (LAB_EXTRA="unshare": util-linux's, with --cgroup).
+  # A static pagewatch beside the dynamic one (LAB_STATIC: its path), for an empty root.
+  if [ -n "${LAB_STATIC:-}" ]; then mkdir -p "$r/static" && cp "$LAB_STATIC" "$r/static/pagewatch"; fi
+  # In /usr/bin: busybox --install -s /bin would put its own in their place.
+  mkdir -p "$r/usr/bin"
+  for tool in ${LAB_EXTRA:-}; do
+    put "$(command -v "$tool")"
+    mv "$r/bin/$tool" "$r/usr/bin/$tool"
+  done
   cp "$here/../capture-tree.sh" "$r/bin/capture-tree.sh" 2>/dev/null || true
   cp "$here/capture.sh" "$r/bin/capture.sh"
 fi

@@ -112,12 +112,23 @@ pub fn run(args: &Args) -> Result<()> {
     pagewatch::shell::tui::run(app, feed, opts)
 }
 
+/// The scope asked for: `--host`, `--cgroup PATH`, else found (`parse::scope`).
+fn scope_choice(args: &Args) -> pagewatch::parse::scope::Choice {
+    use pagewatch::parse::scope::Choice;
+    match (&args.cgroup, args.host) {
+        (_, true) => Choice::Host,
+        (Some(p), false) => Choice::Cgroup(p.clone()),
+        (None, false) => Choice::Auto,
+    }
+}
+
 /// The source the screen or batch reads (a captured tree, other roots, or live /proc with the
 /// throttle tracepoint) and the host it describes.
 pub(super) fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> {
     if let Some(dir) = &args.tree {
-        let src =
-            TreeSource::open(dir).with_context(|| format!("opening tree {}", dir.display()))?;
+        let src = TreeSource::open(dir)
+            .with_context(|| format!("opening tree {}", dir.display()))?
+            .with_scope(scope_choice(args));
         return Ok((Box::new(src), HostInfo::captured(dir)));
     }
     let proc_root = args.proc_root.clone().unwrap_or_else(|| "/proc".into());
@@ -126,7 +137,8 @@ pub(super) fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> 
         Some(p) => HostInfo::captured(p.parent().unwrap_or(p)),
         None => HostInfo::live(),
     };
-    let mut src = FsSource::new(proc_root, sys_root, Box::new(SystemClock));
+    let mut src =
+        FsSource::new(proc_root, sys_root, Box::new(SystemClock)).with_scope(scope_choice(args));
     // The throttle tracepoint, for the live system only; its guard is this binary.
     if args.proc_root.is_none()
         && args.sys_root.is_none()

@@ -44,6 +44,10 @@ pub struct DirtyVerdict {
     pub pause_ms_per_s: Option<f64>,
     /// The evidence in one line.
     pub why: String,
+    /// In a scope (issue 54): the host's global domain, as `host global: below background
+    /// (…)`; `None` in the machine view.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// The worst latency of the interval, weighted by IOPS.

@@ -147,7 +147,13 @@ pub fn derive(
     })
 }
 
-fn row(g: &Group, p: Option<&Group>, dt_s: Option<f64>, domains: &[Domain]) -> CgroupRow {
+/// One group's row: `p` is the same group in the previous sample.
+pub(super) fn row(
+    g: &Group,
+    p: Option<&Group>,
+    dt_s: Option<f64>,
+    domains: &[Domain],
+) -> CgroupRow {
     let limit = |l: Option<Limit>| match l {
         Some(Limit::Bytes(b)) => Some(b),
         _ => None,

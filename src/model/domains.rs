@@ -269,9 +269,12 @@ pub fn derive(s: &Snapshot, d: &Dirty) -> Vec<Domain> {
     let page = s.page_size.max(1);
     let g_avail = d.dirtyable_pages;
     let g_dirty = d.dirty_writeback_pages;
+    // The scope's group (issue 54) has its domain whether or not it holds dirty pages.
+    let scope = s.scope.as_ref().and_then(|x| x.path.as_deref());
     if let (Some(cg), Some(g_avail), Some(g_dirty)) = (&s.cgroups, g_avail, g_dirty) {
         for g in &cg.groups {
-            if let Some(dom) = memcg(s, g, &cg.groups, g_avail, g_dirty, page) {
+            let always = scope == Some(g.path.as_str());
+            if let Some(dom) = memcg(s, g, &cg.groups, g_avail, g_dirty, page, always) {
                 out.push(dom);
             }
         }
@@ -343,9 +346,10 @@ fn memcg(
     g_avail: u64,
     g_dirty: u64,
     page: u64,
+    always: bool,
 ) -> Option<Domain> {
     let st = g.stat?;
-    if g.path == "/" || own_dirty(g, groups) == 0 {
+    if !always && (g.path == "/" || own_dirty(g, groups) == 0) {
         return None;
     }
     let dirty = st.file_dirty? / page;

@@ -24,6 +24,7 @@ pub mod rate;
 pub mod reclaim;
 pub mod refresh;
 pub mod saturation;
+pub mod scope;
 pub mod story;
 pub mod sync;
 pub mod throttled;
@@ -134,6 +135,10 @@ pub struct Model {
     pub domains: Vec<domains::Domain>,
     /// The cgroups pane's rows and note; `None` when the sample has no cgroup index.
     pub cgroups: Option<cgroups::Cgroups>,
+    /// The scope shown as the machine (issue 54) and its figures; `None` when the sample
+    /// does not say (older recordings and trees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<scope::ScopeView>,
     /// Why a cgroup, BDI or wb_stats file could not be parsed, when one could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub domains_error: Option<String>,
@@ -194,6 +199,7 @@ impl Model {
         let dirty = Dirty::derive(prev, cur, dt_s);
         let domains = domains::derive(cur, &dirty);
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
+        let scope = scope::derive(prev, cur, dt_s, &domains);
         let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
         disk::fill_latency(&mut disks, cur.blk.as_ref());
         let latency_tracer = latency::tracer(
@@ -243,6 +249,7 @@ impl Model {
             latency_tracer,
             domains,
             cgroups,
+            scope,
             domains_error: cur.domains_error.clone(),
             verdict: None,
             commands: None,

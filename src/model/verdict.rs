@@ -96,6 +96,7 @@ pub fn fold_dirty(m: &mut Model) {
         m.dirty.sampled_state = m.dirty.state;
         m.dirty.state = g.state;
     }
+    super::scope::refresh_domain(m.scope.as_mut(), &m.domains);
 }
 
 /// The index of the domain that paced `row`: for a tracepoint row, the candidate whose
@@ -144,11 +145,37 @@ fn pacing_domain(row: &Throttled, domains: &[Domain]) -> Option<usize> {
     }
 }
 
+/// The domain the dirty answer is about, and the host's line beside it: in a scope (issue 54)
+/// its domains (its own and those below it), with the host's global domain as the second
+/// line; else, or when the scope has no domain of its own (cgroup v1, no memory.stat read),
+/// every domain.
+fn judged(m: &Model) -> (Option<&Domain>, Option<String>) {
+    let ps = m.page_size;
+    // A scope without a domain of its own (cgroup v1, no memory.stat read) is judged as the
+    // machine.
+    let scope = m
+        .scope
+        .as_ref()
+        .and_then(|v| v.path.as_deref())
+        .filter(|p| super::scope::own_domain(&m.domains, p).is_some());
+    let worst = match scope {
+        Some(p) => {
+            super::domains::most_severe(m.domains.iter().filter(|d| super::scope::within(d, p)))
+                .or_else(|| super::scope::own_domain(&m.domains, p))
+        }
+        None => super::domains::most_severe(&m.domains),
+    };
+    let host = scope
+        .and(m.domains.first())
+        .map(|g| format!("host {}", g.summary(ps)));
+    (worst, host)
+}
+
 /// The dirty answer from the folded domains: the most severe state (the most constrained
 /// domain breaks ties), with its evidence.
 fn dirty_verdict(m: &Model) -> DirtyVerdict {
     let ps = m.page_size;
-    let worst = super::domains::most_severe(&m.domains);
+    let (worst, host) = judged(m);
     let writers: Vec<&Throttled> = m.throttled.iter().filter(|r| !r.is_self).collect();
     let tp_pause: f64 = writers
         .iter()
@@ -166,6 +193,7 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
             writers: writers.len(),
             pause_ms_per_s: any_tp.then_some(tp_pause),
             why: "no dirty thresholds in this sample".into(),
+            host,
         };
     };
     let counts = match d.dirty_writeback().zip(d.freerun_pages) {
@@ -229,6 +257,7 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
         writers: writers.len(),
         pause_ms_per_s: any_tp.then_some(tp_pause),
         why,
+        host,
     }
 }
 

@@ -430,3 +430,60 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
         v.headline
     );
 }
+
+#[test]
+fn in_a_scope_the_verdict_is_its_domain_and_the_host_is_a_second_line() {
+    let mut m = model();
+    // Another container over its threshold: the machine view names it; in /box's scope the
+    // verdict is /box's, throttled by the tracepoint, and the host's global domain (below
+    // background) is the second line.
+    let mut other = m.domains[1].clone();
+    other.path = "/other".into();
+    other.cgroup_ino = Some(43);
+    other.dirty_pages = Some(4100);
+    other.state = Some(State::OverThresh);
+    m.domains.push(other);
+    m.throttled = vec![tp(7, 42, 16384, 3000, 848.0)];
+    let mut host = m.clone();
+    fold_dirty(&mut host);
+    let v = derive(&host);
+    assert_eq!(
+        (v.dirty.domain.as_str(), v.dirty.host.as_deref()),
+        ("cgroup /other", None)
+    );
+    m.scope = Some(crate::model::scope::ScopeView {
+        path: Some("/box".into()),
+        how: "--cgroup".into(),
+        ..Default::default()
+    });
+    fold_dirty(&mut m);
+    let v = derive(&m);
+    assert_eq!(v.dirty.domain, "cgroup /box");
+    assert_eq!(v.dirty.state, Some(State::WritersThrottled));
+    assert!(
+        v.dirty
+            .host
+            .as_deref()
+            .is_some_and(|h| h.starts_with("host global: below background")),
+        "{:?}",
+        v.dirty.host
+    );
+    // A scope without a domain (cgroup v1, its group not read) is judged as the machine.
+    let mut v1 = host.clone();
+    v1.scope = Some(crate::model::scope::ScopeView {
+        path: Some("/gone".into()),
+        how: "--cgroup".into(),
+        ..Default::default()
+    });
+    let v = derive(&v1);
+    assert_eq!(
+        (v.dirty.domain.as_str(), v.dirty.host),
+        ("cgroup /other", None)
+    );
+    // The scope carries its folded domain.
+    let d = m.scope.as_ref().unwrap().domain.as_ref().unwrap();
+    assert_eq!(
+        (d.path.as_str(), d.state),
+        ("/box", Some(State::WritersThrottled))
+    );
+}

@@ -110,10 +110,12 @@ impl Gate {
             (true, false) => Pace::Quiet,
             (false, _) => Pace::Attribute,
         };
-        let procs = linger(&mut self.procs_quiet_s, walk, dt).then(|| ProcScope {
-            cgroup: view.scope.clone(),
-            pace,
-        });
+        // The pane's chosen group, else the scope's (issue 54: its processes only).
+        let cgroup = view
+            .scope
+            .clone()
+            .or_else(|| m.scope.as_ref().and_then(|s| s.path.clone()));
+        let procs = linger(&mut self.procs_quiet_s, walk, dt).then_some(ProcScope { cgroup, pace });
         // The victims' sync latency: gathered while writers are throttled and from the moment
         // dirtying outruns writeback (the early warning's victim route needs the fsyncs of a
         // flood's first seconds, before any writer is throttled), whatever the mode (what is
@@ -125,7 +127,6 @@ impl Gate {
             || !m.throttled.is_empty()
             || super::early::outrun_pages_per_s(&m.dirty).is_some();
         let learn = syncing(m) && self.learning(dt);
-
         let next = Wants {
             procs,
             trace: linger(&mut self.trace_quiet_s, trace, dt),
@@ -296,6 +297,24 @@ mod tests {
         let w = g.update(&m, &view).unwrap();
         assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/box"));
         assert!(!w.trace);
+        // In a scope, the walk is the scope's unless the pane chose a group.
+        m.scope = Some(crate::model::scope::ScopeView {
+            path: Some("/ctr".into()),
+            ..Default::default()
+        });
+        let mut g = Gate::default();
+        let w = g
+            .update(
+                &m,
+                &View {
+                    processes: true,
+                    ..View::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/ctr"));
+        let w = g.update(&m, &view).unwrap();
+        assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/box"));
     }
 
     #[test]

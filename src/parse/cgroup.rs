@@ -143,6 +143,9 @@ pub struct Group {
     pub io_pressure: Option<Psi>,
     /// `io.stat` (present when the io controller is enabled in the group).
     pub io: Option<IoStat>,
+    /// `io.max`'s lines with a limit (`8:0 rbps=max wbps=4194304 riops=max wiops=max`); read
+    /// for the scope's group only (`parse::scope`), `None` when not read.
+    pub io_max: Option<Vec<String>>,
 }
 
 impl Group {
@@ -235,6 +238,12 @@ fn group(sample: &RawSample, path: &str, ino: u64) -> Result<Group> {
         memory_pressure: psi("memory.pressure")?,
         io_pressure: psi("io.pressure")?,
         io: file("io.stat").map(|(n, t)| io(&n, t)).transpose()?,
+        io_max: file("io.max").map(|(_, t)| {
+            t.lines()
+                .filter(|l| l.split_whitespace().skip(1).any(|kv| !kv.ends_with("=max")))
+                .map(str::to_owned)
+                .collect()
+        }),
     })
 }
 

@@ -23,6 +23,7 @@ mod memo;
 pub mod pressure;
 pub mod procs;
 pub mod queue;
+pub mod scope;
 pub mod stat;
 pub mod sync_calls;
 pub mod sysctl;
@@ -132,6 +133,9 @@ pub struct Snapshot {
     /// are left out, the rest of the sample stands (a container's odd file must not stop the
     /// monitor).
     pub domains_error: Option<String>,
+    /// The scope shown (`names::SCOPE`, issue 54); `None` when the sample does not say
+    /// (older recordings and trees) or its text is bad (`domains_error` says why).
+    pub scope: Option<scope::Scope>,
     /// The throttled tasks' thread groups and parents (`names::THROTTLED_LINEAGE`), by task
     /// id; empty when the sample has none.
     pub lineage: BTreeMap<u32, lineage::Task>,
@@ -300,7 +304,11 @@ impl Snapshot {
             Some(Ok(w)) => (Some(Arc::new(w)), None),
             Some(Err(e)) => (None, Some(e.to_string())),
         };
-        let (cgroups, bdis, wb_stats, domains_error) = domains(sample, r);
+        let (cgroups, bdis, wb_stats, mut domains_error) = domains(sample, r);
+        let scope = scope::parse(sample).unwrap_or_else(|e| {
+            domains_error.get_or_insert_with(|| e.to_string());
+            None
+        });
         let (exits, exits_error) = match sample.file(names::EXITS).map(taskstats::parse) {
             None => (None, None),
             Some(Ok(e)) => (Some(e), None),
@@ -345,6 +353,7 @@ impl Snapshot {
             bdis,
             wb_stats,
             domains_error,
+            scope,
             lineage: lineage::parse(sample),
             journals,
             journals_error,

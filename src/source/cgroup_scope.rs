@@ -21,10 +21,23 @@ pub fn list(proc_root: &Path, cgroup: &str, pids: &mut Vec<u32>) -> Result<(), S
             mount.display()
         ));
     }
-    let mut todo = vec![top];
+    each_group(&top, |_, procs| {
+        pids.extend(procs.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+        false
+    });
+    Ok(())
+}
+
+/// Visits `top` and every group below it, parents first, with each one's `cgroup.procs`
+/// text (a group whose file cannot be read is passed over), until `f` says stop (`true`);
+/// the group `f` stopped at, or `None`.
+pub(super) fn each_group(top: &Path, mut f: impl FnMut(&Path, &str) -> bool) -> Option<PathBuf> {
+    let mut todo = vec![top.to_path_buf()];
     while let Some(dir) = todo.pop() {
-        if let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs")) {
-            pids.extend(text.lines().filter_map(|l| l.trim().parse::<u32>().ok()));
+        if let Ok(text) = std::fs::read_to_string(dir.join("cgroup.procs"))
+            && f(&dir, &text)
+        {
+            return Some(dir);
         }
         if let Ok(entries) = std::fs::read_dir(&dir) {
             todo.extend(
@@ -35,7 +48,7 @@ pub fn list(proc_root: &Path, cgroup: &str, pids: &mut Vec<u32>) -> Result<(), S
             );
         }
     }
-    Ok(())
+    None
 }
 
 /// Where cgroup2 is mounted, from `PROC/self/mountinfo` (the first cgroup2 mount).

@@ -95,6 +95,12 @@ pub(super) struct Cgroups {
     /// (`source::moved`: an idle device's limits are not re-read every minute).
     bdi_lines: HashMap<String, String>,
     bdi_motion: super::moved::Motion,
+    /// What the command line asked the scope to be (`parse::scope`).
+    choice: crate::parse::scope::Choice,
+    /// The scope's raw facts as last read (each slow refresh), carried into every sample.
+    scope_out: Vec<(String, String)>,
+    /// The scope's group and its ancestors: read whole on every tick.
+    pinned: Vec<String>,
     /// What this tick read: (sample name, text).
     pub(super) out: Vec<(String, String)>,
 }
@@ -117,8 +123,30 @@ impl Cgroups {
             bdi_refreshes: 0,
             bdi_lines: HashMap::new(),
             bdi_motion: super::moved::Motion::default(),
+            choice: crate::parse::scope::Choice::Auto,
+            scope_out: Vec::new(),
+            pinned: Vec::new(),
             out: Vec::new(),
         }
+    }
+
+    /// Sets what the command line asked the scope to be (`--cgroup`, `--host`).
+    pub(super) fn set_choice(&mut self, choice: crate::parse::scope::Choice) {
+        self.choice = choice;
+        self.scope_out.clear();
+    }
+
+    /// Reads the scope's facts (`source::scope`) and pins its group and ancestors.
+    fn read_scope(&mut self) {
+        let mut buf = Vec::new();
+        let mountinfo = read_any(&self.proc_root.join("self/mountinfo"), &mut buf);
+        let (out, path) = super::scope::read(&self.proc_root, mountinfo.as_deref(), &self.choice);
+        self.scope_out = out;
+        self.pinned = match path.as_deref() {
+            Some("/") => vec!["/".to_owned()],
+            Some(p) => ancestors(p).map(str::to_owned).collect(),
+            None => Vec::new(),
+        };
     }
 
     /// Reads this tick's cgroup files into `self.out`. `refresh`: the slow refresh;
@@ -133,9 +161,11 @@ impl Cgroups {
     ) {
         self.out.clear();
         let mut buf = Vec::new();
-        if refresh || self.found.is_none() {
+        if refresh || self.found.is_none() || self.scope_out.is_empty() {
             self.found = self.find();
+            self.read_scope();
         }
+        self.out.extend(self.scope_out.iter().cloned());
         // On the slow refresh only, even for a tree without cgroup information (found
         // again every tick): the BDI limits count their refreshes.
         if refresh || self.bdi_text.is_none() {
@@ -161,22 +191,7 @@ impl Cgroups {
         let full = refresh
             || every_tick
             || (dirtying && (self.live.is_empty() || self.ticks_since_walk >= DIRTYING_WALK_TICKS));
-        let groups: Vec<(String, u64)> = if full {
-            self.ticks_since_walk = 0;
-            index.push_str("walk\tfull\n");
-            walk(&mount)
-        } else {
-            index.push_str("walk\tactive\n");
-            let picked: std::collections::BTreeSet<&String> =
-                self.live.keys().chain(self.thrashing.keys()).collect();
-            picked
-                .into_iter()
-                .filter_map(|g| {
-                    let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
-                    Some((g.clone(), ino))
-                })
-                .collect()
-        };
+        let groups = self.pick(&mount, full, &mut index);
         // Every group read counts down; a dirty one (and its ancestors) is refilled below.
         for left in self.live.values_mut().chain(self.thrashing.values_mut()) {
             *left = left.saturating_sub(1);
@@ -206,7 +221,8 @@ impl Cgroups {
                 }
             }
             let thrashing = group != "/" && self.note_reclaim(&group, stat.as_deref());
-            let all = every_tick || dirty || thrashing || group == "/";
+            let all =
+                every_tick || dirty || thrashing || group == "/" || self.pinned.contains(&group);
             for file in names::CGROUP_FILES {
                 let text = if file == "memory.stat" {
                     stat.clone()
@@ -223,15 +239,47 @@ impl Cgroups {
                 }
                 self.out.push((names::cgroup_file(&group, file), text));
             }
+            if self.pinned.contains(&group)
+                && let Some(text) = read_any(&dir.join("io.max"), &mut buf)
+            {
+                self.out.push((names::cgroup_file(&group, "io.max"), text));
+            }
             if flags.is_empty() {
                 flags.push('-');
             }
             let _ = writeln!(index, "{ino}\t{flags}\t{group}");
         }
         self.out.push((names::CGROUP_INDEX.to_owned(), index));
-        if !self.live.is_empty() {
+        if !self.live.is_empty() || !self.pinned.is_empty() {
             self.read_wb_stats(full, &mut buf);
+            if let Some(group) = self.pinned.first() {
+                super::scope::reread(&mount, group, &mut self.out, &mut buf);
+            }
         }
+    }
+
+    /// The groups to read this tick: the whole tree (`full`), else the live, thrashing and
+    /// pinned ones; says which in the index's `walk` line.
+    fn pick(&mut self, mount: &Path, full: bool, index: &mut String) -> Vec<(String, u64)> {
+        if full {
+            self.ticks_since_walk = 0;
+            index.push_str("walk\tfull\n");
+            return walk(mount);
+        }
+        index.push_str("walk\tactive\n");
+        let picked: std::collections::BTreeSet<&String> = self
+            .live
+            .keys()
+            .chain(self.thrashing.keys())
+            .chain(&self.pinned)
+            .collect();
+        picked
+            .into_iter()
+            .filter_map(|g| {
+                let ino = std::fs::metadata(mount.join(&g[1..])).ok()?.ino();
+                Some((g.clone(), ino))
+            })
+            .collect()
     }
 
     /// Notes a group's reclaim counters (`reclaim_events`) at this read; whether they moved

@@ -164,6 +164,13 @@ impl FsSource {
         self
     }
 
+    /// Shows `choice`'s scope (`--cgroup PATH`, `--host`; else found, `parse::scope`).
+    #[must_use]
+    pub fn with_scope(mut self, choice: crate::parse::scope::Choice) -> Self {
+        self.cgroups.set_choice(choice);
+        self
+    }
+
     /// Overrides the page size recorded in samples (captured trees from other machines).
     #[must_use]
     pub fn with_page_size(mut self, page_size: u64) -> Self {

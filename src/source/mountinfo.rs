@@ -10,6 +10,9 @@ use std::path::PathBuf;
 /// One mount: its point (unescaped), filesystem type and super options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount<'a> {
+    /// Field 4, the root of the mount within its filesystem (`/..` for a cgroup2 mount whose
+    /// root is above the reader's cgroup namespace).
+    pub root: &'a str,
     /// Field 5, the mount point.
     pub point: PathBuf,
     /// The first field after ` - `.
@@ -26,7 +29,9 @@ pub fn mounts(text: &str) -> impl Iterator<Item = Mount<'_>> {
         let fstype = r.next()?;
         let super_options = r.nth(1).unwrap_or("");
         let point = unescape(left.split(' ').nth(4)?);
+        let root = left.split(' ').nth(3)?;
         Some(Mount {
+            root,
             point,
             fstype,
             super_options,

@@ -26,6 +26,8 @@ impl Clock for NoClock {
 pub struct TreeSource {
     roots: std::vec::IntoIter<PathBuf>,
     page_size: u64,
+    /// The scope asked for (`--cgroup`, `--host`).
+    choice: crate::parse::scope::Choice,
 }
 
 impl TreeSource {
@@ -55,7 +57,15 @@ impl TreeSource {
         Ok(Self {
             roots: roots.into_iter(),
             page_size,
+            choice: crate::parse::scope::Choice::Auto,
         })
+    }
+
+    /// Shows `choice`'s scope (`--cgroup PATH`, `--host`).
+    #[must_use]
+    pub fn with_scope(mut self, choice: crate::parse::scope::Choice) -> Self {
+        self.choice = choice;
+        self
     }
 }
 
@@ -65,7 +75,8 @@ impl Source for TreeSource {
             return Ok(None);
         };
         let mut src = FsSource::new(root.join("proc"), root.join("sys"), Box::new(NoClock))
-            .with_page_size(self.page_size);
+            .with_page_size(self.page_size)
+            .with_scope(self.choice.clone());
         let mut sample = src.read()?;
         let uptime = sample.file(names::UPTIME).ok_or_else(|| Error::Missing {
             file: names::UPTIME.to_owned(),

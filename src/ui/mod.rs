@@ -128,8 +128,11 @@ pub(crate) fn rects(app: &App, area: Rect) -> PaneRects {
 /// The panes, the charts and the footer (everything but the header) onto `c`.
 fn main_view(app: &App, r: &PaneRects, c: &mut Canvas) {
     let w = layout::who(r, app.ui.who.is_some(), panes::throttled::height(app));
-    panes::memory::draw(app, r.memory, c);
-    panes::dirty::draw(app, r.dirty, c);
+    // In a scope (issue 54) the group's memory and dirty domain take these two panes.
+    if !panes::scope::draw(app, r.memory, r.dirty, c) {
+        panes::memory::draw(app, r.memory, c);
+        panes::dirty::draw(app, r.dirty, c);
+    }
     panes::reclaim::draw(app, w.reclaim, c);
     if w.disks.height > 0 {
         panes::disks::draw(app, w.disks, c);

@@ -114,12 +114,23 @@ fn markers(app: &App, area: Rect, parts: &mut Vec<Part>) {
     }
 }
 
+/// `host ` before a machine-wide chart's title in a scope (issue 54), else nothing.
+fn host_prefix(app: &App) -> &'static str {
+    let scoped = app
+        .model
+        .as_ref()
+        .and_then(|m| m.scope.as_ref())
+        .is_some_and(|v| v.path.is_some());
+    if scoped { "host " } else { "" }
+}
+
 fn memory_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Option<f64>>) {
     let h = &app.history().points;
     let total = h.back().map_or(0, |p| p.mem_total_kb);
     let now = h.back().and_then(|p| p.mem_available_kb);
     let title = format!(
-        "MemAvailable {} (scale 0–{})",
+        "{}MemAvailable {} (scale 0–{})",
+        host_prefix(app),
         Dash(now.map(Bytes::kb)),
         Bytes::kb(total)
     );
@@ -138,7 +149,8 @@ fn dirty_chart(app: &App, area: Rect, canvas: &mut Canvas, values: &mut Vec<Opti
     let last = h.back().copied().unwrap_or_default();
     let thresh = last.thresh.unwrap_or(0);
     let title = format!(
-        "dirty+wb {} vs T {} (top) f b",
+        "{}dirty+wb {} vs T {} (top) f b",
+        host_prefix(app),
         Dash(last.dirty_wb.map(|p| Bytes::pages(p, ps))),
         Bytes::pages(thresh, ps)
     );

@@ -67,6 +67,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         format!("  {} UTC", ClockUtc(app.now_ms)),
         t.text,
     ));
+    first.extend(scope_name(app).into_iter().flatten());
     if app.ui.paused {
         first.push(Span::styled("  PAUSED", t.warn));
     }
@@ -83,6 +84,10 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     }
     let mut second = Vec::with_capacity(8);
     if let Some(m) = &app.model {
+        // In a scope the CPU, iowait and PSI figures here are the host's (issue 54).
+        if scope_how(app).is_some() {
+            second.push(Span::styled("host ", t.dim));
+        }
         match m.cpu {
             Some(c) => second.extend(kv(
                 app,
@@ -131,15 +136,37 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         .as_ref()
         .and_then(|m| m.verdict.as_ref()?.story.line())
         .map(|l| Line::from(Span::styled(format!("who: {l}"), t.warn)));
+    let how = scope_how(app);
     let mut lines = vec![Line::from(first)];
     if area.height >= 3 {
         lines.push(Line::from(second));
-        lines.extend(status.or(story));
+        lines.extend(status.or(story).or(how));
     } else {
         // Compact: a problem, else who and whom, replaces the CPU line.
         lines.push(status.or(story).unwrap_or_else(|| Line::from(second)));
     }
     canvas.lines(area, lines);
+}
+
+/// Which scope is shown (issue 54): `scope /box`, or `scope host` when asked (`--host`).
+fn scope_name(app: &App) -> Option<[Span<'static>; 3]> {
+    let v = app.model.as_ref()?.scope.as_ref()?;
+    match &v.path {
+        Some(p) => Some(kv(app, "  scope", p)),
+        None if v.how == "--host" => Some(kv(app, "  scope", "host")),
+        None => None,
+    }
+}
+
+/// How the scope was chosen, for the third row where nothing more pressing takes it; `None`
+/// in the machine view.
+fn scope_how(app: &App) -> Option<Line<'static>> {
+    let v = app.model.as_ref()?.scope.as_ref()?;
+    v.path.as_ref()?;
+    Some(Line::from(Span::styled(
+        format!("scope: {}", v.how),
+        theme(app).dim,
+    )))
 }
 
 /// A problem of the sampler's own (an error, a stalled read), in one line.

@@ -21,4 +21,5 @@ pub mod processes;
 mod processes_memory;
 pub mod prompt;
 pub mod reclaim;
+pub mod scope;
 pub mod throttled;
