@@ -132,10 +132,15 @@ pub struct Args {
     #[arg(long, value_name = "NAME|FILE", hide = true)]
     pub play: Option<String>,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
-    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
-    /// own, removed on exit). May be repeated.
+    /// distributions of device time, and queue time with --queue-time (root; a tracefs
+    /// instance of pagewatch's own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
+    /// With the block tracer (`--latency`, the detail view, a saturated disk): time the queue
+    /// too (insert → issue), one more event a request (`block_rq_insert`). Without it the
+    /// latency is device time alone and every output says queue time was not measured.
+    #[arg(long = "queue-time")]
+    pub queue_time: bool,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
@@ -261,10 +266,15 @@ pub struct RecordArgs {
     #[arg(long, requires = "play")]
     pub accept_wbt_manual: bool,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
-    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
-    /// own, removed on exit). May be repeated.
+    /// distributions of device time, and queue time with --queue-time (root; a tracefs
+    /// instance of pagewatch's own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
+    /// With the block tracer (`--latency`, the detail view, a saturated disk): time the queue
+    /// too (insert → issue), one more event a request (`block_rq_insert`). Without it the
+    /// latency is device time alone and every output says queue time was not measured.
+    #[arg(long = "queue-time")]
+    pub queue_time: bool,
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "fio", value_name = "SPEC", hide = true)]
     pub fio: Vec<String>,
@@ -288,10 +298,15 @@ pub struct ServeArgs {
     #[arg(long, short = 'p')]
     pub partitions: bool,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
-    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
-    /// own, removed on exit). May be repeated.
+    /// distributions of device time, and queue time with --queue-time (root; a tracefs
+    /// instance of pagewatch's own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
+    /// With the block tracer (`--latency`, the detail view, a saturated disk): time the queue
+    /// too (insert → issue), one more event a request (`block_rq_insert`). Without it the
+    /// latency is device time alone and every output says queue time was not measured.
+    #[arg(long = "queue-time")]
+    pub queue_time: bool,
 }
 
 /// `pagewatch play`.

@@ -1,6 +1,7 @@
-//! The block tracer: `block:block_rq_insert`, `block_rq_issue` and `block_rq_complete` in
-//! pagewatch's own tracefs instance `pagewatch-<pid>-blk`, armed while some device's latency
-//! is wanted (`Wants::latency`), reduced to per-device histograms (`parse::blk_lat`).
+//! The block tracer: `block:block_rq_issue` and `block_rq_complete` (and `block_rq_insert`
+//! when queue time is asked for, `Wants::latency_queue`) in pagewatch's own tracefs instance
+//! `pagewatch-<pid>-blk`, armed while some device's latency is wanted (`Wants::latency`),
+//! reduced to per-device histograms (`parse::blk_lat`).
 //!
 //! Owns: arming and disarming the instance for the wanted devices (their `dev` numbers from
 //! `/sys/class/block/<name>/dev`, a tracefs filter on `dev` so the kernel drops the other
@@ -136,6 +137,13 @@ const EVENTS: [&str; 3] = [
     "block/block_rq_complete",
 ];
 
+/// The events to arm: the insert event only when queue time is asked for (issue 52: a
+/// request is two events without it, not three, and the insert fires on the submitting
+/// CPU in the application's own time).
+fn armed_events(queue: bool) -> &'static [&'static str] {
+    if queue { &EVENTS } else { &EVENTS[1..] }
+}
+
 /// The tracer: armed for some devices, or why not.
 pub struct BlkTracer {
     sys_root: PathBuf,
@@ -143,6 +151,8 @@ pub struct BlkTracer {
     guard_exe: PathBuf,
     /// The devices wanted (names, sorted).
     wanted: Vec<String>,
+    /// Queue time is asked for (`--queue-time`): the insert event is armed.
+    queue: bool,
     armed: Option<Armed>,
     /// The status of the last arming (present once latency was first wanted).
     status: Option<BlkStatus>,
@@ -170,6 +180,8 @@ type Handoff = (Mutex<Shared>, Condvar);
 struct Armed {
     /// dev → name.
     names: BTreeMap<u32, String>,
+    /// The insert event is armed: queue time is measured.
+    queue: bool,
     /// The names wanted that are no block device (timed without them).
     unresolved: Vec<String>,
     /// Samples taken since armed (`BlkStatus::ticks`).
@@ -190,18 +202,21 @@ impl BlkTracer {
             proc_root,
             guard_exe,
             wanted: Vec::new(),
+            queue: false,
             armed: None,
             status: None,
             wait: 0,
         }
     }
 
-    /// Arms for `devices` now (or disarms for none) when they differ from those in force.
-    pub fn want(&mut self, devices: &[String]) {
-        if devices == self.wanted.as_slice() {
+    /// Arms for `devices` now (or disarms for none) when they, or whether queue time is
+    /// asked for (`queue`), differ from those in force.
+    pub fn want(&mut self, devices: &[String], queue: bool) {
+        if devices == self.wanted.as_slice() && queue == self.queue {
             return;
         }
         self.wanted = devices.to_vec();
+        self.queue = queue;
         self.armed = None;
         self.wait = 0;
         if self.wanted.is_empty() {
@@ -252,6 +267,7 @@ impl BlkTracer {
                         let mut d = taken.devices.get(dev).cloned().unwrap_or_default();
                         d.dev = *dev;
                         d.sample_every = taken.sample_every.max(1);
+                        d.queue_off = !a.queue;
                         d.name.clone_from(name);
                         d
                     })
@@ -298,7 +314,7 @@ impl BlkTracer {
         }
         let numbers: Vec<u32> = devs.keys().copied().collect();
         let filter = filter(&numbers, 0);
-        let events: Vec<Event> = EVENTS
+        let events: Vec<Event> = armed_events(self.queue)
             .iter()
             .map(|dir| Event {
                 dir,
@@ -313,8 +329,12 @@ impl BlkTracer {
             wake_on_any: false,
         };
         let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
-        let layout = BlkLayout::new(instance.format(0), instance.format(1), instance.format(2))
-            .map_err(|e| ("error", format!("{}: {e}", instance.dir().display())))?;
+        let layout = if self.queue {
+            BlkLayout::new(instance.format(0), instance.format(1), instance.format(2))
+        } else {
+            BlkLayout::device_only(instance.format(0), instance.format(1))
+        };
+        let layout = layout.map_err(|e| ("error", format!("{}: {e}", instance.dir().display())))?;
         let shared: Arc<Handoff> = Arc::default();
         let (stopped, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
             .map_err(|e| ("error", format!("a pipe for the reader: {e}")))?;
@@ -325,6 +345,7 @@ impl BlkTracer {
             .map_err(|e| ("error", format!("starting the reader: {e}")))?;
         Ok(Armed {
             names: devs,
+            queue: self.queue,
             unresolved,
             ticks: 0,
             shared,
@@ -417,7 +438,7 @@ fn read_loop(
         let resample = sampling.after_read(events.len(), std::time::Instant::now());
         if let Some(shift) = resample {
             let f = filter(devs, shift);
-            for i in 0..EVENTS.len() {
+            for i in 0..armed_events(layout.queue_time()).len() {
                 if let Err(e) = instance.set_filter(i, &f) {
                     err.get_or_insert(format!("setting the sampling filter: {e}"));
                 }
@@ -650,10 +671,38 @@ mod tests {
     }
 
     #[test]
+    fn the_insert_event_is_armed_only_when_queue_time_is_asked_for() {
+        assert_eq!(
+            armed_events(false),
+            ["block/block_rq_issue", "block/block_rq_complete"],
+            "device time alone: two events a request"
+        );
+        assert_eq!(armed_events(true).len(), 3);
+        assert_eq!(armed_events(true)[0], "block/block_rq_insert");
+        // Asking for queue time on the same devices re-arms (with the insert event).
+        let dir = tempfile::tempdir().unwrap();
+        let sys = dir.path();
+        std::fs::create_dir_all(sys.join("class/block/vda")).unwrap();
+        std::fs::write(sys.join("class/block/vda/dev"), "254:0\n").unwrap();
+        let mut t = BlkTracer::new("/nonexistent".into(), sys.into(), "/nonexistent".into());
+        let vda = ["vda".to_owned()];
+        t.want(&vda, false);
+        assert!(!t.queue);
+        t.wait = 7;
+        t.want(&vda, false);
+        assert_eq!(t.wait, 7, "nothing changed: no new attempt");
+        t.want(&vda, true);
+        assert!(
+            t.queue && t.wait == RETRY_TICKS,
+            "asked again, with the insert event"
+        );
+    }
+
+    #[test]
     fn nothing_is_armed_for_no_device() {
         let mut t = BlkTracer::new("/proc".into(), "/sys".into(), "/nonexistent".into());
         let (mut files, mut fresh) = (BTreeMap::new(), Vec::new());
-        t.want(&[]);
+        t.want(&[], true);
         t.sample(&mut files, &mut fresh);
         assert!(files.is_empty(), "never wanted: no status either");
         assert!(t.armed.is_none());
