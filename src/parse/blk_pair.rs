@@ -315,6 +315,21 @@ impl Pairer {
         std::mem::take(&mut self.acc).into_values().collect()
     }
 
+    /// Gives back the buffers a flood grew past `keep` events (the merge buffer, the maps of
+    /// pending requests), rather than keep them for every later read: a half-full buffer's
+    /// wake before the sampling adapts holds tens of thousands of events (issue 52: RSS).
+    pub fn trim(&mut self, keep: usize) {
+        if self.scratch.capacity() > keep {
+            self.scratch = Vec::new();
+        }
+        if self.inserted.capacity() > keep.max(2 * self.inserted.len()) {
+            self.inserted.shrink_to(self.inserted.len());
+        }
+        if self.issued.capacity() > keep.max(2 * self.issued.len()) {
+            self.issued.shrink_to(self.issued.len());
+        }
+    }
+
     /// Requests waiting for an issue or a completion (for tests and the status).
     #[must_use]
     pub fn pending(&self) -> usize {
