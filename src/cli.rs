@@ -132,8 +132,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME|FILE", hide = true)]
     pub play: Option<String>,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
-    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
-    /// own, removed on exit). May be repeated.
+    /// distributions of device time, and queue time with --queue-time (root; a tracefs
+    /// instance of pagewatch's own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
     /// Show cgroup v2 group PATH (below the cgroup2 mount, `/box`) as the machine: its
@@ -144,6 +144,11 @@ pub struct Args {
     /// Show the machine, even inside a container.
     #[arg(long)]
     pub host: bool,
+    /// With the block tracer (`--latency`, the detail view, a saturated disk): time the queue
+    /// too (from insert to issue), one more event a request (`block_rq_insert`). Without it the
+    /// latency is device time alone and every output says queue time was not measured.
+    #[arg(long = "queue-time")]
+    pub queue_time: bool,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
@@ -269,10 +274,15 @@ pub struct RecordArgs {
     #[arg(long, requires = "play")]
     pub accept_wbt_manual: bool,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
-    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
-    /// own, removed on exit). May be repeated.
+    /// distributions of device time, and queue time with --queue-time (root; a tracefs
+    /// instance of pagewatch's own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
+    /// With the block tracer (`--latency`, the detail view, a saturated disk): time the queue
+    /// too (from insert to issue), one more event a request (`block_rq_insert`). Without it the
+    /// latency is device time alone and every output says queue time was not measured.
+    #[arg(long = "queue-time")]
+    pub queue_time: bool,
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "fio", value_name = "SPEC", hide = true)]
     pub fio: Vec<String>,
@@ -296,10 +306,15 @@ pub struct ServeArgs {
     #[arg(long, short = 'p')]
     pub partitions: bool,
     /// Time every block request of device DEV (`vda`, `nvme0n1`): per-interval latency
-    /// distributions, queue and device time apart (root; a tracefs instance of pagewatch's
-    /// own, removed on exit). May be repeated.
+    /// distributions of device time, and queue time with --queue-time (root; a tracefs
+    /// instance of pagewatch's own, removed on exit). May be repeated.
     #[arg(long = "latency", value_name = "DEV")]
     pub latency: Vec<String>,
+    /// With the block tracer (`--latency`, the detail view, a saturated disk): time the queue
+    /// too (from insert to issue), one more event a request (`block_rq_insert`). Without it the
+    /// latency is device time alone and every output says queue time was not measured.
+    #[arg(long = "queue-time")]
+    pub queue_time: bool,
 }
 
 /// `pagewatch play`.

@@ -249,6 +249,12 @@ impl History {
             };
             h.push(p);
             if let Some(l) = &disk.lat_hist {
+                // Sized up front for the whole window: grown by doubling, a timed disk's
+                // 600 columns (248 B each) took 1,024 slots, 254 KB, in steps (issue 52).
+                if h.latency.capacity() == 0 {
+                    // One more than the window: a tick is pushed before the oldest goes.
+                    h.latency.reserve_exact(self.capacity + 1);
+                }
                 h.latency.push_back((self.tick, l.device()));
             }
         }
@@ -257,6 +263,10 @@ impl History {
             h.drop_through(oldest);
             while h.latency.front().is_some_and(|(t, _)| *t <= oldest) {
                 h.latency.pop_front();
+            }
+            // No longer timed: its heat map's window is given back.
+            if h.latency.is_empty() && h.latency.capacity() > 0 {
+                h.latency = VecDeque::new();
             }
             !h.is_empty()
         });

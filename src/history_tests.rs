@@ -98,3 +98,32 @@ fn a_busy_tick_that_left_the_window_is_no_longer_the_last_busy() {
         "tick 1 is out of a 5-tick window"
     );
 }
+
+/// A timed disk's heat-map columns take one allocation of the window's size, made once (they
+/// grew by doubling: 1,024 slots for 600 ticks, in steps), and are given back once the disk
+/// has not been timed for a window.
+#[test]
+fn a_timed_disks_heat_map_is_sized_once_for_the_window() {
+    use crate::model::latency::DiskLatency;
+    let mut h = History::new(600);
+    let timed = |t: u32| {
+        let mut m = model(&[("vda", 10.0, 1.0)]);
+        m.disks[0].lat_hist = (t < 700).then(|| {
+            std::sync::Arc::new(DiskLatency {
+                lat: crate::parse::blk_lat::DevLat::default(),
+                ring_lost: 0,
+            })
+        });
+        m
+    };
+    for t in 0..700 {
+        h.push(&timed(t));
+        let lat = &h.disks["vda"].latency;
+        assert_eq!(lat.capacity(), 601, "tick {t}: {} slots", lat.capacity());
+    }
+    assert_eq!(h.disks["vda"].latency.len(), 600);
+    for t in 700..1300 {
+        h.push(&timed(t));
+    }
+    assert_eq!(h.disks["vda"].latency.capacity(), 0, "untimed for a window");
+}

@@ -231,6 +231,9 @@ pub struct Wants {
     /// Time the block requests of these devices (kernel names, sorted) in pagewatch's `-blk`
     /// tracefs instance (root only; empty: nothing armed).
     pub latency: Vec<String>,
+    /// Time the queue (insert → issue) as well: arms `block_rq_insert`, a third event a
+    /// request (`--queue-time`).
+    pub latency_queue: bool,
     /// Arm the `-below` tracer (wbt and reclaim throttling: `parse::below`), root only.
     pub below: bool,
 }

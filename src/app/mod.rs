@@ -272,6 +272,7 @@ impl App {
             cgroups: self.ui.who == Some(WhoView::Cgroups),
             scope: self.ui.scope.clone(),
             latency: self.latency_devices(),
+            queue_time: self.caps.queue_time,
             detail: self.ui.detail,
         }
     }
@@ -658,6 +659,7 @@ impl App {
 
 /// What this session can do beyond watching.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools, reason = "independent capabilities")]
 pub struct Caps {
     /// Why dropping caches is unavailable (`None`: it is available).
     pub drop_caches: Option<String>,
@@ -672,6 +674,8 @@ pub struct Caps {
     pub captured: bool,
     /// The devices `--latency` asks to time from the start.
     pub latency: Vec<String>,
+    /// `--queue-time`: the block tracer times the queue too.
+    pub queue_time: bool,
 }
 
 /// Seconds since boot from a sample's `proc/uptime`.

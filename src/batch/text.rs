@@ -154,7 +154,11 @@ fn latency_line(s: &mut String, d: &crate::model::Disk) {
         opt(l.lat_read_p99_ms, 3),
         opt(l.lat_write_p50_ms, 3),
         opt(l.lat_write_p99_ms, 3),
-        opt(l.queue_p99_ms, 3),
+        if l.lat_queue_timed == Some(false) {
+            "not timed".to_owned()
+        } else {
+            opt(l.queue_p99_ms, 3)
+        },
         opt(l.lat_max_ms, 3),
         l.lat_events.unwrap_or(0),
         l.lat_lost.unwrap_or(0),

@@ -47,6 +47,7 @@ fn batch(args: &Args, mut source: Box<dyn Source + Send>) -> Result<()> {
     // sync syscalls (root) while writers are throttled, for `processes[]`'s fsync figures.
     let view = crate::model::who::View {
         latency: args.latency.clone(),
+        queue_time: args.queue_time,
         detail: args.below,
         ..crate::model::who::View::default()
     };

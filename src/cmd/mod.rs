@@ -32,6 +32,7 @@ pub(crate) use screen::{damage, end_of, note_unresolved, read_recording, usage};
 
 /// Runs the command `args` names.
 pub fn run(args: &Args) -> Result<()> {
+    crate::shell::malloc::keep_small();
     match &args.cmd {
         None if args.batch => batch::run(args),
         None => screen::run(args),

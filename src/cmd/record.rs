@@ -82,6 +82,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     // sync calls are timed, as on the screen: the report's sync waits name the victims.
     let view = crate::model::who::View {
         latency: args.latency.clone(),
+        queue_time: args.queue_time,
         ..crate::model::who::View::default()
     };
     let mut sink = Recording {

@@ -44,6 +44,7 @@ pub fn run(args: &Args) -> Result<()> {
         experiments: live,
         captured: args.tree.is_some(),
         latency: args.latency.clone(),
+        queue_time: args.queue_time,
     };
     // A --latency name that is no block device: said on the screen's notice line too (the
     // others are timed).

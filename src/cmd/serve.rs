@@ -10,5 +10,9 @@ use crate::cli::ServeArgs;
 /// `pagewatch serve`: serves the latest sample until SIGINT, SIGTERM or SIGHUP.
 pub fn run(a: &ServeArgs) -> Result<()> {
     super::note_unresolved(std::path::Path::new("/sys"), &a.latency);
-    crate::serve::run(a.listen, a.interval, a.partitions, &a.latency)
+    let latency = crate::serve::Latency {
+        devices: a.latency.clone(),
+        queue: a.queue_time,
+    };
+    crate::serve::run(a.listen, a.interval, a.partitions, &latency)
 }

@@ -102,6 +102,10 @@ impl Counters {
                 ("read", "queue", &l.read_queue),
                 ("write", "queue", &l.write_queue),
             ] {
+                // Queue time not measured (`--queue-time` not given): no series, not zeros.
+                if stage == "queue" && l.queue_off {
+                    continue;
+                }
                 let e = self.latency.entry((d.name.clone(), op, stage)).or_default();
                 e.value.merge(h);
                 e.last_ms = now;

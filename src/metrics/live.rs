@@ -124,9 +124,10 @@ impl Live {
         self.last.clone()
     }
 
-    /// Times the block requests of these devices (`--latency`).
-    pub fn set_latency(&mut self, devices: &[String]) {
+    /// Times the block requests of these devices (`--latency`), the queue too when `queue`.
+    pub fn set_latency(&mut self, devices: &[String], queue: bool) {
         self.view.latency = devices.to_vec();
+        self.view.queue_time = queue;
     }
 
     /// The disks' calm baselines the pipeline learned, when it is time to keep them.

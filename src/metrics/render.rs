@@ -372,7 +372,7 @@ fn latency(o: &mut Out, c: &super::counters::Counters, base: &str) {
         name,
         Type::Histogram,
         "seconds",
-        "Block request latency while pagewatch times the device (--latency, the detail view, or saturated): stage device is issue to completion, queue is insert to issue.",
+        "Block request latency while pagewatch times the device (--latency, the detail view, or saturated): stage device is issue to completion, queue is insert to issue (only with --queue-time).",
     );
     for ((dev, op, stage), e) in &c.latency {
         let l = format!(

@@ -33,6 +33,9 @@ pub struct LatCols {
     pub lat_write_p99_ms: Option<f64>,
     /// The longest device time of the interval, reads or writes, ms.
     pub lat_max_ms: Option<f64>,
+    /// Whether queue time was measured (`--queue-time` arms the insert event); the `queue_*`
+    /// figures are `None` when it was not.
+    pub lat_queue_timed: Option<bool>,
     /// Queue time (insert → issue), reads and writes, median, ms.
     pub queue_p50_ms: Option<f64>,
     /// Queue time, 90th percentile, ms.
@@ -118,6 +121,7 @@ impl LatCols {
     pub fn of(d: &DiskLatency) -> Self {
         let l = &d.lat;
         let q = d.queue();
+        let queue = |v: Option<f64>| v.filter(|_| !l.queue_off);
         Self {
             lat_read_p50_ms: ms(l.read_dev.quantile(0.5)),
             lat_read_p90_ms: ms(l.read_dev.quantile(0.9)),
@@ -126,15 +130,16 @@ impl LatCols {
             lat_write_p90_ms: ms(l.write_dev.quantile(0.9)),
             lat_write_p99_ms: ms(l.write_dev.quantile(0.99)),
             lat_max_ms: Some(l.read_dev.max_us.max(l.write_dev.max_us) as f64 / 1000.0),
-            queue_p50_ms: ms(q.quantile(0.5)),
-            queue_p90_ms: ms(q.quantile(0.9)),
-            queue_p99_ms: ms(q.quantile(0.99)),
+            lat_queue_timed: Some(!l.queue_off),
+            queue_p50_ms: queue(ms(q.quantile(0.5))),
+            queue_p90_ms: queue(ms(q.quantile(0.9))),
+            queue_p99_ms: queue(ms(q.quantile(0.99))),
             lat_events: Some(l.events),
             lat_lost: Some(l.unpaired.saturating_add(d.ring_lost)),
             lat_sample_every: Some(l.sample_every.max(1)),
             lat_read_hist: Some(counts(&l.read_dev)),
             lat_write_hist: Some(counts(&l.write_dev)),
-            queue_hist: Some(counts(&q)),
+            queue_hist: (!l.queue_off).then(|| counts(&q)),
         }
     }
 }
@@ -374,6 +379,30 @@ mod tests {
         super::super::disk::fill_latency(&mut disks, Some(&blk));
         assert_eq!(disks[0].latency.lat_lost, Some(5));
         assert!(disks.iter().skip(1).all(|d| d.latency.lat_events.is_none()));
+    }
+
+    #[test]
+    fn queue_time_not_measured_is_said_not_zero() {
+        let mut lat = DevLat {
+            events: 20,
+            queue_off: true,
+            ..DevLat::default()
+        };
+        lat.read_dev.add(100);
+        let c = LatCols::of(&DiskLatency { lat, ring_lost: 0 });
+        assert_eq!(c.lat_queue_timed, Some(false));
+        assert_eq!(
+            (c.queue_p50_ms, c.queue_p99_ms, c.queue_hist),
+            (None, None, None)
+        );
+        assert!(c.lat_read_p50_ms.is_some(), "device time is");
+        let timed = LatCols::of(&DiskLatency {
+            lat: DevLat::default(),
+            ring_lost: 0,
+        });
+        assert_eq!(timed.lat_queue_timed, Some(true));
+        assert_eq!(timed.queue_hist, Some(Vec::new()));
+        assert_eq!(LatCols::default().lat_queue_timed, None, "not timed at all");
     }
 
     #[test]

@@ -58,6 +58,8 @@ pub struct View {
     /// Devices whose latency the user asked for: the disk detail view's (`Enter` on a disk)
     /// and `--latency DEV`.
     pub latency: Vec<String>,
+    /// Queue time is asked for (`--queue-time`).
+    pub queue_time: bool,
     /// A device's detail view is shown (the `-below` tracer shows its wbt state there).
     pub detail: bool,
 }
@@ -133,6 +135,7 @@ impl Gate {
             sync: linger(&mut self.sync_quiet_s, sync, dt) || learn,
             cgroups_every_tick: view.cgroups,
             latency: self.latency(m, view, dt),
+            latency_queue: view.queue_time,
             below: linger(&mut self.below_quiet_s, below_wanted(m, view), dt),
         };
         (next != self.wants).then(|| {

@@ -19,7 +19,8 @@
 //! The latency pseudo-file: `lost N` (events the kernel dropped from the ring buffer this
 //! interval, all devices), then per device a `dev MAJ:MIN NAME` line followed by `events N`
 //! (block events read for it), `sample N` (one request in N is timed: the kernel-side
-//! filter on sector bits, `source::blk`; left out when every request is) (completions whose issue was never seen, aged out
+//! filter on sector bits, `source::blk`; left out when every request is), `queue off` when
+//! queue time was not measured (the insert event not armed), `unpaired N` (completions whose issue was never seen, aged out
 //! after one more read; issues whose completion never came within `blk_pair::AGE_NS`), and
 //! the histograms `rd`, `wd` (read, write device time), `rq`, `wq` (read, write queue time),
 //! each `max_us sum_us` then `k:count` for its non-empty buckets. A histogram with no IO is
@@ -129,6 +130,10 @@ pub struct DevLat {
     /// One request in this many is timed (0 and 1: every one): the tracer's kernel-side
     /// filter keeps the requests whose sector has some bits clear, at the end of the interval.
     pub sample_every: u64,
+    /// Queue time was not measured: the insert event was not armed (issue 52: one event
+    /// fewer a request unless queue time is asked for, `--queue-time`). A recording from
+    /// before it always timed queue time.
+    pub queue_off: bool,
     /// Read device time (issue → complete).
     pub read_dev: Hist,
     /// Write device time.
@@ -150,6 +155,7 @@ impl DevLat {
     pub fn merge(&mut self, other: &Self) {
         self.events = self.events.saturating_add(other.events);
         self.sample_every = self.sample_every.max(other.sample_every);
+        self.queue_off |= other.queue_off;
         self.unpaired = self.unpaired.saturating_add(other.unpaired);
         self.read_dev.merge(&other.read_dev);
         self.write_dev.merge(&other.write_dev);
@@ -202,6 +208,9 @@ pub fn render(l: &Latency) -> String {
         if d.sample_every > 1 {
             let _ = writeln!(s, "sample {}", d.sample_every);
         }
+        if d.queue_off {
+            s.push_str("queue off\n");
+        }
         for (key, h) in d.hists() {
             if h.total() == 0 {
                 continue;
@@ -251,6 +260,7 @@ pub fn parse(text: &str) -> Result<Latency> {
                     "events" => d.events = num(words.next())?,
                     "unpaired" => d.unpaired = num(words.next())?,
                     "sample" => d.sample_every = num(words.next())?,
+                    "queue" => d.queue_off = words.next() == Some("off"),
                     _ => {
                         let Some(h) = d.hist_mut(key) else { continue };
                         h.max_us = num(words.next())?;

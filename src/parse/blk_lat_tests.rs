@@ -66,6 +66,7 @@ fn the_pseudo_file_round_trips_and_stays_small() {
             DevLat {
                 dev: 7 << 20 | 3,
                 name: "loop3".into(),
+                queue_off: true,
                 ..DevLat::default()
             },
         ],
@@ -83,9 +84,16 @@ fn the_pseudo_file_round_trips_and_stays_small() {
         !text.contains("\nwd "),
         "an empty histogram is left out: {text}"
     );
+    assert!(
+        text.ends_with("dev 7:3 loop3\nevents 0\nunpaired 0\nqueue off\n"),
+        "queue time not measured, said: {text}"
+    );
+    assert_eq!(text.matches("queue off").count(), 1, "{text}");
     assert!(text.len() < 300, "{} bytes: {text}", text.len());
     assert_eq!(parse(&text).unwrap(), l);
     assert_eq!(l.devices[0].maj_min(), "254:0");
+    // A recording from before `--queue-time` always timed the queue.
+    assert!(!parse("dev 8:0 sda\nevents 4\n").unwrap().devices[0].queue_off);
 }
 
 #[test]

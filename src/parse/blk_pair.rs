@@ -109,10 +109,16 @@ impl EventLayout {
     }
 }
 
+/// One event's layout from its `format` text.
+fn event_layout(text: &str) -> Result<EventLayout> {
+    super::trace::parse_format(text).and_then(|f| EventLayout::new(&f))
+}
+
 /// The three events' layouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlkLayout {
-    insert: EventLayout,
+    /// `None`: queue time not asked for, the insert event not armed (issue 52).
+    insert: Option<EventLayout>,
     issue: EventLayout,
     complete: EventLayout,
 }
@@ -120,12 +126,26 @@ pub struct BlkLayout {
 impl BlkLayout {
     /// From the `format` texts of `block_rq_insert`, `block_rq_issue`, `block_rq_complete`.
     pub fn new(insert: &str, issue: &str, complete: &str) -> Result<Self> {
-        let layout = |t: &str| super::trace::parse_format(t).and_then(|f| EventLayout::new(&f));
         Ok(Self {
-            insert: layout(insert)?,
-            issue: layout(issue)?,
-            complete: layout(complete)?,
+            insert: Some(event_layout(insert)?),
+            ..Self::device_only(issue, complete)?
         })
+    }
+
+    /// Device time alone, from the `format` texts of `block_rq_issue` and
+    /// `block_rq_complete`: no queue time, one event fewer a request.
+    pub fn device_only(issue: &str, complete: &str) -> Result<Self> {
+        Ok(Self {
+            insert: None,
+            issue: event_layout(issue)?,
+            complete: event_layout(complete)?,
+        })
+    }
+
+    /// Whether queue time is decoded (the insert event's layout is known).
+    #[must_use]
+    pub fn queue_time(&self) -> bool {
+        self.insert.is_some()
     }
 
     /// One record (after the entry header) as an event; `None` for another event's record or
@@ -137,8 +157,8 @@ impl BlkLayout {
             (Kind::Issue, &self.issue)
         } else if id == self.complete.id {
             (Kind::Complete, &self.complete)
-        } else if id == self.insert.id {
-            (Kind::Insert, &self.insert)
+        } else if let Some(l) = self.insert.as_ref().filter(|l| l.id == id) {
+            (Kind::Insert, l)
         } else {
             return None;
         };
@@ -293,6 +313,21 @@ impl Pairer {
     /// (names left empty), and a fresh start of the sums (pending requests are kept).
     pub fn take(&mut self) -> Vec<DevLat> {
         std::mem::take(&mut self.acc).into_values().collect()
+    }
+
+    /// Gives back the buffers a flood grew past `keep` events (the merge buffer, the maps of
+    /// pending requests), rather than keep them for every later read: a half-full buffer's
+    /// wake before the sampling adapts holds tens of thousands of events (issue 52: RSS).
+    pub fn trim(&mut self, keep: usize) {
+        if self.scratch.capacity() > keep {
+            self.scratch = Vec::new();
+        }
+        if self.inserted.capacity() > keep.max(2 * self.inserted.len()) {
+            self.inserted.shrink_to(self.inserted.len());
+        }
+        if self.issued.capacity() > keep.max(2 * self.issued.len()) {
+            self.issued.shrink_to(self.issued.len());
+        }
     }
 
     /// Requests waiting for an issue or a completion (for tests and the status).

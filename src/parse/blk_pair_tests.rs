@@ -226,3 +226,30 @@ fn a_requeued_request_is_timed_from_its_last_issue() {
     assert_eq!((d[0].unpaired, d[0].read_dev.total()), (0, 1), "not lost");
     assert_eq!(d[0].read_dev.max_us, 500);
 }
+
+/// After a flood, `trim` gives back what the read grew (the merge buffer and the maps of
+/// pending requests), and a later read pairs as before.
+#[test]
+fn a_floods_buffers_are_given_back() {
+    let mut p = Pairer::default();
+    let mut flood: Vec<BlkEvent> = (0..40_000u64)
+        .map(|i| ev(i * 1000, Kind::Issue, i * 8, Dir::Read))
+        .collect();
+    p.feed(&mut flood);
+    let grown = p.scratch.capacity() + p.issued.capacity();
+    assert!(grown >= 40_000, "{grown}");
+    let mut done: Vec<BlkEvent> = (0..40_000u64)
+        .map(|i| ev(40_000_000 + i, Kind::Complete, i * 8, Dir::Read))
+        .collect();
+    p.feed(&mut done);
+    p.trim(4096);
+    assert!(p.scratch.capacity() <= 4096, "{}", p.scratch.capacity());
+    assert!(p.issued.capacity() <= 4096, "{}", p.issued.capacity());
+    let mut next = vec![
+        ev(50_000_000, Kind::Issue, 7, Dir::Read),
+        ev(50_100_000, Kind::Complete, 7, Dir::Read),
+    ];
+    p.feed(&mut next);
+    let total: u64 = p.take().iter().map(|d| d.read_dev.total()).sum();
+    assert_eq!(total, 40_001, "every request paired");
+}

@@ -95,9 +95,9 @@ impl Feeder {
     }
 
     /// Times the block requests of these devices (`--latency`), besides those the verdict
-    /// flags saturated.
-    pub fn set_latency(&mut self, devices: &[String]) {
-        self.live.set_latency(devices);
+    /// flags saturated, with queue time when `queue` (`--queue-time`).
+    pub fn set_latency(&mut self, devices: &[String], queue: bool) {
+        self.live.set_latency(devices, queue);
     }
 
     /// Publishes the page after a sample that failed.
@@ -122,9 +122,18 @@ pub fn screen_notice(bound: &SocketAddr, earlier: Option<String>) -> String {
     .join("; ")
 }
 
+/// What `serve` times with the block tracer (`--latency`, `--queue-time`).
+#[derive(Debug, Clone, Default)]
+pub struct Latency {
+    /// The devices.
+    pub devices: Vec<String>,
+    /// Queue time as well.
+    pub queue: bool,
+}
+
 /// `pagewatch serve`: samples live /proc and /sys every interval and serves the latest
 /// sample until SIGINT, SIGTERM or SIGHUP.
-pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[String]) -> Result<()> {
+pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &Latency) -> Result<()> {
     use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let host = HostInfo::live();
     let opts = Options { partitions };
@@ -135,7 +144,7 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &[Strin
         source = source.with_tracing(exe);
     }
     let mut feeder = Feeder::start(listen, &host.hostname, opts)?;
-    feeder.set_latency(latency);
+    feeder.set_latency(&latency.devices, latency.queue);
     // Signals arrive on a channel the loop waits on between samples: no polling.
     let (stop_tx, stop) = mpsc::channel::<()>();
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])

@@ -479,7 +479,7 @@ impl Source for FsSource {
         self.wants.clone_from(wants);
         // Armed at once, so that the next sample already carries the latency.
         if let Some(t) = &mut self.tracing.tracers {
-            t.want_latency(&wants.latency);
+            t.want_latency(&wants.latency, wants.latency_queue);
         }
     }
 }

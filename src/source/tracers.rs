@@ -41,9 +41,10 @@ impl Tracers {
         }
     }
 
-    /// Arms the block tracer for `latency` at once, so that the next sample carries it.
-    pub fn want_latency(&mut self, latency: &[String]) {
-        self.blk.want(latency);
+    /// Arms the block tracer for `latency` at once (with queue time when `queue`), so that
+    /// the next sample carries it.
+    pub fn want_latency(&mut self, latency: &[String], queue: bool) {
+        self.blk.want(latency, queue);
     }
 
     /// Arms, reads or disarms each tracer for this sample, putting their texts in `files`

@@ -333,6 +333,45 @@ pub fn changed_columns(old: &[Part], new: &[Part], area: Rect) -> Option<Vec<u16
     Some(cols)
 }
 
+/// Whether the chart `new` is the chart `old` scrolled left by `lag` columns (1 ..= `max_lag`,
+/// the same for every sparkline) with the newest column repeating `old`'s: nothing moved
+/// since, only time passed. Its other parts (labels, threshold lines, markers) are the same.
+/// `Screen` then keeps `old` on the terminal a few frames rather than repaint every column
+/// that differs from its neighbour (issue 52: a chart that scrolls rewrites its whole area).
+#[must_use]
+pub fn only_scrolled(old: &[Part], new: &[Part], max_lag: usize) -> bool {
+    let sparks = |ps: &[Part]| {
+        ps.iter()
+            .filter(|p| matches!(p, Part::Spark { .. }))
+            .count()
+    };
+    let others_same = old.len() == new.len()
+        && old.iter().zip(new).all(|(a, b)| match (a, b) {
+            (Part::Spark { .. }, Part::Spark { .. }) => same_shape(a, b),
+            _ => a == b,
+        });
+    if !others_same || sparks(new) == 0 {
+        return false;
+    }
+    (1..=max_lag).any(|lag| {
+        old.iter().zip(new).all(|(a, b)| match (a, b) {
+            (Part::Spark { ticks: was, .. }, Part::Spark { ticks: now, .. }) => {
+                scrolled(was, now, lag)
+            }
+            _ => true,
+        })
+    })
+}
+
+/// Whether `now` is `was` moved left by `lag` with its last value repeated at the right.
+fn scrolled(was: &[u64], now: &[u64], lag: usize) -> bool {
+    let (Some(&last), true) = (was.last(), was.len() == now.len() && lag < was.len()) else {
+        return false;
+    };
+    let keep = was.len() - lag;
+    now[..keep] == was[lag..] && now[keep..].iter().all(|&t| t == last)
+}
+
 /// Whether two parts are of the same kind, in the same place and style: what is left to
 /// differ is per column (`differs_at`).
 fn same_shape(a: &Part, b: &Part) -> bool {

@@ -5,7 +5,13 @@
 //! only those cells are compared: an idle screen costs the building of its canvas, not the
 //! painting and diffing of every cell. Anything else (the first frame, a new size or layout,
 //! the device detail, help or a prompt) is painted whole and diffed whole, as ratatui's
-//! `Terminal::draw` does. Either way `front` ends equal to `ui::render` of the frame.
+//! `Terminal::draw` does. Either way `front` ends equal to `ui::render` of the frame, but for
+//! a chart held: one whose new frame is the one shown scrolled left, its newest column
+//! repeating the last shown (`canvas::only_scrolled`), stays as shown for up to `HOLD`
+//! frames (issue 52: at idle the charts scrolled every second, and each scroll rewrote every
+//! column that differs from its neighbour). Any change in the newest column, a title, a
+//! threshold or a marker repaints it at once, so nothing that moves is hidden; what a held
+//! chart shows late is where its older bars sit, by at most `HOLD` columns.
 //! Owns: the last frame shown. Must not touch: app state, the terminal itself.
 
 use ratatui::buffer::{Buffer, Cell};
@@ -19,9 +25,16 @@ use crate::app::App;
 /// One cell update: column, row, new cell.
 pub type Update = (u16, u16, Cell);
 
+/// The most frames in a row a chart that only scrolled is held (at 1 Hz it then scrolls
+/// every 5 s while nothing moves).
+pub const HOLD: u8 = 4;
+
 /// The last frame shown.
 #[derive(Debug, Default)]
 pub struct Screen {
+    /// Frames each chart of `ops` has been held (the same index), and the most allowed.
+    held: Vec<u8>,
+    hold: u8,
     /// The cells on the terminal.
     front: Buffer,
     /// The operations that painted `front`; empty when it was painted another way.
@@ -34,9 +47,18 @@ pub struct Screen {
 }
 
 impl Screen {
-    /// A screen that shows nothing yet.
+    /// A screen that shows nothing yet, and holds charts that only scrolled (`HOLD`).
     #[must_use]
     pub fn new() -> Self {
+        Self {
+            hold: HOLD,
+            ..Self::default()
+        }
+    }
+
+    /// A screen whose terminal always equals a whole render of the frame: no chart held.
+    #[must_use]
+    pub fn exact() -> Self {
         Self::default()
     }
 
@@ -78,12 +100,23 @@ impl Screen {
     }
 
     /// Repaints and compares only the operations that changed.
-    fn changed(&mut self, new: Canvas) -> Vec<Update> {
+    fn changed(&mut self, mut new: Canvas) -> Vec<Update> {
         let mut updates = Vec::new();
-        for (old, op) in self.ops.iter().zip(&new.ops) {
+        self.held.resize(new.ops.len(), 0);
+        for ((old, op), held) in self.ops.iter().zip(&mut new.ops).zip(&mut self.held) {
             if old == op {
                 continue;
             }
+            if let (Op::Chart { parts: was, .. }, Op::Chart { parts, .. }) = (old, &*op) {
+                if *held < self.hold && canvas::only_scrolled(was, parts, usize::from(self.hold)) {
+                    // What the terminal shows stays the op to compare the next frame with.
+                    *held += 1;
+                    op.clone_from(old);
+                    continue;
+                }
+                *held = 0;
+            }
+            let op = &*op;
             if let (Op::Line { line: was, .. }, Op::Line { line, area }) = (old, op) {
                 if canvas::narrow(old) && canvas::narrow(op) {
                     reline(was, line, *area, &mut self.front, &mut updates);
@@ -161,6 +194,7 @@ impl Screen {
             .collect();
         self.spare = std::mem::replace(&mut self.front, next);
         self.ops = canvas.map(|c| c.ops).unwrap_or_default();
+        self.held.clear();
         updates
     }
 }
@@ -363,7 +397,7 @@ mod tests {
             for (w, h) in [(160, 48), (80, 24), (120, 40)] {
                 let area = Rect::new(0, 0, w, h);
                 let mut app = App::new(HostInfo::default(), look, 1.0);
-                let mut screen = Screen::new();
+                let mut screen = Screen::exact();
                 let mut term = Buffer::empty(area);
                 let mut frames = 0;
                 for tree in ["live-idle", "live-fio-randwrite", "live-memeaten"] {
@@ -412,6 +446,85 @@ mod tests {
         app.update(Msg::Sample(all[all.len() - 1].clone()));
         let n = screen.frame(&app, area).len();
         assert!(n > 0 && n < 1500, "{n} cells for one sample");
+    }
+
+    /// A chart that only scrolled (nothing new in its newest column) stays as shown for
+    /// `HOLD` frames, then catches up; a change in the newest column, or in its other parts,
+    /// repaints it at once, and the terminal then equals the frame.
+    #[test]
+    fn a_chart_that_only_scrolls_is_held_and_a_change_is_shown_at_once() {
+        use super::canvas::Part;
+        let area = Rect::new(0, 0, 10, 4);
+        let chart = |ticks: Vec<u64>, label: &'static str| {
+            let mut c = Canvas::default();
+            let parts = vec![
+                Part::Spark {
+                    area,
+                    ticks,
+                    style: ratatui::style::Style::default(),
+                    ascii: false,
+                },
+                Part::Label {
+                    x: 0,
+                    y: 0,
+                    text: label,
+                    style: ratatui::style::Style::default(),
+                },
+            ];
+            c.chart(area, parts);
+            c
+        };
+        let painted = |c: &Canvas| {
+            let mut b = Buffer::empty(area);
+            c.paint(&mut b);
+            b
+        };
+        // A spike in column 2 of a flat line, scrolled left one column a frame.
+        let spike = |lag: usize| -> Vec<u64> {
+            (0..10).map(|i| if i + lag == 2 { 24 } else { 1 }).collect()
+        };
+        let app = App::new(HostInfo::default(), Look::default(), 1.0);
+        let mut screen = Screen::new();
+        screen.clear(area);
+        let mut term = Buffer::empty(area);
+        apply(
+            &mut term,
+            &screen.whole(&app, area, Some(chart(spike(0), "IOPS"))),
+        );
+        for lag in 1..=usize::from(HOLD) {
+            let sent = screen.changed(chart(spike(lag), "IOPS"));
+            assert!(sent.is_empty(), "only scrolled, frame {lag}: held");
+            assert_eq!(term, painted(&chart(spike(0), "IOPS")), "as first shown");
+        }
+        let next = usize::from(HOLD) + 1;
+        apply(&mut term, &screen.changed(chart(spike(next), "IOPS")));
+        assert_eq!(term, painted(&chart(spike(next), "IOPS")), "caught up");
+        // Something new in the newest column: shown at once.
+        let mut moved = spike(next + 1);
+        moved[9] = 30;
+        let sent = screen.changed(chart(moved.clone(), "IOPS"));
+        assert!(!sent.is_empty());
+        apply(&mut term, &sent);
+        assert_eq!(term, painted(&chart(moved.clone(), "IOPS")));
+        // A label that changed, the bars only scrolled: at once too.
+        let mut scrolled = moved[1..].to_vec();
+        scrolled.push(30);
+        apply(&mut term, &screen.changed(chart(scrolled.clone(), "IOPS!")));
+        assert_eq!(term, painted(&chart(scrolled, "IOPS!")));
+        // Not a scroll: the bars changed in the middle.
+        let (a, mut b) = (spike(0), spike(1));
+        b[5] = 9;
+        let parts = |c: Canvas| match c.ops.into_iter().next() {
+            Some(Op::Chart { parts, .. }) => parts,
+            _ => unreachable!(),
+        };
+        let (a, b) = (parts(chart(a, "x")), parts(chart(b, "x")));
+        assert!(!canvas::only_scrolled(&a, &b, 4));
+        assert!(canvas::only_scrolled(&a, &parts(chart(spike(3), "x")), 4));
+        assert!(
+            !canvas::only_scrolled(&a, &parts(chart(spike(3), "x")), 2),
+            "further than asked"
+        );
     }
 
     /// The operations of every canvas own disjoint cells, and each paints only its own.

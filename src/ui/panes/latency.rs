@@ -69,7 +69,14 @@ pub fn percentile_lines(app: &App, d: &Disk) -> Vec<Line<'static>> {
             l.lat_write_p90_ms,
             l.lat_write_p99_ms,
         ),
-        row("queue", l.queue_p50_ms, l.queue_p90_ms, l.queue_p99_ms),
+        if l.lat_queue_timed == Some(false) {
+            Line::from(vec![
+                Span::styled(format!("{:<8}", "queue"), t.dim),
+                Span::styled("  not timed (--queue-time)", t.dim),
+            ])
+        } else {
+            row("queue", l.queue_p50_ms, l.queue_p90_ms, l.queue_p99_ms)
+        },
         Line::from(vec![
             Span::styled("max ", t.dim),
             Span::raw(f(l.lat_max_ms)),
