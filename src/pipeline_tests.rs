@@ -187,3 +187,50 @@ fn a_damaged_baselines_file_in_a_sample_seeds_nothing_and_says_why() {
         Some("pagewatch/baselines: line 3: bad figure `1e999`")
     );
 }
+
+#[test]
+fn the_dirty_answer_says_why_the_thresholds_fell_and_who_took_the_memory() {
+    use crate::model::dirty::State;
+    use crate::model::procs_memory::MemRow;
+    let samples = crate::source::test_samples("live-idle");
+    let mut m = derive_all(&samples, Options::default()).models.remove(0);
+    m.dirty.state = Some(State::BelowBackground);
+    m.domains.clear();
+    m.throttled.clear();
+    for d in &mut m.disks {
+        d.saturation = crate::model::disk::Saturation::default();
+    }
+    let mut calm = Calm::default();
+    m.verdict = Some(verdict::derive(&m));
+    tell(&mut calm, &mut m);
+    let calm_why = m.verdict.as_ref().unwrap().dirty.why.clone();
+    assert!(!calm_why.contains("T "), "{calm_why}");
+    // The eater took most of the memory in the next second: MemAvailable a sixth, T an
+    // eighth, and it grows at 2 GB/s.
+    m.time_ms += 1000;
+    m.memory.MemAvailable = m.memory.MemAvailable.map(|a| a / 6);
+    m.dirty.thresh_pages = m.dirty.thresh_pages.map(|t| t / 8);
+    m.dirty.derived_thresh_pages = m.dirty.derived_thresh_pages.map(|t| t / 8);
+    m.processes_by_memory = Some(vec![MemRow {
+        pid: 4242,
+        comm: "pagewatch-eat".into(),
+        state: 'R',
+        wchan: None,
+        in_reclaim: false,
+        reclaim_ms_per_s: None,
+        rss_bytes: Some(19 << 30),
+        anon_bytes: None,
+        file_bytes: None,
+        shmem_bytes: None,
+        swap_bytes: None,
+        rss_growth_bytes_per_s: Some(2e9),
+        majflt_per_s: None,
+        oom_score_adj: None,
+    }]);
+    m.verdict = Some(verdict::derive(&m));
+    tell(&mut calm, &mut m);
+    let why = &m.verdict.as_ref().unwrap().dirty.why;
+    assert!(why.contains("; T "), "{why}");
+    assert!(why.contains("as MemAvailable fell"), "{why}");
+    assert!(why.ends_with("pagewatch-eat[4242] holds 19.0G"), "{why}");
+}

@@ -192,6 +192,7 @@ fn mem_row() -> MemRow {
         state: 'S',
         wchan: None,
         in_reclaim: false,
+        reclaim_ms_per_s: None,
         rss_bytes: None,
         anon_bytes: None,
         file_bytes: None,
