@@ -175,7 +175,10 @@ impl Pipeline {
     fn derive(&self, prev: Option<&Snapshot>, cur: &Snapshot) -> Model {
         let mut model = Model::derive(prev, cur, self.opts);
         self.procs.fill(&mut model);
-        crate::model::reclaim_tasks::annotate(&mut model);
+        crate::model::reclaim_tasks::annotate(
+            model.reclaim_tasks.as_ref(),
+            model.processes_by_memory.as_mut(),
+        );
         verdict::fold_dirty(&mut model);
         model
     }

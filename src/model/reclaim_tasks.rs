@@ -21,7 +21,7 @@
 
 use serde::Serialize;
 
-use super::Model;
+use super::procs_memory::MemRow;
 use crate::parse::reclaim_trace::{Mark, Records};
 
 /// A process is named (the verdict, the pane) from this many ms/s in reclaim: under it a
@@ -165,9 +165,8 @@ pub fn pair(r: &Records) -> ReclaimTasks {
 /// Marks the memory rows with the tracer's figures: `reclaim_ms_per_s` (0 for a row that did
 /// not reclaim while armed; left `None` when it is not), and `in_reclaim` for a row whose
 /// task was inside reclaim at the read.
-pub fn annotate(m: &mut Model) {
-    let Some(t) = &m.reclaim_tasks else { return };
-    let Some(rows) = &mut m.processes_by_memory else {
+pub fn annotate(tasks: Option<&ReclaimTasks>, rows: Option<&mut Vec<MemRow>>) {
+    let (Some(t), Some(rows)) = (tasks, rows) else {
         return;
     };
     for row in rows.iter_mut() {

@@ -152,11 +152,11 @@ fn memory_rows_take_the_figures_while_armed_and_none_otherwise() {
         .models
         .remove(0);
     m.processes_by_memory = Some(vec![row(200, 1 << 30), row(100, 1 << 20)]);
-    annotate(&mut m);
+    annotate(m.reclaim_tasks.as_ref(), m.processes_by_memory.as_mut());
     let rows = m.processes_by_memory.clone().unwrap();
     assert!(rows.iter().all(|r| r.reclaim_ms_per_s.is_none()));
     m.reclaim_tasks = Some(pair(&read(vec![rec(1900, 100, Mark::Begin)])));
-    annotate(&mut m);
+    annotate(m.reclaim_tasks.as_ref(), m.processes_by_memory.as_mut());
     let rows = m.processes_by_memory.unwrap();
     // fio inside reclaim at the read sorts first, with its 100 ms/s; the eater 0.
     assert_eq!((rows[0].pid, rows[0].in_reclaim), (100, true));

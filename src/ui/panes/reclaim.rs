@@ -172,9 +172,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         _ => kv(app, "refault", PerSec(Opt(r.refault_s, 0))),
     };
     lines.push(Line::from(Vec::from(refault)));
-    for (text, lvl) in super::below::reclaim_lines(m) {
-        lines.push(Line::from(Span::styled(text, level(app, lvl))));
-    }
+    let below = super::below::reclaim_lines(m).into_iter();
+    lines.extend(below.map(|(text, lvl)| Line::from(Span::styled(text, level(app, lvl)))));
     if let Some((w, _)) = wm {
         lines.push(watermark_line(app, w, m.page_size));
     }
