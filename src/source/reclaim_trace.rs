@@ -17,6 +17,7 @@
 //! a read takes at most `TRACE_READ_CAP`.
 
 use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use super::sync_trace::{mono_ns, process_of};
@@ -104,7 +105,11 @@ impl ReclaimTracer {
                 self.wait -= 1;
             }
         } else {
-            let (text, status) = self.read(buf);
+            let t0 = super::thread_cpu_ns();
+            let (text, mut status) = self.read(buf);
+            // The read's own cost, this thread's CPU time (`cpu_ns`, ignored by the parser).
+            let cpu = super::thread_cpu_ns().saturating_sub(t0);
+            let _ = writeln!(status, "cpu_ns {cpu}");
             records = Some(text);
             self.status = Some(status);
         }
@@ -252,7 +257,6 @@ impl Drop for ReclaimTracer {
 }
 
 fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool) -> String {
-    use std::fmt::Write;
     let mut s = format!("state {state}\n");
     if let Some(w) = why {
         let _ = writeln!(s, "why {}", w.replace('\n', " "));
