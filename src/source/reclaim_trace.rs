@@ -20,6 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use super::below::status_text;
 use super::sync_trace::{mono_ns, process_of};
 use super::trace::TRACE_READ_CAP;
 use super::trace_instance::{Event, Instance, Spec, has_event, reachable};
@@ -254,20 +255,6 @@ impl Drop for ReclaimTracer {
     fn drop(&mut self) {
         self.armed = None;
     }
-}
-
-fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool) -> String {
-    let mut s = format!("state {state}\n");
-    if let Some(w) = why {
-        let _ = writeln!(s, "why {}", w.replace('\n', " "));
-    }
-    let _ = write!(
-        s,
-        "pid {}\nbytes {bytes}\ncapped {}\n",
-        std::process::id(),
-        u8::from(capped)
-    );
-    s
 }
 
 #[cfg(test)]
