@@ -14,7 +14,10 @@
 //! Cost: two events per direct reclaim, which runs at most a few thousand times a second
 //! under heavy pressure (allocstall), none while memory is plentiful; each record is 16–24
 //! bytes and one text line. The instance has a 64 KiB buffer per CPU (about 2,700 records);
-//! a read takes at most `TRACE_READ_CAP`.
+//! a read takes at most `TRACE_READ_CAP`. Measured (`cpu_ns` of the status, this thread's CPU
+//! clock, debug build, shared 2-core VM): 0.82 ms/s while armed over 53 s of an eater beside
+//! a dd writer and others' builds (3,000 records, 43 ms in all, 3.3 ms the longest read),
+//! most of it resolving new task ids in /proc.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
