@@ -212,20 +212,9 @@ fn the_dirty_answer_says_why_the_thresholds_fell_and_who_took_the_memory() {
     m.dirty.thresh_pages = m.dirty.thresh_pages.map(|t| t / 8);
     m.dirty.derived_thresh_pages = m.dirty.derived_thresh_pages.map(|t| t / 8);
     m.processes_by_memory = Some(vec![MemRow {
-        pid: 4242,
-        comm: "pagewatch-eat".into(),
-        state: 'R',
-        wchan: None,
-        in_reclaim: false,
-        reclaim_ms_per_s: None,
         rss_bytes: Some(19 << 30),
-        anon_bytes: None,
-        file_bytes: None,
-        shmem_bytes: None,
-        swap_bytes: None,
         rss_growth_bytes_per_s: Some(2e9),
-        majflt_per_s: None,
-        oom_score_adj: None,
+        ..MemRow::blank(4242, "pagewatch-eat")
     }]);
     m.verdict = Some(verdict::derive(&m));
     tell(&mut calm, &mut m);

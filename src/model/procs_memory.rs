@@ -58,6 +58,30 @@ pub struct MemRow {
     pub oom_score_adj: Option<i32>,
 }
 
+impl MemRow {
+    /// A row of `pid` and `comm` with nothing read (sleeping, no figures), for tests.
+    #[cfg(test)]
+    #[must_use]
+    pub fn blank(pid: u32, comm: &str) -> Self {
+        Self {
+            pid,
+            comm: comm.to_owned(),
+            state: 'S',
+            wchan: None,
+            in_reclaim: false,
+            reclaim_ms_per_s: None,
+            rss_bytes: None,
+            anon_bytes: None,
+            file_bytes: None,
+            shmem_bytes: None,
+            swap_bytes: None,
+            rss_growth_bytes_per_s: None,
+            majflt_per_s: None,
+            oom_score_adj: None,
+        }
+    }
+}
+
 /// Whether a wchan is one of the reclaim paths a task sleeps in when its allocation must
 /// free memory first (direct reclaim, its throttle, compaction, the memcg high limit).
 #[must_use]

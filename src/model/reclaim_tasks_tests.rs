@@ -132,20 +132,9 @@ fn a_reused_task_id_drops_the_old_entry() {
 fn memory_rows_take_the_figures_while_armed_and_none_otherwise() {
     use crate::model::procs_memory::MemRow;
     let row = |pid, rss| MemRow {
-        pid,
-        comm: String::new(),
         state: 'R',
-        wchan: None,
-        in_reclaim: false,
-        reclaim_ms_per_s: None,
         rss_bytes: Some(rss),
-        anon_bytes: None,
-        file_bytes: None,
-        shmem_bytes: None,
-        swap_bytes: None,
-        rss_growth_bytes_per_s: None,
-        majflt_per_s: None,
-        oom_score_adj: None,
+        ..MemRow::blank(pid, "")
     };
     let samples = crate::source::test_samples("live-idle");
     let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
