@@ -4,15 +4,23 @@
 //! is armed and direct reclaim runs, the verdict's reclaim answer names a task with its ms/s
 //! and the memory rows carry `reclaim_ms_per_s`; after the run its tracefs instance is gone.
 //! Skips (saying why) without root or the events, or when no direct reclaim happened (a
-//! machine with free memory the eater could not exhaust within its bound). Under 40 s.
+//! machine with free memory the eater could not exhaust within its bound). Under 55 s.
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
 const EVENT: &str = "/sys/kernel/tracing/events/vmscan/mm_vmscan_direct_reclaim_begin";
+
+fn vm_rss(pid: u32) -> u64 {
+    let t = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    t.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
 
 fn meminfo_kb(key: &str) -> u64 {
     let t = std::fs::read_to_string("/proc/meminfo").unwrap();
@@ -35,7 +43,7 @@ fn the_task_in_direct_reclaim_is_named_with_its_ms_per_s() {
     let (free, avail) = (meminfo_kb("MemFree"), meminfo_kb("MemAvailable"));
     let eat_mb = ((free + 2 * 1024 * 1024).min(avail * 6 / 10)) / 1024;
     let mut batch = Command::new(EXE)
-        .args(["--batch", "--format", "json", "-i", "1", "-n", "24"])
+        .args(["--batch", "--format", "json", "-i", "1", "-n", "48"])
         .args(["--no-config"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -56,7 +64,15 @@ fn the_task_in_direct_reclaim_is_named_with_its_ms_per_s() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_secs(16));
+    // Until it holds free memory + 1.5 GiB (reclaim must run for the rest), at most 36 s (it
+    // touches ~300 MB/s as a debug build), then 6 s more under pressure.
+    let past_free = (free + 1536 * 1024) * 1024;
+    let t0 = Instant::now();
+    while vm_rss(eater.id()) < past_free.min(eat_mb << 20) && t0.elapsed() < Duration::from_secs(36)
+    {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(6));
     drop(eater.stdin.take()); // EOF: the eater lets go and exits
     let _ = eater.wait();
     let _ = batch.wait();
