@@ -176,6 +176,10 @@ impl Pipeline {
     fn derive(&self, prev: Option<&Snapshot>, cur: &Snapshot) -> Model {
         let mut model = Model::derive(prev, cur, self.opts);
         self.procs.fill(&mut model);
+        crate::model::reclaim_tasks::annotate(
+            model.reclaim_tasks.as_ref(),
+            model.processes_by_memory.as_mut(),
+        );
         verdict::fold_dirty(&mut model);
         model
     }
@@ -226,6 +230,10 @@ fn tell(calm: &mut Calm, model: &mut Model) {
     let story = calm.tell(model);
     let early = crate::model::early::warn(model, &story);
     if let Some(v) = &mut model.verdict {
+        // Why the dirty thresholds moved is part of the dirty answer: the taker and T's fall.
+        if let Some(t) = &story.thresholds_moved {
+            v.dirty.why = format!("{}; {t}", v.dirty.why);
+        }
         v.story = story;
         verdict::warn_early(v, early);
     }

@@ -191,3 +191,39 @@ fn a_damaged_baselines_file_in_a_sample_seeds_nothing_and_says_why() {
         Some("pagewatch/baselines: line 3: bad figure `1e999`")
     );
 }
+
+#[test]
+fn the_dirty_answer_says_why_the_thresholds_fell_and_who_took_the_memory() {
+    use crate::model::dirty::State;
+    use crate::model::procs_memory::MemRow;
+    let samples = crate::source::test_samples("live-idle");
+    let mut m = derive_all(&samples, Options::default()).models.remove(0);
+    m.dirty.state = Some(State::BelowBackground);
+    m.domains.clear();
+    m.throttled.clear();
+    for d in &mut m.disks {
+        d.saturation = crate::model::disk::Saturation::default();
+    }
+    let mut calm = Calm::default();
+    m.verdict = Some(verdict::derive(&m));
+    tell(&mut calm, &mut m);
+    let calm_why = m.verdict.as_ref().unwrap().dirty.why.clone();
+    assert!(!calm_why.contains("T "), "{calm_why}");
+    // The eater took most of the memory in the next second: MemAvailable a sixth, T an
+    // eighth, and it grows at 2 GB/s.
+    m.time_ms += 1000;
+    m.memory.MemAvailable = m.memory.MemAvailable.map(|a| a / 6);
+    m.dirty.thresh_pages = m.dirty.thresh_pages.map(|t| t / 8);
+    m.dirty.derived_thresh_pages = m.dirty.derived_thresh_pages.map(|t| t / 8);
+    m.processes_by_memory = Some(vec![MemRow {
+        rss_bytes: Some(19 << 30),
+        rss_growth_bytes_per_s: Some(2e9),
+        ..MemRow::blank(4242, "pagewatch-eat")
+    }]);
+    m.verdict = Some(verdict::derive(&m));
+    tell(&mut calm, &mut m);
+    let why = &m.verdict.as_ref().unwrap().dirty.why;
+    assert!(why.contains("; T "), "{why}");
+    assert!(why.contains("as MemAvailable fell"), "{why}");
+    assert!(why.ends_with("pagewatch-eat[4242] holds 19.0G"), "{why}");
+}

@@ -236,6 +236,9 @@ pub struct Wants {
     pub latency_queue: bool,
     /// Arm the `-below` tracer (wbt and reclaim throttling: `parse::below`), root only.
     pub below: bool,
+    /// Time direct and memcg reclaim per task in pagewatch's `-reclaim` tracefs instance
+    /// (`parse::reclaim_trace`), root only.
+    pub reclaim: bool,
 }
 
 /// Which processes a walk covers.

@@ -88,7 +88,14 @@ pub struct ReclaimVerdict {
     pub why: String,
     /// Memory PSI `some` over the interval, percent; `None` without PSI or a previous read.
     pub stall_pct: Option<f64>,
+    /// Who stalled in reclaim in the interval, most time first (at most `RECLAIM_WHO`), while
+    /// the reclaim tracer is armed (`model::reclaim_tasks`); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub who: Vec<super::reclaim_tasks::TaskRow>,
 }
+
+/// The reclaimers the verdict names.
+pub const RECLAIM_WHO: usize = 3;
 
 impl ReclaimVerdict {
     /// Whether this answer is headline news: direct reclaim always, cgroup limit reclaim when

@@ -22,6 +22,7 @@ pub mod procs;
 pub mod procs_memory;
 pub mod rate;
 pub mod reclaim;
+pub mod reclaim_tasks;
 pub mod refresh;
 pub mod saturation;
 pub mod scope;
@@ -116,6 +117,10 @@ pub struct Model {
     /// those in D state); `None` when no walk ran recently or it had no memory records.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub processes_by_memory: Option<Vec<procs_memory::MemRow>>,
+    /// Who stalled in direct or memcg reclaim in the interval, by process (the reclaim
+    /// tracer, spec §3.3); `None` while it is not armed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reclaim_tasks: Option<reclaim_tasks::ReclaimTasks>,
     /// The throttled writers of the interval, most paused first: the tracepoint's rows while
     /// it is armed, else the wchan rows of the process walk (spec §7, §11).
     pub throttled: Vec<throttled::Throttled>,
@@ -233,6 +238,11 @@ impl Model {
             task_delayacct: None,
             hidepid: None,
             processes_by_memory: None,
+            reclaim_tasks: cur
+                .reclaim_trace
+                .as_ref()
+                .and_then(|t| t.records.as_ref())
+                .map(reclaim_tasks::pair),
             walk_interval_ms: None,
             throttled: throttled::rows(
                 tracer.as_ref(),

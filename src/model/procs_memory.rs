@@ -34,8 +34,12 @@ pub struct MemRow {
     pub state: char,
     /// Where its main thread sleeps, when readable.
     pub wchan: Option<String>,
-    /// In D state in a reclaim path: stalled in direct reclaim or its throttle.
+    /// In D state in a reclaim path (the walk's wchan), or inside direct or memcg reclaim at
+    /// the read (the reclaim tracer, `model::reclaim_tasks`).
     pub in_reclaim: bool,
+    /// Milliseconds its tasks spent in direct or memcg reclaim per second of the interval
+    /// (the reclaim tracer); `None` while the tracer is not armed.
+    pub reclaim_ms_per_s: Option<f64>,
     /// Resident bytes.
     pub rss_bytes: Option<u64>,
     /// Resident anonymous bytes.
@@ -52,6 +56,30 @@ pub struct MemRow {
     pub majflt_per_s: Option<f64>,
     /// `/proc/PID/oom_score_adj` (−1000 never killed, 1000 killed first).
     pub oom_score_adj: Option<i32>,
+}
+
+impl MemRow {
+    /// A row of `pid` and `comm` with nothing read (sleeping, no figures), for tests.
+    #[cfg(test)]
+    #[must_use]
+    pub fn blank(pid: u32, comm: &str) -> Self {
+        Self {
+            pid,
+            comm: comm.to_owned(),
+            state: 'S',
+            wchan: None,
+            in_reclaim: false,
+            reclaim_ms_per_s: None,
+            rss_bytes: None,
+            anon_bytes: None,
+            file_bytes: None,
+            shmem_bytes: None,
+            swap_bytes: None,
+            rss_growth_bytes_per_s: None,
+            majflt_per_s: None,
+            oom_score_adj: None,
+        }
+    }
 }
 
 /// Whether a wchan is one of the reclaim paths a task sleeps in when its allocation must
@@ -85,13 +113,18 @@ pub fn memory_rows(cur: &Walk) -> Vec<MemRow> {
         .iter()
         .map(|r| mem_row(r, cur.page_size, dt))
         .collect();
+    sort_rows(&mut rows);
+    rows
+}
+
+/// The memory sort's order: stalled in reclaim first, then by resident bytes.
+pub fn sort_rows(rows: &mut [MemRow]) {
     rows.sort_by(|a, b| {
         b.in_reclaim
             .cmp(&a.in_reclaim)
             .then(b.rss_bytes.unwrap_or(0).cmp(&a.rss_bytes.unwrap_or(0)))
             .then(a.pid.cmp(&b.pid))
     });
-    rows
 }
 
 fn mem_row(r: &MemRecord, page: Option<u64>, dt: Option<f64>) -> MemRow {
@@ -110,6 +143,7 @@ fn mem_row(r: &MemRecord, page: Option<u64>, dt: Option<f64>) -> MemRow {
         state: r.stat.state,
         in_reclaim: r.stat.state == 'D' && wchan.as_deref().is_some_and(in_reclaim),
         wchan,
+        reclaim_ms_per_s: None,
         rss_bytes: kb(r.vm_rss_kb).or_else(|| pages(r.stat.rss_pages)),
         anon_bytes: kb(r.rss_anon_kb),
         file_bytes: kb(r.rss_file_kb),

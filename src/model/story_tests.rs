@@ -186,21 +186,7 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
 }
 
 fn mem_row() -> MemRow {
-    MemRow {
-        pid: 0,
-        comm: String::new(),
-        state: 'S',
-        wchan: None,
-        in_reclaim: false,
-        rss_bytes: None,
-        anon_bytes: None,
-        file_bytes: None,
-        shmem_bytes: None,
-        swap_bytes: None,
-        rss_growth_bytes_per_s: None,
-        majflt_per_s: None,
-        oom_score_adj: None,
-    }
+    MemRow::blank(0, "")
 }
 
 #[test]

@@ -30,7 +30,8 @@
 
 use super::Model;
 pub use super::answers::{
-    DirtyVerdict, Early, LIMIT_STALL_PCT, Latency, ReclaimState, ReclaimVerdict, Sure, Verdict,
+    DirtyVerdict, Early, LIMIT_STALL_PCT, Latency, RECLAIM_WHO, ReclaimState, ReclaimVerdict, Sure,
+    Verdict,
 };
 use super::dirty::State;
 use super::domains::{Domain, Kind};
@@ -306,21 +307,42 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
         .memory
         .and_then(|p| p.some)
         .and_then(|s| s.total_pct);
+    let tasks = m.reclaim_tasks.as_ref();
+    let named = tasks.and_then(|t| t.named(RECLAIM_WHO));
     let answer = |state, why: String| ReclaimVerdict {
         state,
         sure: Sure::Sampled,
         why,
         stall_pct,
+        who: match state {
+            ReclaimState::Direct | ReclaimState::Cgroup => tasks
+                .map(|t| {
+                    let named = |r: &&super::reclaim_tasks::TaskRow| {
+                        r.ms_per_s >= super::reclaim_tasks::NAMED_MS_PER_S
+                    };
+                    t.rows
+                        .iter()
+                        .filter(named)
+                        .take(RECLAIM_WHO)
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        },
     };
     if r.direct_ran() {
-        return answer(
-            ReclaimState::Direct,
-            format!(
-                "direct reclaim: {:.0} allocstall/s, scanning {:.0} pages/s",
-                v(r.allocstall_s),
-                v(r.pgscan_direct_s)
-            ),
+        let figures = format!(
+            "{:.0} allocstall/s, scanning {:.0} pages/s",
+            v(r.allocstall_s),
+            v(r.pgscan_direct_s)
         );
+        // Who stalled, timed by the reclaim tracer (spec §3.3), leads.
+        let why = match &named {
+            Some(n) => format!("direct reclaim: {n}; {figures}"),
+            None => format!("direct reclaim: {figures}"),
+        };
+        return answer(ReclaimState::Direct, why);
     }
     if r.limit_ran() {
         let within = limit_group(m)
@@ -330,10 +352,11 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
         let stall = stall_pct
             .map(|p| format!(", memory stalled {p:.0}% of the interval (PSI some)"))
             .unwrap_or_default();
+        let who = named.map(|n| format!("; stalled: {n}")).unwrap_or_default();
         return answer(
             ReclaimState::Cgroup,
             format!(
-                "cgroup limit reclaim{within}: scanning {:.0} pages/s{stall}",
+                "cgroup limit reclaim{within}: scanning {:.0} pages/s{stall}{who}",
                 v(r.pgscan_memcg_s)
             ),
         );

@@ -79,6 +79,8 @@ pub struct Gate {
     saturated_quiet_s: std::collections::BTreeMap<String, f64>,
     /// Seconds since the last reason to arm the `-below` tracer.
     below_quiet_s: Option<f64>,
+    /// Seconds since direct or memcg reclaim last ran (the reclaim tracer).
+    reclaim_quiet_s: Option<f64>,
     /// Seconds since the machine was last busy enough to walk the pane at the fast period.
     active_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
@@ -137,6 +139,13 @@ impl Gate {
             latency: self.latency(m, view, dt),
             latency_queue: view.queue_time,
             below: linger(&mut self.below_quiet_s, below_wanted(m, view), dt),
+            // Who stalls in reclaim: timed while tasks enter it (allocstall, direct or memcg
+            // scanning), whatever the mode.
+            reclaim: linger(
+                &mut self.reclaim_quiet_s,
+                m.reclaim.direct_ran() || m.reclaim.limit_ran(),
+                dt,
+            ),
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
@@ -601,5 +610,28 @@ mod tests {
         }
         let w = g.update(&m, &View::default()).unwrap();
         assert_eq!(w, Wants::default(), "off after 10 quiet seconds");
+    }
+
+    #[test]
+    fn the_reclaim_tracer_is_armed_while_tasks_enter_reclaim_in_every_mode() {
+        let mut m = model("live-idle", 1);
+        m.reclaim.allocstall_s = Some(0.0);
+        m.reclaim.pgscan_direct_s = Some(0.0);
+        m.reclaim.pgscan_memcg_s = Some(0.0);
+        let mut g = Gate::default();
+        assert!(!g.update(&m, &View::default()).is_some_and(|w| w.reclaim));
+        m.reclaim.allocstall_s = Some(3.0);
+        assert!(
+            g.update(&m, &View::default()).unwrap().reclaim,
+            "allocstall"
+        );
+        let mut m2 = m.clone();
+        m2.reclaim.allocstall_s = Some(0.0);
+        m2.reclaim.pgscan_memcg_s = Some(500.0);
+        let mut g = Gate::default();
+        assert!(
+            g.update(&m2, &View::default()).unwrap().reclaim,
+            "memcg limit"
+        );
     }
 }

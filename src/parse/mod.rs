@@ -23,6 +23,7 @@ mod memo;
 pub mod pressure;
 pub mod procs;
 pub mod queue;
+pub mod reclaim_trace;
 pub mod scope;
 pub mod stat;
 pub mod sync_calls;
@@ -147,6 +148,9 @@ pub struct Snapshot {
     /// The `-below` tracer (wbt, reclaim throttling): its state and the interval's per-device
     /// and per-reason lines; `None` when the sample does not carry it.
     pub below: Option<below::Below>,
+    /// The direct-reclaim tracer: its state and the read's begin/end records (spec §3.3);
+    /// `None` when the sample does not carry it.
+    pub reclaim_trace: Option<reclaim_trace::ReclaimTrace>,
 }
 
 /// The journals a sample carries, and the first error among them.
@@ -358,6 +362,7 @@ impl Snapshot {
             journals,
             journals_error,
             below: below::parse(sample),
+            reclaim_trace: reclaim_trace::parse(sample),
         })
     }
 }

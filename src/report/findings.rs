@@ -95,6 +95,13 @@ pub(crate) fn periods(o: &mut String, a: &Analysis, started: i64) {
         let _ = writeln!(o, "None: no direct scanning and no allocation stalls.\n");
     } else {
         period_table(o, &a.direct, started, "peak direct scan/s", None);
+        if let Some(n) = super::reclaimers::named(&a.summary.reclaimers, 5) {
+            let _ = writeln!(
+                o,
+                "Stalled in it, per second of direct reclaim (reclaim tracer): {}\n",
+                super::md::cell(&n)
+            );
+        }
     }
     // Only when it happened (most machines have no memory limits to reclaim at).
     if !a.limit_stall.is_empty() {

@@ -15,6 +15,7 @@ mod markdown;
 mod md;
 mod periods;
 mod range;
+mod reclaimers;
 mod series;
 mod stats;
 mod story;

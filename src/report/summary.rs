@@ -42,6 +42,8 @@ pub struct ReportSummary {
     pub paused_s: Option<f64>,
     /// Seconds with direct reclaim.
     pub direct_reclaim_s: f64,
+    /// Who stalled in it, most first (the reclaim tracer, `report::reclaimers`).
+    pub reclaimers: Vec<super::reclaimers::Reclaimer>,
     /// Seconds with cgroup limit reclaim stalling tasks.
     pub limit_stall_s: f64,
     /// The worst await of any disk and direction over a loaded period, weighted by IOs
@@ -95,6 +97,7 @@ pub(crate) fn summarise(
         throttled_by_domain: by_domain(models),
         paused_s: paused(models),
         direct_reclaim_s: periods::total_seconds(direct),
+        reclaimers: super::reclaimers::reclaimers(models),
         limit_stall_s: periods::total_seconds(limit_stall),
         worst_await: super::load::worst_under_load(models),
         saturated_s: disks
@@ -208,7 +211,10 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
         parts.push(said(&d.unjudged, &d.unjudged_why, &d.name, "not judged"));
     }
     if s.direct_reclaim_s > 0.0 {
-        parts.push(format!("direct reclaim {:.1} s", s.direct_reclaim_s));
+        let who = super::reclaimers::named(&s.reclaimers, 3)
+            .map(|n| format!(" (stalled in it: {n})"))
+            .unwrap_or_default();
+        parts.push(format!("direct reclaim {:.1} s{who}", s.direct_reclaim_s));
     } else {
         parts.push("no direct reclaim".to_owned());
     }

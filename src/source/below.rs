@@ -163,7 +163,9 @@ fn put(files: &mut BTreeMap<String, String>, name: &str, text: &str) {
     }
 }
 
-fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool) -> String {
+/// The status pseudo-file of a tracer (the keys `parse::trace::parse_status` reads); the
+/// reclaim tracer's too.
+pub(super) fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool) -> String {
     use std::fmt::Write;
     let mut s = format!("state {state}\n");
     if let Some(w) = why {

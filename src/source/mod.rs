@@ -25,6 +25,7 @@ pub mod procs;
 pub(crate) mod procs_memory;
 mod procs_visit;
 mod read;
+mod reclaim_trace;
 mod scope;
 mod sync_trace;
 mod taskstats;

@@ -261,7 +261,7 @@ fn refusal(state: &str, why: String) -> SyncCalls {
 }
 
 /// `CLOCK_MONOTONIC`, ns: the trace clock `mono`.
-fn mono_ns() -> u64 {
+pub(super) fn mono_ns() -> u64 {
     ns(rustix::time::ClockId::Monotonic)
 }
 
@@ -272,7 +272,7 @@ fn ns(clock: rustix::time::ClockId) -> u64 {
 
 /// A task's process id (`/proc/TID/status` `Tgid`) and that process's comm; the task id and
 /// an empty name when it is gone.
-fn process_of(proc_root: &Path, tid: u32) -> (u32, String, u64) {
+pub(super) fn process_of(proc_root: &Path, tid: u32) -> (u32, String, u64) {
     let leader = std::fs::read_to_string(proc_root.join(tid.to_string()).join("status"))
         .ok()
         .and_then(|s| {

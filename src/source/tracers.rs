@@ -1,8 +1,8 @@
 //! The live system's tracers together: the balance_dirty_pages tracepoint (and its writers'
-//! thread groups), the sync syscalls, the block requests and the `-below` events, each in its
+//! thread groups), the sync syscalls, the block requests, the `-below` events and direct reclaim, each in its
 //! own tracefs instance, armed, read or disarmed once per sample as the model wants.
 //!
-//! Owns: holding the four tracers and the lineage reader, and calling each once per sample.
+//! Owns: holding the five tracers and the lineage reader, and calling each once per sample.
 //! Must not touch: tracefs or /proc directly (each tracer, `source::lineage`), the rest of the
 //! sample (`source::fs`).
 
@@ -22,6 +22,8 @@ pub struct Tracers {
     blk: super::blk::BlkTracer,
     /// The `-below` tracer (wbt, reclaim throttling).
     below: super::below::BelowTracer,
+    /// Who stalls in direct reclaim (`Wants::reclaim`).
+    reclaim: super::reclaim_trace::ReclaimTracer,
     /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
     lineage: super::lineage::Lineage,
 }
@@ -36,7 +38,8 @@ impl Tracers {
             bdp: super::Tracer::new(p.clone(), g.clone()),
             sync: super::SyncTracer::new(p.clone(), g.clone()),
             blk: super::blk::BlkTracer::new(p.clone(), PathBuf::from(sys_root), g.clone()),
-            below: super::below::BelowTracer::new(p, g),
+            below: super::below::BelowTracer::new(p.clone(), g.clone()),
+            reclaim: super::reclaim_trace::ReclaimTracer::new(p, g),
             lineage: super::lineage::Lineage::default(),
         }
     }
@@ -68,5 +71,6 @@ impl Tracers {
         self.sync.sample(wants.sync, buf, files, fresh);
         self.blk.sample(files, fresh);
         self.below.sample(wants.below, buf, files, fresh);
+        self.reclaim.sample(wants.reclaim, buf, files, fresh);
     }
 }

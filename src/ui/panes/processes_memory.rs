@@ -18,7 +18,7 @@ use crate::ui::widgets::{fitting, pad_to, push_right};
 type Getter = fn(&MemRow) -> Cell;
 /// (title, width, value, text column), in priority order: what fits at 80 columns first.
 type Column = (&'static str, usize, Getter, bool);
-const COLUMNS: [Column; 8] = [
+const COLUMNS: [Column; 9] = [
     ("RSS", 8, |r| bytes(r.rss_bytes), false),
     ("ANON", 8, |r| bytes(r.anon_bytes), false),
     (
@@ -42,6 +42,8 @@ const COLUMNS: [Column; 8] = [
         |r| Cell::Num(r.oom_score_adj.map(f64::from), 0),
         false,
     ),
+    // Time in direct or memcg reclaim (the reclaim tracer, while armed).
+    ("RECLms/s", 9, |r| Cell::Num(r.reclaim_ms_per_s, 0), false),
 ];
 
 fn bytes(b: Option<u64>) -> Cell {

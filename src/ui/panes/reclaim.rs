@@ -157,6 +157,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         PerSec(Rate(r.pgscan_direct_throttle_s)),
     ));
     lines.push(Line::from(l));
+    lines.extend(stalled_line(app, m));
     let mut l = Vec::with_capacity(9);
     l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
     l.extend(kv(app, " out", Rate(r.pswpout_s)));
@@ -171,13 +172,21 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         _ => kv(app, "refault", PerSec(Opt(r.refault_s, 0))),
     };
     lines.push(Line::from(Vec::from(refault)));
-    for (text, lvl) in super::below::reclaim_lines(m) {
-        lines.push(Line::from(Span::styled(text, level(app, lvl))));
-    }
+    let below = super::below::reclaim_lines(m).into_iter();
+    lines.extend(below.map(|(text, lvl)| Line::from(Span::styled(text, level(app, lvl)))));
     if let Some((w, _)) = wm {
         lines.push(watermark_line(app, w, m.page_size));
     }
     canvas.lines(inner, lines);
+}
+
+/// Who stalled in reclaim, while the reclaim tracer timed someone (`model::reclaim_tasks`).
+fn stalled_line(app: &App, m: &Model) -> Option<Line<'static>> {
+    let n = m.reclaim_tasks.as_ref()?.named(3)?;
+    Some(Line::from(vec![
+        Span::styled("stalled ", theme(app).dim),
+        Span::styled(n, level(app, direct_level(m))),
+    ]))
 }
 
 /// The worst zone's free pages against its watermarks.
@@ -327,6 +336,7 @@ mod tests {
             sure: crate::model::verdict::Sure::Sampled,
             why: String::new(),
             stall_pct,
+            who: Vec::new(),
         };
         let quiet = ran(ReclaimState::None, Some(0.0));
         let kswapd = ran(ReclaimState::Kswapd, Some(0.0));
