@@ -176,6 +176,9 @@ pub enum Cmd {
     Play(PlayArgs),
     /// Serve live figures to Prometheus at http://ADDR/metrics, without the screen.
     Serve(ServeArgs),
+    /// Write a recording of this machine to stdout, flushed after every sample: the remote
+    /// side of `pagewatch connect` (it runs this over ssh).
+    Stream(StreamArgs),
     /// Internal: run a command in this process's group and kill the whole group when
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
@@ -271,6 +274,14 @@ pub struct RecordArgs {
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "eat", value_name = "SIZE", hide = true)]
     pub eat: Vec<String>,
+}
+
+/// `pagewatch stream`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StreamArgs {
+    /// Seconds between samples.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
+    pub interval: f64,
 }
 
 /// `pagewatch serve`.

@@ -44,6 +44,7 @@ pub fn run(args: &Args) -> Result<()> {
         Some(Cmd::Export(a)) => export::run(a),
         Some(Cmd::Play(a)) => play::run(a),
         Some(Cmd::Serve(a)) => serve::run(a),
+        Some(Cmd::Stream(a)) => record::stream(a),
         Some(Cmd::Gen(a)) => generate::run(&a.dir),
     }
 }

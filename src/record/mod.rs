@@ -79,12 +79,14 @@ mod error;
 pub mod format;
 mod reader;
 mod replay;
+pub mod stream;
 mod writer;
 
 pub use delta::SampleDelta;
 pub use error::RecordError;
 pub use reader::read;
 pub use replay::RecordingSource;
+pub use stream::{Followed, Follower, StreamError, StreamWriter};
 pub use writer::{Recorder, Written, ZSTD_LEVEL};
 
 impl Header {
