@@ -129,13 +129,15 @@ impl Live {
         super::note_unresolved(std::path::Path::new("/sys"), latency);
         let first = source.read().context("reading /proc")?;
         let provenance = std::env::args().collect::<Vec<_>>().join(" ");
-        let header = Header::from_sample(
+        let mut header = Header::from_sample(
             &first,
             HostInfo::live(),
             interval,
             provenance,
             first.wall_ms,
         );
+        let root = rustix::process::geteuid().is_root();
+        header.privilege = Some(if root { "tracepoint" } else { "wchan" }.to_owned());
         Ok(Live {
             stop,
             source,

@@ -38,6 +38,11 @@ pub struct Header {
     pub devices: Vec<DeviceFacts>,
     /// How the recording was made (`pagewatch --record`, `pagewatch record`, command line).
     pub provenance: String,
+    /// How the recorder saw throttled writers: `tracepoint` (it ran as root) or `wchan` (not
+    /// root: approximate). Written by `pagewatch stream`, for `connect`'s header; absent in
+    /// recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privilege: Option<String>,
 }
 
 /// Queue settings of one block device.
@@ -135,6 +140,7 @@ impl Header {
             sysctls,
             devices,
             provenance,
+            privilege: None,
         }
     }
 }
