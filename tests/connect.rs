@@ -246,7 +246,7 @@ fn three_hosts_give_a_record_each_per_interval_with_host_set() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut per: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut per = std::collections::BTreeMap::<String, usize>::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert!(v["verdict"].is_object(), "a whole record: {line}");
