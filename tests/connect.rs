@@ -6,12 +6,16 @@
 //! refused naming both versions; a remote that is not root says the throttled table is
 //! approximate; three hosts give one record each per interval with `host` set; idle, the ssh
 //! channel carries ≤ 1 kB/s (15 s here; `PW_CONNECT_IDLE_S=60` for the minute).
-//! Each skips, saying why, without sshd, root or tmux.
+//! During a flood (2 fio writers, `vm.dirty_bytes` 64M, put back after), `connect --batch`
+//! and a local `--batch` agree on `verdict.dirty.state` and the saturated devices in ≥ 90 % of
+//! the seconds they share. Each skips, saying why, without sshd, root, tmux or fio.
 
 #![allow(clippy::unwrap_used)]
 
 #[path = "common/sshd.rs"]
 mod sshd;
+#[path = "common/sysctl.rs"]
+mod sysctl;
 #[path = "common/tmux.rs"]
 mod tmux;
 
@@ -307,4 +311,96 @@ fn idle_the_ssh_channel_carries_at_most_1_kb_a_second() {
     // (a packet a sample, under 100 bytes) above what `record` writes.
     let budget = 1024f64.max(file_rate * 1.05 + 100.0);
     assert!(rate <= budget, "{rate:.0} B/s, budget {budget:.0}");
+}
+
+/// `verdict.dirty.state` and `verdict.saturated` of each JSON record, by wall-clock second.
+fn verdicts(out: &[u8]) -> std::collections::BTreeMap<i64, (String, String)> {
+    String::from_utf8_lossy(out)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .map(|v| {
+            let sec = v["time_ms"].as_i64().unwrap() / 1000;
+            let state = v["verdict"]["dirty"]["state"].to_string();
+            (sec, (state, v["verdict"]["saturated"].to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn during_a_flood_connect_and_local_batch_agree_on_the_verdict() {
+    let Some(s) = sshd() else { return };
+    if Command::new("fio").arg("--version").output().is_err() {
+        eprintln!("skipping: fio is not installed (bash .ci/run installs it)");
+        return;
+    }
+    let _knobs = sysctl::DirtyKnobs::set_dirty_bytes(64 << 20);
+    let dir = tempfile::Builder::new()
+        .prefix("pagewatch-connect-flood")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let mut fio = Command::new("fio")
+        .args([
+            "--name=w",
+            "--rw=write",
+            "--bs=1M",
+            "--size=512M",
+            "--numjobs=2",
+        ])
+        .args(["--ioengine=psync", "--time_based", "--runtime=35"])
+        .arg(format!("--directory={}", dir.path().display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Both sides judge disks from what they see, not from a stored baseline.
+    let remote = s.path("flood");
+    let script = format!(
+        "#!/bin/sh\nPAGEWATCH_BASELINES=off exec {} \"$@\"\n",
+        env!("CARGO_BIN_EXE_pagewatch")
+    );
+    std::fs::write(&remote, script).unwrap();
+    std::fs::set_permissions(&remote, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let n = "25";
+    let local = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args(["--batch", "--format", "json", "-n", n])
+        .env("PAGEWATCH_BASELINES", "off")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let far = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args(["connect", "--batch", "--format", "json", "-n", n])
+        .args(["--ssh-command", &s.ssh_command()])
+        .args(["--remote-path", &remote.display().to_string(), "127.0.0.1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (local, far) = (
+        local.wait_with_output().unwrap(),
+        far.wait_with_output().unwrap(),
+    );
+    let _ = fio.kill();
+    let _ = fio.wait();
+    let (l, r) = (verdicts(&local.stdout), verdicts(&far.stdout));
+    let shared: Vec<i64> = l.keys().filter(|k| r.contains_key(k)).copied().collect();
+    let same = |pick: fn(&(String, String)) -> &String| {
+        shared.iter().filter(|k| pick(&l[k]) == pick(&r[k])).count()
+    };
+    let (state, sat) = (same(|v| &v.0), same(|v| &v.1));
+    eprintln!(
+        "flood: {} shared seconds; dirty state agrees in {state}, saturated devices in {sat}",
+        shared.len()
+    );
+    assert!(shared.len() >= 15, "{} shared seconds", shared.len());
+    let throttled = shared.iter().filter(|k| l[k].0.contains("throttl")).count();
+    assert!(throttled > 0, "the flood never throttled: {l:?}");
+    for (what, n) in [("verdict.dirty.state", state), ("saturated devices", sat)] {
+        assert!(
+            n * 10 >= shared.len() * 9,
+            "{what} agrees in {n} of {} seconds\nlocal {l:?}\nremote {r:?}",
+            shared.len()
+        );
+    }
 }
