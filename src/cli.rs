@@ -189,6 +189,12 @@ pub enum Cmd {
     Play(PlayArgs),
     /// Serve live figures to Prometheus at http://ADDR/metrics, without the screen.
     Serve(ServeArgs),
+    /// Write a recording of this machine to stdout, flushed after every sample: the remote
+    /// side of `pagewatch connect` (it runs this over ssh).
+    Stream(StreamArgs),
+    /// Watch other machines over ssh: one host's screen, or one line per host for several
+    /// (runs `pagewatch stream` there; read-only).
+    Connect(ConnectArgs),
     /// Internal: run a command in this process's group and kill the whole group when
     /// pagewatch dies (used to start fio).
     #[command(hide = true, name = "__guard")]
@@ -289,6 +295,61 @@ pub struct RecordArgs {
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "eat", value_name = "SIZE", hide = true)]
     pub eat: Vec<String>,
+}
+
+/// `pagewatch stream`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StreamArgs {
+    /// Seconds between samples.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
+    pub interval: f64,
+}
+
+/// `pagewatch connect HOST...`.
+#[derive(Debug, Clone, clap::Args)]
+#[allow(clippy::struct_excessive_bools, reason = "independent switches")]
+pub struct ConnectArgs {
+    /// The machines: ssh destinations ([user@]host, or a Host of ~/.ssh/config).
+    #[arg(required = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// The ssh command and its options, in place of `ssh -T -o BatchMode=yes` (for a port, a
+    /// key, a ProxyJump); split on spaces, the host and the remote command are added after.
+    #[arg(long, value_name = "COMMAND")]
+    pub ssh_command: Option<String>,
+    /// pagewatch's path on the remote machines.
+    #[arg(long, value_name = "PATH", default_value = "pagewatch")]
+    pub remote_path: String,
+    /// Run the remote pagewatch through `sudo -n` (root there: the throttle tracepoint).
+    #[arg(long)]
+    pub sudo: bool,
+    /// Where a remote has no pagewatch, copy this binary into its temporary directory over
+    /// the same ssh and run that.
+    #[arg(long)]
+    pub copy: bool,
+    /// Seconds between the remote samples.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
+    pub interval: f64,
+    /// Print figures to stdout instead of opening the screen (`host` set in each record).
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// With --batch: stop after N intervals per host.
+    #[arg(long, short = 'n')]
+    pub count: Option<u64>,
+    /// Record the remote's raw samples to FILE on this machine (one host, the screen).
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+    /// Serve the remote's figures at http://ADDR/metrics while the screen runs (one host).
+    #[arg(long, value_name = "ADDR", value_parser = listen_addr)]
+    pub listen: Option<SocketAddr>,
+    /// No braille, block or box-drawing characters.
+    #[arg(long)]
+    pub ascii: bool,
+    /// Show partitions as well as whole disks.
+    #[arg(long, short = 'p')]
+    pub partitions: bool,
 }
 
 /// `pagewatch serve`.

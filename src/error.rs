@@ -28,6 +28,10 @@ pub enum Error {
         /// What was wrong.
         msg: String,
     },
+    /// The stream of another machine (`pagewatch connect`) broke or could not be opened: the
+    /// message names the host and says when and why.
+    #[error("{0}")]
+    Remote(String),
     /// A file every kernel we support provides was not in the sample.
     #[error("{file}: missing from the sample")]
     Missing {

@@ -354,7 +354,10 @@ fn sigterm_sighup_and_duration_stop_the_recorder_cleanly() {
         String::from_utf8_lossy(&out.stderr)
     );
     let rec = read(&g).unwrap();
-    assert_eq!(rec.samples.len(), 6, "samples at 0, 0.1, … 0.5 s");
+    // The first at once, then on the wall clock's tenths within the 0.5 s (the first tenth
+    // skipped when it is under half an interval away): 5 or 6.
+    let n = rec.samples.len();
+    assert!((5..=6).contains(&n), "{n} samples in 0.5 s at 0.1 s");
     assert!(rec.header.provenance.contains("record"));
     assert!((rec.header.interval_s - 0.1).abs() < 1e-9);
 }

@@ -25,8 +25,9 @@ impl App {
             return Vec::new();
         }
         if !self.caps.experiments && a != Action::Marker {
-            self.notice =
-                Some("experiments need live /proc: this is a captured tree or a replay".to_owned());
+            self.notice = Some(self.remote_refusal().unwrap_or_else(|| {
+                "experiments need live /proc: this is a captured tree or a replay".to_owned()
+            }));
             return Vec::new();
         }
         self.notice = None;

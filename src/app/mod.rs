@@ -13,6 +13,7 @@ mod play;
 mod pointer;
 mod prefs;
 pub mod prompt;
+mod remote;
 pub mod replay;
 pub mod scan;
 mod state;
@@ -24,6 +25,7 @@ pub use keymap::{Action, Key, Mouse, MouseKind};
 pub use msg::{Effect, Msg, Pointer, SelfCost, Target, TuneView};
 pub use phases::PhaseTable;
 pub use prompt::{Field, PresetView, Prompt};
+pub use remote::{LOST as REMOTE_LOST, Remote};
 pub use replay::Replay;
 pub use state::{Focus, UiState};
 
@@ -189,14 +191,16 @@ impl App {
     /// gate and the `--listen` endpoint go on; a recording is of the session), but nothing
     /// shown changes.
     pub fn sample(&mut self, raw: &crate::sample::RawSample) -> Vec<Effect> {
+        let mut effects = self.remote_back(raw);
         if self.ui.paused {
             self.dirty = false;
             self.step_unshown(raw);
-            return self.asks();
+            effects.extend(self.asks());
+            return effects;
         }
         self.dirty = true;
         self.ingest(raw);
-        let mut effects = self.scan_due();
+        effects.extend(self.scan_due());
         effects.extend(self.drive_play(None));
         effects.extend(self.asks());
         effects.extend(self.who_refresh());
@@ -676,6 +680,8 @@ pub struct Caps {
     pub latency: Vec<String>,
     /// `--queue-time`: the block tracer times the queue too.
     pub queue_time: bool,
+    /// The machine a connected screen watches (`pagewatch connect`); read-only.
+    pub remote: Option<Remote>,
 }
 
 /// Seconds since boot from a sample's `proc/uptime`.

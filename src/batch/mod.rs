@@ -69,8 +69,52 @@ pub fn run_viewing(
     err: &mut dyn Write,
     wait: &mut dyn FnMut(),
 ) -> std::io::Result<Summary> {
+    let to = Output { out, err, wait };
+    run_printer(
+        source,
+        count,
+        format,
+        Stepper::new(Pipeline::new(opts, 2), view.clone()),
+        None,
+        to,
+    )
+}
+
+/// Where a batch run prints, and what paces it.
+pub struct Output<'o> {
+    /// The records.
+    pub out: &'o mut dyn Write,
+    /// The failures.
+    pub err: &'o mut dyn Write,
+    /// Called before every read but the first.
+    pub wait: &'o mut dyn FnMut(),
+}
+
+/// `run` over another machine's stream (`pagewatch connect --batch`): each JSON record has
+/// `host` set to `host`; the remote side paces the samples.
+pub fn run_host(
+    source: &mut dyn Source,
+    host: &str,
+    count: Option<u64>,
+    format: Format,
+    opts: Options,
+    to: Output<'_>,
+) -> std::io::Result<Summary> {
+    let stepper = Stepper::new(Pipeline::new(opts, 2), View::default());
+    run_printer(source, count, format, stepper, Some(host.to_owned()), to)
+}
+
+fn run_printer(
+    source: &mut dyn Source,
+    count: Option<u64>,
+    format: Format,
+    stepper: Stepper,
+    host: Option<String>,
+    Output { out, err, wait }: Output<'_>,
+) -> std::io::Result<Summary> {
     let mut printer = Printer {
-        stepper: Stepper::new(Pipeline::new(opts, 2), view.clone()),
+        stepper,
+        host,
         count,
         format,
         out,
@@ -96,6 +140,8 @@ pub fn run_viewing(
 /// Batch mode's sink: one record per step after the first, and the failures on `err`.
 struct Printer<'o> {
     stepper: Stepper,
+    /// Set in every JSON record (`connect`).
+    host: Option<String>,
     count: Option<u64>,
     format: Format,
     out: &'o mut dyn Write,
@@ -173,6 +219,14 @@ impl Printer<'_> {
         }
         let model = &step.model;
         match self.format {
+            Format::Json if self.host.is_some() => {
+                let mut v = serde_json::to_value(model)?;
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("host".to_owned(), self.host.clone().into());
+                }
+                serde_json::to_writer(&mut *self.out, &v)?;
+                writeln!(self.out)?;
+            }
             Format::Json => {
                 serde_json::to_writer(&mut *self.out, model)?;
                 writeln!(self.out)?;

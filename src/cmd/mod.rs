@@ -1,6 +1,6 @@
 //! The commands. `run` is the one `match` over the parsed arguments; each file sets up one
 //! command or two: `screen.rs` the screen (no subcommand) and `replay FILE`, `batch.rs`
-//! `--batch`, `record.rs` `record` and `replay --batch`, and one file each for `eat`, `play`,
+//! `--batch`, `record.rs` `record`, `stream` and `replay --batch`, `connect.rs` `connect`, and one file each for `eat`, `play`,
 //! `report`, `export`, `serve`, `__gen` and `__guard`. Each checks its arguments (`usage`: a
 //! usage error, exit status 2) and hands the work on: to a shell (`shell::tui`,
 //! `shell::headless`, the serve loop), to a guard, or to a writer (`report`, `export`,
@@ -15,6 +15,7 @@
 //! what it needs).
 
 pub mod batch;
+pub mod connect;
 pub mod eat;
 pub mod export;
 pub mod generate;
@@ -45,6 +46,8 @@ pub fn run(args: &Args) -> Result<()> {
         Some(Cmd::Export(a)) => export::run(a),
         Some(Cmd::Play(a)) => play::run(a),
         Some(Cmd::Serve(a)) => serve::run(a),
+        Some(Cmd::Stream(a)) => record::stream(a),
+        Some(Cmd::Connect(a)) => connect::run(args, a),
         Some(Cmd::Gen(a)) => generate::run(&a.dir),
     }
 }

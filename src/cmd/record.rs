@@ -31,42 +31,20 @@ fn live_source() -> FsSource {
 /// SIGHUP (a dropped SSH session) arrives, then closes the file and prints where it wrote and
 /// how much.
 pub fn record(args: &RecordArgs) -> Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     refuse_jobs(args)?;
     if let Some(book) = &args.play {
         return record_play(args, book);
     }
     let limit = args.duration.as_deref().map(parse_duration).transpose()?;
-    // Signals arrive on a channel the ticker blocks on until the next tick (as `serve`
-    // does): one wake-up a tick, not one every 50 ms (issue 27).
-    let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
-        .context("installing signal handlers")?;
-    std::thread::Builder::new()
-        .name("signals".into())
-        .spawn(move || {
-            if signals.forever().next().is_some() {
-                let _ = stop_tx.send(());
-            }
-        })
-        .context("starting the signal thread")?;
-    let mut source = live_source();
-    super::note_unresolved(std::path::Path::new("/sys"), &args.latency);
-    let first = source.read().context("reading /proc")?;
-    let provenance = std::env::args().collect::<Vec<_>>().join(" ");
-    let header = Header::from_sample(
-        &first,
-        HostInfo::live(),
-        args.interval,
-        provenance,
-        first.wall_ms,
-    );
+    let mut live = Live::start(args.interval, &args.latency, args.queue_time)?;
     // The port first: a port in use must fail before the file exists (issue 22).
     let metrics = args
         .listen
-        .map(|addr| crate::serve::Feeder::start(addr, &header.host.hostname, Options::default()))
+        .map(|addr| {
+            crate::serve::Feeder::start(addr, &live.header.host.hostname, Options::default())
+        })
         .transpose()?;
-    let rec = Recorder::create(&args.file, &header)?;
+    let rec = Recorder::create(&args.file, &live.header)?;
     let mut err = std::io::stderr();
     let _ = writeln!(
         err,
@@ -76,35 +54,8 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         limit.map_or(String::new(), |d| format!(" for {}", human(d)))
     );
     let start = Instant::now();
-    let mut ticker = Ticker::on_the_clock(args.interval);
-    // The one pipeline decides the "who" data a recording carries and when the slow files
-    // are re-read, as it does for the screen and batch mode. While writers are throttled the
-    // sync calls are timed, as on the screen: the report's sync waits name the victims.
-    let view = crate::model::who::View {
-        latency: args.latency.clone(),
-        queue_time: args.queue_time,
-        ..crate::model::who::View::default()
-    };
-    let mut sink = Recording {
-        stepper: crate::sampler::Stepper::new(
-            crate::pipeline::Pipeline::new(crate::model::Options::default(), 2),
-            view,
-        ),
-        rec,
-        metrics,
-        stop,
-        limit,
-        failures: 0,
-        lost: None,
-        err,
-    };
-    // The first sample is the first step too: a recording started mid-incident asks at once.
-    crate::sampler::run(&mut source, Some(first), &mut ticker, &mut sink);
-    if let Some(e) = sink.lost {
-        return Err(e);
-    }
-    source.keep_baselines(&sink.stepper.pipeline.learned());
-    let (rec, failures, mut err) = (sink.rec, sink.failures, sink.err);
+    let sink = live.run(rec, metrics, limit)?;
+    let (rec, failures, mut err) = (sink.out, sink.failures, sink.err);
     let took = start.elapsed();
     let done = rec.finish()?;
     let per = done.bytes.checked_div(done.samples).unwrap_or(0);
@@ -124,10 +75,169 @@ pub fn record(args: &RecordArgs) -> Result<()> {
     Ok(())
 }
 
+/// `pagewatch stream`: what `record` writes to a file, written to stdout and flushed after
+/// every sample, until stdout closes (the ssh channel went away) or a signal arrives. The
+/// remote side of `pagewatch connect`.
+pub fn stream(args: &crate::cli::StreamArgs) -> Result<()> {
+    let mut live = Live::start(args.interval, &[], false)?;
+    // Stdout's own writer is line-buffered: the compressed bytes' newlines split every
+    // record into many writes, each its own ssh packet (1584 B/s idle through ssh, 60 s).
+    // One buffered write of the file descriptor a record.
+    let fd = std::os::fd::AsFd::as_fd(&std::io::stdout())
+        .try_clone_to_owned()
+        .context("duplicating stdout")?;
+    let stdout = std::io::BufWriter::with_capacity(64 << 10, std::fs::File::from(fd));
+    let out = match crate::record::StreamWriter::start(stdout, &live.header) {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return Ok(()),
+        Err(e) => return Err(e).context("writing the stream's header to stdout"),
+    };
+    match live.run(out, None, None) {
+        // Stopped by a signal: end the stream cleanly, so the other side knows it was asked.
+        Ok(sink) => {
+            let _ = sink.out.finish();
+            Ok(())
+        }
+        // The other side went away (ssh closed the channel): the usual end.
+        Err(e) if broken_pipe(&e) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// The live side of `record` and `stream`: the signals that stop it, the source, its first
+/// sample and the header made from it.
+struct Live {
+    stop: std::sync::mpsc::Receiver<()>,
+    source: FsSource,
+    first: Option<crate::sample::RawSample>,
+    header: Header,
+    interval: f64,
+    latency: Vec<String>,
+    /// `--queue-time`: the block tracer times the queue too.
+    queue_time: bool,
+}
+
+impl Live {
+    /// Installs the signal handlers and takes the first sample.
+    fn start(interval: f64, latency: &[String], queue_time: bool) -> Result<Self> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        // Signals arrive on a channel the ticker blocks on until the next tick (as `serve`
+        // does): one wake-up a tick, not one every 50 ms (issue 27).
+        let (stop_tx, stop) = std::sync::mpsc::channel::<()>();
+        let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
+            .context("installing signal handlers")?;
+        std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || {
+                if signals.forever().next().is_some() {
+                    let _ = stop_tx.send(());
+                }
+            })
+            .context("starting the signal thread")?;
+        let mut source = live_source();
+        super::note_unresolved(std::path::Path::new("/sys"), latency);
+        let first = source.read().context("reading /proc")?;
+        let provenance = std::env::args().collect::<Vec<_>>().join(" ");
+        let mut header = Header::from_sample(
+            &first,
+            HostInfo::live(),
+            interval,
+            provenance,
+            first.wall_ms,
+        );
+        let root = rustix::process::geteuid().is_root();
+        header.privilege = Some(if root { "tracepoint" } else { "wchan" }.to_owned());
+        Ok(Live {
+            stop,
+            source,
+            first: Some(first),
+            header,
+            interval,
+            latency: latency.to_vec(),
+            queue_time,
+        })
+    }
+
+    /// Runs the one sampler loop, each sample written to `out`, until the limit, a signal or
+    /// a write that failed.
+    fn run<O: Out>(
+        &mut self,
+        out: O,
+        metrics: Option<crate::serve::Feeder>,
+        limit: Option<Duration>,
+    ) -> Result<Recording<O>> {
+        let mut ticker = Ticker::on_the_clock(self.interval);
+        // The one pipeline decides the "who" data a recording carries and when the slow files
+        // are re-read, as it does for the screen and batch mode. While writers are throttled
+        // the sync calls are timed, as on the screen: the report's sync waits name the
+        // victims.
+        let view = crate::model::who::View {
+            latency: self.latency.clone(),
+            queue_time: self.queue_time,
+            ..crate::model::who::View::default()
+        };
+        let (_, stop) = std::sync::mpsc::channel();
+        let mut sink = Recording {
+            stepper: crate::sampler::Stepper::new(
+                crate::pipeline::Pipeline::new(crate::model::Options::default(), 2),
+                view,
+            ),
+            out,
+            metrics,
+            stop: std::mem::replace(&mut self.stop, stop),
+            limit,
+            failures: 0,
+            lost: None,
+            err: std::io::stderr(),
+        };
+        // The first sample is the first step too: a recording started mid-incident asks at
+        // once.
+        let first = self.first.take();
+        crate::sampler::run(&mut self.source, first, &mut ticker, &mut sink);
+        if let Some(e) = sink.lost.take() {
+            return Err(e);
+        }
+        self.source.keep_baselines(&sink.stepper.pipeline.learned());
+        Ok(sink)
+    }
+}
+
+/// Whether `e` is a write to a pipe nobody reads any more.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Where `record`'s and `stream`'s samples go.
+trait Out {
+    /// Writes one sample; the error says what was lost.
+    fn sample(&mut self, s: &crate::sample::RawSample) -> Result<()>;
+}
+
+impl Out for Recorder {
+    fn sample(&mut self, s: &crate::sample::RawSample) -> Result<()> {
+        self.write_sample(s)
+            .map_err(|e| anyhow::Error::new(e).context(lost(self)))
+    }
+}
+
+impl<W: Write> Out for crate::record::StreamWriter<W> {
+    fn sample(&mut self, s: &crate::sample::RawSample) -> Result<()> {
+        self.write_sample(s).with_context(|| {
+            format!(
+                "writing the stream to stdout (the {} samples before went out)",
+                self.samples()
+            )
+        })
+    }
+}
+
 /// `record`'s sink: every sample written (and published under `--listen`), then stepped.
-struct Recording {
+struct Recording<O: Out> {
     stepper: crate::sampler::Stepper,
-    rec: Recorder,
+    out: O,
     metrics: Option<crate::serve::Feeder>,
     stop: std::sync::mpsc::Receiver<()>,
     limit: Option<Duration>,
@@ -137,7 +247,7 @@ struct Recording {
     err: std::io::Stderr,
 }
 
-impl crate::sampler::Sink for Recording {
+impl<O: Out> crate::sampler::Sink for Recording<O> {
     fn wait(&mut self, ticker: &mut Ticker, _: &mut dyn Source) -> bool {
         ticker.wait_unless(&self.stop, self.limit)
     }
@@ -159,8 +269,8 @@ impl crate::sampler::Sink for Recording {
                 return Flow::go_on();
             }
         };
-        if let Err(e) = self.rec.write_sample(s) {
-            self.lost = Some(anyhow::Error::new(e).context(lost(&self.rec)));
+        if let Err(e) = self.out.sample(s) {
+            self.lost = Some(e);
             return Flow::stop();
         }
         // `/metrics` (`--listen`) serves this pipeline's steps: one judge, one baseline.

@@ -45,6 +45,7 @@ pub fn run(args: &Args) -> Result<()> {
         captured: args.tree.is_some(),
         latency: args.latency.clone(),
         queue_time: args.queue_time,
+        remote: None,
     };
     // A --latency name that is no block device: said on the screen's notice line too (the
     // others are timed).
@@ -153,15 +154,15 @@ pub(super) fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> 
 }
 
 /// The config file's settings, as read at start.
-struct FileSettings {
-    settings: pagewatch::config::Settings,
+pub(super) struct FileSettings {
+    pub(super) settings: pagewatch::config::Settings,
     /// What was wrong with the file, for the screen (it is printed to stderr too).
-    notice: Option<String>,
+    pub(super) notice: Option<String>,
 }
 
 /// The config file to use (`--config FILE`, else the XDG default; none with `--no-config`)
 /// and its settings.
-fn saved_settings(args: &Args) -> (Option<pagewatch::config::ConfigPath>, FileSettings) {
+pub(super) fn saved_settings(args: &Args) -> (Option<pagewatch::config::ConfigPath>, FileSettings) {
     use pagewatch::config::ConfigPath;
     let loc = if args.no_config {
         None
@@ -194,7 +195,7 @@ fn saved_settings(args: &Args) -> (Option<pagewatch::config::ConfigPath>, FileSe
 
 /// How the screen is drawn: `--ascii`, and colours unless NO_COLOR is set or the settings
 /// say never.
-fn look(ascii: bool, s: &pagewatch::config::Settings) -> Look {
+pub(super) fn look(ascii: bool, s: &pagewatch::config::Settings) -> Look {
     let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     Look {
         ascii,

@@ -38,6 +38,11 @@ pub struct Header {
     pub devices: Vec<DeviceFacts>,
     /// How the recording was made (`pagewatch --record`, `pagewatch record`, command line).
     pub provenance: String,
+    /// How the recorder saw throttled writers: `tracepoint` (it ran as root) or `wchan` (not
+    /// root: approximate). Written by `pagewatch stream`, for `connect`'s header; absent in
+    /// recordings made before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub privilege: Option<String>,
 }
 
 /// Queue settings of one block device.
@@ -79,12 +84,14 @@ mod error;
 pub mod format;
 mod reader;
 mod replay;
+pub mod stream;
 mod writer;
 
 pub use delta::SampleDelta;
 pub use error::RecordError;
 pub use reader::read;
 pub use replay::RecordingSource;
+pub use stream::{Followed, Follower, StreamError, StreamWriter};
 pub use writer::{Recorder, Written, ZSTD_LEVEL};
 
 impl Header {
@@ -133,6 +140,7 @@ impl Header {
             sysctls,
             devices,
             provenance,
+            privilege: None,
         }
     }
 }

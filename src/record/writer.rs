@@ -166,7 +166,7 @@ impl Recorder {
 
 /// The zstd stream at `ZSTD_LEVEL` with the window and tables sized above. Readers need no
 /// setting: the frame header carries the window size.
-fn encoder<W: Write>(out: W) -> io::Result<zstd::stream::write::Encoder<'static, W>> {
+pub(super) fn encoder<W: Write>(out: W) -> io::Result<zstd::stream::write::Encoder<'static, W>> {
     use zstd::stream::raw::CParameter;
     let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
     enc.set_parameter(CParameter::WindowLog(ZSTD_WINDOW_LOG))?;

@@ -3,7 +3,7 @@
 //!
 //! Owns: the screen's runtime (`tui`, with the terminal `term`, the recording `tee` and the
 //! settings saver `config_io`), the screen's playbook edge (`play_edge`) and the headless
-//! playbook runner (`headless`), the allocator's settings (`malloc`); each drives the one sampler loop (`crate::sampler`) with its
+//! playbook runner (`headless`), the allocator's settings (`malloc`), the link to another machine's stream (`remote`); each drives the one sampler loop (`crate::sampler`) with its
 //! sink. Must not touch: argument parsing (`cmd` hands each shell its validated options).
 
 pub mod config_io;
@@ -11,6 +11,7 @@ pub mod headless;
 pub mod malloc;
 pub mod play_edge;
 pub mod preflight;
+pub mod remote;
 pub mod tee;
 pub mod term;
 pub mod tui;

@@ -56,6 +56,9 @@ pub struct Ticker {
     pending: Option<std::time::Duration>,
     /// Ticks fall on the wall clock's multiples of the interval.
     on_the_clock: bool,
+    /// How far before its creation the start was put (`align`): a limit counts from the
+    /// creation.
+    lead: std::time::Duration,
 }
 
 /// How far the wall clock is past its last multiple of `interval`.
@@ -88,6 +91,7 @@ impl Ticker {
             ticks: 0,
             pending: None,
             on_the_clock: false,
+            lead: std::time::Duration::ZERO,
         }
     }
 
@@ -108,6 +112,7 @@ impl Ticker {
         let now = std::time::Instant::now();
         let past = phase(self.interval);
         self.start = now.checked_sub(past).unwrap_or(now);
+        self.lead = now - self.start;
         self.ticks = u32::from(past * 2 > self.interval);
         self.pending = None;
     }
@@ -187,7 +192,7 @@ impl Ticker {
         stop: &std::sync::mpsc::Receiver<()>,
         limit: Option<std::time::Duration>,
     ) -> bool {
-        if limit.is_some_and(|l| self.next_tick() > l) {
+        if limit.is_some_and(|l| self.next_tick() > l + self.lead) {
             return false;
         }
         self.wait_for(stop) == Wake::Tick

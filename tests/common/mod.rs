@@ -74,6 +74,7 @@ fn header(first: &RawSample, provenance: &str) -> Header {
         sysctls,
         devices,
         provenance: provenance.into(),
+        privilege: None,
     }
 }
 

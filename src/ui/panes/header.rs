@@ -55,9 +55,15 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     let t = theme(app);
     let mut first = Vec::with_capacity(20);
     first.push(Span::styled("pagewatch ", t.title));
-    first.extend(kv(app, "", &app.host.hostname));
+    match &app.caps.remote {
+        Some(r) => remote(app, r, &mut first),
+        None => first.extend(kv(app, "", &app.host.hostname)),
+    }
     if !app.host.kernel.is_empty() {
         first.extend(kv(app, " ", &app.host.kernel));
+    }
+    if let Some(r) = &app.caps.remote {
+        privilege(app, r, &mut first);
     }
     if let Some(up) = app.uptime_s {
         first.extend(kv(app, "  up", Uptime(up)));
@@ -71,17 +77,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if app.ui.paused {
         first.push(Span::styled("  PAUSED", t.warn));
     }
-    if let Some(c) = app.self_cost {
-        match c.cpu_ms_per_s {
-            Some(ms) => first.extend(kv(
-                app,
-                "  self",
-                format_args!("{ms:.2}ms/s {}µs", c.sample_us),
-            )),
-            // The CPU figure needs a few seconds of history; the read time is there at once.
-            None => first.extend(kv(app, "  self", format_args!("{}µs", c.sample_us))),
-        }
-    }
+    self_cost(app, &mut first);
     let mut second = Vec::with_capacity(8);
     if let Some(m) = &app.model {
         // In a scope the CPU, iowait and PSI figures here are the host's (issue 54).
@@ -167,6 +163,54 @@ fn scope_how(app: &App) -> Option<Line<'static>> {
         format!("scope: {}", v.how),
         theme(app).dim,
     )))
+}
+
+/// pagewatch's own cost: CPU ms/s and the last read's µs.
+fn self_cost(app: &App, first: &mut Vec<Span<'static>>) {
+    if let Some(c) = app.self_cost {
+        match c.cpu_ms_per_s {
+            // Connected, a read is the wait for the remote's next sample: only the CPU says
+            // what watching costs here.
+            Some(ms) if app.caps.remote.is_some() => {
+                first.extend(kv(app, "  self", format_args!("{ms:.2}ms/s")));
+            }
+            None if app.caps.remote.is_some() => {}
+            Some(ms) => first.extend(kv(
+                app,
+                "  self",
+                format_args!("{ms:.2}ms/s {}µs", c.sample_us),
+            )),
+            // The CPU figure needs a few seconds of history; the read time is there at once.
+            None => first.extend(kv(app, "  self", format_args!("{}µs", c.sample_us))),
+        }
+    }
+}
+
+/// A connected screen's host: as given to `connect`, with the remote's own name when it
+/// differs.
+fn remote(app: &App, r: &crate::app::Remote, spans: &mut Vec<Span<'static>>) {
+    let t = theme(app);
+    spans.push(Span::styled(r.host.clone(), t.title));
+    if !app.host.hostname.is_empty() && app.host.hostname != r.host {
+        spans.push(Span::styled(format!(" ({})", app.host.hostname), t.dim));
+    }
+}
+
+/// How the remote side sees throttled writers, and how old its last sample is.
+fn privilege(app: &App, r: &crate::app::Remote, spans: &mut Vec<Span<'static>>) {
+    let t = theme(app);
+    if r.privilege == "tracepoint" {
+        spans.extend(kv(app, " ", "tracepoint"));
+    } else {
+        spans.push(Span::styled(
+            format!(" {}: throttled approximate", r.privilege),
+            t.warn,
+        ));
+    }
+    if app.model.is_some() {
+        let age = (app.now_ms - app.sample_ms).max(0) as f64 / 1000.0;
+        spans.extend(kv(app, "  last", format_args!("{age:.0}s ago")));
+    }
 }
 
 /// A problem of the sampler's own (an error, a stalled read), in one line.
