@@ -51,7 +51,7 @@ fn early_warning(m: &Model) -> Option<f64> {
 
 /// System families: (name, unit, help, value).
 #[rustfmt::skip]
-pub const SYSTEM: [(&str, &str, &str, Get); 38] = [
+pub const SYSTEM: [(&str, &str, &str, Get); 42] = [
     ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
     ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
     ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
@@ -77,6 +77,10 @@ pub const SYSTEM: [(&str, &str, &str, Get); 38] = [
     ("pagewatch_pgscan_memcg_pages_per_second", "", "Pages scanned in cgroup limit reclaim (memory.high/max) per second: pgscan_anon + pgscan_file less the global reclaimers (5.8+).", |m| m.reclaim.pgscan_memcg_s),
     ("pagewatch_pgsteal_memcg_pages_per_second", "", "Pages reclaimed in cgroup limit reclaim per second.", |m| m.reclaim.pgsteal_memcg_s),
     ("pagewatch_allocstall_per_second", "", "Entries into direct reclaim per second.", |m| m.reclaim.allocstall_s),
+    ("pagewatch_compact_stall_per_second", "", "Entries into direct compaction per second (compact_stall): a stall of the allocating task that allocstall does not count (spec 13).", |m| m.reclaim.compact_stall_s),
+    ("pagewatch_compact_fail_per_second", "", "Direct compactions per second that ended without the page (compact_fail).", |m| m.reclaim.compact_fail_s),
+    ("pagewatch_compact_success_per_second", "", "Direct compactions per second that got the page (compact_success).", |m| m.reclaim.compact_success_s),
+    ("pagewatch_thp_fault_fallback_per_second", "", "Anonymous faults per second that tried a huge page and fell back to small pages (thp_fault_fallback).", |m| m.reclaim.thp_fault_fallback_s),
     ("pagewatch_major_faults_per_second", "", "Major page faults per second.", |m| m.reclaim.pgmajfault_s),
     ("pagewatch_cpu_user_ratio", "ratio", "CPU time in user + nice, all CPUs.", |m| ratio(m.cpu.and_then(|c| c.user_pct))),
     ("pagewatch_cpu_system_ratio", "ratio", "CPU time in system + irq + softirq.", |m| ratio(m.cpu.and_then(|c| c.system_pct))),

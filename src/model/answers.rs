@@ -87,6 +87,13 @@ pub struct ReclaimVerdict {
 }
 
 impl ReclaimVerdict {
+    /// A `direct` answer that direct compaction alone gave (no direct reclaim in the
+    /// interval): the verdict's why then opens with `direct compaction` (`verdict::direct_why`).
+    #[must_use]
+    pub fn compaction_only(&self) -> bool {
+        self.state == ReclaimState::Direct && self.why.starts_with("direct compaction")
+    }
+
     /// Whether this answer is headline news: direct reclaim always, cgroup limit reclaim when
     /// tasks stalled on memory for at least `LIMIT_STALL_PCT` of the interval. The screen's
     /// reclaim state, the batch text's `reclaim:` line and `/metrics` follow it.

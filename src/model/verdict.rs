@@ -13,6 +13,8 @@
 //! - **Disk saturation** against the device's own calm baseline (`saturation::Judge`).
 //! - **Worst latency** weighted by IOPS: a direction with a handful of IOs is not a headline.
 //! - **Reclaim**: direct reclaim and allocstall in the interval beat a watermark snapshot.
+//!   Direct compaction (`compact_stall`, spec §13) is the allocating task's other stall,
+//!   which allocstall does not count: it answers `direct` too, alone or beside reclaim.
 //!   cgroup limit reclaim (a task charging past its memcg's `memory.max`/`high`, or v1
 //!   `limit_in_bytes`, reclaims in its own context) counts in neither allocstall nor
 //!   pgscan_direct, only in pgscan_anon/file (spec §3.2): it comes next, and is headline news
@@ -267,7 +269,31 @@ pub fn worst_latency(disks: &[super::Disk]) -> Option<Latency> {
     worst
 }
 
-/// Who reclaims: direct reclaim or allocstall in the interval first, then cgroup limit
+/// The direct answer's evidence: direct reclaim's figures, direct compaction's (spec §13),
+/// or both.
+fn direct_why(r: &super::Reclaim) -> String {
+    let v = |x: Option<f64>| x.unwrap_or(0.0);
+    let reclaim = r.direct_ran().then(|| {
+        format!(
+            "direct reclaim: {:.0} allocstall/s, scanning {:.0} pages/s",
+            v(r.allocstall_s),
+            v(r.pgscan_direct_s)
+        )
+    });
+    let compaction = r.compaction_ran().then(|| {
+        format!(
+            "direct compaction: {:.0} stalls/s, {:.0} failed/s",
+            v(r.compact_stall_s),
+            v(r.compact_fail_s)
+        )
+    });
+    match (reclaim, compaction) {
+        (Some(a), Some(b)) => format!("{a}; {b}"),
+        (a, b) => a.or(b).unwrap_or_default(),
+    }
+}
+
+/// Who reclaims: direct reclaim, allocstall or direct compaction in the interval first, then cgroup limit
 /// reclaim, then kswapd's scan, then the watermark snapshot.
 fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
     let r = &m.reclaim;
@@ -283,15 +309,8 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
         why,
         stall_pct,
     };
-    if r.direct_ran() {
-        return answer(
-            ReclaimState::Direct,
-            format!(
-                "direct reclaim: {:.0} allocstall/s, scanning {:.0} pages/s",
-                v(r.allocstall_s),
-                v(r.pgscan_direct_s)
-            ),
-        );
+    if r.direct_ran() || r.compaction_ran() {
+        return answer(ReclaimState::Direct, direct_why(r));
     }
     if r.limit_ran() {
         let within = limit_group(m)

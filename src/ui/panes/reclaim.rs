@@ -1,5 +1,7 @@
 //! Reclaim pane: kswapd against direct reclaim, stalls, swap, faults, refaults, and free
-//! memory against the zone watermarks.
+//! memory against the zone watermarks; direct compaction and huge-page fault fallbacks
+//! (spec §13) in a line of their own while either happens. Cost budget: nothing read of its
+//! own (the figures come from `/proc/vmstat`, read already); one line drawn while shown.
 //!
 //! Owns: the reclaim pane. Must not touch: app state.
 
@@ -46,6 +48,15 @@ pub fn pane_state(w: &Watermarks, ran: Option<&ReclaimVerdict>) -> (&'static str
     let below_low = w.free_pages < w.low_pages;
     let below_high = w.free_pages < w.high_pages;
     let label = match (ran.state, below_low, below_high) {
+        (ReclaimState::Direct, true, _) if ran.compaction_only() => {
+            "direct compaction ran; free below low"
+        }
+        (ReclaimState::Direct, false, true) if ran.compaction_only() => {
+            "direct compaction ran; free below high"
+        }
+        (ReclaimState::Direct, false, false) if ran.compaction_only() => {
+            "direct compaction ran; free above high"
+        }
         (ReclaimState::Direct, true, _) => "direct reclaim ran; free below low",
         (ReclaimState::Direct, false, true) => "direct reclaim ran; free below high",
         (ReclaimState::Direct, false, false) => "direct reclaim ran; free above high",
@@ -65,6 +76,36 @@ fn answer(m: &Model) -> Option<&ReclaimVerdict> {
 /// Direct reclaim or allocation stalls are the application paying for memory itself.
 fn direct_level(m: &Model) -> u8 {
     if m.reclaim.direct_ran() { 2 } else { 0 }
+}
+
+/// Direct compaction stalls the allocating task as direct reclaim does.
+fn compaction_level(m: &Model) -> u8 {
+    if m.reclaim.compaction_ran() { 2 } else { 0 }
+}
+
+/// The compaction line, while direct compaction or a huge-page fault fallback happens (spec
+/// §13): `compact stall 20/s fail 5/s  thp fallback 9/s`.
+fn compaction_line(app: &App, m: &Model) -> Option<Line<'static>> {
+    let r = &m.reclaim;
+    let fell_back = r.thp_fault_fallback_s.is_some_and(|f| f > 0.0);
+    if !r.compaction_ran() && !fell_back {
+        return None;
+    }
+    let t = theme(app);
+    let cl = level(app, compaction_level(m));
+    let mut l = Vec::with_capacity(6);
+    l.push(Span::styled("compact stall ", t.dim));
+    l.push(Span::styled(
+        PerSec(Rate(r.compact_stall_s)).to_string(),
+        cl,
+    ));
+    l.extend(kv(app, " fail", PerSec(Rate(r.compact_fail_s))));
+    l.extend(kv(
+        app,
+        "  thp fallback",
+        PerSec(Rate(r.thp_fault_fallback_s)),
+    ));
+    Some(Line::from(l))
 }
 
 /// cgroup limit reclaim that stalls tasks is the application paying at its cgroup's limit.
@@ -157,6 +198,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         PerSec(Rate(r.pgscan_direct_throttle_s)),
     ));
     lines.push(Line::from(l));
+    lines.extend(compaction_line(app, m));
     let mut l = Vec::with_capacity(9);
     l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
     l.extend(kv(app, " out", Rate(r.pswpout_s)));
@@ -234,6 +276,8 @@ fn bare(app: &App, area: Rect, canvas: &mut Canvas) {
 fn short_state(label: &'static str) -> &'static str {
     if label.starts_with("direct reclaim ran") {
         "direct reclaim"
+    } else if label.starts_with("direct compaction ran") {
+        "direct compaction"
     } else if label.starts_with("cgroup limit reclaim") {
         "memcg limit"
     } else {
@@ -280,6 +324,13 @@ fn one_line(app: &App, m: &Model, room: usize) -> Line<'static> {
     ));
     l.push(Span::styled(" stall ", t.dim));
     l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
+    if r.compaction_ran() {
+        l.push(Span::styled(" compact ", t.dim));
+        l.push(Span::styled(
+            Rate(r.compact_stall_s).to_string(),
+            level(app, compaction_level(m)),
+        ));
+    }
     // Refaults next: the key figure under memory pressure is never what an 80-column line
     // drops before the fault and swap figures, which come last.
     let tail = [
@@ -374,5 +425,20 @@ mod tests {
         assert_eq!(short(99, Some(&direct)), "below min");
         assert_eq!(short(110, None), "below low");
         assert_eq!(short(150, Some(&quiet)), "above high");
+        // Direct compaction alone says so, not "direct reclaim".
+        let compaction = ReclaimVerdict {
+            why: "direct compaction: 20 stalls/s, 5 failed/s".into(),
+            ..direct.clone()
+        };
+        assert_eq!(
+            pane_state(&w(150), Some(&compaction)),
+            ("direct compaction ran; free above high", 2)
+        );
+        assert_eq!(short(110, Some(&compaction)), "direct compaction");
+        let both = ReclaimVerdict {
+            why: "direct reclaim: 1 allocstall/s, scanning 9 pages/s; direct compaction: 2 stalls/s, 0 failed/s".into(),
+            ..direct.clone()
+        };
+        assert_eq!(short(110, Some(&both)), "direct reclaim");
     }
 }
