@@ -6,6 +6,7 @@
 //! Owns: the family tables and label escaping. Must not touch: I/O, output layout
 //! (timestamps, `# EOF`, negotiation belong to the writers).
 
+use crate::model::compressed::ZramDevice;
 use crate::model::dirty::State;
 use crate::model::{Disk, Model, domains};
 
@@ -13,6 +14,8 @@ use crate::model::{Disk, Model, domains};
 pub type Get = fn(&Model) -> Option<f64>;
 /// How a disk family reads its value from a device.
 pub type DiskGet = fn(&Disk) -> Option<f64>;
+/// How a zram family reads its value from a device.
+pub type ZramGet = fn(&ZramDevice) -> Option<f64>;
 /// How a domain family reads its value (pages) from a dirty domain.
 pub type DomainGet = fn(&domains::Domain) -> Option<u64>;
 
@@ -51,7 +54,7 @@ fn early_warning(m: &Model) -> Option<f64> {
 
 /// System families: (name, unit, help, value).
 #[rustfmt::skip]
-pub const SYSTEM: [(&str, &str, &str, Get); 42] = [
+pub const SYSTEM: [(&str, &str, &str, Get); 45] = [
     ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
     ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
     ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
@@ -81,6 +84,9 @@ pub const SYSTEM: [(&str, &str, &str, Get); 42] = [
     ("pagewatch_compact_fail_per_second", "", "Direct compactions per second that ended without the page (compact_fail).", |m| m.reclaim.compact_fail_s),
     ("pagewatch_compact_success_per_second", "", "Direct compactions per second that got the page (compact_success).", |m| m.reclaim.compact_success_s),
     ("pagewatch_thp_fault_fallback_per_second", "", "Anonymous faults per second that tried a huge page and fell back to small pages (thp_fault_fallback).", |m| m.reclaim.thp_fault_fallback_s),
+    ("pagewatch_zswap_pool_bytes", "bytes", "zswap's compressed pool (meminfo Zswap, 5.19+; spec 14.1).", |m| m.compressed.zswap.map(|z| z.pool_bytes as f64)),
+    ("pagewatch_zswap_stored_bytes", "bytes", "The original size of the pages zswap stores (meminfo Zswapped).", |m| m.compressed.zswap.map(|z| z.stored_bytes as f64)),
+    ("pagewatch_zswap_writeback_bytes_per_second", "", "Bytes zswap wrote back to the swap device per second (vmstat zswpwb, 6.8+): disk writes no application asked for.", |m| m.compressed.zswap?.writeback_bytes_per_s),
     ("pagewatch_major_faults_per_second", "", "Major page faults per second.", |m| m.reclaim.pgmajfault_s),
     ("pagewatch_cpu_user_ratio", "ratio", "CPU time in user + nice, all CPUs.", |m| ratio(m.cpu.and_then(|c| c.user_pct))),
     ("pagewatch_cpu_system_ratio", "ratio", "CPU time in system + irq + softirq.", |m| ratio(m.cpu.and_then(|c| c.system_pct))),
@@ -123,6 +129,15 @@ pub const DISK: [(&str, &str, &str, DiskGet); 11] = [
     ("pagewatch_disk_in_flight", "", "I/Os in flight at the read.", |d| Some(d.in_flight as f64)),
     ("pagewatch_disk_wbt_target_seconds", "seconds", "queue/wbt_lat_usec: writeback throttling's read-latency target (0: off).", |d| d.queue.as_ref()?.wbt_lat_usec.map(|u| u as f64 / 1e6)),
     ("pagewatch_disk_latency_sample_every", "", "While the device is timed: one request in this many goes into pagewatch_disk_latency_seconds (1: every one; the tracer samples by sector bits at high rates).", |d| d.latency.lat_sample_every.map(|n| n as f64)),
+];
+
+/// zram families (label `device`): each device's sizes against its limit (spec §14.2).
+#[rustfmt::skip]
+pub const ZRAM: [(&str, &str, &str, ZramGet); 4] = [
+    ("pagewatch_zram_original_bytes", "bytes", "Uncompressed bytes a zram device holds (mm_stat orig_data_size).", |z| Some(z.orig_bytes as f64)),
+    ("pagewatch_zram_compressed_bytes", "bytes", "Those bytes compressed (mm_stat compr_data_size).", |z| Some(z.compr_bytes as f64)),
+    ("pagewatch_zram_memory_used_bytes", "bytes", "Memory the zram device uses, allocator overhead included (mm_stat mem_used_total).", |z| Some(z.mem_used_bytes as f64)),
+    ("pagewatch_zram_memory_limit_bytes", "bytes", "The zram device's mem_limit; absent when it has none.", |z| z.limit_bytes.map(|l| l as f64)),
 ];
 
 /// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun
@@ -214,7 +229,12 @@ mod tests {
         let names = SYSTEM.iter().map(|f| (f.0, f.1));
         let domain = DOMAIN.iter().map(|f| (f.0, f.1));
         let mut seen = std::collections::BTreeSet::new();
-        for (name, unit) in names.chain(DISK.iter().map(|f| (f.0, f.1))).chain(domain) {
+        let zram = ZRAM.iter().map(|f| (f.0, f.1));
+        for (name, unit) in names
+            .chain(DISK.iter().map(|f| (f.0, f.1)))
+            .chain(domain)
+            .chain(zram)
+        {
             assert!(
                 unit.is_empty() || name.ends_with(&format!("_{unit}")),
                 "{name}"

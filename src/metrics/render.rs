@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use super::families::{DISK, DOMAIN, STATES, SYSTEM, help, kind, label, state_name};
+use super::families::{DISK, DOMAIN, STATES, SYSTEM, ZRAM, help, kind, label, state_name};
 use super::live::Page;
 use super::negotiate::Format;
 
@@ -150,6 +150,15 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
             .iter()
             .zip(&dev)
             .filter_map(|(d, l)| Some((l.clone(), get(d)?)))
+            .collect();
+        o.gauges(name, unit, text, &s);
+    }
+    for (name, unit, text, get) in ZRAM {
+        let s: Vec<(String, f64)> = m
+            .compressed
+            .zram
+            .iter()
+            .filter_map(|z| Some((format!("{base},device=\"{}\"", label(&z.name)), get(z)?)))
             .collect();
         o.gauges(name, unit, text, &s);
     }

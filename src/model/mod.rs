@@ -9,6 +9,7 @@ pub mod answers;
 pub mod below;
 pub mod cgroups;
 pub mod commands;
+pub mod compressed;
 pub mod cpu;
 pub mod dirty;
 pub mod disk;
@@ -162,6 +163,8 @@ pub struct Model {
     /// The `-below` tracer: wbt per device, reclaim throttled on writeback; `None` when the
     /// sample does not carry it (never wanted, not live).
     pub below: Option<below::Below>,
+    /// Compressed swap: zswap and the zram devices (spec §14).
+    pub compressed: compressed::Compressed,
 }
 
 impl Model {
@@ -248,6 +251,7 @@ impl Model {
             commands: None,
             delayacct_switched_on: false,
             exits: None,
+            compressed: compressed::Compressed::derive(prev, cur, dt_s),
         }
     }
 }

@@ -243,7 +243,7 @@ fn plural(n: usize) -> &'static str {
 #[must_use]
 pub fn worst_latency(disks: &[super::Disk]) -> Option<Latency> {
     let mut worst: Option<Latency> = None;
-    for d in disks {
+    for d in disks.iter().filter(|d| !d.is_memory()) {
         let c = &d.cols;
         let dirs = [
             ("r_await", c.r_s, c.r_await),

@@ -33,6 +33,7 @@ pub mod trace_sync;
 pub mod trace_writers;
 pub mod vmstat;
 pub mod zoneinfo;
+pub mod zram;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -143,6 +144,11 @@ pub struct Snapshot {
     /// The `-below` tracer (wbt, reclaim throttling): its state and the interval's per-device
     /// and per-reason lines; `None` when the sample does not carry it.
     pub below: Option<below::Below>,
+    /// The zram devices (`sys/block/zramN/mm_stat`, `bd_stat`, spec §14.2), by name; empty
+    /// when there is none or the sample does not carry them (older recordings, trees).
+    pub zram: Vec<zram::Zram>,
+    /// Why a zram device's files could not be parsed (that device is left out).
+    pub zram_error: Option<String>,
 }
 
 /// The journals a sample carries, and the first error among them.
@@ -308,6 +314,7 @@ impl Snapshot {
         };
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         let (journals, journals_error) = journals(sample);
+        let (zram, zram_error) = zram::from_sample(sample);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -349,6 +356,8 @@ impl Snapshot {
             journals,
             journals_error,
             below: below::parse(sample),
+            zram,
+            zram_error,
         })
     }
 }

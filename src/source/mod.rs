@@ -32,6 +32,7 @@ pub mod trace_guard;
 pub mod trace_instance;
 mod tracers;
 mod tree;
+mod zram;
 
 pub use clock::{Clock, SystemClock, Ticker, Wake, thread_cpu_ns};
 pub use fs::FsSource;
