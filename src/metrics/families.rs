@@ -8,12 +8,15 @@
 
 use crate::model::compressed::ZramDevice;
 use crate::model::dirty::State;
+use crate::model::nodes::Node;
 use crate::model::{Disk, Model, domains};
 
 /// How a system family reads its value from a record.
 pub type Get = fn(&Model) -> Option<f64>;
 /// How a disk family reads its value from a device.
 pub type DiskGet = fn(&Disk) -> Option<f64>;
+/// How a node family reads its value from a NUMA node.
+pub type NodeGet = fn(&Node, u64) -> Option<f64>;
 /// How a zram family reads its value from a device.
 pub type ZramGet = fn(&ZramDevice) -> Option<f64>;
 /// How a domain family reads its value (pages) from a dirty domain.
@@ -140,6 +143,18 @@ pub const ZRAM: [(&str, &str, &str, ZramGet); 4] = [
     ("pagewatch_zram_memory_limit_bytes", "bytes", "The zram device's mem_limit; absent when it has none.", |z| z.limit_bytes.map(|l| l as f64)),
 ];
 
+/// NUMA node families (label `node`; only with more than one node, spec §12): value from
+/// the node and the page size.
+#[rustfmt::skip]
+pub const NODE: [(&str, &str, &str, NodeGet); 6] = [
+    ("pagewatch_node_free_bytes", "bytes", "A NUMA node's free pages (nodeN/vmstat nr_free_pages).", |n, p| Some((n.free_pages * p) as f64)),
+    ("pagewatch_node_low_watermark_bytes", "bytes", "The sum of the node's zones' low watermarks: kswapd of the node wakes below it.", |n, p| Some((n.low_pages * p) as f64)),
+    ("pagewatch_node_dirty_writeback_bytes", "bytes", "The node's nr_dirty + nr_writeback, what node_dirty_ok() compares (spec 12.1).", |n, p| Some((n.dirty_writeback_pages * p) as f64)),
+    ("pagewatch_node_dirty_limit_bytes", "bytes", "node_dirty_limit(): the node's dirty share; past it, page-cache allocations go to other nodes (spec 12.2).", |n, p| n.dirty_limit_pages.map(|l| (l * p) as f64)),
+    ("pagewatch_node_numa_miss_per_second", "", "Allocations per second placed on the node although another was preferred (numa_miss).", |n, _| n.numa_miss_s),
+    ("pagewatch_node_numa_foreign_per_second", "", "Allocations per second that preferred the node and went elsewhere (numa_foreign).", |n, _| n.numa_foreign_s),
+];
+
 /// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun
 /// point, dirty + writeback count and, where the kernel reports it (wb_stats, 6.10+), its own
 /// threshold beside ours (spec §1.8, §1.9).
@@ -230,6 +245,7 @@ mod tests {
         let domain = DOMAIN.iter().map(|f| (f.0, f.1));
         let mut seen = std::collections::BTreeSet::new();
         let zram = ZRAM.iter().map(|f| (f.0, f.1));
+        let zram = zram.chain(NODE.iter().map(|f| (f.0, f.1)));
         for (name, unit) in names
             .chain(DISK.iter().map(|f| (f.0, f.1)))
             .chain(domain)

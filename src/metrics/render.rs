@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use super::families::{DISK, DOMAIN, STATES, SYSTEM, ZRAM, help, kind, label, state_name};
+use super::families::{DISK, DOMAIN, NODE, STATES, SYSTEM, ZRAM, help, kind, label, state_name};
 use super::live::Page;
 use super::negotiate::Format;
 
@@ -159,6 +159,14 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
             .zram
             .iter()
             .filter_map(|z| Some((format!("{base},device=\"{}\"", label(&z.name)), get(z)?)))
+            .collect();
+        o.gauges(name, unit, text, &s);
+    }
+    for (name, unit, text, get) in NODE {
+        let s: Vec<(String, f64)> = m
+            .nodes
+            .iter()
+            .filter_map(|n| Some((format!("{base},node=\"{}\"", n.node), get(n, m.page_size)?)))
             .collect();
         o.gauges(name, unit, text, &s);
     }

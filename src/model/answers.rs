@@ -135,6 +135,10 @@ pub struct Verdict {
     /// fsync is slow because of an ext4 journal: the evidence (`below::Journal`); `None`
     /// otherwise.
     pub journal: Option<String>,
+    /// A NUMA node past its dirty share, and where its page cache goes
+    /// (`nodes::note`, spec §12); `None` (left out of JSON) otherwise and on a single node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
     /// Below freerun, trouble coming: a victim's fsync or a disk's await far above its calm
     /// while dirtying outruns writeback, and when freerun is reached at this rate (`early`);
     /// `None` otherwise.

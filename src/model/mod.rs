@@ -18,6 +18,7 @@ pub mod early;
 pub mod exits;
 pub mod latency;
 pub mod memory;
+pub mod nodes;
 pub mod proc_row;
 pub mod procs;
 pub mod procs_memory;
@@ -165,6 +166,9 @@ pub struct Model {
     pub below: Option<below::Below>,
     /// Compressed swap: zswap and the zram devices (spec §14).
     pub compressed: compressed::Compressed,
+    /// The NUMA nodes (spec §12); empty (left out of JSON) on a single node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<nodes::Node>,
 }
 
 impl Model {
@@ -252,6 +256,7 @@ impl Model {
             delayacct_switched_on: false,
             exits: None,
             compressed: compressed::Compressed::derive(prev, cur, dt_s),
+            nodes: nodes::derive(prev, cur, dt_s),
         }
     }
 }

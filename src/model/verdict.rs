@@ -445,6 +445,7 @@ pub fn derive(m: &Model) -> Verdict {
         worst_latency,
         reclaim,
         journal,
+        nodes: super::nodes::note(&m.nodes),
         early: None,
         headline: String::new(),
         // Told by the pipeline, which keeps the calm it is told against (`story::Calm`).
@@ -471,8 +472,12 @@ fn headline(v: &Verdict) -> String {
         &v.reclaim,
         v.early.as_ref(),
     );
-    match &v.journal {
+    let line = match &v.journal {
         Some(j) => format!("{line}; {j}"),
+        None => line,
+    };
+    match &v.nodes {
+        Some(n) => format!("{line}; {n}"),
         None => line,
     }
 }

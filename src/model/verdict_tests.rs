@@ -455,3 +455,22 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
         v.headline
     );
 }
+
+#[test]
+fn a_node_past_its_dirty_share_is_in_the_verdict_and_the_headline() {
+    let mut m = model();
+    assert_eq!(derive(&m).nodes, None, "single node: no note");
+    let node = |n, dw, limit, miss| crate::model::nodes::Node {
+        node: n,
+        dirty_writeback_pages: dw,
+        dirty_limit_pages: Some(limit),
+        past_dirty_share: dw > limit,
+        numa_miss_s: Some(miss),
+        ..crate::model::nodes::Node::default()
+    };
+    m.nodes = vec![node(0, 17_800, 17_700, 0.0), node(1, 10, 21_400, 1_000.0)];
+    let v = derive(&m);
+    let want = "node 0 past its dirty share: page-cache allocations go to node 1";
+    assert_eq!(v.nodes.as_deref(), Some(want));
+    assert!(v.headline.ends_with(want), "{}", v.headline);
+}

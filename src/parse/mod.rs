@@ -20,6 +20,7 @@ pub mod lineage;
 mod lines;
 pub mod meminfo;
 mod memo;
+pub mod node;
 pub mod pressure;
 pub mod procs;
 pub mod queue;
@@ -149,6 +150,11 @@ pub struct Snapshot {
     pub zram: Vec<zram::Zram>,
     /// Why a zram device's files could not be parsed (that device is left out).
     pub zram_error: Option<String>,
+    /// The NUMA nodes (`nodeN/vmstat`, `numastat`, spec §12), read only on machines with more
+    /// than one node; empty otherwise.
+    pub nodes: Vec<node::NodeStat>,
+    /// Why a node's files could not be parsed (that node is left out).
+    pub nodes_error: Option<String>,
 }
 
 /// The journals a sample carries, and the first error among them.
@@ -315,6 +321,7 @@ impl Snapshot {
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         let (journals, journals_error) = journals(sample);
         let (zram, zram_error) = zram::from_sample(sample);
+        let (nodes, nodes_error) = node::from_sample(sample);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -358,6 +365,8 @@ impl Snapshot {
             below: below::parse(sample),
             zram,
             zram_error,
+            nodes,
+            nodes_error,
         })
     }
 }

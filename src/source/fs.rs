@@ -92,6 +92,8 @@ pub struct FsSource {
     baselines: Baselines,
     /// The zram devices' `mm_stat` and `bd_stat` (`source::zram`).
     zram: super::zram::Zram,
+    /// The NUMA nodes' files on a machine with more than one (`source::nodes`).
+    nodes: super::nodes::Nodes,
 }
 
 impl FsSource {
@@ -117,6 +119,7 @@ impl FsSource {
         let sys_root: PathBuf = sys_root.into();
         let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
         let zram = super::zram::Zram::new(&sys_root);
+        let nodes = super::nodes::Nodes::new(&sys_root);
         Self {
             clock,
             page_size: rustix::param::page_size() as u64,
@@ -137,6 +140,7 @@ impl FsSource {
             },
             baselines: Baselines(None),
             zram,
+            nodes,
         }
     }
 
@@ -198,11 +202,12 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 10] = [
+        let collectors: [&mut dyn Collect<'_>; 11] = [
             &mut self.tick_files,
             &mut self.disks,
             &mut self.slow,
             &mut self.zram,
+            &mut self.nodes,
             &mut self.cgroups,
             &mut self.journals,
             &mut self.baselines,

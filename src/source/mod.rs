@@ -20,6 +20,7 @@ mod lineage;
 mod mountinfo;
 pub use mountinfo::first_of as first_mount_of;
 mod moved;
+mod nodes;
 mod pid_list;
 pub mod procs;
 pub(crate) mod procs_memory;

@@ -1,6 +1,7 @@
 //! Reclaim pane: kswapd against direct reclaim, stalls, swap, faults, refaults, and free
 //! memory against the zone watermarks; direct compaction and huge-page fault fallbacks
-//! (spec §13) in a line of their own while either happens. Cost budget: nothing read of its
+//! (spec §13) in a line of their own while either happens; a line per NUMA node on machines
+//! with more than one (spec §12). Cost budget: nothing read of its
 //! own (the figures come from `/proc/vmstat`, read already); one line drawn while shown.
 //!
 //! Owns: the reclaim pane. Must not touch: app state.
@@ -199,11 +200,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     ));
     lines.push(Line::from(l));
     lines.extend(compaction_line(app, m));
-    let mut l = Vec::with_capacity(9);
-    l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
-    l.extend(kv(app, " out", Rate(r.pswpout_s)));
-    l.extend(kv(app, "  majflt", PerSec(Rate(r.pgmajfault_s))));
-    lines.push(Line::from(l));
+    lines.push(swap_line(app, r));
     let refault = match (r.refault_anon_s, r.refault_file_s) {
         (Some(a), Some(f)) => kv(
             app,
@@ -219,7 +216,42 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if let Some((w, _)) = wm {
         lines.push(watermark_line(app, w, m.page_size));
     }
+    lines.extend(m.nodes.iter().map(|n| node_line(app, n, m.page_size)));
     canvas.lines(inner, lines);
+}
+
+/// Swap in and out, and major faults.
+fn swap_line(app: &App, r: &crate::model::Reclaim) -> Line<'static> {
+    let mut l = Vec::with_capacity(9);
+    l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
+    l.extend(kv(app, " out", Rate(r.pswpout_s)));
+    l.extend(kv(app, "  majflt", PerSec(Rate(r.pgmajfault_s))));
+    Line::from(l)
+}
+
+/// A NUMA node (only with more than one, spec §12): its free pages against its low mark,
+/// its dirty + writeback against its dirty share (red past it), and pages spilled to it.
+fn node_line(app: &App, n: &crate::model::nodes::Node, page_size: u64) -> Line<'static> {
+    let p = |v: u64| Bytes::pages(v, page_size);
+    let mut l = Vec::with_capacity(10);
+    l.push(Span::styled(format!("node {} ", n.node), theme(app).dim));
+    l.extend(kv(
+        app,
+        "free",
+        format_args!("{} low {}", p(n.free_pages), p(n.low_pages)),
+    ));
+    l.push(Span::styled(" dirty ", theme(app).dim));
+    let share = format!(
+        "{} of {}",
+        p(n.dirty_writeback_pages),
+        Dash(n.dirty_limit_pages.map(p))
+    );
+    l.push(Span::styled(
+        share,
+        level(app, if n.past_dirty_share { 2 } else { 0 }),
+    ));
+    l.extend(kv(app, " miss", PerSec(Rate(n.numa_miss_s))));
+    Line::from(l)
 }
 
 /// The worst zone's free pages against its watermarks.
