@@ -7,11 +7,9 @@
 //! `Node N,` headers of the zoneinfo text the slow refresh reads anyway. With N nodes, two
 //! small sysfs reads per node per tick.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use super::collect::{Collect, Pass};
-use super::read::read_optional;
+use super::collect::{Collect, Pass, put_listed, refresh_text};
 use crate::Result;
 use crate::parse::node::sample_name;
 use crate::sample::names;
@@ -72,17 +70,10 @@ impl Nodes {
 
 impl<'a> Collect<'a> for Nodes {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
-        if pass.refresh
-            && let Some(text) = pass.fresh(names::ZONEINFO)
-        {
-            let text = text.to_owned();
+        if let Some(text) = refresh_text(pass, names::ZONEINFO) {
             self.list(&text);
         }
-        for (name, path) in &self.files {
-            if let Ok(Some(t)) = read_optional(path, pass.buf) {
-                pass.put(name, Cow::Owned(t));
-            }
-        }
+        put_listed(&self.files, pass);
         Ok(())
     }
 }

@@ -7,11 +7,9 @@
 //! each slow refresh and nothing else, no file opened; with zram, one open and read of
 //! `mm_stat` (and `bd_stat` where the kernel has it) per device per tick, a few µs each.
 
-use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
-use super::collect::{Collect, Pass};
-use super::read::read_optional;
+use super::collect::{Collect, Pass, put_listed, refresh_text};
 use crate::Result;
 use crate::parse::zram::sample_name;
 use crate::sample::names;
@@ -58,18 +56,10 @@ impl Zram {
 
 impl<'a> Collect<'a> for Zram {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
-        if pass.refresh
-            && let Some(text) = pass.fresh(names::BLOCK_DEVICES)
-        {
-            let text = text.to_owned();
+        if let Some(text) = refresh_text(pass, names::BLOCK_DEVICES) {
             self.list(&text);
         }
-        for (name, path) in &self.files {
-            // Removed since the listing, or no `bd_stat` on this kernel: absent.
-            if let Ok(Some(t)) = read_optional(path, pass.buf) {
-                pass.put(name, Cow::Owned(t));
-            }
-        }
+        put_listed(&self.files, pass);
         Ok(())
     }
 }
