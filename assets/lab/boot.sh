@@ -11,7 +11,8 @@
 # LAB_DISK (the image's size, default 2G: sparse), LAB_KEEP (a directory to copy the disk image to, for the caller),
 # LAB_BARE (set: copy in PAGEWATCH_BIN alone, without its libraries or iostat), LAB_EXTRA (more
 # host programs to copy in with their libraries, by name: `unshare`), LAB_STATIC (a static
-# pagewatch, copied to /static/pagewatch).
+# pagewatch, copied to /static/pagewatch), LAB_NUMA (set: two NUMA nodes of half the memory and
+# one vCPU each).
 set -eu
 suite=$1
 script=$2
@@ -90,7 +91,15 @@ chmod +x "$r/init"
 truncate -s "${LAB_DISK:-2G}" "$work/disk.img"
 mkfs.ext4 -q -F "$work/disk.img"
 vmlinuz=$(ls "$k"/boot/vmlinuz-*)
-timeout "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -nographic -no-reboot -m "${LAB_MEM:-1024}" -smp 2 \
+# LAB_NUMA (set): two NUMA nodes, each half the memory and one vCPU (spec §12 checks).
+numa=""
+if [ -n "${LAB_NUMA:-}" ]; then
+  half=$(( ${LAB_MEM:-1024} / 2 ))
+  numa="-object memory-backend-ram,id=m0,size=${half}M -object memory-backend-ram,id=m1,size=${half}M
+    -numa node,nodeid=0,cpus=0,memdev=m0 -numa node,nodeid=1,cpus=1,memdev=m1"
+fi
+# shellcheck disable=SC2086 # $numa is a list of arguments
+timeout "${LAB_TIMEOUT:-300}" qemu-system-x86_64 -nographic -no-reboot -m "${LAB_MEM:-1024}" -smp 2 $numa \
   -kernel "$vmlinuz" -initrd "$work/initrd" \
   -append "console=ttyS0 quiet loglevel=3 panic=-1 cgroup_no_v1=all" \
   -drive "file=$work/disk.img,format=raw,if=virtio" </dev/null

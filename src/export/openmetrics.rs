@@ -13,7 +13,7 @@
 
 use std::io::Write;
 
-use crate::metrics::families::{DISK, DOMAIN, SYSTEM, help, kind, label, paused_seconds};
+use crate::metrics::families::{DISK, DOMAIN, SYSTEM, ZRAM, help, kind, label, paused_seconds};
 use crate::model::Model;
 
 /// Seconds since the epoch with millisecond precision.
@@ -76,9 +76,37 @@ pub fn write(host: &str, models: &[Model], out: &mut dyn Write) -> anyhow::Resul
             }
         }
     }
+    zram(&base, models, out)?;
     domains(&base, models, out)?;
     paused(&base, models, out)?;
     writeln!(out, "# EOF")?;
+    Ok(())
+}
+
+/// The zram families, per device (spec §14.2); none when no record has a zram device.
+fn zram(base: &str, models: &[Model], out: &mut dyn Write) -> std::io::Result<()> {
+    let mut devices: Vec<&str> = models
+        .iter()
+        .flat_map(|m| m.compressed.zram.iter().map(|z| z.name.as_str()))
+        .collect();
+    devices.sort_unstable();
+    devices.dedup();
+    for (name, unit, help, get) in ZRAM {
+        let has = |m: &Model| m.compressed.zram.iter().any(|z| get(z).is_some());
+        if !models.iter().any(has) {
+            continue;
+        }
+        meta(out, name, unit, help)?;
+        for dev in &devices {
+            let labels = format!("{base},device=\"{}\"", label(dev));
+            for m in models {
+                let z = m.compressed.zram.iter().find(|z| z.name == *dev);
+                if let Some(v) = z.and_then(get) {
+                    sample(out, name, &labels, v, m.time_ms)?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 

@@ -6,13 +6,19 @@
 //! Owns: the family tables and label escaping. Must not touch: I/O, output layout
 //! (timestamps, `# EOF`, negotiation belong to the writers).
 
+use crate::model::compressed::ZramDevice;
 use crate::model::dirty::State;
+use crate::model::nodes::Node;
 use crate::model::{Disk, Model, domains};
 
 /// How a system family reads its value from a record.
 pub type Get = fn(&Model) -> Option<f64>;
 /// How a disk family reads its value from a device.
 pub type DiskGet = fn(&Disk) -> Option<f64>;
+/// How a node family reads its value from a NUMA node.
+pub type NodeGet = fn(&Node, u64) -> Option<f64>;
+/// How a zram family reads its value from a device.
+pub type ZramGet = fn(&ZramDevice) -> Option<f64>;
 /// How a domain family reads its value (pages) from a dirty domain.
 pub type DomainGet = fn(&domains::Domain) -> Option<u64>;
 
@@ -51,7 +57,7 @@ fn early_warning(m: &Model) -> Option<f64> {
 
 /// System families: (name, unit, help, value).
 #[rustfmt::skip]
-pub const SYSTEM: [(&str, &str, &str, Get); 38] = [
+pub const SYSTEM: [(&str, &str, &str, Get); 45] = [
     ("pagewatch_memory_total_bytes", "bytes", "MemTotal.", |m| kb(Some(m.memory.MemTotal))),
     ("pagewatch_memory_free_bytes", "bytes", "MemFree.", |m| kb(Some(m.memory.MemFree))),
     ("pagewatch_memory_available_bytes", "bytes", "MemAvailable (the kernel's estimate).", |m| kb(m.memory.MemAvailable)),
@@ -77,6 +83,13 @@ pub const SYSTEM: [(&str, &str, &str, Get); 38] = [
     ("pagewatch_pgscan_memcg_pages_per_second", "", "Pages scanned in cgroup limit reclaim (memory.high/max) per second: pgscan_anon + pgscan_file less the global reclaimers (5.8+).", |m| m.reclaim.pgscan_memcg_s),
     ("pagewatch_pgsteal_memcg_pages_per_second", "", "Pages reclaimed in cgroup limit reclaim per second.", |m| m.reclaim.pgsteal_memcg_s),
     ("pagewatch_allocstall_per_second", "", "Entries into direct reclaim per second.", |m| m.reclaim.allocstall_s),
+    ("pagewatch_compact_stall_per_second", "", "Entries into direct compaction per second (compact_stall): a stall of the allocating task that allocstall does not count (spec 13).", |m| m.reclaim.compact_stall_s),
+    ("pagewatch_compact_fail_per_second", "", "Direct compactions per second that ended without the page (compact_fail).", |m| m.reclaim.compact_fail_s),
+    ("pagewatch_compact_success_per_second", "", "Direct compactions per second that got the page (compact_success).", |m| m.reclaim.compact_success_s),
+    ("pagewatch_thp_fault_fallback_per_second", "", "Anonymous faults per second that tried a huge page and fell back to small pages (thp_fault_fallback).", |m| m.reclaim.thp_fault_fallback_s),
+    ("pagewatch_zswap_pool_bytes", "bytes", "zswap's compressed pool (meminfo Zswap, 5.19+; spec 14.1).", |m| m.compressed.zswap.map(|z| z.pool_bytes as f64)),
+    ("pagewatch_zswap_stored_bytes", "bytes", "The original size of the pages zswap stores (meminfo Zswapped).", |m| m.compressed.zswap.map(|z| z.stored_bytes as f64)),
+    ("pagewatch_zswap_writeback_bytes_per_second", "", "Bytes zswap wrote back to the swap device per second (vmstat zswpwb, 6.8+): disk writes no application asked for.", |m| m.compressed.zswap?.writeback_bytes_per_s),
     ("pagewatch_major_faults_per_second", "", "Major page faults per second.", |m| m.reclaim.pgmajfault_s),
     ("pagewatch_cpu_user_ratio", "ratio", "CPU time in user + nice, all CPUs.", |m| ratio(m.cpu.and_then(|c| c.user_pct))),
     ("pagewatch_cpu_system_ratio", "ratio", "CPU time in system + irq + softirq.", |m| ratio(m.cpu.and_then(|c| c.system_pct))),
@@ -119,6 +132,27 @@ pub const DISK: [(&str, &str, &str, DiskGet); 11] = [
     ("pagewatch_disk_in_flight", "", "I/Os in flight at the read.", |d| Some(d.in_flight as f64)),
     ("pagewatch_disk_wbt_target_seconds", "seconds", "queue/wbt_lat_usec: writeback throttling's read-latency target (0: off).", |d| d.queue.as_ref()?.wbt_lat_usec.map(|u| u as f64 / 1e6)),
     ("pagewatch_disk_latency_sample_every", "", "While the device is timed: one request in this many goes into pagewatch_disk_latency_seconds (1: every one; the tracer samples by sector bits at high rates).", |d| d.latency.lat_sample_every.map(|n| n as f64)),
+];
+
+/// zram families (label `device`): each device's sizes against its limit (spec §14.2).
+#[rustfmt::skip]
+pub const ZRAM: [(&str, &str, &str, ZramGet); 4] = [
+    ("pagewatch_zram_original_bytes", "bytes", "Uncompressed bytes a zram device holds (mm_stat orig_data_size).", |z| Some(z.orig_bytes as f64)),
+    ("pagewatch_zram_compressed_bytes", "bytes", "Those bytes compressed (mm_stat compr_data_size).", |z| Some(z.compr_bytes as f64)),
+    ("pagewatch_zram_memory_used_bytes", "bytes", "Memory the zram device uses, allocator overhead included (mm_stat mem_used_total).", |z| Some(z.mem_used_bytes as f64)),
+    ("pagewatch_zram_memory_limit_bytes", "bytes", "The zram device's mem_limit; absent when it has none.", |z| z.limit_bytes.map(|l| l as f64)),
+];
+
+/// NUMA node families (label `node`; only with more than one node, spec §12): value from
+/// the node and the page size.
+#[rustfmt::skip]
+pub const NODE: [(&str, &str, &str, NodeGet); 6] = [
+    ("pagewatch_node_free_bytes", "bytes", "A NUMA node's free pages (nodeN/vmstat nr_free_pages).", |n, p| Some((n.free_pages * p) as f64)),
+    ("pagewatch_node_low_watermark_bytes", "bytes", "The sum of the node's zones' low watermarks: kswapd of the node wakes below it.", |n, p| Some((n.low_pages * p) as f64)),
+    ("pagewatch_node_dirty_writeback_bytes", "bytes", "The node's nr_dirty + nr_writeback, what node_dirty_ok() compares (spec 12.1).", |n, p| Some((n.dirty_writeback_pages * p) as f64)),
+    ("pagewatch_node_dirty_limit_bytes", "bytes", "node_dirty_limit(): the node's dirty share; past it, page-cache allocations go to other nodes (spec 12.2).", |n, p| n.dirty_limit_pages.map(|l| (l * p) as f64)),
+    ("pagewatch_node_numa_miss_per_second", "", "Allocations per second placed on the node although another was preferred (numa_miss).", |n, _| n.numa_miss_s),
+    ("pagewatch_node_numa_foreign_per_second", "", "Allocations per second that preferred the node and went elsewhere (numa_foreign).", |n, _| n.numa_foreign_s),
 ];
 
 /// Per-domain families (labels `kind` and `domain`): each dirty domain's threshold, freerun
@@ -210,7 +244,13 @@ mod tests {
         let names = SYSTEM.iter().map(|f| (f.0, f.1));
         let domain = DOMAIN.iter().map(|f| (f.0, f.1));
         let mut seen = std::collections::BTreeSet::new();
-        for (name, unit) in names.chain(DISK.iter().map(|f| (f.0, f.1))).chain(domain) {
+        let zram = ZRAM.iter().map(|f| (f.0, f.1));
+        let zram = zram.chain(NODE.iter().map(|f| (f.0, f.1)));
+        for (name, unit) in names
+            .chain(DISK.iter().map(|f| (f.0, f.1)))
+            .chain(domain)
+            .chain(zram)
+        {
             assert!(
                 unit.is_empty() || name.ends_with(&format!("_{unit}")),
                 "{name}"

@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use super::families::{DISK, DOMAIN, STATES, SYSTEM, help, kind, label, state_name};
+use super::families::{DISK, DOMAIN, NODE, STATES, SYSTEM, ZRAM, help, kind, label, state_name};
 use super::live::Page;
 use super::negotiate::Format;
 
@@ -131,6 +131,27 @@ pub fn render(page: &Page, fmt: Format, cpu_s: Option<f64>) -> String {
     o.text
 }
 
+/// Each zram device's and, with more than one, each NUMA node's families (spec §12, §14).
+fn zram_and_nodes(o: &mut Out, m: &crate::model::Model, base: &str) {
+    for (name, unit, text, get) in ZRAM {
+        let s: Vec<(String, f64)> = m
+            .compressed
+            .zram
+            .iter()
+            .filter_map(|z| Some((format!("{base},device=\"{}\"", label(&z.name)), get(z)?)))
+            .collect();
+        o.gauges(name, unit, text, &s);
+    }
+    for (name, unit, text, get) in NODE {
+        let s: Vec<(String, f64)> = m
+            .nodes
+            .iter()
+            .filter_map(|n| Some((format!("{base},node=\"{}\"", n.node), get(n, m.page_size)?)))
+            .collect();
+        o.gauges(name, unit, text, &s);
+    }
+}
+
 /// The figures of the page's record: the export's families, the state set, each device's
 /// saturation and baseline, and the sample's time.
 fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
@@ -153,6 +174,7 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
             .collect();
         o.gauges(name, unit, text, &s);
     }
+    zram_and_nodes(o, m, base);
     let dom: Vec<String> = m
         .domains
         .iter()

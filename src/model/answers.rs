@@ -98,6 +98,13 @@ pub struct ReclaimVerdict {
 pub const RECLAIM_WHO: usize = 3;
 
 impl ReclaimVerdict {
+    /// A `direct` answer that direct compaction alone gave (no direct reclaim in the
+    /// interval): the verdict's why then opens with `direct compaction` (`verdict::direct_why`).
+    #[must_use]
+    pub fn compaction_only(&self) -> bool {
+        self.state == ReclaimState::Direct && self.why.starts_with("direct compaction")
+    }
+
     /// Whether this answer is headline news: direct reclaim always, cgroup limit reclaim when
     /// tasks stalled on memory for at least `LIMIT_STALL_PCT` of the interval. The screen's
     /// reclaim state, the batch text's `reclaim:` line and `/metrics` follow it.
@@ -139,6 +146,10 @@ pub struct Verdict {
     /// fsync is slow because of an ext4 journal: the evidence (`below::Journal`); `None`
     /// otherwise.
     pub journal: Option<String>,
+    /// A NUMA node past its dirty share, and where its page cache goes
+    /// (`nodes::note`, spec §12); `None` (left out of JSON) otherwise and on a single node.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<String>,
     /// Below freerun, trouble coming: a victim's fsync or a disk's await far above its calm
     /// while dirtying outruns writeback, and when freerun is reached at this rate (`early`);
     /// `None` otherwise.

@@ -78,6 +78,24 @@ pub struct CgroupRow {
     pub pgsteal_per_s: Option<f64>,
     /// memory.stat `pgmajfault`, major faults per second.
     pub pgmajfault_per_s: Option<f64>,
+    /// memory.stat `zswap` (5.19+), bytes of zswap pool; absent where the kernel has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswap_bytes: Option<u64>,
+    /// memory.stat `zswapped` (5.19+): original bytes the group keeps in zswap.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswapped_bytes: Option<u64>,
+    /// memory.stat `zswpin` (5.19+), pages loaded from zswap per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswpin_per_s: Option<f64>,
+    /// memory.stat `zswpout` (5.19+), pages stored into zswap per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswpout_per_s: Option<f64>,
+    /// memory.stat `zswpwb` (6.8+), pages written back from zswap to swap per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zswpwb_per_s: Option<f64>,
+    /// memory.stat `thp_fault_alloc`, huge-page faults per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thp_fault_alloc_per_s: Option<f64>,
 }
 
 /// The cgroups pane's figures.
@@ -212,6 +230,12 @@ pub(super) fn row(
         pgscan_per_s: mem(|s| s.pgscan),
         pgsteal_per_s: mem(|s| s.pgsteal),
         pgmajfault_per_s: mem(|s| s.pgmajfault),
+        zswap_bytes: g.stat.and_then(|s| s.zswap),
+        zswapped_bytes: g.stat.and_then(|s| s.zswapped),
+        zswpin_per_s: mem(|s| s.zswpin),
+        zswpout_per_s: mem(|s| s.zswpout),
+        zswpwb_per_s: mem(|s| s.zswpwb),
+        thp_fault_alloc_per_s: mem(|s| s.thp_fault_alloc),
     }
 }
 
@@ -269,6 +293,51 @@ mod tests {
         assert_eq!(
             note(Status::V1Memory),
             Some("container dirty limits need cgroup v2 with the memory controller")
+        );
+    }
+
+    #[test]
+    fn zswap_and_thp_per_group_by_hand_or_absent() {
+        let text = |wb: u64, thp: u64| {
+            format!(
+                "anon 0\nfile 0\nzswap 1048576\nzswapped 4194304\nzswpin 10\nzswpout 20\n\
+                 zswpwb {wb}\nthp_fault_alloc {thp}\n"
+            )
+        };
+        let g = |t: &str| Group {
+            path: "/box".into(),
+            ino: 5,
+            stat: Some(crate::parse::cgroup::stat("memory.stat", t).unwrap()),
+            ..Group::default()
+        };
+        let snap = |g: Group| Snapshot {
+            cgroups: Some(crate::parse::cgroup::Cgroups {
+                status: Status::Ok,
+                full_walk: true,
+                groups: vec![g],
+            }),
+            ..Snapshot::default()
+        };
+        // In 2 s: zswpwb 100 → 300 (100/s), thp_fault_alloc 7 → 17 (5/s).
+        let (p, c) = (snap(g(&text(100, 7))), snap(g(&text(300, 17))));
+        let r = &derive(Some(&p), &c, Some(2.0), &[]).unwrap().rows[0];
+        assert_eq!(
+            (r.zswap_bytes, r.zswapped_bytes),
+            (Some(1 << 20), Some(4 << 20))
+        );
+        assert_eq!(
+            (r.zswpwb_per_s, r.thp_fault_alloc_per_s),
+            (Some(100.0), Some(5.0))
+        );
+        assert_eq!(r.zswpin_per_s, Some(0.0));
+        // 5.10's memory.stat: none of them, and none in JSON.
+        let old = snap(g("anon 0\nfile 0\n"));
+        let r = &derive(Some(&old), &old, Some(2.0), &[]).unwrap().rows[0];
+        assert_eq!((r.zswap_bytes, r.zswpwb_per_s), (None, None));
+        let json = serde_json::to_string(r).unwrap();
+        assert!(
+            !json.contains("zswap") && !json.contains("thp_fault"),
+            "{json}"
         );
     }
 

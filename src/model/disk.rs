@@ -187,6 +187,19 @@ pub fn fill_latency(disks: &mut [Disk], blk: Option<&Blk>) {
     }
 }
 
+/// The saturation answer of a zram device: compressed memory, not a disk (spec §14.2), so
+/// neither judged against a baseline nor the verdict's worst latency.
+pub const MEMORY_WHY: &str = "memory (zram): compressed RAM, not judged as a disk";
+
+impl Disk {
+    /// A zram device: its IOs are page copies with compression, which iostat's queue,
+    /// await and %util say nothing about (spec §14.2).
+    #[must_use]
+    pub fn is_memory(&self) -> bool {
+        self.name.starts_with("zram")
+    }
+}
+
 #[cfg(test)]
 impl Disk {
     /// A whole disk with these columns and nothing else known (no queue settings, no

@@ -9,6 +9,7 @@ pub mod answers;
 pub mod below;
 pub mod cgroups;
 pub mod commands;
+pub mod compressed;
 pub mod cpu;
 pub mod dirty;
 pub mod disk;
@@ -17,6 +18,7 @@ pub mod early;
 pub mod exits;
 pub mod latency;
 pub mod memory;
+pub mod nodes;
 pub mod proc_row;
 pub mod procs;
 pub mod procs_memory;
@@ -172,6 +174,11 @@ pub struct Model {
     /// The `-below` tracer: wbt per device, reclaim throttled on writeback; `None` when the
     /// sample does not carry it (never wanted, not live).
     pub below: Option<below::Below>,
+    /// Compressed swap: zswap and the zram devices (spec §14).
+    pub compressed: compressed::Compressed,
+    /// The NUMA nodes (spec §12); empty (left out of JSON) on a single node.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<nodes::Node>,
 }
 
 impl Model {
@@ -265,6 +272,8 @@ impl Model {
             commands: None,
             delayacct_switched_on: false,
             exits: None,
+            compressed: compressed::Compressed::derive(prev, cur, dt_s),
+            nodes: nodes::derive(prev, cur, dt_s),
         }
     }
 }

@@ -1,5 +1,8 @@
 //! Reclaim figures (spec §3.2): who is reclaiming (kswapd in the background or the
-//! allocating task directly), how efficiently, and free memory against the watermarks.
+//! allocating task directly), how efficiently, and free memory against the watermarks; and
+//! the allocating task's other stall, direct compaction, with the huge-page faults that fell
+//! back to small pages (spec §13). Cost: eight more names matched in the `/proc/vmstat` read
+//! pagewatch already does, no file of its own.
 //!
 //! Owns: reclaim derivation. Must not touch: I/O.
 
@@ -41,6 +44,16 @@ pub struct Reclaim {
     pub refault_file_s: Option<f64>,
     /// All refaults (the only figure before 5.9).
     pub refault_s: Option<f64>,
+    /// Entries into direct compaction per second (spec §13): a stall of the allocating task
+    /// that allocstall does not count. `None` without `CONFIG_COMPACTION`.
+    pub compact_stall_s: Option<f64>,
+    /// Direct compactions that ended without the page / with it, per second.
+    pub compact_fail_s: Option<f64>,
+    pub compact_success_s: Option<f64>,
+    /// Anonymous faults served by a huge page / that fell back to small pages, per second
+    /// (spec §13). `None` without `CONFIG_TRANSPARENT_HUGEPAGE`.
+    pub thp_fault_alloc_s: Option<f64>,
+    pub thp_fault_fallback_s: Option<f64>,
     /// Free pages (MemFree, spec §1.7) against Σ min/low/high; `None` without zoneinfo.
     pub watermarks: Option<Watermarks>,
 }
@@ -56,6 +69,12 @@ impl Reclaim {
     #[must_use]
     pub fn direct_ran(&self) -> bool {
         self.pgscan_direct_s.unwrap_or(0.0) > 0.0 || self.allocstall_s.unwrap_or(0.0) > 0.0
+    }
+
+    /// Allocating tasks entered direct compaction in the interval (spec §13).
+    #[must_use]
+    pub fn compaction_ran(&self) -> bool {
+        self.compact_stall_s.unwrap_or(0.0) > 0.0
     }
 
     /// cgroup limit reclaim ran in the interval (`pgscan_memcg_s`: 5.8+, spec §3.2).
@@ -118,6 +137,11 @@ impl Reclaim {
             refault_anon_s: r(|v| v.workingset_refault_anon),
             refault_file_s: r(|v| v.workingset_refault_file),
             refault_s: r(|v| v.workingset_refault),
+            compact_stall_s: r(|v| v.compact_stall),
+            compact_fail_s: r(|v| v.compact_fail),
+            compact_success_s: r(|v| v.compact_success),
+            thp_fault_alloc_s: r(|v| v.thp_fault_alloc),
+            thp_fault_fallback_s: r(|v| v.thp_fault_fallback),
             watermarks: s.zones.as_deref().map(|z| {
                 s.zone_free
                     .as_deref()
@@ -173,6 +197,40 @@ mod tests {
         };
         let r = Reclaim::derive(Some(&snap(old(a))), &snap(old(b)), Some(2.0));
         assert_eq!(r.pgscan_memcg_s, None);
+    }
+
+    #[test]
+    fn compaction_and_thp_fallback_rates_are_vmstat_deltas() {
+        let vm = |stall, fail, ok, alloc, fallback| VmStat {
+            compact_stall: Some(stall),
+            compact_fail: Some(fail),
+            compact_success: Some(ok),
+            thp_fault_alloc: Some(alloc),
+            thp_fault_fallback: Some(fallback),
+            ..VmStat::default()
+        };
+        let snap = |v: VmStat| Snapshot {
+            vmstat: v,
+            page_size: 4096,
+            ..Snapshot::default()
+        };
+        // In 4 s: 44 032 → 44 112 stalls (80: 20/s), 12 505 → 12 525 failed (5/s), 31 527 →
+        // 31 587 succeeded (15/s); 12 419 → 12 439 huge faults (5/s), 0 → 36 fell back (9/s).
+        let a = snap(vm(44_032, 12_505, 31_527, 12_419, 0));
+        let b = snap(vm(44_112, 12_525, 31_587, 12_439, 36));
+        let r = Reclaim::derive(Some(&a), &b, Some(4.0));
+        assert_eq!(r.compact_stall_s, Some(20.0));
+        assert_eq!(r.compact_fail_s, Some(5.0));
+        assert_eq!(r.compact_success_s, Some(15.0));
+        assert_eq!(r.thp_fault_alloc_s, Some(5.0));
+        assert_eq!(r.thp_fault_fallback_s, Some(9.0));
+        assert!(r.compaction_ran());
+        assert!(!r.direct_ran(), "compaction is not direct reclaim");
+        // No stall in the interval; and a kernel without CONFIG_COMPACTION has no figure.
+        assert!(!Reclaim::derive(Some(&b), &b, Some(4.0)).compaction_ran());
+        let bare = snap(VmStat::default());
+        let r = Reclaim::derive(Some(&bare), &bare, Some(4.0));
+        assert_eq!((r.compact_stall_s, r.thp_fault_fallback_s), (None, None));
     }
 
     #[test]

@@ -310,6 +310,13 @@ impl Judge {
     /// figures this step (first tick, counters reset) keeps its track unchanged.
     pub fn judge(&mut self, disks: &mut [Disk]) {
         for d in disks.iter_mut() {
+            if d.is_memory() {
+                d.saturation = Saturation {
+                    saturation_why: Some(super::disk::MEMORY_WHY.to_owned()),
+                    ..Saturation::default()
+                };
+                continue;
+            }
             let t = match self.tracks.get_mut(&d.name) {
                 Some(t) => t,
                 None => self.tracks.entry(d.name.clone()).or_default(),

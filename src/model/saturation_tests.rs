@@ -544,3 +544,28 @@ fn a_flood_that_could_not_be_judged_does_not_become_its_own_baseline() {
     );
     assert_eq!(s.baseline_await_ms, Some(0.4), "{s:?}");
 }
+
+#[test]
+fn a_zram_device_is_memory_never_judged_nor_the_worst_latency() {
+    // A deep queue with a long await: saturated on any disk (rotational, %util 100), and on
+    // a parallel one after its baseline; zram is labelled memory instead, however long.
+    let zram = disk("zram0", true, 100.0, 80.0, 40.0, 5000.0);
+    let s = run(&mut Judge::default(), &zram, 30);
+    assert!(!s.saturated);
+    assert_eq!(s.saturation_level, 0);
+    assert_eq!(
+        s.saturation_why.as_deref(),
+        Some(crate::model::disk::MEMORY_WHY)
+    );
+    let sda = disk("sda", true, 100.0, 80.0, 40.0, 5000.0);
+    assert!(
+        run(&mut Judge::default(), &sda, 1).saturated,
+        "the same figures on a disk"
+    );
+    let mut zram = zram;
+    zram.saturation = s;
+    let mut calm = disk("vda", false, 10.0, 0.1, 1.0, 100.0);
+    calm.cols.r_s = Some(0.0);
+    let worst = crate::model::verdict::worst_latency(&[zram, calm]).unwrap();
+    assert_eq!(worst.device, "vda");
+}

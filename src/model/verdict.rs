@@ -13,6 +13,8 @@
 //! - **Disk saturation** against the device's own calm baseline (`saturation::Judge`).
 //! - **Worst latency** weighted by IOPS: a direction with a handful of IOs is not a headline.
 //! - **Reclaim**: direct reclaim and allocstall in the interval beat a watermark snapshot.
+//!   Direct compaction (`compact_stall`, spec §13) is the allocating task's other stall,
+//!   which allocstall does not count: it answers `direct` too, alone or beside reclaim.
 //!   cgroup limit reclaim (a task charging past its memcg's `memory.max`/`high`, or v1
 //!   `limit_in_bytes`, reclaims in its own context) counts in neither allocstall nor
 //!   pgscan_direct, only in pgscan_anon/file (spec §3.2): it comes next, and is headline news
@@ -271,7 +273,7 @@ fn plural(n: usize) -> &'static str {
 #[must_use]
 pub fn worst_latency(disks: &[super::Disk]) -> Option<Latency> {
     let mut worst: Option<Latency> = None;
-    for d in disks {
+    for d in disks.iter().filter(|d| !d.is_memory()) {
         let c = &d.cols;
         let dirs = [
             ("r_await", c.r_s, c.r_await),
@@ -297,7 +299,31 @@ pub fn worst_latency(disks: &[super::Disk]) -> Option<Latency> {
     worst
 }
 
-/// Who reclaims: direct reclaim or allocstall in the interval first, then cgroup limit
+/// The direct answer's evidence: direct reclaim's figures, direct compaction's (spec §13),
+/// or both.
+fn direct_why(r: &super::Reclaim) -> String {
+    let v = |x: Option<f64>| x.unwrap_or(0.0);
+    let reclaim = r.direct_ran().then(|| {
+        format!(
+            "direct reclaim: {:.0} allocstall/s, scanning {:.0} pages/s",
+            v(r.allocstall_s),
+            v(r.pgscan_direct_s)
+        )
+    });
+    let compaction = r.compaction_ran().then(|| {
+        format!(
+            "direct compaction: {:.0} stalls/s, {:.0} failed/s",
+            v(r.compact_stall_s),
+            v(r.compact_fail_s)
+        )
+    });
+    match (reclaim, compaction) {
+        (Some(a), Some(b)) => format!("{a}; {b}"),
+        (a, b) => a.or(b).unwrap_or_default(),
+    }
+}
+
+/// Who reclaims: direct reclaim, allocstall or direct compaction in the interval first, then cgroup limit
 /// reclaim, then kswapd's scan, then the watermark snapshot.
 fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
     let r = &m.reclaim;
@@ -331,16 +357,15 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
             _ => Vec::new(),
         },
     };
-    if r.direct_ran() {
-        let figures = format!(
-            "{:.0} allocstall/s, scanning {:.0} pages/s",
-            v(r.allocstall_s),
-            v(r.pgscan_direct_s)
-        );
+    if r.direct_ran() || r.compaction_ran() {
         // Who stalled, timed by the reclaim tracer (spec §3.3), leads.
         let why = match &named {
-            Some(n) => format!("direct reclaim: {n}; {figures}"),
-            None => format!("direct reclaim: {figures}"),
+            Some(n) => {
+                let figures = direct_why(r);
+                let figures = figures.strip_prefix("direct reclaim: ").unwrap_or(&figures);
+                format!("direct reclaim: {n}; {figures}")
+            }
+            None => direct_why(r),
         };
         return answer(ReclaimState::Direct, why);
     }
@@ -478,6 +503,7 @@ pub fn derive(m: &Model) -> Verdict {
         worst_latency,
         reclaim,
         journal,
+        nodes: super::nodes::note(&m.nodes),
         early: None,
         headline: String::new(),
         // Told by the pipeline, which keeps the calm it is told against (`story::Calm`).
@@ -504,8 +530,12 @@ fn headline(v: &Verdict) -> String {
         &v.reclaim,
         v.early.as_ref(),
     );
-    match &v.journal {
+    let line = match &v.journal {
         Some(j) => format!("{line}; {j}"),
+        None => line,
+    };
+    match &v.nodes {
+        Some(n) => format!("{line}; {n}"),
         None => line,
     }
 }

@@ -252,6 +252,31 @@ fn direct_reclaim_beats_a_calm_watermark_snapshot() {
     assert_eq!(derive(&m).reclaim.state, ReclaimState::Kswapd);
 }
 
+#[test]
+fn direct_compaction_answers_direct_alone_or_beside_reclaim() {
+    let mut m = model();
+    m.reclaim.pgscan_direct_s = Some(0.0);
+    m.reclaim.allocstall_s = Some(0.0);
+    m.reclaim.pgscan_kswapd_s = Some(500.0);
+    m.reclaim.compact_stall_s = Some(20.0);
+    m.reclaim.compact_fail_s = Some(5.0);
+    let v = derive(&m);
+    assert_eq!(v.reclaim.state, ReclaimState::Direct);
+    assert_eq!(v.reclaim.why, "direct compaction: 20 stalls/s, 5 failed/s");
+    m.reclaim.allocstall_s = Some(12.0);
+    m.reclaim.pgscan_direct_s = Some(3000.0);
+    assert_eq!(
+        derive(&m).reclaim.why,
+        "direct reclaim: 12 allocstall/s, scanning 3000 pages/s; \
+         direct compaction: 20 stalls/s, 5 failed/s"
+    );
+    // No stall in the interval: kswapd's scan answers, as before.
+    m.reclaim.allocstall_s = Some(0.0);
+    m.reclaim.pgscan_direct_s = Some(0.0);
+    m.reclaim.compact_stall_s = Some(0.0);
+    assert_eq!(derive(&m).reclaim.state, ReclaimState::Kswapd);
+}
+
 /// A memcg at its limit: `pgscan_memcg_s` 458k, no global reclaim, memory PSI `some` over the
 /// interval at `stall` percent (the v1 memcg of 256 MB with a dd at 1.6 GB/s read 20 %).
 fn limit_reclaim(stall: Option<f64>) -> Model {
@@ -486,4 +511,23 @@ fn in_a_scope_the_verdict_is_its_domain_and_the_host_is_a_second_line() {
         (d.path.as_str(), d.state),
         ("/box", Some(State::WritersThrottled))
     );
+}
+
+#[test]
+fn a_node_past_its_dirty_share_is_in_the_verdict_and_the_headline() {
+    let mut m = model();
+    assert_eq!(derive(&m).nodes, None, "single node: no note");
+    let node = |n, dw, limit, miss| crate::model::nodes::Node {
+        node: n,
+        dirty_writeback_pages: dw,
+        dirty_limit_pages: Some(limit),
+        past_dirty_share: dw > limit,
+        numa_miss_s: Some(miss),
+        ..crate::model::nodes::Node::default()
+    };
+    m.nodes = vec![node(0, 17_800, 17_700, 0.0), node(1, 10, 21_400, 1_000.0)];
+    let v = derive(&m);
+    let want = "node 0 past its dirty share: page-cache allocations go to node 1";
+    assert_eq!(v.nodes.as_deref(), Some(want));
+    assert!(v.headline.ends_with(want), "{}", v.headline);
 }

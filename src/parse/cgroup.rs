@@ -73,6 +73,18 @@ pub struct MemoryStat {
     pub pgsteal: Option<u64>,
     /// `pgmajfault`: major faults.
     pub pgmajfault: Option<u64>,
+    /// `zswap` (5.19+, bytes): the group's share of the zswap pool (spec §14.1).
+    pub zswap: Option<u64>,
+    /// `zswapped` (5.19+, bytes): the original size of what the group keeps in zswap.
+    pub zswapped: Option<u64>,
+    /// `zswpin` (5.19+): pages loaded from zswap.
+    pub zswpin: Option<u64>,
+    /// `zswpout` (5.19+): pages stored into zswap.
+    pub zswpout: Option<u64>,
+    /// `zswpwb` (6.8+): pages written back from zswap to the swap device.
+    pub zswpwb: Option<u64>,
+    /// `thp_fault_alloc`: anonymous faults served by a huge page (spec §13).
+    pub thp_fault_alloc: Option<u64>,
 }
 
 impl MemoryStat {
@@ -295,6 +307,12 @@ pub fn stat(file: &str, text: &str) -> Result<MemoryStat> {
         "pgscan",
         "pgsteal",
         "pgmajfault",
+        "zswap",
+        "zswapped",
+        "zswpin",
+        "zswpout",
+        "zswpwb",
+        "thp_fault_alloc",
     ];
     let [
         anon,
@@ -312,6 +330,12 @@ pub fn stat(file: &str, text: &str) -> Result<MemoryStat> {
         pgscan,
         pgsteal,
         pgmajfault,
+        zswap,
+        zswapped,
+        zswpin,
+        zswpout,
+        zswpwb,
+        thp_fault_alloc,
     ] = keyed(file, text, keys)?;
     Ok(MemoryStat {
         anon,
@@ -329,6 +353,12 @@ pub fn stat(file: &str, text: &str) -> Result<MemoryStat> {
         pgscan,
         pgsteal,
         pgmajfault,
+        zswap,
+        zswapped,
+        zswpin,
+        zswpout,
+        zswpwb,
+        thp_fault_alloc,
     })
 }
 

@@ -31,6 +31,9 @@ pub struct Meminfo {
     pub mapped: Option<u64>,
     pub swap_total: Option<u64>,
     pub swap_free: Option<u64>,
+    /// zswap's compressed pool and the original size of what it stores (5.19+, spec §14.1).
+    pub zswap: Option<u64>,
+    pub zswapped: Option<u64>,
 }
 
 /// Parses `/proc/meminfo`. Every line must be `Name: number [kB]`; unknown names are skipped.
@@ -68,6 +71,8 @@ pub fn parse(text: &str) -> Result<Meminfo> {
             "Mapped" => &mut m.mapped,
             "SwapTotal" => &mut m.swap_total,
             "SwapFree" => &mut m.swap_free,
+            "Zswap" => &mut m.zswap,
+            "Zswapped" => &mut m.zswapped,
             _ => continue,
         };
         if slot.is_some() {

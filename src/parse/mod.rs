@@ -20,6 +20,7 @@ pub mod lineage;
 mod lines;
 pub mod meminfo;
 mod memo;
+pub mod node;
 pub mod pressure;
 pub mod procs;
 pub mod queue;
@@ -35,6 +36,7 @@ pub mod trace_sync;
 pub mod trace_writers;
 pub mod vmstat;
 pub mod zoneinfo;
+pub mod zram;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -151,6 +153,16 @@ pub struct Snapshot {
     /// The direct-reclaim tracer: its state and the read's begin/end records (spec §3.3);
     /// `None` when the sample does not carry it.
     pub reclaim_trace: Option<reclaim_trace::ReclaimTrace>,
+    /// The zram devices (`sys/block/zramN/mm_stat`, `bd_stat`, spec §14.2), by name; empty
+    /// when there is none or the sample does not carry them (older recordings, trees).
+    pub zram: Vec<zram::Zram>,
+    /// Why a zram device's files could not be parsed (that device is left out).
+    pub zram_error: Option<String>,
+    /// The NUMA nodes (`nodeN/vmstat`, `numastat`, spec §12), read only on machines with more
+    /// than one node; empty otherwise.
+    pub nodes: Vec<node::NodeStat>,
+    /// Why a node's files could not be parsed (that node is left out).
+    pub nodes_error: Option<String>,
 }
 
 /// The journals a sample carries, and the first error among them.
@@ -320,6 +332,8 @@ impl Snapshot {
         };
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         let (journals, journals_error) = journals(sample);
+        let (zram, zram_error) = zram::from_sample(sample);
+        let (nodes, nodes_error) = node::from_sample(sample);
         Ok(Self {
             mono_ns: sample.mono_ns,
             wall_ms: sample.wall_ms,
@@ -363,6 +377,10 @@ impl Snapshot {
             journals_error,
             below: below::parse(sample),
             reclaim_trace: reclaim_trace::parse(sample),
+            zram,
+            zram_error,
+            nodes,
+            nodes_error,
         })
     }
 }

@@ -58,6 +58,19 @@ pub struct VmStat {
     pub pgpgin: Option<u64>,
     /// KiB written to block devices.
     pub pgpgout: Option<u64>,
+    /// Entries into direct compaction, and how they ended (spec §13; `CONFIG_COMPACTION`).
+    pub compact_stall: Option<u64>,
+    pub compact_fail: Option<u64>,
+    pub compact_success: Option<u64>,
+    /// Anonymous faults served by a huge page, and those that fell back to small pages
+    /// (spec §13; `CONFIG_TRANSPARENT_HUGEPAGE`).
+    pub thp_fault_alloc: Option<u64>,
+    pub thp_fault_fallback: Option<u64>,
+    /// Pages stored into / loaded from zswap (5.19+) and written back from it to the swap
+    /// device (6.8+), spec §14.1.
+    pub zswpin: Option<u64>,
+    pub zswpout: Option<u64>,
+    pub zswpwb: Option<u64>,
 }
 
 /// Families printed once per zone before 4.8 (`pgscan_kswapd_normal`, …) and, for
@@ -234,6 +247,14 @@ fn slot<'a>(v: &'a mut VmStat, name: &str) -> Option<&'a mut Option<u64>> {
         "workingset_refault" => &mut v.workingset_refault,
         "pgpgin" => &mut v.pgpgin,
         "pgpgout" => &mut v.pgpgout,
+        "compact_stall" => &mut v.compact_stall,
+        "compact_fail" => &mut v.compact_fail,
+        "compact_success" => &mut v.compact_success,
+        "thp_fault_alloc" => &mut v.thp_fault_alloc,
+        "thp_fault_fallback" => &mut v.thp_fault_fallback,
+        "zswpin" => &mut v.zswpin,
+        "zswpout" => &mut v.zswpout,
+        "zswpwb" => &mut v.zswpwb,
         _ => return None,
     })
 }
@@ -265,6 +286,31 @@ mod tests {
         assert_eq!(v.pgscan_kswapd, Some(5));
         assert_eq!(v.allocstall, Some(10));
         assert_eq!(v.workingset_refault, Some(13));
+    }
+
+    #[test]
+    fn compaction_thp_and_zswap_counters_or_absent() {
+        // A 6.18 excerpt: the family's neighbours (`compact_daemon_wake`,
+        // `thp_fault_fallback_charge`) are not taken for them.
+        let text = "compact_stall 44032\ncompact_fail 12505\ncompact_success 31527\n\
+                    compact_daemon_wake 9699\nthp_fault_alloc 12419\nthp_fault_fallback 3\n\
+                    thp_fault_fallback_charge 2\nzswpin 5\nzswpout 7\nzswpwb 1\n";
+        let v = parse(text).unwrap();
+        assert_eq!(
+            (v.compact_stall, v.compact_fail, v.compact_success),
+            (Some(44_032), Some(12_505), Some(31_527))
+        );
+        assert_eq!(
+            (v.thp_fault_alloc, v.thp_fault_fallback),
+            (Some(12_419), Some(3))
+        );
+        assert_eq!((v.zswpin, v.zswpout, v.zswpwb), (Some(5), Some(7), Some(1)));
+        // 6.1 has no zswpwb; a kernel without CONFIG_COMPACTION prints no compact_*.
+        let v = parse("zswpin 5\nzswpout 7\nnr_dirty 1\n").unwrap();
+        assert_eq!(
+            (v.zswpwb, v.compact_stall, v.thp_fault_fallback),
+            (None, None, None)
+        );
     }
 
     #[test]

@@ -57,6 +57,25 @@ pub(super) fn fresh_text<'f>(
         .map(String::as_str)
 }
 
+/// Reads each `(sample name, path)` of `files` into `pass`; a file absent (removed since it
+/// was listed, or not on this kernel) or unreadable is left out this tick. The per-tick half of
+/// the collectors that list their files on the slow refresh (`source::zram`, `source::nodes`).
+pub(super) fn put_listed<'a>(files: &'a [(String, PathBuf)], pass: &mut Pass<'a, '_>) {
+    for (name, path) in files {
+        if let Ok(Some(t)) = read_optional(path, pass.buf) {
+            pass.put(name, Cow::Owned(t));
+        }
+    }
+}
+
+/// This read's text of `name` when this is a slow refresh, owned (the listing half of
+/// `put_listed`'s collectors).
+pub(super) fn refresh_text(pass: &Pass<'_, '_>, name: &str) -> Option<String> {
+    pass.refresh
+        .then(|| pass.fresh(name).map(str::to_owned))
+        .flatten()
+}
+
 /// One step of a live read.
 pub(super) trait Collect<'a> {
     /// Reads what this collector owns into `pass` (names borrowed from `self` live as long as

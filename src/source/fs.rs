@@ -90,6 +90,10 @@ pub struct FsSource {
     tracing: Tracing,
     /// The disks' calm baselines kept across runs (`with_baselines`).
     baselines: Baselines,
+    /// The zram devices' `mm_stat` and `bd_stat` (`source::zram`).
+    zram: super::zram::Zram,
+    /// The NUMA nodes' files on a machine with more than one (`source::nodes`).
+    nodes: super::nodes::Nodes,
 }
 
 impl FsSource {
@@ -114,6 +118,8 @@ impl FsSource {
             .collect();
         let sys_root: PathBuf = sys_root.into();
         let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
+        let zram = super::zram::Zram::new(&sys_root);
+        let nodes = super::nodes::Nodes::new(&sys_root);
         Self {
             clock,
             page_size: rustix::param::page_size() as u64,
@@ -133,6 +139,8 @@ impl FsSource {
                 proc_root,
             },
             baselines: Baselines(None),
+            zram,
+            nodes,
         }
     }
 
@@ -201,10 +209,12 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 9] = [
+        let collectors: [&mut dyn Collect<'_>; 11] = [
             &mut self.tick_files,
             &mut self.disks,
             &mut self.slow,
+            &mut self.zram,
+            &mut self.nodes,
             &mut self.cgroups,
             &mut self.journals,
             &mut self.baselines,

@@ -511,3 +511,38 @@ fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
     // Without a store, nothing rides along.
     assert_eq!(source(&dir).read().unwrap().file(names::BASELINES), None);
 }
+
+#[test]
+fn zram_devices_files_are_read_every_tick_and_none_without_zram() {
+    let dir = proc_tree(None);
+    std::fs::write(
+        dir.path().join("proc/diskstats"),
+        " 253       0 vda 100 3 800 50 20 1 160 9 0 70 59\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join("sys/block/vda/queue")).unwrap();
+    let mut src = source(&dir);
+    let s = src.read().unwrap();
+    assert!(
+        !s.files.keys().any(|k| k.starts_with("sys/block/zram")),
+        "no zram: no zram file"
+    );
+    // A zram device shows at the next slow refresh, with mm_stat and (here) no bd_stat.
+    let z = dir.path().join("sys/block/zram0");
+    std::fs::create_dir_all(z.join("queue")).unwrap();
+    std::fs::write(z.join("mm_stat"), "4096 100 8192 0 8192 0 0 1 0\n").unwrap();
+    src.refresh_soon();
+    let s = src.read().unwrap();
+    assert_eq!(
+        s.file("sys/block/zram0/mm_stat"),
+        Some("4096 100 8192 0 8192 0 0 1 0\n")
+    );
+    assert_eq!(s.file("sys/block/zram0/bd_stat"), None);
+    // Read afresh every tick, not carried.
+    std::fs::write(z.join("mm_stat"), "8192 200 8192 0 8192 0 0 1 0\n").unwrap();
+    let s = src.read().unwrap();
+    assert_eq!(
+        s.file("sys/block/zram0/mm_stat"),
+        Some("8192 200 8192 0 8192 0 0 1 0\n")
+    );
+}

@@ -20,6 +20,7 @@ mod lineage;
 mod mountinfo;
 pub use mountinfo::first_of as first_mount_of;
 mod moved;
+mod nodes;
 mod pid_list;
 pub mod procs;
 pub(crate) mod procs_memory;
@@ -34,6 +35,7 @@ pub mod trace_guard;
 pub mod trace_instance;
 mod tracers;
 mod tree;
+mod zram;
 
 pub use clock::{Clock, SystemClock, Ticker, Wake, thread_cpu_ns};
 pub use fs::FsSource;

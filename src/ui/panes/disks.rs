@@ -111,6 +111,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         if let Some(n) = &d.dm_name {
             row.push(' ');
             row.push_str(n);
+        } else if d.is_memory() {
+            row.push_str(" memory");
         }
         row.truncate(NAME_W - 1);
         pad_to(&mut row, NAME_W);

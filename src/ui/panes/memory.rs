@@ -1,4 +1,8 @@
-//! Memory pane: MemAvailable first, a stacked bar of where memory is, and the figures behind it.
+//! Memory pane: MemAvailable first, a stacked bar of where memory is, and the figures behind it;
+//! then compressed swap while it holds anything (spec §14): zswap's pool against what it
+//! stores and its writeback to disk, each zram device's sizes against its limit. Cost budget:
+//! zswap comes from meminfo and vmstat, read already; zram from `source::zram` (nothing read
+//! without a zram device); a line drawn per shown item.
 //!
 //! Owns: the memory pane. Must not touch: app state.
 
@@ -8,6 +12,7 @@ use ratatui::text::{Line, Span};
 use crate::app::{App, Focus};
 use crate::fmt::{Bytes, Dash};
 use crate::model::Memory;
+use crate::model::compressed::Compressed;
 use crate::ui::canvas::Canvas;
 use crate::ui::theme;
 use crate::ui::widgets::{frame, kv, level, stacked_bar};
@@ -99,6 +104,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     ));
     swap.extend(kv(app, " SwapCached", kb(m.SwapCached)));
     lines.push(Line::from(swap));
+    compressed_lines(app, &model.compressed, &mut lines);
     if inner.height > 6 {
         let label = "Derived MemAvailable";
         let check = match (m.MemAvailable, m.derived_MemAvailable) {
@@ -121,6 +127,48 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
         )));
     }
     canvas.lines(inner, lines);
+}
+
+/// `x4.0`, or `-` without a ratio.
+fn times(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".to_owned(), |r| format!("x{r:.1}"))
+}
+
+/// zswap while in use, then each zram device: `zswap pool 100M stored 400M x4.0 wb 1.0M/s`,
+/// `zram0 orig 1.0G compr 256M used 260M of 300M x4.0` (red at its limit).
+fn compressed_lines(app: &App, c: &Compressed, lines: &mut Vec<Line<'static>>) {
+    if let Some(z) = c.zswap.filter(crate::model::compressed::Zswap::in_use) {
+        let mut l = Vec::with_capacity(8);
+        l.extend(kv(app, "zswap pool", Bytes(z.pool_bytes as f64)));
+        l.extend(kv(app, " stored", Bytes(z.stored_bytes as f64)));
+        l.push(Span::styled(
+            format!(" {}", times(z.ratio)),
+            theme(app).text,
+        ));
+        if let Some(wb) = z.writeback_bytes_per_s {
+            l.extend(kv(app, " wb", format_args!("{}/s", Bytes(wb))));
+        }
+        lines.push(Line::from(l));
+    }
+    for d in &c.zram {
+        let mut l = Vec::with_capacity(8);
+        let b = |v: u64| Bytes(v as f64);
+        l.push(Span::styled(d.name.clone(), theme(app).dim));
+        l.extend(kv(app, " orig", b(d.orig_bytes)));
+        l.extend(kv(app, " compr", b(d.compr_bytes)));
+        let used = match d.limit_bytes {
+            Some(limit) => format!("{} of {}", b(d.mem_used_bytes), b(limit)),
+            None => b(d.mem_used_bytes).to_string(),
+        };
+        let lvl = if d.at_limit { 2 } else { 0 };
+        l.push(Span::styled(" used ", theme(app).dim));
+        l.push(Span::styled(used, level(app, lvl)));
+        l.push(Span::styled(
+            format!(" {}", times(d.ratio)),
+            theme(app).text,
+        ));
+        lines.push(Line::from(l));
+    }
 }
 
 #[cfg(test)]

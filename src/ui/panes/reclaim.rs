@@ -1,5 +1,8 @@
 //! Reclaim pane: kswapd against direct reclaim, stalls, swap, faults, refaults, and free
-//! memory against the zone watermarks.
+//! memory against the zone watermarks; direct compaction and huge-page fault fallbacks
+//! (spec §13) in a line of their own while either happens; a line per NUMA node on machines
+//! with more than one (spec §12). Cost budget: nothing read of its
+//! own (the figures come from `/proc/vmstat`, read already); one line drawn while shown.
 //!
 //! Owns: the reclaim pane. Must not touch: app state.
 
@@ -46,6 +49,15 @@ pub fn pane_state(w: &Watermarks, ran: Option<&ReclaimVerdict>) -> (&'static str
     let below_low = w.free_pages < w.low_pages;
     let below_high = w.free_pages < w.high_pages;
     let label = match (ran.state, below_low, below_high) {
+        (ReclaimState::Direct, true, _) if ran.compaction_only() => {
+            "direct compaction ran; free below low"
+        }
+        (ReclaimState::Direct, false, true) if ran.compaction_only() => {
+            "direct compaction ran; free below high"
+        }
+        (ReclaimState::Direct, false, false) if ran.compaction_only() => {
+            "direct compaction ran; free above high"
+        }
         (ReclaimState::Direct, true, _) => "direct reclaim ran; free below low",
         (ReclaimState::Direct, false, true) => "direct reclaim ran; free below high",
         (ReclaimState::Direct, false, false) => "direct reclaim ran; free above high",
@@ -65,6 +77,36 @@ fn answer(m: &Model) -> Option<&ReclaimVerdict> {
 /// Direct reclaim or allocation stalls are the application paying for memory itself.
 fn direct_level(m: &Model) -> u8 {
     if m.reclaim.direct_ran() { 2 } else { 0 }
+}
+
+/// Direct compaction stalls the allocating task as direct reclaim does.
+fn compaction_level(m: &Model) -> u8 {
+    if m.reclaim.compaction_ran() { 2 } else { 0 }
+}
+
+/// The compaction line, while direct compaction or a huge-page fault fallback happens (spec
+/// §13): `compact stall 20/s fail 5/s  thp fallback 9/s`.
+fn compaction_line(app: &App, m: &Model) -> Option<Line<'static>> {
+    let r = &m.reclaim;
+    let fell_back = r.thp_fault_fallback_s.is_some_and(|f| f > 0.0);
+    if !r.compaction_ran() && !fell_back {
+        return None;
+    }
+    let t = theme(app);
+    let cl = level(app, compaction_level(m));
+    let mut l = Vec::with_capacity(6);
+    l.push(Span::styled("compact stall ", t.dim));
+    l.push(Span::styled(
+        PerSec(Rate(r.compact_stall_s)).to_string(),
+        cl,
+    ));
+    l.extend(kv(app, " fail", PerSec(Rate(r.compact_fail_s))));
+    l.extend(kv(
+        app,
+        "  thp fallback",
+        PerSec(Rate(r.thp_fault_fallback_s)),
+    ));
+    Some(Line::from(l))
 }
 
 /// cgroup limit reclaim that stalls tasks is the application paying at its cgroup's limit.
@@ -158,11 +200,8 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     ));
     lines.push(Line::from(l));
     lines.extend(stalled_line(app, m));
-    let mut l = Vec::with_capacity(9);
-    l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
-    l.extend(kv(app, " out", Rate(r.pswpout_s)));
-    l.extend(kv(app, "  majflt", PerSec(Rate(r.pgmajfault_s))));
-    lines.push(Line::from(l));
+    lines.extend(compaction_line(app, m));
+    lines.push(swap_line(app, r));
     let refault = match (r.refault_anon_s, r.refault_file_s) {
         (Some(a), Some(f)) => kv(
             app,
@@ -177,6 +216,7 @@ pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
     if let Some((w, _)) = wm {
         lines.push(watermark_line(app, w, m.page_size));
     }
+    lines.extend(m.nodes.iter().map(|n| node_line(app, n, m.page_size)));
     canvas.lines(inner, lines);
 }
 
@@ -187,6 +227,40 @@ fn stalled_line(app: &App, m: &Model) -> Option<Line<'static>> {
         Span::styled("stalled ", theme(app).dim),
         Span::styled(n, level(app, direct_level(m))),
     ]))
+}
+
+/// Swap in and out, and major faults.
+fn swap_line(app: &App, r: &crate::model::Reclaim) -> Line<'static> {
+    let mut l = Vec::with_capacity(9);
+    l.extend(kv(app, "swap in", Rate(r.pswpin_s)));
+    l.extend(kv(app, " out", Rate(r.pswpout_s)));
+    l.extend(kv(app, "  majflt", PerSec(Rate(r.pgmajfault_s))));
+    Line::from(l)
+}
+
+/// A NUMA node (only with more than one, spec §12): its free pages against its low mark,
+/// its dirty + writeback against its dirty share (red past it), and pages spilled to it.
+fn node_line(app: &App, n: &crate::model::nodes::Node, page_size: u64) -> Line<'static> {
+    let p = |v: u64| Bytes::pages(v, page_size);
+    let mut l = Vec::with_capacity(10);
+    l.push(Span::styled(format!("node {} ", n.node), theme(app).dim));
+    l.extend(kv(
+        app,
+        "free",
+        format_args!("{} low {}", p(n.free_pages), p(n.low_pages)),
+    ));
+    l.push(Span::styled(" dirty ", theme(app).dim));
+    let share = format!(
+        "{} of {}",
+        p(n.dirty_writeback_pages),
+        Dash(n.dirty_limit_pages.map(p))
+    );
+    l.push(Span::styled(
+        share,
+        level(app, if n.past_dirty_share { 2 } else { 0 }),
+    ));
+    l.extend(kv(app, " miss", PerSec(Rate(n.numa_miss_s))));
+    Line::from(l)
 }
 
 /// The worst zone's free pages against its watermarks.
@@ -243,6 +317,8 @@ fn bare(app: &App, area: Rect, canvas: &mut Canvas) {
 fn short_state(label: &'static str) -> &'static str {
     if label.starts_with("direct reclaim ran") {
         "direct reclaim"
+    } else if label.starts_with("direct compaction ran") {
+        "direct compaction"
     } else if label.starts_with("cgroup limit reclaim") {
         "memcg limit"
     } else {
@@ -289,6 +365,13 @@ fn one_line(app: &App, m: &Model, room: usize) -> Line<'static> {
     ));
     l.push(Span::styled(" stall ", t.dim));
     l.push(Span::styled(Rate(r.allocstall_s).to_string(), dl));
+    if r.compaction_ran() {
+        l.push(Span::styled(" compact ", t.dim));
+        l.push(Span::styled(
+            Rate(r.compact_stall_s).to_string(),
+            level(app, compaction_level(m)),
+        ));
+    }
     // Refaults next: the key figure under memory pressure is never what an 80-column line
     // drops before the fault and swap figures, which come last.
     let tail = [
@@ -384,5 +467,20 @@ mod tests {
         assert_eq!(short(99, Some(&direct)), "below min");
         assert_eq!(short(110, None), "below low");
         assert_eq!(short(150, Some(&quiet)), "above high");
+        // Direct compaction alone says so, not "direct reclaim".
+        let compaction = ReclaimVerdict {
+            why: "direct compaction: 20 stalls/s, 5 failed/s".into(),
+            ..direct.clone()
+        };
+        assert_eq!(
+            pane_state(&w(150), Some(&compaction)),
+            ("direct compaction ran; free above high", 2)
+        );
+        assert_eq!(short(110, Some(&compaction)), "direct compaction");
+        let both = ReclaimVerdict {
+            why: "direct reclaim: 1 allocstall/s, scanning 9 pages/s; direct compaction: 2 stalls/s, 0 failed/s".into(),
+            ..direct.clone()
+        };
+        assert_eq!(short(110, Some(&both)), "direct reclaim");
     }
 }
