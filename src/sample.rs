@@ -170,6 +170,22 @@ pub mod names {
             .strip_suffix("/wb_stats")
     }
 
+    /// `sys/kernel/debug/bdi/<bdi>/stats` (debugfs, root): a BDI's dirty and writeback
+    /// pages and the kernel's write-bandwidth estimate (spec §12.1), read while pages wait
+    /// to be written (`source::bdi_stats`).
+    #[must_use]
+    pub fn bdi_stats(bdi: &str) -> String {
+        format!("sys/kernel/debug/bdi/{bdi}/stats")
+    }
+
+    /// The BDI name of a debugfs `stats` sample name.
+    #[must_use]
+    pub fn bdi_stats_bdi(name: &str) -> Option<&str> {
+        name.strip_prefix("sys/kernel/debug/bdi/")?
+            .strip_suffix("/stats")
+            .filter(|b| !b.contains('/'))
+    }
+
     /// `proc/sys/vm/<knob>`.
     #[must_use]
     pub fn vm_sysctl(knob: &str) -> String {

@@ -111,6 +111,11 @@ pub fn render_text(m: &Model, legend: bool) -> String {
             fit(c.util_pct, 1, 6),
         );
     }
+    for disk in m.disks.iter().filter(|d| d.drain.shown()) {
+        if let Some(t) = disk.drain.text() {
+            let _ = writeln!(s, "  {}: {t}", disk.name);
+        }
+    }
     for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
         latency_line(&mut s, disk);
     }

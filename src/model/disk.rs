@@ -129,6 +129,10 @@ pub struct Disk {
     /// long as the history holds, the one the machine uses sorts first (`SortKey::sort`).
     #[serde(skip)]
     pub ios_since_boot: u64,
+    /// Its data waiting to be written and when it will be (`drain`, spec §12.5): JSON's
+    /// `dirty_bytes`, `writeback_bytes`, `drain_bytes_per_s`, `drain_eta_s`.
+    #[serde(flatten)]
+    pub drain: super::drain::Drain,
 }
 
 /// One device's saturation answer at a step.
@@ -170,6 +174,23 @@ pub fn seen_by_latency_tracer(disks: &[Disk]) -> Vec<super::latency::Seen<'_>> {
         .collect()
 }
 
+/// Sets each disk's data waiting to be written and its drain (`drain::derive`, spec §12.5);
+/// `dirty` and `writeback` are the machine's pages.
+pub fn fill_drain(disks: &mut [Disk], cur: &Snapshot, dirty: Option<u64>, writeback: Option<u64>) {
+    let rows: Vec<super::drain::Seen<'_>> = disks
+        .iter()
+        .map(|d| super::drain::Seen {
+            name: &d.name,
+            partition: d.partition,
+            wkb_s: d.cols.wkB_s,
+        })
+        .collect();
+    let drains = super::drain::derive(&rows, cur, dirty, writeback);
+    for (d, x) in disks.iter_mut().zip(drains) {
+        d.drain = x;
+    }
+}
+
 /// Sets each disk's latency from the snapshot's histograms (by name); the others keep none.
 pub fn fill_latency(disks: &mut [Disk], blk: Option<&Blk>) {
     let Some(l) = blk.and_then(|b| b.latency.as_ref()) else {
@@ -206,6 +227,7 @@ impl Disk {
             latency: super::latency::LatCols::default(),
             lat_hist: None,
             ios_since_boot: 0,
+            drain: super::drain::Drain::default(),
         }
     }
 }
@@ -523,6 +545,7 @@ pub fn derive(
             latency: crate::model::latency::LatCols::default(),
             lat_hist: None,
             ios_since_boot: c.total_ios(),
+            drain: super::drain::Drain::default(),
         });
     }
     out

@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod dirty;
 pub mod disk;
 pub mod domains;
+pub mod drain;
 pub mod early;
 pub mod exits;
 pub mod latency;
@@ -196,6 +197,7 @@ impl Model {
         let cgroups = cgroups::derive(prev, cur, dt_s, &domains);
         let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
         disk::fill_latency(&mut disks, cur.blk.as_ref());
+        disk::fill_drain(&mut disks, cur, dirty.nr_dirty, dirty.nr_writeback);
         let latency_tracer = latency::tracer(
             cur.blk.as_ref(),
             &disk::seen_by_latency_tracer(&disks),

@@ -128,6 +128,9 @@ pub struct Snapshot {
     pub bdis: Option<Arc<[bdi::BdiLimits]>>,
     /// debugfs `wb_stats` per BDI (root, 6.10+), the kernel's own per-cgroup thresholds.
     pub wb_stats: Vec<(String, Vec<bdi::WbStat>)>,
+    /// debugfs `stats` per BDI (root, read while pages wait to be written, spec §12.1): its
+    /// dirty and writeback pages and the kernel's write bandwidth; empty when not read.
+    pub bdi_stats: Vec<(String, bdi::BdiStat)>,
     /// Why a cgroup, BDI or wb_stats file could not be parsed (`file:line: problem`): those
     /// are left out, the rest of the sample stands (a container's odd file must not stop the
     /// monitor).
@@ -195,6 +198,26 @@ fn domains(sample: &RawSample, r: &mut impl Repeats) -> DomainsPart {
         })
         .collect();
     (cgroups, bdis, wb_stats, error)
+}
+
+/// The debugfs `stats` a sample carries, by BDI; the first error, when `error` holds none
+/// yet, goes there (that BDI is left out).
+fn bdi_stats(sample: &RawSample, error: &mut Option<String>) -> Vec<(String, bdi::BdiStat)> {
+    sample
+        .files
+        .range::<String, _>("sys/kernel/debug/bdi/".to_owned()..)
+        .take_while(|(k, _)| k.starts_with("sys/kernel/debug/bdi/"))
+        .filter_map(|(k, t)| {
+            let name = names::bdi_stats_bdi(k)?;
+            match bdi::parse_bdi_stats(k, t) {
+                Ok(s) => Some((name.to_owned(), s)),
+                Err(e) => {
+                    error.get_or_insert_with(|| e.to_string());
+                    None
+                }
+            }
+        })
+        .collect()
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -300,7 +323,8 @@ impl Snapshot {
             Some(Ok(w)) => (Some(Arc::new(w)), None),
             Some(Err(e)) => (None, Some(e.to_string())),
         };
-        let (cgroups, bdis, wb_stats, domains_error) = domains(sample, r);
+        let (cgroups, bdis, wb_stats, mut domains_error) = domains(sample, r);
+        let bdi_stats = bdi_stats(sample, &mut domains_error);
         let (exits, exits_error) = match sample.file(names::EXITS).map(taskstats::parse) {
             None => (None, None),
             Some(Ok(e)) => (Some(e), None),
@@ -344,6 +368,7 @@ impl Snapshot {
             cgroups,
             bdis,
             wb_stats,
+            bdi_stats,
             domains_error,
             lineage: lineage::parse(sample),
             journals,

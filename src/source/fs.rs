@@ -82,6 +82,8 @@ pub struct FsSource {
     journals: Journals,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
+    /// The block BDIs' debugfs `stats` (`source::bdi_stats`).
+    bdi_stats: super::bdi_stats::BdiStats,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
     exits: Exits,
     /// The process walk, done while `wants.procs` asks (spec §11).
@@ -114,6 +116,7 @@ impl FsSource {
             .collect();
         let sys_root: PathBuf = sys_root.into();
         let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
+        let bdi_stats = super::bdi_stats::BdiStats::new(&sys_root);
         Self {
             clock,
             page_size: rustix::param::page_size() as u64,
@@ -126,6 +129,7 @@ impl FsSource {
             wants: Wants::default(),
             walker,
             journals: Journals::new(&proc_root),
+            bdi_stats,
             cgroups,
             exits: Exits(None),
             tracing: Tracing {
@@ -194,8 +198,9 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 9] = [
+        let collectors: [&mut dyn Collect<'_>; 10] = [
             &mut self.tick_files,
+            &mut self.bdi_stats,
             &mut self.disks,
             &mut self.slow,
             &mut self.cgroups,

@@ -6,6 +6,7 @@
 //! parsing beyond splitting out device names, derivation, UI.
 
 pub mod baselines;
+mod bdi_stats;
 mod below;
 pub mod blk;
 mod block_id;

@@ -244,6 +244,7 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     l.extend(kv(app, "dirtied", rate(d.dirtied_per_s)));
     l.extend(kv(app, "  written", rate(d.written_per_s)));
     out.push(Line::from(l));
+    drain_lines(app, m, width, &mut out);
     if let Some((taken, what)) = eatable(m.memory.MemTotal, m.memory.MemAvailable)
         && let Some(p) = d.project(&m.sysctl, taken / ps)
     {
@@ -261,6 +262,24 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         checks(app, m, show, &mut out);
     }
     out
+}
+
+/// Each disk's waiting data and when it is written (spec §12.5), from 16 MiB, two at most:
+/// `vda: 2.0G to write, ~67 s at 30.5M/s (kernel)`.
+fn drain_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
+    for disk in m.disks.iter().filter(|x| x.drain.shown()).take(2) {
+        if let Some(text) = disk.drain.text() {
+            // Narrow: the source's label goes first, then whole clauses from the end.
+            let mut text = format!("{}: {text}", disk.name);
+            if text.chars().count() > usize::from(width)
+                && let Some(at) = text.rfind(" (")
+            {
+                text.truncate(at);
+            }
+            let text = super::disks::cut_at_clause(text, usize::from(width));
+            out.push(Line::from(Span::styled(text, theme(app).text)));
+        }
+    }
 }
 
 /// What the "take" line projects, bytes, and how it was chosen: half of MemTotal (`50%`), or,
