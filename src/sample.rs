@@ -59,6 +59,16 @@ pub mod names {
     /// that was active since the previous walk, with its raw `stat` line, `io` text, `wchan`
     /// and cgroup; the format and which processes it holds are documented in `source::procs`.
     pub const PROCS: &str = "proc/pids";
+    /// Pseudo-file: the dirty-files scan (`source::dirty_files`, spec §12.4): cachestat(2) on
+    /// the open regular files of the processes `Wants::dirty_files` names, and again on the
+    /// files that held dirty pages in the last minute (their writer may have exited), at
+    /// most `MAX_FILES` every 5 s. Lines: `state ok|no-cachestat|error TEXT`, `scan NS` (the
+    /// monotonic time of the scan the records come from; carried between scans), `denied N`
+    /// (files it could not open or measure), then one record per file with dirty or
+    /// writeback pages: `f PID MAJ:MIN INO CACHE DIRTY WRITEBACK COMM<TAB>PATH` (pages; `x`
+    /// in place of `f` when the file was measured by its path after its owner exited). A
+    /// tab or newline in a comm or path is written as `?`. Present while the scan runs.
+    pub const DIRTY_FILES: &str = "proc/dirty-files";
     /// The `/proc/sys/vm` knobs the derived figures depend on.
     pub const VM_SYSCTLS: [&str; 9] = [
         "dirty_ratio",
@@ -239,6 +249,9 @@ pub struct Wants {
     pub latency: Vec<String>,
     /// Arm the `-below` tracer (wbt and reclaim throttling: `parse::below`), root only.
     pub below: bool,
+    /// Measure the open files of these processes (the top dirtiers, sorted) with
+    /// cachestat(2) for the dirty-files table (`source::dirty_files`); empty: none.
+    pub dirty_files: Vec<u32>,
 }
 
 /// Which processes a walk covers.

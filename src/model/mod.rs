@@ -11,6 +11,7 @@ pub mod cgroups;
 pub mod commands;
 pub mod cpu;
 pub mod dirty;
+pub mod dirty_files;
 pub mod disk;
 pub mod domains;
 pub mod drain;
@@ -163,6 +164,10 @@ pub struct Model {
     /// The `-below` tracer: wbt per device, reclaim throttled on writeback; `None` when the
     /// sample does not carry it (never wanted, not live).
     pub below: Option<below::Below>,
+    /// The files holding the dirty and writeback pages (spec §12.4); `None` while no scan
+    /// runs (no dirtier, captured trees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_files: Option<dirty_files::DirtyFiles>,
 }
 
 impl Model {
@@ -213,6 +218,7 @@ impl Model {
             journals: below::journals(prev, cur, dt_s, &disks),
             journals_error: cur.journals_error.clone(),
             below: below::derive(cur, dt_s),
+            dirty_files: dirty_files::derive(cur),
             disks,
             diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),

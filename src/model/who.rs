@@ -117,12 +117,17 @@ impl Gate {
         // processes view.
         let sync = view.processes || !m.throttled.is_empty();
         let next = Wants {
-            procs,
+            procs: procs.clone(),
             trace: linger(&mut self.trace_quiet_s, trace, dt),
             sync: linger(&mut self.sync_quiet_s, sync, dt),
             cgroups_every_tick: view.cgroups,
             latency: self.latency(m, view, dt),
             below: linger(&mut self.below_quiet_s, below_wanted(m, view), dt),
+            dirty_files: if procs.is_some() {
+                top_dirtiers(m)
+            } else {
+                Vec::new()
+            },
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
@@ -227,6 +232,36 @@ fn dirtied_fast(m: &Model) -> bool {
     m.dirty
         .dirtied_per_s
         .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
+}
+
+/// Dirtying from this much counts for the dirty-files scan (1 MiB/s).
+const DIRTIER_BYTES_PER_S: f64 = 1_048_576.0;
+/// At most this many dirtiers' files are scanned.
+const DIRTIERS: usize = 5;
+
+/// The processes whose open files the dirty-files scan measures (spec §12.4): the last
+/// walk's top dirtiers from `DIRTIER_BYTES_PER_S`, and the writers throttled in
+/// `balance_dirty_pages`, at most `DIRTIERS`, sorted by pid (so the wants change only when
+/// the set does).
+fn top_dirtiers(m: &Model) -> Vec<u32> {
+    let Some(rows) = &m.processes else {
+        return Vec::new();
+    };
+    let mut rows: Vec<_> = rows
+        .iter()
+        .filter(|p| {
+            p.dirtied_bytes_per_s.unwrap_or(0.0) >= DIRTIER_BYTES_PER_S
+                || p.wchan.as_deref() == Some("balance_dirty_pages")
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.dirtied_bytes_per_s
+            .unwrap_or(0.0)
+            .total_cmp(&a.dirtied_bytes_per_s.unwrap_or(0.0))
+    });
+    let mut pids: Vec<u32> = rows.iter().take(DIRTIERS).map(|p| p.pid).collect();
+    pids.sort_unstable();
+    pids
 }
 
 #[cfg(test)]

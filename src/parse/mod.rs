@@ -13,6 +13,7 @@ pub mod blk_lat;
 pub mod blk_pair;
 pub mod buddyinfo;
 pub mod cgroup;
+pub mod dirty_files;
 pub mod diskstats;
 mod fast;
 pub mod jbd2;
@@ -131,6 +132,9 @@ pub struct Snapshot {
     /// debugfs `stats` per BDI (root, read while pages wait to be written, spec §12.1): its
     /// dirty and writeback pages and the kernel's write bandwidth; empty when not read.
     pub bdi_stats: Vec<(String, bdi::BdiStat)>,
+    /// The dirty-files scan (`names::DIRTY_FILES`, spec §12.4); `None` when the sample does
+    /// not carry it (not scanning) or it did not parse (`domains_error` says why).
+    pub dirty_files: Option<dirty_files::Scan>,
     /// Why a cgroup, BDI or wb_stats file could not be parsed (`file:line: problem`): those
     /// are left out, the rest of the sample stands (a container's odd file must not stop the
     /// monitor).
@@ -325,6 +329,11 @@ impl Snapshot {
         };
         let (cgroups, bdis, wb_stats, mut domains_error) = domains(sample, r);
         let bdi_stats = bdi_stats(sample, &mut domains_error);
+        let dirty_files = sample.file(names::DIRTY_FILES).and_then(|t| {
+            dirty_files::parse(t)
+                .map_err(|e| domains_error.get_or_insert_with(|| e.to_string()))
+                .ok()
+        });
         let (exits, exits_error) = match sample.file(names::EXITS).map(taskstats::parse) {
             None => (None, None),
             Some(Ok(e)) => (Some(e), None),
@@ -369,6 +378,7 @@ impl Snapshot {
             bdis,
             wb_stats,
             bdi_stats,
+            dirty_files,
             domains_error,
             lineage: lineage::parse(sample),
             journals,

@@ -84,6 +84,8 @@ pub struct FsSource {
     cgroups: super::cgroups::Cgroups,
     /// The block BDIs' debugfs `stats` (`source::bdi_stats`).
     bdi_stats: super::bdi_stats::BdiStats,
+    /// The dirty-files scan (`source::dirty_files`), for the live system only.
+    dirty_files: Option<super::dirty_files::DirtyFiles>,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
     exits: Exits,
     /// The process walk, done while `wants.procs` asks (spec §11).
@@ -130,6 +132,7 @@ impl FsSource {
             walker,
             journals: Journals::new(&proc_root),
             bdi_stats,
+            dirty_files: None,
             cgroups,
             exits: Exits(None),
             tracing: Tracing {
@@ -154,6 +157,7 @@ impl FsSource {
             &self.slow.sys_root,
             guard_exe,
         ));
+        self.dirty_files = Some(super::dirty_files::DirtyFiles::new(&self.tracing.proc_root));
         self.exits = Exits(Some(super::taskstats::Listener::new(
             self.slow.sys_root.clone(),
         )));
@@ -212,6 +216,9 @@ impl FsSource {
         ];
         for c in collectors {
             c.collect(&mut pass)?;
+        }
+        if let Some(d) = &mut self.dirty_files {
+            d.collect(&mut pass)?;
         }
         let mut fresh = pass.fresh;
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;

@@ -245,6 +245,7 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     l.extend(kv(app, "  written", rate(d.written_per_s)));
     out.push(Line::from(l));
     drain_lines(app, m, width, &mut out);
+    file_lines(app, m, width, &mut out);
     if let Some((taken, what)) = eatable(m.memory.MemTotal, m.memory.MemAvailable)
         && let Some(p) = d.project(&m.sysctl, taken / ps)
     {
@@ -279,6 +280,29 @@ fn drain_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
             let text = super::disks::cut_at_clause(text, usize::from(width));
             out.push(Line::from(Span::styled(text, theme(app).text)));
         }
+    }
+}
+
+/// The dirty-files table's first files (spec §12.4), two at most, or why it is empty:
+/// `1.9G dd[4242] /mnt/big.iso`.
+fn file_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
+    let Some(t) = &m.dirty_files else { return };
+    for f in t.files.iter().take(2) {
+        let text = format!(
+            "{} {}[{}] {}",
+            Bytes((f.dirty_bytes + f.writeback_bytes) as f64),
+            f.comm,
+            f.pid,
+            f.path
+        );
+        let text: String = text.chars().take(usize::from(width)).collect();
+        out.push(Line::from(Span::styled(text, theme(app).text)));
+    }
+    if t.files.is_empty()
+        && let Some(note) = &t.note
+    {
+        let text = super::disks::cut_at_clause(format!("files: {note}"), usize::from(width));
+        out.push(Line::from(Span::styled(text, theme(app).dim)));
     }
 }
 

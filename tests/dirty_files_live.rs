@@ -1,0 +1,128 @@
+//! When is it on disk, live (issue 53, spec §12.4, §12.5): with `vm.dirty_bytes` raised to
+//! 4 GiB (restored after, `DirtyKnobs`), a `dd` writes 2 GiB buffered into a file on the
+//! disk, fed 128 MiB at a time so that it lives ~13 s and the process walk sees it dirtying.
+//! `pagewatch --batch --format json` runs beside it. Then:
+//! - the file is in `dirty_files.files`, and once dd is done (the only writer), its dirty +
+//!   writeback bytes are within 5 % of the machine's Dirty + Writeback;
+//! - the disk's `dirty_bytes + writeback_bytes` are within 5 % of the machine's.
+//!
+//! Root only (the sysctl); skips, saying why, otherwise or without cachestat (Linux < 6.5).
+//! By hand: `flock -o /tmp/pw-live.lock cargo test --test dirty_files_live -- --nocapture`.
+
+#[path = "common/live.rs"]
+mod live;
+#[path = "common/sysctl.rs"]
+mod sysctl;
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use sysctl::DirtyKnobs;
+
+const EXE: &str = env!("CARGO_BIN_EXE_pagewatch");
+const GIB: u64 = 1 << 30;
+
+fn within(a: f64, b: f64, pct: f64) -> bool {
+    (a - b).abs() <= b * pct / 100.0
+}
+
+#[test]
+fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
+    if !sysctl::is_root() {
+        eprintln!("skipped: needs root (raises vm.dirty_bytes)");
+        return;
+    }
+    let _lock = live::lock();
+    // On the disk, not a tmpfs /tmp.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("two-gib.bin");
+    let knobs = DirtyKnobs::set_dirty_bytes(4 * GIB);
+    let started = Instant::now();
+    let pw = Command::new(EXE)
+        .args([
+            "--batch",
+            "--format",
+            "json",
+            "--interval",
+            "1",
+            "--count",
+            "32",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let script = format!(
+        "for i in $(seq 16); do head -c 128M /dev/zero; sleep 0.8; done \
+         | dd of={} bs=1M iflag=fullblock status=none",
+        file.display()
+    );
+    let dd_start = started.elapsed().as_secs_f64();
+    let ok = Command::new("sh").args(["-c", &script]).status().unwrap();
+    let dd_end = started.elapsed().as_secs_f64();
+    assert!(ok.success());
+    let out = pw.wait_with_output().unwrap();
+    drop(knobs);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let path = file.to_string_lossy().into_owned();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    assert!(records.len() >= 25, "{} records", records.len());
+    // Record i covers the second ending ~2 + i s after pagewatch started (its first read).
+    let mut first_listed = None;
+    let mut checked = 0;
+    for (i, r) in records.iter().enumerate() {
+        let t = i as f64 + 1.0;
+        let page = r["page_size"].as_u64().unwrap();
+        let machine = (r["dirty"]["nr_dirty"].as_u64().unwrap()
+            + r["dirty"]["nr_writeback"].as_u64().unwrap())
+            * page;
+        let files = r["dirty_files"]["files"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        if let Some(note) = r["dirty_files"]["note"].as_str()
+            && note.contains("cachestat(2) is missing")
+        {
+            eprintln!("skipped: {note}");
+            return;
+        }
+        let f = files.iter().find(|f| f["path"] == path.as_str());
+        if f.is_some() && first_listed.is_none() {
+            first_listed = Some(t);
+        }
+        // The disk rows: the one holding most.
+        let disk = r["disks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|d| Some(d["dirty_bytes"].as_u64()? + d["writeback_bytes"].as_u64()?))
+            .max()
+            .unwrap_or(0);
+        // dd done, its data still dirty (below the background threshold, not yet expired),
+        // and the scan after dd: compare.
+        if t > dd_end + 6.0 && machine > GIB {
+            let f = f.unwrap_or_else(|| panic!("{path} not listed at {t} s: {files:?}"));
+            let bytes = f["dirty_bytes"].as_u64().unwrap() + f["writeback_bytes"].as_u64().unwrap();
+            eprintln!("t {t:.0} s: file {bytes} B, disk {disk} B, Dirty+Writeback {machine} B");
+            assert!(
+                within(bytes as f64, machine as f64, 5.0),
+                "file {bytes} vs {machine}"
+            );
+            assert!(
+                within(disk as f64, machine as f64, 5.0),
+                "disk {disk} vs {machine}"
+            );
+            checked += 1;
+        }
+    }
+    eprintln!(
+        "dd ran {dd_start:.1}..{dd_end:.1} s; the file was first listed at {first_listed:?} s; \
+         {checked} records checked after dd"
+    );
+    assert!(first_listed.is_some(), "never listed");
+    assert!(checked >= 3, "{checked} records after dd");
+}
