@@ -191,6 +191,26 @@ pub fn fill_drain(disks: &mut [Disk], cur: &Snapshot, dirty: Option<u64>, writeb
     }
 }
 
+/// The disk whose waiting data takes longest to drain, from `drain::LONG_DRAIN_S`, in words
+/// (`vda: 2.0G to write, ~67 s at 30.5M/s (kernel)`): why a process blocked in a sync wait
+/// waits (spec §12.5).
+#[must_use]
+pub fn longest_drain(disks: &[Disk]) -> Option<String> {
+    let d = disks
+        .iter()
+        .filter(|d| d.drain.shown())
+        .filter(|d| {
+            d.drain
+                .drain_eta_s
+                .is_some_and(|e| e >= super::drain::LONG_DRAIN_S)
+        })
+        .max_by(|a, b| {
+            let eta = |d: &Disk| d.drain.drain_eta_s.unwrap_or(0.0);
+            eta(a).total_cmp(&eta(b))
+        })?;
+    Some(format!("{}: {}", d.name, d.drain.text()?))
+}
+
 /// Sets each disk's latency from the snapshot's histograms (by name); the others keep none.
 pub fn fill_latency(disks: &mut [Disk], blk: Option<&Blk>) {
     let Some(l) = blk.and_then(|b| b.latency.as_ref()) else {

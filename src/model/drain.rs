@@ -82,6 +82,30 @@ impl Drain {
     }
 }
 
+/// A drain this long (5 s) is the reason a process blocked in a sync wait waits.
+pub const LONG_DRAIN_S: f64 = 5.0;
+
+/// Whether a task sleeping in `wchan` waits for writeback to finish: sync(2)/syncfs(2)
+/// (`wb_wait_for_completion`, `sync_inodes_sb`), fsync and fdatasync (the folio writeback
+/// waits, `filemap_fdatawait*`, `file_write_and_wait_range`, the ext4 and xfs log waits).
+#[must_use]
+pub fn sync_wait(wchan: &str) -> bool {
+    [
+        "wb_wait_for_completion",
+        "sync_inodes_sb",
+        "folio_wait_writeback",
+        "folio_wait_bit_common",
+        "wait_on_page_writeback",
+        "wait_on_page_bit_common",
+        "filemap_fdatawait_range",
+        "__filemap_fdatawait_range",
+        "file_write_and_wait_range",
+        "jbd2_log_wait_commit",
+        "xlog_wait_on_iclog",
+    ]
+    .contains(&wchan)
+}
+
 /// Seconds as `0.4 s`, `92 s`, `4.0 min`, `1.3 h`.
 #[must_use]
 pub fn eta_text(s: f64) -> String {
