@@ -249,7 +249,7 @@ pub struct Wants {
     pub latency: Vec<String>,
     /// Arm the `-below` tracer (wbt and reclaim throttling: `parse::below`), root only.
     pub below: bool,
-    /// Measure the open files of these processes (the top dirtiers, sorted) with
+    /// Measure the open files of these processes (the top dirtiers, fastest first) with
     /// cachestat(2) for the dirty-files table (`source::dirty_files`); empty: none.
     pub dirty_files: Vec<u32>,
 }
