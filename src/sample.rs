@@ -59,6 +59,16 @@ pub mod names {
     /// that was active since the previous walk, with its raw `stat` line, `io` text, `wchan`
     /// and cgroup; the format and which processes it holds are documented in `source::procs`.
     pub const PROCS: &str = "proc/pids";
+    /// Pseudo-file: the dirty-files scan (`source::dirty_files`, spec §15.4): cachestat(2) on
+    /// the open regular files of the processes `Wants::dirty_files` names, and again on the
+    /// files that held dirty pages in the last minute (their writer may have exited), at
+    /// most `MAX_FILES` every 5 s. Lines: `state ok|no-cachestat|error TEXT`, `scan NS` (the
+    /// monotonic time of the scan the records come from; carried between scans), `denied N`
+    /// (files it could not open or measure), then one record per file with dirty or
+    /// writeback pages: `f PID MAJ:MIN INO CACHE DIRTY WRITEBACK COMM<TAB>PATH` (pages; `x`
+    /// in place of `f` when the file was measured by its path after its owner exited). A
+    /// tab or newline in a comm or path is written as `?`. Present while the scan runs.
+    pub const DIRTY_FILES: &str = "proc/dirty-files";
     /// The `/proc/sys/vm` knobs the derived figures depend on.
     pub const VM_SYSCTLS: [&str; 9] = [
         "dirty_ratio",
@@ -180,6 +190,22 @@ pub mod names {
             .strip_suffix("/wb_stats")
     }
 
+    /// `sys/kernel/debug/bdi/<bdi>/stats` (debugfs, root): a BDI's dirty and writeback
+    /// pages and the kernel's write-bandwidth estimate (spec §15.1), read while pages wait
+    /// to be written (`source::bdi_stats`).
+    #[must_use]
+    pub fn bdi_stats(bdi: &str) -> String {
+        format!("sys/kernel/debug/bdi/{bdi}/stats")
+    }
+
+    /// The BDI name of a debugfs `stats` sample name.
+    #[must_use]
+    pub fn bdi_stats_bdi(name: &str) -> Option<&str> {
+        name.strip_prefix("sys/kernel/debug/bdi/")?
+            .strip_suffix("/stats")
+            .filter(|b| !b.contains('/'))
+    }
+
     /// `proc/sys/vm/<knob>`.
     #[must_use]
     pub fn vm_sysctl(knob: &str) -> String {
@@ -239,6 +265,9 @@ pub struct Wants {
     /// Time direct and memcg reclaim per task in pagewatch's `-reclaim` tracefs instance
     /// (`parse::reclaim_trace`), root only.
     pub reclaim: bool,
+    /// Measure the open files of these processes (the top dirtiers, fastest first) with
+    /// cachestat(2) for the dirty-files table (`source::dirty_files`); empty: none.
+    pub dirty_files: Vec<u32>,
 }
 
 /// Which processes a walk covers.

@@ -528,3 +528,66 @@ fn the_disk_table_says_a_line_was_skipped() {
     }
     assert!(!screen(&app).contains("skipped"));
 }
+
+/// The `drain` tree's models (`tests/fixtures/trees/drain/README.md`).
+fn drain_models() -> Vec<Model> {
+    walk_with(&fixture_tree("drain"), Options::default())
+        .into_iter()
+        .map(|(_, m)| m)
+        .collect()
+}
+
+#[test]
+fn drain_from_debugfs_bdi_stats() {
+    let ms = drain_models();
+    assert_eq!(ms.len(), 3);
+    // 001, root with debugfs: vdb's BdiReclaimable 98,304 kB and BdiWriteback 8,192 kB at
+    // BdiWriteBandwidth 20,480 kBps: (98304 + 8192) / 20480 = 5.2 s (spec §15.5).
+    let d = &disk(&ms[1], "vdb").drain;
+    assert_eq!(d.dirty_bytes, Some(98_304 * 1024));
+    assert_eq!(d.writeback_bytes, Some(8_192 * 1024));
+    assert_eq!(
+        (d.dirty_from, d.drain_from),
+        (Some("kernel"), Some("kernel"))
+    );
+    assert_eq!(d.kernel_write_bytes_per_s, Some(20_480.0 * 1024.0));
+    assert!((d.drain_eta_s.unwrap() - 5.2).abs() < 1e-9, "{d:?}");
+    // vda: the kernel's starting guess is no rate, and vda wrote nothing: no ETA.
+    let a = &disk(&ms[1], "vda").drain;
+    assert_eq!(a.dirty_bytes, Some(22_576 * 1024));
+    assert_eq!((a.kernel_write_bytes_per_s, a.drain_eta_s), (None, None));
+    // The same figures in the batch JSON's disks[].
+    let j = serde_json::to_value(&ms[1]).unwrap();
+    let vdb = j["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "vdb")
+        .unwrap();
+    assert_eq!(vdb["dirty_bytes"], 98_304 * 1024);
+    assert_eq!(vdb["writeback_bytes"], 8_192 * 1024);
+    assert_eq!(vdb["drain_bytes_per_s"], 20_480.0 * 1024.0);
+    assert!((vdb["drain_eta_s"].as_f64().unwrap() - 5.2).abs() < 1e-9);
+}
+
+#[test]
+fn drain_apportioned_without_debugfs() {
+    let ms = drain_models();
+    // 002, no debugfs: vdb wrote all 20,480 kB/s of the interval, so it gets all of the
+    // machine's 38,412 dirty and 2,110 writeback pages; ETA at its measured rate:
+    // (38412 + 2110) × 4096 / (20480 × 1024) = 7.9145 s.
+    let d = &disk(&ms[2], "vdb").drain;
+    assert_eq!(d.dirty_bytes, Some(38_412 * 4096));
+    assert_eq!(d.writeback_bytes, Some(2_110 * 4096));
+    assert_eq!(
+        (d.dirty_from, d.drain_from),
+        (Some("apportioned"), Some("measured"))
+    );
+    let eta = d.drain_eta_s.unwrap();
+    assert!(
+        (eta - 40_522.0 * 4096.0 / 20_971_520.0).abs() < 1e-9,
+        "{eta}"
+    );
+    let a = &disk(&ms[2], "vda").drain;
+    assert_eq!((a.dirty_bytes, a.drain_eta_s), (Some(0), Some(0.0)));
+}

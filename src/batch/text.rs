@@ -111,6 +111,12 @@ pub fn render_text(m: &Model, legend: bool) -> String {
             fit(c.util_pct, 1, 6),
         );
     }
+    for disk in m.disks.iter().filter(|d| d.drain.shown()) {
+        if let Some(t) = disk.drain.text() {
+            let _ = writeln!(s, "  {}: {t}", disk.name);
+        }
+    }
+    dirty_files_lines(&mut s, m);
     for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
         latency_line(&mut s, disk);
     }
@@ -122,6 +128,27 @@ pub fn render_text(m: &Model, legend: bool) -> String {
         );
     }
     s
+}
+
+/// The dirty-files table (spec §15.4), five files at most, and its note:
+/// `  file vda1 1.9G dirty+wb dd[4242] /mnt/big.iso`.
+fn dirty_files_lines(s: &mut String, m: &Model) {
+    let Some(t) = &m.dirty_files else { return };
+    for f in t.files.iter().take(5) {
+        let _ = writeln!(
+            s,
+            "  file {} {} dirty+wb {}[{}]{} {}",
+            f.device,
+            crate::fmt::bytes((f.dirty_bytes + f.writeback_bytes) as f64),
+            f.comm,
+            f.pid,
+            if f.exited { " (exited)" } else { "" },
+            f.path
+        );
+    }
+    if let Some(note) = &t.note {
+        let _ = writeln!(s, "  dirty files: {note}");
+    }
 }
 
 /// `v` with `decimals`, or fewer when that is wider than its column: 144k reads a second

@@ -35,8 +35,6 @@ pub struct CacheInfo {
 
 /// Set once cachestat returned ENOSYS, so later calls go straight to mincore.
 static NO_CACHESTAT: AtomicBool = AtomicBool::new(false);
-/// cachestat's number in the generic syscall table (x86_64, aarch64, riscv64, …).
-const SYS_CACHESTAT: libc::c_long = 451;
 /// mincore looks at this much of the file per mapping, so huge files need little memory.
 const WINDOW: u64 = 256 << 20;
 
@@ -53,7 +51,7 @@ pub fn cached_pages(path: &Path) -> std::io::Result<CacheInfo> {
     let page = rustix::param::page_size() as u64;
     let pages_total = meta.len().div_ceil(page);
     if !NO_CACHESTAT.load(Ordering::Relaxed) {
-        match cachestat(f.as_raw_fd()) {
+        match crate::source::cachestat(std::os::fd::AsFd::as_fd(&f)) {
             Ok(cs) => {
                 return Ok(CacheInfo {
                     pages_cached: cs.nr_cache,
@@ -99,48 +97,6 @@ fn mincore_count(f: &File, len: u64, page: u64) -> std::io::Result<u64> {
         off += n;
     }
     Ok(cached)
-}
-
-#[repr(C)]
-struct CachestatRange {
-    off: u64,
-    len: u64,
-}
-
-/// The kernel's `struct cachestat`, field names as in the uapi header.
-#[repr(C)]
-#[derive(Default)]
-#[allow(clippy::struct_field_names, reason = "the kernel's own names")]
-struct Cachestat {
-    nr_cache: u64,
-    nr_dirty: u64,
-    nr_writeback: u64,
-    nr_evicted: u64,
-    nr_recently_evicted: u64,
-}
-
-#[allow(unsafe_code)]
-fn cachestat(fd: RawFd) -> std::io::Result<Cachestat> {
-    // len 0 = to the end of the file.
-    let range = CachestatRange { off: 0, len: 0 };
-    let mut cs = Cachestat::default();
-    // SAFETY: cachestat(fd, *const range, *mut cachestat, flags) reads `range` and writes one
-    // `struct cachestat` (five u64, matching the #[repr(C)] layouts above) into `cs`; both
-    // outlive the call. `fd` is open for the duration (borrowed from a live File).
-    let r = unsafe {
-        libc::syscall(
-            SYS_CACHESTAT,
-            fd,
-            &raw const range,
-            &raw mut cs,
-            0 as libc::c_uint,
-        )
-    };
-    if r == 0 {
-        Ok(cs)
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 #[allow(unsafe_code)]

@@ -120,7 +120,7 @@ fn reclaim_writeback_sleep(m: &Model) -> Option<f64> {
 
 /// Disk families (label `device`): (name, unit, help, value).
 #[rustfmt::skip]
-pub const DISK: [(&str, &str, &str, DiskGet); 11] = [
+pub const DISK: [(&str, &str, &str, DiskGet); 15] = [
     ("pagewatch_disk_reads_per_second", "", "iostat r/s.", |d| d.cols.r_s),
     ("pagewatch_disk_writes_per_second", "", "iostat w/s.", |d| d.cols.w_s),
     ("pagewatch_disk_read_bytes_per_second", "", "iostat rkB/s, in bytes.", |d| d.cols.rkB_s.map(|v| v * 1024.0)),
@@ -132,6 +132,10 @@ pub const DISK: [(&str, &str, &str, DiskGet); 11] = [
     ("pagewatch_disk_in_flight", "", "I/Os in flight at the read.", |d| Some(d.in_flight as f64)),
     ("pagewatch_disk_wbt_target_seconds", "seconds", "queue/wbt_lat_usec: writeback throttling's read-latency target (0: off).", |d| d.queue.as_ref()?.wbt_lat_usec.map(|u| u as f64 / 1e6)),
     ("pagewatch_disk_latency_sample_every", "", "While the device is timed: one request in this many goes into pagewatch_disk_latency_seconds (1: every one; the tracer samples by sector bits at high rates).", |d| d.latency.lat_sample_every.map(|n| n as f64)),
+    ("pagewatch_disk_dirty_bytes", "bytes", "Dirty page-cache bytes waiting for the device: debugfs BdiReclaimable (root), else the machine's Dirty apportioned by the device's share of the writes (spec §15.5).", |d| d.drain.dirty_bytes.map(|b| b as f64)),
+    ("pagewatch_disk_writeback_bytes", "bytes", "Bytes under writeback to the device (BdiWriteback, or apportioned as dirty_bytes).", |d| d.drain.writeback_bytes.map(|b| b as f64)),
+    ("pagewatch_disk_drain_bytes_per_second", "", "The rate the dirty and writeback bytes drain at: the kernel's BdiWriteBandwidth when known, else the measured write rate.", |d| d.drain.drain_bytes_per_s),
+    ("pagewatch_disk_drain_eta_seconds", "seconds", "(dirty + writeback) / drain rate: when the device's waiting data will be written, if nothing more is dirtied.", |d| d.drain.drain_eta_s),
 ];
 
 /// zram families (label `device`): each device's sizes against its limit (spec §14.2).

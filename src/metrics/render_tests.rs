@@ -235,6 +235,7 @@ fn the_story_is_three_series_a_family_at_most_by_command() {
         value: 16.0,
         calm: ratio.map(|r| 16.0 / r),
         ratio,
+        waits_for: None,
     };
     m.verdict.as_mut().unwrap().story = Story {
         culprits: ["fio", "dd", "a\"b\\c\nd", "cp"]

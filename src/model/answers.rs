@@ -237,6 +237,11 @@ pub struct Victim {
     pub calm: Option<f64>,
     /// `value / calm`; `None` without a calm figure.
     pub ratio: Option<f64>,
+    /// Blocked in a sync wait (sync, syncfs, fsync: `drain::sync_wait`) while a disk's
+    /// waiting data takes long to drain: that disk's drain, the reason (spec §15.5):
+    /// `vda: 2.0G to write, ~67 s at 30.5M/s (kernel)`. Left out of JSON otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waits_for: Option<String>,
 }
 
 /// The process whose memory grew while memory ran short.
@@ -327,6 +332,10 @@ impl Victim {
             (Some(c), Some(r)) => format!(", {r:.0}x its calm {c:.2}{unit}"),
             _ => ", never seen calm".to_owned(),
         };
-        format!("{what} {:.1}{unit}{calm}", self.value)
+        let waits = self
+            .waits_for
+            .as_ref()
+            .map_or_else(String::new, |w| format!("; waits for {w}"));
+        format!("{what} {:.1}{unit}{calm}{waits}", self.value)
     }
 }

@@ -129,6 +129,10 @@ pub struct Disk {
     /// long as the history holds, the one the machine uses sorts first (`SortKey::sort`).
     #[serde(skip)]
     pub ios_since_boot: u64,
+    /// Its data waiting to be written and when it will be (`drain`, spec §15.5): JSON's
+    /// `dirty_bytes`, `writeback_bytes`, `drain_bytes_per_s`, `drain_eta_s`.
+    #[serde(flatten)]
+    pub drain: super::drain::Drain,
 }
 
 /// One device's saturation answer at a step.
@@ -168,6 +172,43 @@ pub fn seen_by_latency_tracer(disks: &[Disk]) -> Vec<super::latency::Seen<'_>> {
             }
         })
         .collect()
+}
+
+/// Sets each disk's data waiting to be written and its drain (`drain::derive`, spec §15.5);
+/// `dirty` and `writeback` are the machine's pages.
+pub fn fill_drain(disks: &mut [Disk], cur: &Snapshot, dirty: Option<u64>, writeback: Option<u64>) {
+    let rows: Vec<super::drain::Seen<'_>> = disks
+        .iter()
+        .map(|d| super::drain::Seen {
+            name: &d.name,
+            partition: d.partition,
+            wkb_s: d.cols.wkB_s,
+        })
+        .collect();
+    let drains = super::drain::derive(&rows, cur, dirty, writeback);
+    for (d, x) in disks.iter_mut().zip(drains) {
+        d.drain = x;
+    }
+}
+
+/// The disk whose waiting data takes longest to drain, from `drain::LONG_DRAIN_S`, in words
+/// (`vda: 2.0G to write, ~67 s at 30.5M/s (kernel)`): why a process blocked in a sync wait
+/// waits (spec §15.5).
+#[must_use]
+pub fn longest_drain(disks: &[Disk]) -> Option<String> {
+    let d = disks
+        .iter()
+        .filter(|d| d.drain.shown())
+        .filter(|d| {
+            d.drain
+                .drain_eta_s
+                .is_some_and(|e| e >= super::drain::LONG_DRAIN_S)
+        })
+        .max_by(|a, b| {
+            let eta = |d: &Disk| d.drain.drain_eta_s.unwrap_or(0.0);
+            eta(a).total_cmp(&eta(b))
+        })?;
+    Some(format!("{}: {}", d.name, d.drain.text()?))
 }
 
 /// Sets each disk's latency from the snapshot's histograms (by name); the others keep none.
@@ -219,6 +260,7 @@ impl Disk {
             latency: super::latency::LatCols::default(),
             lat_hist: None,
             ios_since_boot: 0,
+            drain: super::drain::Drain::default(),
         }
     }
 }
@@ -536,6 +578,7 @@ pub fn derive(
             latency: crate::model::latency::LatCols::default(),
             lat_hist: None,
             ios_since_boot: c.total_ios(),
+            drain: super::drain::Drain::default(),
         });
     }
     out

@@ -12,8 +12,10 @@ pub mod commands;
 pub mod compressed;
 pub mod cpu;
 pub mod dirty;
+pub mod dirty_files;
 pub mod disk;
 pub mod domains;
+pub mod drain;
 pub mod early;
 pub mod exits;
 pub mod latency;
@@ -179,6 +181,10 @@ pub struct Model {
     /// The NUMA nodes (spec §12); empty (left out of JSON) on a single node.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub nodes: Vec<nodes::Node>,
+    /// The files holding the dirty and writeback pages (spec §15.4); `None` while no scan
+    /// runs (no dirtier, captured trees).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_files: Option<dirty_files::DirtyFiles>,
 }
 
 impl Model {
@@ -214,6 +220,7 @@ impl Model {
         let scope = scope::derive(prev, cur, dt_s, &domains);
         let mut disks = disk::derive(prev, cur, dt_s, opts.partitions);
         disk::fill_latency(&mut disks, cur.blk.as_ref());
+        disk::fill_drain(&mut disks, cur, dirty.nr_dirty, dirty.nr_writeback);
         let latency_tracer = latency::tracer(
             cur.blk.as_ref(),
             &disk::seen_by_latency_tracer(&disks),
@@ -229,6 +236,7 @@ impl Model {
             journals: below::journals(prev, cur, dt_s, &disks),
             journals_error: cur.journals_error.clone(),
             below: below::derive(cur, dt_s),
+            dirty_files: dirty_files::derive(cur),
             disks,
             diskstats_skipped: disk::skipped_note(&cur.disks_skipped),
             cpu: prev.and_then(|p| Cpu::derive(&p.cpu, &cur.cpu)),

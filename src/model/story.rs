@@ -156,9 +156,13 @@ impl Calm {
             if culprits.iter().any(|c| c.comm == r.comm) {
                 continue;
             }
-            if let Some(v) = victim(r.pid, &r.comm, now, *known)
+            if let Some(mut v) = victim(r.pid, &r.comm, now, *known)
                 .filter(|v| !strict || v.ratio.is_some_and(|x| x >= super::early::VICTIM_RATIO))
             {
+                // Blocked in a sync wait behind a long drain: the drain is the reason.
+                if r.wchan.as_deref().is_some_and(super::drain::sync_wait) {
+                    v.waits_for = super::disk::longest_drain(&m.disks);
+                }
                 out.push(v);
             }
         }
@@ -257,6 +261,7 @@ fn victim(pid: u32, comm: &str, now: [Option<f64>; 2], calm: [Option<f64>; 2]) -
             value: v,
             calm: c,
             ratio,
+            waits_for: None,
         };
         if suffers && best.as_ref().is_none_or(|b| score(&cand) > score(b)) {
             best = Some(cand);

@@ -250,3 +250,43 @@ fn a_step_where_dirtying_outruns_writeback_is_no_calm_and_names_only_a_victim_te
     m.dirty.written_per_s = Some(150_000.0);
     assert!(calm.tell(&m).victims.is_empty());
 }
+
+#[test]
+fn a_victim_blocked_in_sync_behind_a_long_drain_waits_for_that_disk() {
+    let mut calm = Calm::default();
+    let mut syncing = proc(10, "sync", Some(15.0), None);
+    syncing.wchan = Some("wb_wait_for_completion".into());
+    let mut m = flooded(model(vec![syncing, proc(11, "python3", Some(20.0), None)]));
+    // vda: 2 GiB to write at 32 MiB/s: 64 s (spec §15.5).
+    let d = &mut m.disks[0];
+    d.name = "vda".into();
+    d.drain = crate::model::drain::Drain {
+        dirty_bytes: Some(2 << 30),
+        writeback_bytes: Some(0),
+        dirty_from: Some("kernel"),
+        kernel_write_bytes_per_s: Some(f64::from(32u32 << 20)),
+        drain_bytes_per_s: Some(f64::from(32u32 << 20)),
+        drain_from: Some("kernel"),
+        drain_eta_s: Some(64.0),
+    };
+    let s = calm.tell(&m);
+    let sync = s.victims.iter().find(|v| v.pid == 10).unwrap();
+    assert_eq!(
+        sync.waits_for.as_deref(),
+        Some("vda: 2.0G to write, ~64 s at 32.0M/s (kernel)")
+    );
+    assert!(
+        sync.figures()
+            .ends_with("; waits for vda: 2.0G to write, ~64 s at 32.0M/s (kernel)")
+    );
+    // Not in a sync wait: no reason given.
+    let other = s.victims.iter().find(|v| v.pid == 11).unwrap();
+    assert_eq!(other.waits_for, None);
+    // A drain under 5 s is no reason.
+    m.disks[0].drain.drain_eta_s = Some(4.0);
+    let s = calm.tell(&m);
+    assert_eq!(
+        s.victims.iter().find(|v| v.pid == 10).unwrap().waits_for,
+        None
+    );
+}

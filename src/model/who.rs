@@ -132,7 +132,7 @@ impl Gate {
             || super::early::outrun_pages_per_s(&m.dirty).is_some();
         let learn = syncing(m) && self.learning(dt);
         let next = Wants {
-            procs,
+            procs: procs.clone(),
             trace: linger(&mut self.trace_quiet_s, trace, dt),
             sync: linger(&mut self.sync_quiet_s, sync, dt) || learn,
             cgroups_every_tick: view.cgroups,
@@ -146,6 +146,11 @@ impl Gate {
                 m.reclaim.direct_ran() || m.reclaim.limit_ran(),
                 dt,
             ),
+            dirty_files: if procs.is_some() {
+                top_dirtiers(m)
+            } else {
+                Vec::new()
+            },
         };
         (next != self.wants).then(|| {
             self.wants = next.clone();
@@ -272,6 +277,35 @@ fn dirtied_fast(m: &Model) -> bool {
     m.dirty
         .dirtied_per_s
         .is_some_and(|p| p * page >= FAST_DIRTYING_BYTES_PER_S)
+}
+
+/// Dirtying from this much counts for the dirty-files scan (1 MiB/s).
+const DIRTIER_BYTES_PER_S: f64 = 1_048_576.0;
+/// At most this many dirtiers' files are scanned.
+const DIRTIERS: usize = 5;
+
+/// The processes whose open files the dirty-files scan measures (spec §15.4): the last
+/// walk's top dirtiers from `DIRTIER_BYTES_PER_S`, and the writers throttled in
+/// `balance_dirty_pages`, at most `DIRTIERS`, the fastest first: the scan measures their
+/// files in this order until its budget is spent, so a process with many open files (a
+/// qemu holding its images) does not crowd out the writer.
+fn top_dirtiers(m: &Model) -> Vec<u32> {
+    let Some(rows) = &m.processes else {
+        return Vec::new();
+    };
+    let mut rows: Vec<_> = rows
+        .iter()
+        .filter(|p| {
+            p.dirtied_bytes_per_s.unwrap_or(0.0) >= DIRTIER_BYTES_PER_S
+                || p.wchan.as_deref() == Some("balance_dirty_pages")
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.dirtied_bytes_per_s
+            .unwrap_or(0.0)
+            .total_cmp(&a.dirtied_bytes_per_s.unwrap_or(0.0))
+    });
+    rows.iter().take(DIRTIERS).map(|p| p.pid).collect()
 }
 
 #[cfg(test)]
@@ -633,5 +667,31 @@ mod tests {
             g.update(&m2, &View::default()).unwrap().reclaim,
             "memcg limit"
         );
+    }
+
+    #[test]
+    fn the_dirty_files_scan_takes_the_fastest_dirtiers_first() {
+        // qemu (pid 100, many open images) dirties 2 MiB/s, dd (pid 900) 128 MiB/s, a
+        // throttled tar 0 (it sleeps in balance_dirty_pages), sh nothing: dd first, so the
+        // 20-file budget reaches its file (a live run listed only qemu's when pids were
+        // taken in pid order).
+        let mut m = model("live-idle", 1);
+        let row = |pid: u32, comm: &str, mib: f64| crate::model::proc_row::ProcRow {
+            pid,
+            comm: comm.into(),
+            dirtied_bytes_per_s: Some(mib * 1_048_576.0),
+            ..Default::default()
+        };
+        let mut tar = row(300, "tar", 0.0);
+        tar.wchan = Some("balance_dirty_pages".into());
+        m.processes = Some(vec![
+            row(100, "qemu", 2.0),
+            row(900, "dd", 128.0),
+            tar,
+            row(5, "sh", 0.0),
+        ]);
+        assert_eq!(top_dirtiers(&m), [900, 100, 300]);
+        m.processes = None;
+        assert!(top_dirtiers(&m).is_empty());
     }
 }

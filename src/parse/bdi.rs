@@ -1,8 +1,9 @@
 //! Per-device (BDI) dirty limits and the kernel's per-cgroup writeback figures (spec §1.8,
 //! §1.9): the `sys/class/bdi/` pseudo-file and debugfs `wb_stats`.
 //!
-//! Owns: `BdiLimits`, `WbStat`. Must not touch: derivation, I/O. Files a kernel lacks are
-//! `None` (`max_ratio_fine`, `max_bytes`, `strict_limit` since 6.2; `wb_stats` since 6.10).
+//! Owns: `BdiLimits`, `WbStat`, `BdiStat` (debugfs `stats`, spec §15.1). Must not touch:
+//! derivation, I/O. Files a kernel lacks are `None` (`max_ratio_fine`, `max_bytes`,
+//! `strict_limit` since 6.2; `wb_stats` since 6.10).
 
 use serde::Serialize;
 
@@ -111,6 +112,51 @@ pub fn parse_wb_stats(file: &str, text: &str) -> Result<Vec<WbStat>> {
     Ok(out)
 }
 
+/// A BDI's debugfs `stats` (spec §15.1), kB and kBps as the kernel prints them: the root
+/// wb's before 6.10, every wb's summed since.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct BdiStat {
+    /// `BdiWriteback`, kB: pages under writeback.
+    pub writeback_kb: u64,
+    /// `BdiReclaimable`, kB: dirty pages not yet under writeback.
+    pub reclaimable_kb: u64,
+    /// `BdiWritten`, kB since the BDI appeared.
+    pub written_kb: Option<u64>,
+    /// `BdiWriteBandwidth`, kBps: the kernel's estimate (spec §15.3).
+    pub write_bandwidth_kbps: Option<u64>,
+}
+
+/// Parses one debugfs `bdi/<name>/stats` (`file` names it in errors). `BdiWriteback` and
+/// `BdiReclaimable` are required; the other keys are optional and unknown ones ignored.
+pub fn parse_bdi_stats(file: &str, text: &str) -> Result<BdiStat> {
+    let (mut wb, mut rec, mut out) = (None, None, BdiStat::default());
+    for (i, line) in text.lines().enumerate() {
+        let Some((k, v)) = line.split_once(':') else {
+            if line.trim().is_empty() {
+                continue;
+            }
+            return Err(Error::parse(file, i + 1, "expected <key>: <value>"));
+        };
+        let num = || -> Result<u64> {
+            let digits = v.split_whitespace().next().unwrap_or("");
+            digits
+                .parse()
+                .map_err(|_| Error::parse(file, i + 1, format!("expected a number, found {v:?}")))
+        };
+        match k.trim() {
+            "BdiWriteback" => wb = Some(num()?),
+            "BdiReclaimable" => rec = Some(num()?),
+            "BdiWritten" => out.written_kb = Some(num()?),
+            "BdiWriteBandwidth" => out.write_bandwidth_kbps = Some(num()?),
+            _ => {}
+        }
+    }
+    let lines = text.lines().count();
+    out.writeback_kb = wb.ok_or_else(|| Error::parse(file, lines, "no BdiWriteback line"))?;
+    out.reclaimable_kb = rec.ok_or_else(|| Error::parse(file, lines, "no BdiReclaimable line"))?;
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +195,35 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("x/wb_stats:1:"), "{e}");
+    }
+
+    #[test]
+    fn bdi_stats_as_the_kernel_prints_them() {
+        // 6.x layout (spec §15.1): `state` is hex, unused keys ignored.
+        let text = "BdiWriteback:            12288 kB\nBdiReclaimable:        2093056 kB\n\
+            BdiDirtyThresh:        3911660 kB\nDirtyThresh:           4194304 kB\n\
+            BackgroundThresh:      2097152 kB\nBdiDirtied:           52428800 kB\n\
+            BdiWritten:           50335744 kB\nBdiWriteBandwidth:       31240 kBps\n\
+            b_dirty:                     3\nb_io:                        0\n\
+            b_more_io:                   0\nb_dirty_time:                0\n\
+            bdi_list:                    1\nstate:                       1\n";
+        let s = parse_bdi_stats("x/stats", text).unwrap();
+        assert_eq!(
+            s,
+            BdiStat {
+                writeback_kb: 12_288,
+                reclaimable_kb: 2_093_056,
+                written_kb: Some(50_335_744),
+                write_bandwidth_kbps: Some(31_240),
+            }
+        );
+        let e = parse_bdi_stats("x/stats", "BdiWriteback: 5 kB\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("BdiReclaimable"), "{e}");
+        let e = parse_bdi_stats("x/stats", "BdiWriteback: many kB\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x/stats:1:"), "{e}");
     }
 }

@@ -13,6 +13,7 @@ pub mod blk_lat;
 pub mod blk_pair;
 pub mod buddyinfo;
 pub mod cgroup;
+pub mod dirty_files;
 pub mod diskstats;
 mod fast;
 pub mod jbd2;
@@ -132,6 +133,12 @@ pub struct Snapshot {
     pub bdis: Option<Arc<[bdi::BdiLimits]>>,
     /// debugfs `wb_stats` per BDI (root, 6.10+), the kernel's own per-cgroup thresholds.
     pub wb_stats: Vec<(String, Vec<bdi::WbStat>)>,
+    /// debugfs `stats` per BDI (root, read while pages wait to be written, spec §15.1): its
+    /// dirty and writeback pages and the kernel's write bandwidth; empty when not read.
+    pub bdi_stats: Vec<(String, bdi::BdiStat)>,
+    /// The dirty-files scan (`names::DIRTY_FILES`, spec §15.4); `None` when the sample does
+    /// not carry it (not scanning) or it did not parse (`domains_error` says why).
+    pub dirty_files: Option<dirty_files::Scan>,
     /// Why a cgroup, BDI or wb_stats file could not be parsed (`file:line: problem`): those
     /// are left out, the rest of the sample stands (a container's odd file must not stop the
     /// monitor).
@@ -215,6 +222,26 @@ fn domains(sample: &RawSample, r: &mut impl Repeats) -> DomainsPart {
         })
         .collect();
     (cgroups, bdis, wb_stats, error)
+}
+
+/// The debugfs `stats` a sample carries, by BDI; the first error, when `error` holds none
+/// yet, goes there (that BDI is left out).
+fn bdi_stats(sample: &RawSample, error: &mut Option<String>) -> Vec<(String, bdi::BdiStat)> {
+    sample
+        .files
+        .range::<String, _>("sys/kernel/debug/bdi/".to_owned()..)
+        .take_while(|(k, _)| k.starts_with("sys/kernel/debug/bdi/"))
+        .filter_map(|(k, t)| {
+            let name = names::bdi_stats_bdi(k)?;
+            match bdi::parse_bdi_stats(k, t) {
+                Ok(s) => Some((name.to_owned(), s)),
+                Err(e) => {
+                    error.get_or_insert_with(|| e.to_string());
+                    None
+                }
+            }
+        })
+        .collect()
 }
 
 fn required<'a>(sample: &'a RawSample, name: &str) -> Result<&'a str> {
@@ -325,6 +352,12 @@ impl Snapshot {
             domains_error.get_or_insert_with(|| e.to_string());
             None
         });
+        let bdi_stats = bdi_stats(sample, &mut domains_error);
+        let dirty_files = sample.file(names::DIRTY_FILES).and_then(|t| {
+            dirty_files::parse(t)
+                .map_err(|e| domains_error.get_or_insert_with(|| e.to_string()))
+                .ok()
+        });
         let (exits, exits_error) = match sample.file(names::EXITS).map(taskstats::parse) {
             None => (None, None),
             Some(Ok(e)) => (Some(e), None),
@@ -370,6 +403,8 @@ impl Snapshot {
             cgroups,
             bdis,
             wb_stats,
+            bdi_stats,
+            dirty_files,
             domains_error,
             scope,
             lineage: lineage::parse(sample),

@@ -36,6 +36,7 @@ fn victim(pid: u32, figure: &'static str, value: f64, calm: Option<f64>) -> Vict
         value,
         calm,
         ratio: calm.map(|c| value / c),
+        waits_for: None,
     }
 }
 

@@ -82,6 +82,10 @@ pub struct FsSource {
     journals: Journals,
     /// The cgroup v2 tree, BDI limits and wb_stats (`source::cgroups`).
     cgroups: super::cgroups::Cgroups,
+    /// The block BDIs' debugfs `stats` (`source::bdi_stats`).
+    bdi_stats: super::bdi_stats::BdiStats,
+    /// The dirty-files scan (`source::dirty_files`), for the live system only.
+    dirty_files: Option<super::dirty_files::DirtyFiles>,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
     exits: Exits,
     /// The process walk, done while `wants.procs` asks (spec §11).
@@ -120,6 +124,7 @@ impl FsSource {
         let cgroups = super::cgroups::Cgroups::new(&proc_root, &sys_root);
         let zram = super::zram::Zram::new(&sys_root);
         let nodes = super::nodes::Nodes::new(&sys_root);
+        let bdi_stats = super::bdi_stats::BdiStats::new(&sys_root);
         Self {
             clock,
             page_size: rustix::param::page_size() as u64,
@@ -132,6 +137,8 @@ impl FsSource {
             wants: Wants::default(),
             walker,
             journals: Journals::new(&proc_root),
+            bdi_stats,
+            dirty_files: None,
             cgroups,
             exits: Exits(None),
             tracing: Tracing {
@@ -158,6 +165,7 @@ impl FsSource {
             &self.slow.sys_root,
             guard_exe,
         ));
+        self.dirty_files = Some(super::dirty_files::DirtyFiles::new(&self.tracing.proc_root));
         self.exits = Exits(Some(super::taskstats::Listener::new(
             self.slow.sys_root.clone(),
         )));
@@ -209,8 +217,9 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 11] = [
+        let collectors: [&mut dyn Collect<'_>; 12] = [
             &mut self.tick_files,
+            &mut self.bdi_stats,
             &mut self.disks,
             &mut self.slow,
             &mut self.zram,
@@ -224,6 +233,9 @@ impl FsSource {
         ];
         for c in collectors {
             c.collect(&mut pass)?;
+        }
+        if let Some(d) = &mut self.dirty_files {
+            d.collect(&mut pass)?;
         }
         let mut fresh = pass.fresh;
         self.ticks_since_refresh = (self.ticks_since_refresh + 1) % SLOW_REFRESH_TICKS;

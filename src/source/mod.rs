@@ -6,13 +6,17 @@
 //! parsing beyond splitting out device names, derivation, UI.
 
 pub mod baselines;
+mod bdi_stats;
 mod below;
 pub mod blk;
 mod block_id;
+mod cachestat;
+pub use cachestat::{Cachestat, cachestat};
 mod cgroup_scope;
 mod cgroups;
 mod clock;
 mod collect;
+mod dirty_files;
 mod disk_lines;
 mod fs;
 mod host;

@@ -115,6 +115,22 @@ fn head_lines(app: &App, d: &Disk, room: Option<usize>) -> Vec<Line<'static>> {
         verdict,
         level(app, sat.saturation_level),
     )));
+    // What waits to be written to it and when it will be (spec §15.5), from 16 MiB, where
+    // the columns leave room (not when the verdict is cut); the kernel's write bandwidth
+    // beside the measured wkB/s when debugfs gives it.
+    if room.is_none()
+        && d.drain.shown()
+        && let Some(text) = d.drain.text()
+    {
+        lines.push(Line::from(Span::styled(text, t.text)));
+        if let Some(k) = d.drain.kernel_write_bytes_per_s {
+            let measured = Dash(d.cols.wkB_s.map(|w| crate::fmt::bytes(w * 1024.0)));
+            lines.push(Line::from(Span::styled(
+                format!("kernel bw {}/s, written {measured}/s", crate::fmt::bytes(k)),
+                t.dim,
+            )));
+        }
+    }
     if let Some(m) = &app.model {
         for (text, lvl) in super::below::device_lines(m, &d.name) {
             lines.push(Line::from(Span::styled(text, level(app, lvl))));

@@ -244,6 +244,8 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
     l.extend(kv(app, "dirtied", rate(d.dirtied_per_s)));
     l.extend(kv(app, "  written", rate(d.written_per_s)));
     out.push(Line::from(l));
+    drain_lines(app, m, width, &mut out);
+    file_lines(app, m, width, &mut out);
     if let Some((taken, what)) = eatable(m.memory.MemTotal, m.memory.MemAvailable)
         && let Some(p) = d.project(&m.sysctl, taken / ps)
     {
@@ -261,6 +263,47 @@ fn lines(app: &App, m: &Model, width: u16, height: u16) -> Vec<Line<'static>> {
         checks(app, m, show, &mut out);
     }
     out
+}
+
+/// Each disk's waiting data and when it is written (spec §15.5), from 16 MiB, two at most:
+/// `vda: 2.0G to write, ~67 s at 30.5M/s (kernel)`.
+fn drain_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
+    for disk in m.disks.iter().filter(|x| x.drain.shown()).take(2) {
+        if let Some(text) = disk.drain.text() {
+            // Narrow: the source's label goes first, then whole clauses from the end.
+            let mut text = format!("{}: {text}", disk.name);
+            if text.chars().count() > usize::from(width)
+                && let Some(at) = text.rfind(" (")
+            {
+                text.truncate(at);
+            }
+            let text = super::disks::cut_at_clause(text, usize::from(width));
+            out.push(Line::from(Span::styled(text, theme(app).text)));
+        }
+    }
+}
+
+/// The dirty-files table's first files (spec §15.4), two at most, or why it is empty:
+/// `1.9G dd[4242] /mnt/big.iso`.
+fn file_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
+    let Some(t) = &m.dirty_files else { return };
+    for f in t.files.iter().take(2) {
+        let text = format!(
+            "{} {}[{}] {}",
+            Bytes((f.dirty_bytes + f.writeback_bytes) as f64),
+            f.comm,
+            f.pid,
+            f.path
+        );
+        let text: String = text.chars().take(usize::from(width)).collect();
+        out.push(Line::from(Span::styled(text, theme(app).text)));
+    }
+    if t.files.is_empty()
+        && let Some(note) = &t.note
+    {
+        let text = super::disks::cut_at_clause(format!("files: {note}"), usize::from(width));
+        out.push(Line::from(Span::styled(text, theme(app).dim)));
+    }
 }
 
 /// What the "take" line projects, bytes, and how it was chosen: half of MemTotal (`50%`), or,

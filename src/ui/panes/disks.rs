@@ -18,7 +18,7 @@ use crate::ui::widgets::{fitting, frame, level, pad_to, push_right};
 type Getter = fn(&Disk) -> Option<f64>;
 
 /// Table columns in priority order: (title, width, decimals, value, sort key).
-const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 17] = [
+const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 18] = [
     ("r/s", 8, 1, |d| d.cols.r_s, Some(SortKey::Iops)),
     ("w/s", 8, 1, |d| d.cols.w_s, Some(SortKey::Iops)),
     ("rkB/s", 9, 1, |d| d.cols.rkB_s, Some(SortKey::Throughput)),
@@ -27,6 +27,14 @@ const COLUMNS: [(&str, usize, usize, Getter, Option<SortKey>); 17] = [
     ("w_await", 8, 2, |d| d.cols.w_await, Some(SortKey::Await)),
     ("aqu-sz", 8, 2, |d| d.cols.aqu_sz, Some(SortKey::AquSz)),
     ("%util", 7, 1, |d| d.cols.util_pct, Some(SortKey::Util)),
+    // Seconds until its waiting data is written (spec §15.5), from 16 MiB waiting.
+    (
+        "eta_s",
+        7,
+        0,
+        |d| d.drain.drain_eta_s.filter(|_| d.drain.shown()),
+        None,
+    ),
     ("rareq-sz", 9, 1, |d| d.cols.rareq_sz, None),
     ("wareq-sz", 9, 1, |d| d.cols.wareq_sz, None),
     ("rrqm/s", 8, 1, |d| d.cols.rrqm_s, None),

@@ -1,0 +1,123 @@
+//! Reads each block device BDI's debugfs `stats` into the sample (spec §15.1): its dirty and
+//! writeback pages and the kernel's write-bandwidth estimate, for the disks' "to write" and
+//! drain ETA (`model::drain`).
+//!
+//! Owns: listing `<sys root>/kernel/debug/bdi` (on the slow refresh), deciding when to read,
+//! and the `names::bdi_stats` files. Must not touch: parsing beyond meminfo's two gating
+//! lines, derivation, mounting debugfs (pagewatch never mounts it).
+//!
+//! Cost: nothing is read without root and a mounted debugfs (the listing fails once a slow
+//! refresh). With them, each BDI named `MAJ:MIN` with a major other than 0 (block devices;
+//! 0:N are FUSE, NFS and the like, without a disk row) is read every tick while meminfo's
+//! Dirty + Writeback is at least `GATE_KB`; an idle machine, with a few MB dirty, reads none.
+//! Every failed read is an absent file, never an error.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+use super::collect::{Collect, Pass};
+use super::read::read_optional;
+use crate::Result;
+use crate::sample::names;
+
+/// Read the BDIs' stats while meminfo's Dirty + Writeback is at least this (64 MiB): below it
+/// every disk drains in about a second, and the apportioned figures (`model::drain`) say
+/// enough.
+pub(super) const GATE_KB: u64 = 64 * 1024;
+
+/// The debugfs BDI stats collector.
+pub(super) struct BdiStats {
+    dir: PathBuf,
+    /// The block device BDIs at the last listing, with their sample names.
+    list: Vec<(String, String)>,
+    listed: bool,
+    /// What this tick read: (sample name, text).
+    out: Vec<(String, String)>,
+}
+
+impl BdiStats {
+    pub fn new(sys_root: &Path) -> Self {
+        Self {
+            dir: sys_root.join("kernel/debug/bdi"),
+            list: Vec::new(),
+            listed: false,
+            out: Vec::new(),
+        }
+    }
+
+    fn relist(&mut self) {
+        let mut bdis: Vec<String> = std::fs::read_dir(&self.dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .filter(|n| is_block_bdi(n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        bdis.sort();
+        self.list = bdis
+            .into_iter()
+            .map(|b| {
+                let name = names::bdi_stats(&b);
+                (b, name)
+            })
+            .collect();
+        self.listed = true;
+    }
+}
+
+/// `MAJ:MIN` with a major other than 0.
+fn is_block_bdi(name: &str) -> bool {
+    name.split_once(':').is_some_and(|(maj, min)| {
+        maj.parse::<u32>().is_ok_and(|m| m != 0) && min.parse::<u32>().is_ok()
+    })
+}
+
+/// meminfo's `Dirty` + `Writeback`, kB; `None` when either is missing.
+fn waiting_kb(meminfo: &str) -> Option<u64> {
+    let field = |key: &str| -> Option<u64> {
+        let line = meminfo.lines().find(|l| l.starts_with(key))?;
+        line[key.len()..].split_whitespace().next()?.parse().ok()
+    };
+    Some(field("Dirty:")? + field("Writeback:")?)
+}
+
+impl<'a> Collect<'a> for BdiStats {
+    fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        if pass.refresh || !self.listed {
+            self.relist();
+        }
+        self.out.clear();
+        let due = !self.list.is_empty()
+            && pass
+                .fresh(names::MEMINFO)
+                .and_then(waiting_kb)
+                .is_some_and(|kb| kb >= GATE_KB);
+        if due {
+            for (bdi, name) in &self.list {
+                let path = self.dir.join(bdi).join("stats");
+                if let Ok(Some(t)) = read_optional(&path, pass.buf) {
+                    self.out.push((name.clone(), t));
+                }
+            }
+        }
+        let this: &'a Self = self;
+        for (name, text) in &this.out {
+            pass.put(name, Cow::Borrowed(text));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_bdis_and_the_gate() {
+        assert!(is_block_bdi("254:0") && is_block_bdi("8:16"));
+        assert!(!is_block_bdi("0:52") && !is_block_bdi("btrfs-1") && !is_block_bdi("8:"));
+        let m = "MemFree: 5 kB\nDirty:           65000 kB\nWriteback:         536 kB\n";
+        assert_eq!(waiting_kb(m), Some(65_536));
+        assert_eq!(waiting_kb("Dirty: 5 kB\n"), None);
+    }
+}
