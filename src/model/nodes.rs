@@ -123,26 +123,29 @@ fn node(
 }
 
 /// The verdict's node note: `node 0 past its dirty share: page-cache allocations go to node 1`
-/// (the node within its share whose `numa_miss` rose most, else the first within it).
+/// when a node within its share took allocations meant for another this interval (the one
+/// whose `numa_miss` rose most); else `node 0 past its dirty share: no allocation spilled to
+/// another node (numa_miss 0/s)`: a writer bound to the node (cpuset, mempolicy) cannot
+/// spill, and the lab's bound writer showed just that, so a spill is said only when seen.
 #[must_use]
 pub fn note(nodes: &[Node]) -> Option<String> {
     let past = nodes.iter().find(|n| n.past_dirty_share)?;
-    let within: Vec<&Node> = nodes.iter().filter(|n| !n.past_dirty_share).collect();
-    let to = within
+    let to = nodes
         .iter()
+        .filter(|n| !n.past_dirty_share && n.numa_miss_s.is_some_and(|m| m > 0.0))
         .max_by(|a, b| {
             a.numa_miss_s
                 .unwrap_or(0.0)
                 .total_cmp(&b.numa_miss_s.unwrap_or(0.0))
-        })
-        .map_or_else(
-            || "no node: every node is past its share".to_owned(),
-            |n| format!("node {}", n.node),
-        );
-    Some(format!(
-        "node {} past its dirty share: page-cache allocations go to {to}",
-        past.node
-    ))
+        });
+    let what = match to {
+        Some(n) => format!("page-cache allocations go to node {}", n.node),
+        None if nodes.iter().all(|n| n.past_dirty_share) => {
+            "every node is past its share".to_owned()
+        }
+        None => "no allocation spilled to another node (numa_miss 0/s)".to_owned(),
+    };
+    Some(format!("node {} past its dirty share: {what}", past.node))
 }
 
 #[cfg(test)]

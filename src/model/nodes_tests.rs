@@ -82,6 +82,19 @@ fn node_dirty_limit_by_hand_ratio_and_bytes() {
         note(&n).as_deref(),
         Some("node 0 past its dirty share: page-cache allocations go to node 1")
     );
+    // The same with no allocation missing its node (a writer bound to node 0 cannot spill,
+    // as in the lab): no spill is claimed.
+    let mut bound = n.clone();
+    bound[1].numa_miss_s = Some(0.0);
+    assert_eq!(
+        note(&bound).as_deref(),
+        Some("node 0 past its dirty share: no allocation spilled to another node (numa_miss 0/s)")
+    );
+    bound[1].past_dirty_share = true;
+    assert_eq!(
+        note(&bound).as_deref(),
+        Some("node 0 past its dirty share: every node is past its share")
+    );
     // dirty_bytes 200 MiB = 51 200 pages; global dirtyable 140 000 − 4 500 + 60 000 + 1 =
     // 195 501; node 0: 51 200 · 88 500 / 195 501 = 23 177 (floor): within its share.
     let c = snap(b.nodes.clone(), 20, 200 << 20);
