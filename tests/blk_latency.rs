@@ -180,7 +180,8 @@ fn a_sigkilled_pagewatch_leaves_no_blk_instance() {
     }
     let Some(lp) = Loop::new() else { return };
     let before = top_level_enables();
-    let mut pw = batch(&["-n", "100", "--latency", lp.name()]);
+    // With --queue-time all three block events are armed (insert only then).
+    let mut pw = batch(&["-n", "100", "--latency", lp.name(), "--queue-time"]);
     let pid = pw.id();
     let inst = instance(pid);
     let end = Instant::now() + Duration::from_secs(15);

@@ -12,6 +12,8 @@
 
 #![allow(clippy::unwrap_used)]
 
+#[path = "common/live.rs"]
+mod live;
 #[path = "common/sshd.rs"]
 mod sshd;
 #[path = "common/sysctl.rs"]
@@ -68,6 +70,8 @@ fn panes(screen: &str) -> Vec<String> {
 
 #[test]
 fn the_screen_shows_the_host_and_the_local_panes_at_both_sizes() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     if !have_tmux() {
         return;
@@ -122,6 +126,8 @@ fn the_screen_shows_the_host_and_the_local_panes_at_both_sizes() {
 
 #[test]
 fn a_killed_stream_is_lost_within_2_s_keeps_history_and_reconnects_with_a_marker() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     if !have_tmux() {
         return;
@@ -190,6 +196,8 @@ fn a_killed_stream_is_lost_within_2_s_keeps_history_and_reconnects_with_a_marker
 
 #[test]
 fn a_newer_remote_format_is_refused_naming_both_versions() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     let newer = s.path("newer");
     std::fs::write(&newer, "#!/bin/sh\nprintf 'PAGEWATCH-REC 2\\n'\n").unwrap();
@@ -220,6 +228,8 @@ fn a_newer_remote_format_is_refused_naming_both_versions() {
 
 #[test]
 fn a_remote_that_is_not_root_says_the_throttled_table_is_approximate() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     if !have_tmux() {
         return;
@@ -237,6 +247,8 @@ fn a_remote_that_is_not_root_says_the_throttled_table_is_approximate() {
 
 #[test]
 fn three_hosts_give_a_record_each_per_interval_with_host_set() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     let remote = s.remote("three", false);
     let out = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
@@ -267,6 +279,8 @@ fn three_hosts_give_a_record_each_per_interval_with_host_set() {
 
 #[test]
 fn idle_the_ssh_channel_carries_at_most_1_kb_a_second() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     let secs: u64 = std::env::var("PW_CONNECT_IDLE_S")
         .ok()
@@ -328,6 +342,8 @@ fn verdicts(out: &[u8]) -> std::collections::BTreeMap<i64, (String, String)> {
 
 #[test]
 fn during_a_flood_connect_and_local_batch_agree_on_the_verdict() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
     let Some(s) = sshd() else { return };
     if Command::new("fio").arg("--version").output().is_err() {
         eprintln!("skipping: fio is not installed (bash .ci/run installs it)");
