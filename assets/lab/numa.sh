@@ -16,8 +16,9 @@ sh -c 'echo $$ > /sys/fs/cgroup/w/cgroup.procs; exec dd if=/dev/zero of=/mnt/f b
 writer=$!
 sleep 4
 # Stopped, so the file LRU stays as it is across each try (the flusher still cleans pages:
-# dirty moves to writeback and clean, the LRU does not).
-kill -STOP $writer
+# dirty moves to writeback and clean, the LRU does not). It may have ended already (the
+# kill's complaint would land in a section).
+kill -STOP $writer 2>/dev/null
 for try in 1 2 3; do
   echo "== before$try"; grep -E '^(nr_dirty|nr_writeback|numa_miss) ' $node/node0/vmstat $node/node1/vmstat
   echo "== sample$try"; pagewatch --batch --format json --count 1 --interval 0.5 | tail -n 1
@@ -27,4 +28,4 @@ for try in 1 2 3; do
   echo "dirty_ratio $(cat /proc/sys/vm/dirty_ratio)"; echo "dirty_bytes $(cat /proc/sys/vm/dirty_bytes)"
   echo "node1:"; cat $node/node1/vmstat
 done
-kill -CONT $writer; kill $writer 2>/dev/null; wait $writer 2>/dev/null
+kill -CONT $writer 2>/dev/null; kill $writer 2>/dev/null; wait $writer 2>/dev/null
