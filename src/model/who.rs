@@ -312,6 +312,15 @@ fn top_dirtiers(m: &Model) -> Vec<u32> {
 mod tests {
     use super::*;
 
+    /// The idle tree's model below background, with no domain and nobody throttled.
+    fn below_background() -> Model {
+        let mut m = model("live-idle", 1);
+        m.dirty.state = Some(State::BelowBackground);
+        m.domains.clear();
+        m.throttled.clear();
+        m
+    }
+
     fn model(tree: &str, root: usize) -> Model {
         let samples = crate::source::test_samples(tree);
         let p = crate::parse::Snapshot::parse(&samples[root - 1]).unwrap();
@@ -433,10 +442,7 @@ mod tests {
     /// "below background" in the same second as a 160x48 one's "writers throttled").
     #[test]
     fn pages_dirtied_fast_arm_the_tracepoint_below_background() {
-        let mut m = model("live-idle", 1);
-        m.dirty.state = Some(State::BelowBackground);
-        m.domains.clear();
-        m.throttled.clear();
+        let mut m = below_background();
         m.dirty.dirtied_per_s = Some(1.0);
         let mut g = Gate::default();
         assert!(!g.update(&m, &View::default()).is_some_and(|w| w.trace));
@@ -451,10 +457,7 @@ mod tests {
 
     #[test]
     fn the_sync_calls_are_timed_while_writers_are_throttled_in_every_mode() {
-        let mut m = model("live-idle", 1);
-        m.dirty.state = Some(State::BelowBackground);
-        m.domains.clear();
-        m.throttled.clear();
+        let mut m = below_background();
         let mut g = Gate::default();
         assert!(
             !g.update(&m, &View::default()).is_some_and(|w| w.sync),
@@ -486,10 +489,7 @@ mod tests {
 
     #[test]
     fn the_sync_calls_are_timed_once_dirtying_outruns_writeback() {
-        let mut m = model("live-idle", 1);
-        m.dirty.state = Some(State::BelowBackground);
-        m.domains.clear();
-        m.throttled.clear();
+        let mut m = below_background();
         let page = m.page_size as f64;
         // A 4 KiB write and fsync every 100 ms: 40 kB/s dirtied and as much written.
         m.dirty.dirtied_per_s = Some(40e3 / page);
@@ -507,10 +507,7 @@ mod tests {
 
     #[test]
     fn the_sync_calls_are_timed_while_the_disks_flush_steadily() {
-        let mut m = model("live-idle", 1);
-        m.dirty.state = Some(State::BelowBackground);
-        m.domains.clear();
-        m.throttled.clear();
+        let mut m = below_background();
         m.dirty.dirtied_per_s = Some(0.0);
         for d in &mut m.disks {
             d.cols.f_s = Some(0.2);
