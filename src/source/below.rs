@@ -2,7 +2,7 @@
 //! (`wbt:wbt_step`, `wbt_stat`, `wbt_lat`, 4.10+) and reclaim sleeping or writing on
 //! writeback (`vmscan:mm_vmscan_throttled`, 5.16+; `mm_vmscan_write_folio`, before 5.19
 //! `mm_vmscan_writepage`), in pagewatch's instance `pagewatch-<pid>-below`, armed while the
-//! model wants it (`Wants::below`).
+//! model wants it (`Wants::below`), through the tracers' one lifecycle (`source::tracer_life`).
 //!
 //! Owns: when to arm that instance (the events this kernel has; none missing is an error
 //! unless every wbt event or both vmscan ones are), the bounded non-blocking read of its
@@ -15,10 +15,11 @@
 //! second where something is wrong, none at idle. The instance has a 64 KiB buffer per CPU.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::trace::TRACE_READ_CAP;
-use super::trace_instance::{Event, Instance, Spec, has_event, reachable};
+use super::trace_instance::{Event, Instance, Refusal, Spec};
+use super::tracer_life::{Life, Turn, events_here, status_text};
 use crate::parse::below::{BELOW, STATUS, render};
 use crate::parse::below_reduce::{EVENTS, Layouts, Reducer};
 use crate::parse::trace_raw::walk_page;
@@ -26,16 +27,12 @@ use crate::parse::trace_raw::walk_page;
 /// The instance's ring buffer, KiB per CPU.
 const BUFFER_KB: u32 = 64;
 
-/// Samples between attempts to arm after it failed.
-const RETRY_TICKS: u32 = 60;
-
 /// The `-below` tracer: armed, or why not; its texts for the sample.
 pub struct BelowTracer {
     proc_root: PathBuf,
     guard_exe: PathBuf,
-    armed: Option<(Instance, Reducer)>,
+    life: Life<(Instance, Reducer)>,
     status: Option<String>,
-    wait: u32,
 }
 
 impl BelowTracer {
@@ -45,9 +42,8 @@ impl BelowTracer {
         Self {
             proc_root,
             guard_exe,
-            armed: None,
+            life: Life::default(),
             status: None,
-            wait: 0,
         }
     }
 
@@ -61,137 +57,77 @@ impl BelowTracer {
         fresh: &mut Vec<&str>,
     ) {
         let mut below = None;
-        if !want {
-            if self.armed.is_some() || self.status.is_some() {
-                self.armed = None;
-                self.status = Some(status_text("off", None, 0, false));
+        let (proc_root, guard_exe) = (&self.proc_root, &self.guard_exe);
+        match self.life.turn(want, || arm(proc_root, guard_exe)) {
+            Turn::Silent => {}
+            Turn::Off => self.status = Some(status_text("off", None, 0, false, "")),
+            Turn::Armed(_) => self.status = Some(status_text("armed", None, 0, false, "")),
+            Turn::Refused((state, why)) => {
+                self.status = Some(status_text(state, Some(&why), 0, false, ""));
             }
-            self.wait = 0;
-        } else if self.armed.is_none() {
-            if self.wait == 0 {
-                self.status = Some(match self.arm() {
-                    Ok(()) => status_text("armed", None, 0, false),
-                    Err((state, why)) => {
-                        self.wait = RETRY_TICKS;
-                        status_text(state, Some(&why), 0, false)
-                    }
-                });
-            } else {
-                self.wait -= 1;
+            Turn::Read((instance, reducer)) => {
+                let page = *instance.page_layout();
+                let mut err = None;
+                let (n, capped, read_err) =
+                    instance.read_pages(buf, TRACE_READ_CAP, |cpu, bytes| {
+                        let mut lost = 0;
+                        let r = walk_page(bytes, &page, cpu, &mut lost, |_, rec| {
+                            reducer.record(rec);
+                            Ok(())
+                        });
+                        reducer.lost(lost);
+                        if let Err(e) = r {
+                            err.get_or_insert(format!("decoding trace_pipe_raw: {e}"));
+                        }
+                    });
+                let err = read_err.or(err);
+                below = Some(render(&reducer.take()));
+                self.status = Some(status_text("armed", err.as_deref(), n, capped, ""));
             }
-        } else if let Some((instance, reducer)) = &mut self.armed {
-            let page = *instance.page_layout();
-            let mut err = None;
-            let (n, capped, read_err) = instance.read_pages(buf, TRACE_READ_CAP, |cpu, bytes| {
-                let mut lost = 0;
-                let r = walk_page(bytes, &page, cpu, &mut lost, |_, rec| {
-                    reducer.record(rec);
-                    Ok(())
-                });
-                reducer.lost(lost);
-                if let Err(e) = r {
-                    err.get_or_insert(format!("decoding trace_pipe_raw: {e}"));
-                }
-            });
-            let err = read_err.or(err);
-            below = Some(render(&reducer.take()));
-            self.status = Some(status_text("armed", err.as_deref(), n, capped));
         }
         if let Some(s) = &self.status {
-            put(files, STATUS, s);
+            super::put(files, STATUS, s.into());
             fresh.push(STATUS);
         }
-        if let Some(b) = &below {
-            put(files, BELOW, b);
+        if let Some(b) = below {
+            super::put(files, BELOW, b.into());
             fresh.push(BELOW);
         }
     }
-
-    /// Creates the instance with the events this kernel has.
-    fn arm(&mut self) -> Result<(), (&'static str, String)> {
-        // Not root, or no tracefs: say so, not that the events are missing.
-        reachable(&self.proc_root)?;
-        let have: Vec<&str> = EVENTS
-            .iter()
-            .copied()
-            .filter(|e| has_event(&self.proc_root, e))
-            .collect();
-        // One write_folio event: the newer where both exist.
-        let have: Vec<&str> = have
-            .iter()
-            .copied()
-            .filter(|e| {
-                !(e.ends_with("mm_vmscan_writepage")
-                    && have.contains(&"vmscan/mm_vmscan_write_folio"))
-            })
-            .collect();
-        if have.is_empty() {
-            return Err(("no-event", "no wbt or vmscan throttling events".into()));
-        }
-        let events: Vec<Event> = have.iter().map(|dir| Event { dir, filter: None }).collect();
-        let spec = Spec {
-            name: "-below",
-            buffer_kb: BUFFER_KB,
-            clock: None,
-            events: &events,
-            wake_on_any: false,
-        };
-        let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
-        let formats: Vec<(&str, &str)> = have
-            .iter()
-            .enumerate()
-            .map(|(i, d)| (*d, instance.format(i)))
-            .collect();
-        let layouts = Layouts::new(&formats).map_err(|e| {
-            let why = format!("setting up {}: {e}", instance.dir().display());
-            ("error", why)
-        })?;
-        self.armed = Some((instance, Reducer::new(layouts)));
-        Ok(())
-    }
 }
 
-fn put(files: &mut BTreeMap<String, String>, name: &str, text: &str) {
-    match files.get_mut(name) {
-        Some(v) => {
-            v.clear();
-            v.push_str(text);
-        }
-        None => {
-            files.insert(name.to_owned(), text.to_owned());
-        }
+/// Creates the instance with the events this kernel has.
+fn arm(proc_root: &Path, guard_exe: &Path) -> Result<(Instance, Reducer), Refusal> {
+    // Not root, or no tracefs: say so, not that the events are missing.
+    let have = events_here(proc_root, &EVENTS)?;
+    // One write_folio event: the newer where both exist.
+    let have: Vec<&str> = have
+        .iter()
+        .copied()
+        .filter(|e| {
+            !(e.ends_with("mm_vmscan_writepage") && have.contains(&"vmscan/mm_vmscan_write_folio"))
+        })
+        .collect();
+    if have.is_empty() {
+        return Err(("no-event", "no wbt or vmscan throttling events".into()));
     }
-}
-
-/// The status pseudo-file of a tracer (the keys `parse::trace::parse_status` reads); the
-/// reclaim tracer's too.
-pub(super) fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool) -> String {
-    use std::fmt::Write;
-    let mut s = format!("state {state}\n");
-    if let Some(w) = why {
-        let _ = writeln!(s, "why {}", w.replace('\n', " "));
-    }
-    let _ = write!(
-        s,
-        "pid {}\nbytes {bytes}\ncapped {}\n",
-        std::process::id(),
-        u8::from(capped)
-    );
-    s
+    let events: Vec<Event> = have.iter().map(|dir| Event { dir, filter: None }).collect();
+    let spec = Spec {
+        name: "-below",
+        buffer_kb: BUFFER_KB,
+        clock: None,
+        events: &events,
+        wake_on_any: false,
+    };
+    let instance = Instance::create(proc_root, guard_exe, &spec)?;
+    let layouts =
+        Layouts::new(&instance.named_formats(&have)).map_err(|e| instance.setup_error(e))?;
+    Ok((instance, Reducer::new(layouts)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn status_reads_back() {
-        let s = status_text("no-event", Some("a\nb"), 4096, true);
-        let st = crate::parse::trace::parse_status(&s).unwrap();
-        assert_eq!(st.state, crate::parse::trace::TraceState::NoEvent);
-        assert_eq!(st.why.as_deref(), Some("a b"));
-        assert_eq!((st.bytes, st.capped), (4096, true));
-    }
 
     #[test]
     fn without_tracefs_or_root_it_blames_those_and_not_the_events() {

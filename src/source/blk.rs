@@ -37,7 +37,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::trace_instance::{Event, Instance, Spec, Wait};
+use super::trace_instance::{Event, Instance, Refusal, Spec, Wait};
+use super::tracer_life::{Life, Turn};
 use crate::parse::blk_lat::{self, BlkStatus, DevLat, Latency};
 use crate::parse::blk_pair::{BlkEvent, BlkLayout, Pairer};
 use crate::parse::trace_raw::walk_page;
@@ -131,9 +132,6 @@ fn filter(devs: &[u32], shift: u32) -> String {
 /// The longest a sample waits for the reader's read of the tick (`BlkTracer::sample`).
 const TICK_WAIT: Duration = Duration::from_millis(100);
 
-/// Samples between attempts to arm after it failed.
-const RETRY_TICKS: u32 = 60;
-
 /// The events, relative to `events/`, in `BlkLayout::new`'s order.
 const EVENTS: [&str; 3] = [
     "block/block_rq_insert",
@@ -157,11 +155,9 @@ pub struct BlkTracer {
     wanted: Vec<String>,
     /// Queue time is asked for (`--queue-time`): the insert event is armed.
     queue: bool,
-    armed: Option<Armed>,
+    life: Life<Armed>,
     /// The status of the last arming (present once latency was first wanted).
     status: Option<BlkStatus>,
-    /// Samples left before the next attempt to arm.
-    wait: u32,
 }
 
 /// What the thread adds up for the sample.
@@ -207,9 +203,8 @@ impl BlkTracer {
             guard_exe,
             wanted: Vec::new(),
             queue: false,
-            armed: None,
+            life: Life::default(),
             status: None,
-            wait: 0,
         }
     }
 
@@ -221,46 +216,42 @@ impl BlkTracer {
         }
         self.wanted = devices.to_vec();
         self.queue = queue;
-        self.armed = None;
-        self.wait = 0;
-        if self.wanted.is_empty() {
-            if self.status.is_some() {
-                self.status = Some(status("off", None, &self.wanted));
-            }
-        } else {
-            self.try_arm();
-        }
+        self.life.restart();
+        self.turn();
     }
 
-    fn try_arm(&mut self) {
-        match self.arm() {
-            Ok(a) => {
-                let mut s = status("armed", None, &self.wanted);
+    /// One turn of the lifecycle: arms for the devices wanted (or says "off" for none), and
+    /// keeps the status.
+    fn turn(&mut self) {
+        let (wanted, queue) = (&self.wanted, self.queue);
+        let paths = (
+            self.proc_root.as_path(),
+            self.sys_root.as_path(),
+            self.guard_exe.as_path(),
+        );
+        match self
+            .life
+            .turn(!wanted.is_empty(), || arm(paths, wanted, queue))
+        {
+            Turn::Silent | Turn::Read(_) => {}
+            Turn::Off => self.status = Some(status("off", None, wanted)),
+            Turn::Armed(a) => {
+                let mut s = status("armed", None, wanted);
                 s.unresolved.clone_from(&a.unresolved);
-                self.armed = Some(a);
                 self.status = Some(s);
             }
-            Err((state, why)) => {
-                self.wait = RETRY_TICKS;
-                self.status = Some(status(state, Some(why), &self.wanted));
-            }
+            Turn::Refused((state, why)) => self.status = Some(status(state, Some(why), wanted)),
         }
     }
 
     /// Puts the status and, while armed, the interval's latency in `files`.
     pub fn sample(&mut self, files: &mut BTreeMap<String, String>, fresh: &mut Vec<&str>) {
-        if self.armed.is_none() && !self.wanted.is_empty() {
-            if self.wait == 0 {
-                self.try_arm();
-            } else {
-                self.wait -= 1;
-            }
-        }
+        self.turn();
         let mut put = |name: &'static str, text: String| {
             files.insert(name.to_owned(), text);
             fresh.push(name);
         };
-        if let Some(a) = &mut self.armed {
+        if let Some(a) = self.life.armed_mut() {
             let mut taken = a.tick();
             let latency = Latency {
                 lost: taken.lost,
@@ -298,65 +289,70 @@ impl BlkTracer {
             put(names::BLK_STATUS, blk_lat::render_status(s));
         }
     }
+}
 
-    fn arm(&self) -> Result<Armed, (&'static str, String)> {
-        // The names that resolve are timed; one that does not is named in the status, and
-        // stops nothing unless none resolves (`--latency vda --latency nosuch` timed nothing).
-        let mut devs = BTreeMap::new();
-        let mut unresolved = Vec::new();
-        for name in &self.wanted {
-            match dev_of(&self.sys_root, name) {
-                Some(dev) => _ = devs.insert(dev, name.clone()),
-                None => unresolved.push(name.clone()),
-            }
+/// Arms for the devices `wanted` (names) that resolve, with queue time when `queue`.
+fn arm(
+    (proc_root, sys_root, guard_exe): (&Path, &Path, &Path),
+    wanted: &[String],
+    queue: bool,
+) -> Result<Armed, Refusal> {
+    // The names that resolve are timed; one that does not is named in the status, and
+    // stops nothing unless none resolves (`--latency vda --latency nosuch` timed nothing).
+    let mut devs = BTreeMap::new();
+    let mut unresolved = Vec::new();
+    for name in wanted {
+        match dev_of(sys_root, name) {
+            Some(dev) => _ = devs.insert(dev, name.clone()),
+            None => unresolved.push(name.clone()),
         }
-        if devs.is_empty() {
-            let paths: Vec<String> = (unresolved.iter())
-                .map(|n| format!("/sys/class/block/{n}/dev"))
-                .collect();
-            return Err(("no-device", format!("no {}", paths.join(", no "))));
-        }
-        let numbers: Vec<u32> = devs.keys().copied().collect();
-        let filter = filter(&numbers, 0);
-        let events: Vec<Event> = armed_events(self.queue)
-            .iter()
-            .map(|dir| Event {
-                dir,
-                filter: Some(&filter),
-            })
-            .collect();
-        let spec = Spec {
-            name: "-blk",
-            buffer_kb: BUFFER_KB,
-            clock: Some("mono"),
-            events: &events,
-            wake_on_any: false,
-        };
-        let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
-        let layout = if self.queue {
-            BlkLayout::new(instance.format(0), instance.format(1), instance.format(2))
-        } else {
-            BlkLayout::device_only(instance.format(0), instance.format(1))
-        };
-        let layout = layout.map_err(|e| ("error", format!("{}: {e}", instance.dir().display())))?;
-        let shared: Arc<Handoff> = Arc::default();
-        let (stopped, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
-            .map_err(|e| ("error", format!("a pipe for the reader: {e}")))?;
-        let s = Arc::clone(&shared);
-        let thread = std::thread::Builder::new()
-            .name("pagewatch-blk".into())
-            .spawn(move || read_loop(&instance, &layout, &numbers, &s, stopped.as_fd()))
-            .map_err(|e| ("error", format!("starting the reader: {e}")))?;
-        Ok(Armed {
-            names: devs,
-            queue: self.queue,
-            unresolved,
-            ticks: 0,
-            shared,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
     }
+    if devs.is_empty() {
+        let paths: Vec<String> = (unresolved.iter())
+            .map(|n| format!("/sys/class/block/{n}/dev"))
+            .collect();
+        return Err(("no-device", format!("no {}", paths.join(", no "))));
+    }
+    let numbers: Vec<u32> = devs.keys().copied().collect();
+    let filter = filter(&numbers, 0);
+    let events: Vec<Event> = armed_events(queue)
+        .iter()
+        .map(|dir| Event {
+            dir,
+            filter: Some(&filter),
+        })
+        .collect();
+    let spec = Spec {
+        name: "-blk",
+        buffer_kb: BUFFER_KB,
+        clock: Some("mono"),
+        events: &events,
+        wake_on_any: false,
+    };
+    let instance = Instance::create(proc_root, guard_exe, &spec)?;
+    let layout = if queue {
+        BlkLayout::new(instance.format(0), instance.format(1), instance.format(2))
+    } else {
+        BlkLayout::device_only(instance.format(0), instance.format(1))
+    };
+    let layout = layout.map_err(|e| ("error", format!("{}: {e}", instance.dir().display())))?;
+    let shared: Arc<Handoff> = Arc::default();
+    let (stopped, stop) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| ("error", format!("a pipe for the reader: {e}")))?;
+    let s = Arc::clone(&shared);
+    let thread = std::thread::Builder::new()
+        .name("pagewatch-blk".into())
+        .spawn(move || read_loop(&instance, &layout, &numbers, &s, stopped.as_fd()))
+        .map_err(|e| ("error", format!("starting the reader: {e}")))?;
+    Ok(Armed {
+        names: devs,
+        queue,
+        unresolved,
+        ticks: 0,
+        shared,
+        stop: Some(stop),
+        thread: Some(thread),
+    })
 }
 
 impl Armed {

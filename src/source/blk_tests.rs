@@ -1,6 +1,7 @@
 //! Tests of the block tracer (`source::blk`): arming, sampling, the filter.
 
 use super::*;
+use crate::source::tracer_life::RETRY_TICKS;
 
 #[test]
 fn device_numbers_as_the_events_carry_them() {
@@ -32,12 +33,13 @@ fn a_name_that_is_no_device_is_named_and_the_others_are_timed() {
     std::fs::create_dir_all(sys.join("class/block/vda")).unwrap();
     std::fs::write(sys.join("class/block/vda/dev"), "254:0\n").unwrap();
     // Not root, or no tracefs under /nonexistent: the arming fails after the names.
-    let mut t = BlkTracer::new("/nonexistent".into(), sys.into(), "/nonexistent".into());
-    t.wanted = vec!["nosuch".into(), "vda".into()];
-    let e = t.arm().err().unwrap();
+    let paths = (Path::new("/nonexistent"), sys, Path::new("/nonexistent"));
+    let e = arm(paths, &["nosuch".into(), "vda".into()], false)
+        .err()
+        .unwrap();
     assert_ne!(e.0, "no-device", "vda resolves: {e:?}");
-    t.wanted = vec!["nosuch".into()];
-    assert_eq!(t.arm().err().unwrap().0, "no-device");
+    let e = arm(paths, &["nosuch".into()], false).err().unwrap();
+    assert_eq!(e.0, "no-device");
     let two = ["vda".to_owned(), "nosuch".to_owned()];
     let note = unresolved_note(sys, &two).unwrap();
     assert!(
@@ -127,12 +129,17 @@ fn the_insert_event_is_armed_only_when_queue_time_is_asked_for() {
     let vda = ["vda".to_owned()];
     t.want(&vda, false);
     assert!(!t.queue);
-    t.wait = 7;
+    assert_eq!(t.life.waiting(), RETRY_TICKS, "refused: no tracefs there");
+    t.sample(&mut BTreeMap::new(), &mut Vec::new());
     t.want(&vda, false);
-    assert_eq!(t.wait, 7, "nothing changed: no new attempt");
+    assert_eq!(
+        t.life.waiting(),
+        RETRY_TICKS - 1,
+        "nothing changed: no new attempt"
+    );
     t.want(&vda, true);
     assert!(
-        t.queue && t.wait == RETRY_TICKS,
+        t.queue && t.life.waiting() == RETRY_TICKS,
         "asked again, with the insert event"
     );
 }
@@ -144,5 +151,5 @@ fn nothing_is_armed_for_no_device() {
     t.want(&[], true);
     t.sample(&mut files, &mut fresh);
     assert!(files.is_empty(), "never wanted: no status either");
-    assert!(t.armed.is_none());
+    assert!(t.life.armed_mut().is_none());
 }

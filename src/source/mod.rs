@@ -37,6 +37,7 @@ mod taskstats;
 mod trace;
 pub mod trace_guard;
 pub mod trace_instance;
+mod tracer_life;
 mod tracers;
 mod tree;
 mod zram;

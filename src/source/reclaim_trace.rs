@@ -21,12 +21,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::below::status_text;
 use super::sync_trace::{mono_ns, process_of};
 use super::trace::TRACE_READ_CAP;
-use super::trace_instance::{Event, Instance, Spec, has_event, reachable};
+use super::trace_instance::{Event, Instance, Refusal, Spec};
+use super::tracer_life::{Life, Turn, events_here, status_text, with_clock};
 use crate::parse::reclaim_trace::{
     EVENTS, Layouts, RECORDS, Record, Records, STATUS, Task, render, still_open,
 };
@@ -34,9 +34,6 @@ use crate::parse::trace_raw::walk_page;
 
 /// The instance's ring buffer, KiB per CPU.
 const BUFFER_KB: u32 = 64;
-
-/// Samples between attempts to arm after it failed.
-const RETRY_TICKS: u32 = 60;
 
 /// Samples a task's process stays cached after it last reclaimed.
 const TASK_TTL_TICKS: u64 = 30;
@@ -48,9 +45,8 @@ const OPEN_MAX: usize = 4096;
 pub struct ReclaimTracer {
     proc_root: PathBuf,
     guard_exe: PathBuf,
-    armed: Option<Armed>,
+    life: Life<Armed>,
     status: Option<String>,
-    wait: u32,
 }
 
 struct Armed {
@@ -74,9 +70,8 @@ impl ReclaimTracer {
         Self {
             proc_root,
             guard_exe,
-            armed: None,
+            life: Life::default(),
             status: None,
-            wait: 0,
         }
     }
 
@@ -90,32 +85,26 @@ impl ReclaimTracer {
         fresh: &mut Vec<&str>,
     ) {
         let mut records = None;
-        if !want {
-            if self.armed.is_some() || self.status.is_some() {
-                self.armed = None;
-                self.status = Some(status_text("off", None, 0, false));
+        let (proc_root, guard_exe) = (&self.proc_root, &self.guard_exe);
+        match self.life.turn(want, || arm(proc_root, guard_exe)) {
+            Turn::Silent => {}
+            Turn::Off => self.status = Some(status_text("off", None, 0, false, "")),
+            Turn::Armed(a) => {
+                let clock = format!("clock {}", a.clock);
+                self.status = Some(status_text("armed", Some(&clock), 0, false, ""));
             }
-            self.wait = 0;
-        } else if self.armed.is_none() {
-            if self.wait == 0 {
-                self.status = Some(match self.arm() {
-                    Ok(clock) => status_text("armed", Some(&format!("clock {clock}")), 0, false),
-                    Err((state, why)) => {
-                        self.wait = RETRY_TICKS;
-                        status_text(state, Some(&why), 0, false)
-                    }
-                });
-            } else {
-                self.wait -= 1;
+            Turn::Refused((state, why)) => {
+                self.status = Some(status_text(state, Some(&why), 0, false, ""));
             }
-        } else {
-            let t0 = super::thread_cpu_ns();
-            let (text, mut status) = self.read(buf);
-            // The read's own cost, this thread's CPU time (`cpu_ns`, ignored by the parser).
-            let cpu = super::thread_cpu_ns().saturating_sub(t0);
-            let _ = writeln!(status, "cpu_ns {cpu}");
-            records = Some(text);
-            self.status = Some(status);
+            Turn::Read(a) => {
+                let t0 = super::thread_cpu_ns();
+                let (text, mut status) = a.read(proc_root, buf);
+                // The read's own cost, this thread's CPU time (`cpu_ns`, ignored by the parser).
+                let cpu = super::thread_cpu_ns().saturating_sub(t0);
+                let _ = writeln!(status, "cpu_ns {cpu}");
+                records = Some(text);
+                self.status = Some(status);
+            }
         }
         if let Some(s) = &self.status {
             super::put(files, STATUS, s.into());
@@ -126,13 +115,12 @@ impl ReclaimTracer {
             fresh.push(RECORDS);
         }
     }
+}
 
+impl Armed {
     /// Reads what the buffers hold: the pseudo-file's text and the status.
-    fn read(&mut self, buf: &mut Vec<u8>) -> (String, String) {
-        let proc_root = &self.proc_root;
-        let Some(a) = &mut self.armed else {
-            return (String::new(), status_text("off", None, 0, false));
-        };
+    fn read(&mut self, proc_root: &Path, buf: &mut Vec<u8>) -> (String, String) {
+        let a = self;
         let mut r = Records {
             since_ns: a.since_ns,
             fresh: a.fresh,
@@ -190,73 +178,54 @@ impl ReclaimTracer {
         a.since_ns = r.now_ns;
         a.fresh = false;
         let why = read_err.or(err);
-        (render(&r), status_text("armed", why.as_deref(), n, capped))
+        (
+            render(&r),
+            status_text("armed", why.as_deref(), n, capped, ""),
+        )
     }
+}
 
-    /// Creates the instance with the events this kernel has (direct reclaim's pair at least).
-    fn arm(&mut self) -> Result<&'static str, (&'static str, String)> {
-        reachable(&self.proc_root)?;
-        let have: Vec<&str> = EVENTS
-            .iter()
-            .copied()
-            .filter(|e| has_event(&self.proc_root, e))
-            .collect();
-        if !have.contains(&EVENTS[0]) || !have.contains(&EVENTS[1]) {
-            return Err(("no-event", format!("no {} and {}", EVENTS[0], EVENTS[1])));
-        }
-        // A memcg begin without its end (or the reverse) would never pair.
-        let have: Vec<&str> = if have.len() == 4 {
-            have
-        } else {
-            have[..2].to_vec()
-        };
-        let events: Vec<Event> = have.iter().map(|dir| Event { dir, filter: None }).collect();
-        let mut last = None;
-        for clock in ["mono", "global"] {
-            let spec = Spec {
-                name: "-reclaim",
-                buffer_kb: BUFFER_KB,
-                clock: Some(clock),
-                events: &events,
-                wake_on_any: false,
-            };
-            let instance = match Instance::create(&self.proc_root, &self.guard_exe, &spec) {
-                Ok(i) => i,
-                Err(e) if e.0 == "error" => {
-                    last = Some(e);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            let formats: Vec<(&str, &str)> = have
-                .iter()
-                .enumerate()
-                .map(|(i, d)| (*d, instance.format(i)))
-                .collect();
-            let layouts = Layouts::new(&formats).map_err(|e| {
-                let why = format!("setting up {}: {e}", instance.dir().display());
-                ("error", why)
-            })?;
-            let since_ns = if clock == "mono" { mono_ns() } else { 0 };
-            self.armed = Some(Armed {
-                instance,
-                layouts,
-                clock,
-                since_ns,
-                fresh: true,
-                open: Vec::new(),
-                tasks: HashMap::new(),
-                tick: 0,
-            });
-            return Ok(clock);
-        }
-        Err(last.unwrap_or(("error", "no clock".into())))
+/// Creates the instance with the events this kernel has (direct reclaim's pair at least).
+fn arm(proc_root: &Path, guard_exe: &Path) -> Result<Armed, Refusal> {
+    let have = events_here(proc_root, &EVENTS)?;
+    if !have.contains(&EVENTS[0]) || !have.contains(&EVENTS[1]) {
+        return Err(("no-event", format!("no {} and {}", EVENTS[0], EVENTS[1])));
     }
+    // A memcg begin without its end (or the reverse) would never pair.
+    let have: Vec<&str> = if have.len() == 4 {
+        have
+    } else {
+        have[..2].to_vec()
+    };
+    let events: Vec<Event> = have.iter().map(|dir| Event { dir, filter: None }).collect();
+    let (armed, _) = with_clock(|clock| {
+        let spec = Spec {
+            name: "-reclaim",
+            buffer_kb: BUFFER_KB,
+            clock: Some(clock),
+            events: &events,
+            wake_on_any: false,
+        };
+        let instance = Instance::create(proc_root, guard_exe, &spec)?;
+        let layouts =
+            Layouts::new(&instance.named_formats(&have)).map_err(|e| instance.setup_error(e))?;
+        Ok(Armed {
+            instance,
+            layouts,
+            clock,
+            since_ns: if clock == "mono" { mono_ns() } else { 0 },
+            fresh: true,
+            open: Vec::new(),
+            tasks: HashMap::new(),
+            tick: 0,
+        })
+    })?;
+    Ok(armed)
 }
 
 impl Drop for ReclaimTracer {
     fn drop(&mut self) {
-        self.armed = None;
+        self.life.disarm();
     }
 }
 

@@ -29,7 +29,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::thread_cpu_ns;
-use super::trace_instance::{Event, Instance, Spec};
+use super::trace_instance::{Event, Instance, Refusal, Spec};
+use super::tracer_life::{Life, Turn, with_clock};
 use crate::parse::sync_calls::{self, SyncCalls, SyncSource};
 use crate::parse::trace::TraceState;
 use crate::parse::trace_raw::walk_page;
@@ -50,9 +51,6 @@ const BUFFER_TOTAL_KB: usize = 2048;
 /// fast stays on one CPU mostly, so a many-CPU machine needs no more per CPU).
 const BUFFER_KB: (usize, usize) = (64, 128);
 
-/// Samples between attempts to arm after it failed.
-const RETRY_TICKS: u32 = 60;
-
 /// Samples a task's process stays cached after its last sync call.
 const TASK_TTL_TICKS: u64 = 30;
 
@@ -60,12 +58,10 @@ const TASK_TTL_TICKS: u64 = 30;
 pub struct SyncTracer {
     proc_root: PathBuf,
     guard_exe: PathBuf,
-    armed: Option<Armed>,
+    life: Life<Armed>,
     /// The pseudo-file's content, once the sync latency was first wanted.
     calls: Option<SyncCalls>,
     text: String,
-    /// Samples left before the next attempt to arm.
-    wait: u32,
 }
 
 struct Armed {
@@ -86,10 +82,9 @@ impl SyncTracer {
         Self {
             proc_root,
             guard_exe,
-            armed: None,
+            life: Life::default(),
             calls: None,
             text: String::new(),
-            wait: 0,
         }
     }
 
@@ -102,32 +97,25 @@ impl SyncTracer {
         files: &mut BTreeMap<String, String>,
         fresh: &mut Vec<&str>,
     ) {
-        if !want {
-            if self.armed.is_some() || self.calls.is_some() {
-                self.armed = None;
+        let (proc_root, guard_exe) = (&self.proc_root, &self.guard_exe);
+        match self.life.turn(want, || arm(proc_root, guard_exe)) {
+            Turn::Silent => {}
+            Turn::Off => {
                 self.calls = Some(SyncCalls::state(TraceState::Off, SyncSource::None, None));
             }
-            self.wait = 0;
-        } else if self.armed.is_none() {
-            if self.wait == 0 {
-                self.calls = Some(match self.arm() {
-                    Ok(clock) => SyncCalls {
-                        clock: Some(clock.to_owned()),
-                        ..SyncCalls::state(TraceState::Armed, SyncSource::Syscalls, None)
-                    },
-                    Err((state, why)) => {
-                        self.wait = RETRY_TICKS;
-                        refusal(state, why)
-                    }
+            Turn::Armed(a) => {
+                self.calls = Some(SyncCalls {
+                    clock: Some(a.clock.to_owned()),
+                    ..SyncCalls::state(TraceState::Armed, SyncSource::Syscalls, None)
                 });
-            } else {
-                self.wait -= 1;
             }
-        } else {
-            let t0 = thread_cpu_ns();
-            let mut c = self.read(buf);
-            c.cpu_ns = Some(thread_cpu_ns().saturating_sub(t0));
-            self.calls = Some(c);
+            Turn::Refused((state, why)) => self.calls = Some(refusal(state, why)),
+            Turn::Read(a) => {
+                let t0 = thread_cpu_ns();
+                let mut c = a.read(proc_root, buf);
+                c.cpu_ns = Some(thread_cpu_ns().saturating_sub(t0));
+                self.calls = Some(c);
+            }
         }
         if let Some(c) = &self.calls {
             self.text = sync_calls::render(c);
@@ -143,13 +131,12 @@ impl SyncTracer {
             fresh.push(names::SYNC_CALLS);
         }
     }
+}
 
+impl Armed {
     /// Reads what the per-CPU buffers hold, pairs the calls and reduces them by process.
-    fn read(&mut self, buf: &mut Vec<u8>) -> SyncCalls {
-        let proc_root = &self.proc_root;
-        let Some(a) = &mut self.armed else {
-            return SyncCalls::state(TraceState::Off, SyncSource::None, None);
-        };
+    fn read(&mut self, proc_root: &Path, buf: &mut Vec<u8>) -> SyncCalls {
+        let a = self;
         let mut calls: Vec<Call> = Vec::new();
         let (mut lost, mut err, mut other) = (0u64, None, 0u64);
         let (page, layout) = (a.instance.page_layout(), &a.layout);
@@ -197,55 +184,41 @@ impl SyncTracer {
             ..SyncCalls::state(TraceState::Armed, SyncSource::Syscalls, None)
         }
     }
+}
 
-    /// Creates and enables the instance (the `mono` clock, else `global`); the clock, or the
-    /// state and why.
-    fn arm(&mut self) -> Result<&'static str, (&'static str, String)> {
-        let events: Vec<Event> = trace_sync::EVENTS
-            .iter()
-            .map(|dir| Event { dir, filter: None })
-            .collect();
-        let mut last = None;
-        for clock in ["mono", "global"] {
-            let cpus = std::thread::available_parallelism().map_or(64, std::num::NonZero::get);
-            let kb = (BUFFER_TOTAL_KB / cpus).clamp(BUFFER_KB.0, BUFFER_KB.1);
-            let spec = Spec {
-                name: "-sync",
-                buffer_kb: u32::try_from(kb).unwrap_or(64),
-                clock: Some(clock),
-                events: &events,
-                wake_on_any: false,
-            };
-            match Instance::create(&self.proc_root, &self.guard_exe, &spec) {
-                Ok(instance) => {
-                    let formats = (0..events.len())
-                        .map(|i| crate::parse::trace::parse_format(instance.format(i)))
-                        .collect::<crate::Result<Vec<_>>>()
-                        .map_err(|e| e.to_string())
-                        .and_then(|f| SyncLayout::new(&f))
-                        .map_err(|e| {
-                            (
-                                "error",
-                                format!("setting up {}: {e}", instance.dir().display()),
-                            )
-                        })?;
-                    self.armed = Some(Armed {
-                        instance,
-                        layout: formats,
-                        pairer: Pairer::default(),
-                        clock,
-                        tasks: HashMap::new(),
-                        tick: 0,
-                    });
-                    return Ok(clock);
-                }
-                // Only a failure to set up (such as a refused clock) is worth the other clock.
-                Err(e) if e.0 == "error" => last = Some(e),
-                Err(e) => return Err(e),
-            }
-        }
-        Err(last.unwrap_or(("error", "no clock".into())))
-    }
+/// Creates and enables the instance (the `mono` clock, else `global`), or the state and why.
+fn arm(proc_root: &Path, guard_exe: &Path) -> Result<Armed, Refusal> {
+    let events: Vec<Event> = trace_sync::EVENTS
+        .iter()
+        .map(|dir| Event { dir, filter: None })
+        .collect();
+    let cpus = std::thread::available_parallelism().map_or(64, std::num::NonZero::get);
+    let kb = (BUFFER_TOTAL_KB / cpus).clamp(BUFFER_KB.0, BUFFER_KB.1);
+    let (armed, _) = with_clock(|clock| {
+        let spec = Spec {
+            name: "-sync",
+            buffer_kb: u32::try_from(kb).unwrap_or(64),
+            clock: Some(clock),
+            events: &events,
+            wake_on_any: false,
+        };
+        let instance = Instance::create(proc_root, guard_exe, &spec)?;
+        let layout = (0..events.len())
+            .map(|i| crate::parse::trace::parse_format(instance.format(i)))
+            .collect::<crate::Result<Vec<_>>>()
+            .map_err(|e| e.to_string())
+            .and_then(|f| SyncLayout::new(&f))
+            .map_err(|e| instance.setup_error(e))?;
+        Ok(Armed {
+            instance,
+            layout,
+            pairer: Pairer::default(),
+            clock,
+            tasks: HashMap::new(),
+            tick: 0,
+        })
+    })?;
+    Ok(armed)
 }
 
 /// The pseudo-file for a tracer that could not be armed: without syscall tracepoints, the
@@ -291,7 +264,7 @@ pub(super) fn process_of(proc_root: &Path, tid: u32) -> (u32, String, u64) {
 
 impl Drop for SyncTracer {
     fn drop(&mut self) {
-        self.armed = None;
+        self.life.disarm();
     }
 }
 

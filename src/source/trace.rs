@@ -19,7 +19,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use super::SLOW_REFRESH_TICKS;
-use super::trace_instance::{Event, Instance, Spec};
+use super::trace_instance::{Event, Instance, Refusal, Spec};
+use super::tracer_life::{Life, Turn, status_text};
 use crate::parse::trace_raw::{RawEvents, RecordLayout, decode_page};
 use crate::parse::trace_writers;
 use crate::sample::names;
@@ -29,9 +30,6 @@ pub const TRACE_READ_CAP: usize = 256 * 1024;
 
 /// The instance's ring buffer, KiB per CPU (about 430 events each).
 const BUFFER_KB: u32 = 64;
-
-/// Samples between attempts to arm after it failed (or could not be done).
-const RETRY_TICKS: u32 = 60;
 
 /// The instance's event filter: only events that announce a sleep.
 const FILTER: &str = "pause > 0\n";
@@ -43,13 +41,11 @@ const EVENT_DIR: &str = "writeback/balance_dirty_pages";
 pub struct Tracer {
     proc_root: PathBuf,
     guard_exe: PathBuf,
-    armed: Option<Armed>,
+    life: Life<Armed>,
     /// Texts for the sample: status (once the tracepoint was first wanted), the writers
     /// pseudo-file, format.
     status: Option<String>,
     writers: String,
-    /// Samples left before the next attempt to arm.
-    wait: u32,
 }
 
 struct Armed {
@@ -75,10 +71,9 @@ impl Tracer {
         Self {
             proc_root,
             guard_exe,
-            armed: None,
+            life: Life::default(),
             status: None,
             writers: String::new(),
-            wait: 0,
         }
     }
 
@@ -92,46 +87,22 @@ impl Tracer {
         fresh: &mut Vec<&str>,
     ) {
         self.writers.clear();
-        if !want {
-            if self.armed.is_some() || self.status.is_some() {
-                self.disarm();
-                self.status = Some(status_text("off", None, 0, false, ""));
+        let (proc_root, guard_exe) = (&self.proc_root, &self.guard_exe);
+        match self.life.turn(want, || arm(proc_root, guard_exe)) {
+            Turn::Silent => {}
+            Turn::Off => self.status = Some(status_text("off", None, 0, false, "")),
+            Turn::Armed(a) => self.status = Some(status_text("armed", None, 0, false, &a.tasks)),
+            Turn::Refused((state, why)) => {
+                self.status = Some(status_text(state, Some(&why), 0, false, ""));
             }
-            self.wait = 0;
-        } else if self.armed.is_none() {
-            if self.wait == 0 {
-                self.status = Some(match self.arm() {
-                    Ok(()) => {
-                        let tasks = self.armed.as_ref().map_or("", |a| a.tasks.as_str());
-                        status_text("armed", None, 0, false, tasks)
-                    }
-                    Err((state, why)) => {
-                        self.wait = RETRY_TICKS;
-                        status_text(state, Some(&why), 0, false, "")
-                    }
-                });
-            } else {
-                self.wait -= 1;
-            }
-        } else {
-            let (bytes, capped, err) = self.read_events(buf);
-            let slow = self
-                .armed
-                .as_ref()
-                .is_some_and(|a| a.ticks + 1 == SLOW_REFRESH_TICKS);
-            let tasks = slow.then(|| self.own_tasks());
-            if let Some(a) = &mut self.armed {
-                a.ticks = (a.ticks + 1) % SLOW_REFRESH_TICKS;
-                if let Some(t) = tasks {
-                    a.tasks = t;
+            Turn::Read(a) => {
+                let (bytes, capped, err) = a.read_events(proc_root, buf, &mut self.writers);
+                if a.ticks + 1 == SLOW_REFRESH_TICKS {
+                    a.tasks = own_tasks(proc_root);
                 }
-                self.status = Some(status_text(
-                    "armed",
-                    err.as_deref(),
-                    bytes,
-                    capped,
-                    &a.tasks,
-                ));
+                a.ticks = (a.ticks + 1) % SLOW_REFRESH_TICKS;
+                let why = err.as_deref();
+                self.status = Some(status_text("armed", why, bytes, capped, &a.tasks));
             }
         }
         let mut put = |name: &'static str, text: &str| {
@@ -149,7 +120,7 @@ impl Tracer {
         if let Some(s) = &self.status {
             put(names::TRACE_STATUS, s);
         }
-        if let Some(a) = &mut self.armed {
+        if let Some(a) = self.life.armed_mut() {
             // The format once per arming: a record of the kernel's fields (1.6 KB; nothing
             // derives from it since the source decodes the records itself).
             if !a.format_sent {
@@ -159,14 +130,18 @@ impl Tracer {
             put(names::TRACE_WRITERS, &self.writers);
         }
     }
+}
 
+impl Armed {
     /// Reads the pages the per-CPU buffers hold, up to the cap, and reduces their events to
     /// the writers pseudo-file: (bytes, capped, error).
-    fn read_events(&mut self, buf: &mut Vec<u8>) -> (usize, bool, Option<String>) {
-        let proc_root = &self.proc_root;
-        let Some(a) = &mut self.armed else {
-            return (0, false, None);
-        };
+    fn read_events(
+        &mut self,
+        proc_root: &Path,
+        buf: &mut Vec<u8>,
+        out: &mut String,
+    ) -> (usize, bool, Option<String>) {
+        let a = self;
         let mut raw = RawEvents::default();
         let mut err = None;
         let (page, record) = (a.instance.page_layout(), &a.record);
@@ -199,62 +174,53 @@ impl Tracer {
             }
             r.comm = c;
         }
-        self.writers = trace_writers::render(&writers);
+        *out = trace_writers::render(&writers);
         (n, capped, err)
     }
+}
 
-    /// pagewatch's thread ids, to flag its own rows.
-    fn own_tasks(&self) -> String {
-        let Ok(dir) = std::fs::read_dir(self.proc_root.join("self/task")) else {
-            return String::new();
-        };
-        let mut ids: Vec<u32> = dir
-            .flatten()
-            .filter_map(|e| e.file_name().to_str()?.parse().ok())
-            .collect();
-        ids.sort_unstable();
-        ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
-    }
+/// pagewatch's thread ids, to flag its own rows.
+fn own_tasks(proc_root: &Path) -> String {
+    let Ok(dir) = std::fs::read_dir(proc_root.join("self/task")) else {
+        return String::new();
+    };
+    let mut ids: Vec<u32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(" ")
+}
 
-    /// Creates and enables the instance; on failure, the state and why.
-    fn arm(&mut self) -> Result<(), (&'static str, String)> {
-        // Only the events that sleep: ~1 in 5 under steady throttling here, and the
-        // kernel's text formatting of each event read is most of the cost. An old kernel
-        // that refuses the filter gets every event (the model ignores pause ≤ 0 anyway).
-        let spec = Spec {
-            name: "",
-            buffer_kb: BUFFER_KB,
-            clock: None,
-            events: &[Event {
-                dir: EVENT_DIR,
-                filter: Some(FILTER),
-            }],
-            wake_on_any: false,
-        };
-        let instance = Instance::create(&self.proc_root, &self.guard_exe, &spec)?;
-        let format = instance.format(0).to_owned();
-        let record = crate::parse::trace::parse_format(&format)
-            .and_then(|f| RecordLayout::new(&f))
-            .map_err(|e| {
-                let why = format!("setting up {}: {e}", instance.dir().display());
-                ("error", why)
-            })?;
-        self.armed = Some(Armed {
-            instance,
-            record,
-            comms: HashMap::new(),
-            format,
-            format_sent: false,
-            tasks: self.own_tasks(),
-            ticks: 0,
-        });
-        Ok(())
-    }
-
-    /// Disables the event, removes the instance and lets its guard go.
-    fn disarm(&mut self) {
-        self.armed = None;
-    }
+/// Creates and enables the instance; on failure, the state and why.
+fn arm(proc_root: &Path, guard_exe: &Path) -> Result<Armed, Refusal> {
+    // Only the events that sleep: ~1 in 5 under steady throttling here, and the
+    // kernel's text formatting of each event read is most of the cost. An old kernel
+    // that refuses the filter gets every event (the model ignores pause ≤ 0 anyway).
+    let spec = Spec {
+        name: "",
+        buffer_kb: BUFFER_KB,
+        clock: None,
+        events: &[Event {
+            dir: EVENT_DIR,
+            filter: Some(FILTER),
+        }],
+        wake_on_any: false,
+    };
+    let instance = Instance::create(proc_root, guard_exe, &spec)?;
+    let format = instance.format(0).to_owned();
+    let record = crate::parse::trace::parse_format(&format)
+        .and_then(|f| RecordLayout::new(&f))
+        .map_err(|e| instance.setup_error(e))?;
+    Ok(Armed {
+        instance,
+        record,
+        comms: HashMap::new(),
+        format,
+        format_sent: false,
+        tasks: own_tasks(proc_root),
+        ticks: 0,
+    })
 }
 
 /// A task's command name, `/proc/PID/comm`; empty when it is gone.
@@ -266,36 +232,6 @@ fn comm(proc_root: &Path, pid: u32) -> String {
 
 impl Drop for Tracer {
     fn drop(&mut self) {
-        self.disarm();
-    }
-}
-
-fn status_text(state: &str, why: Option<&str>, bytes: usize, capped: bool, tasks: &str) -> String {
-    use std::fmt::Write;
-    let mut s = format!("state {state}\n");
-    if let Some(w) = why {
-        s.push_str("why ");
-        s.push_str(&w.replace('\n', " "));
-        s.push('\n');
-    }
-    let _ = writeln!(s, "pid {}", std::process::id());
-    if !tasks.is_empty() {
-        let _ = writeln!(s, "tasks {tasks}");
-    }
-    let _ = write!(s, "bytes {bytes}\ncapped {}\n", u8::from(capped));
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_lines() {
-        let s = status_text("armed", Some("x\ny"), 12, true, "1 2");
-        let st = crate::parse::trace::parse_status(&s).unwrap();
-        assert_eq!(st.why.as_deref(), Some("x y"));
-        assert_eq!((st.bytes, st.capped, st.tasks.len()), (12, true, 2));
-        assert_eq!(st.pid, Some(std::process::id()));
+        self.life.disarm();
     }
 }

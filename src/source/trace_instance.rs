@@ -225,6 +225,21 @@ impl Instance {
         self.formats.get(i).map_or("", String::as_str)
     }
 
+    /// Each of `dirs` (the spec's events, in its order) with its `format` text.
+    #[must_use]
+    pub fn named_formats<'a>(&'a self, dirs: &[&'a str]) -> Vec<(&'a str, &'a str)> {
+        dirs.iter()
+            .enumerate()
+            .map(|(i, d)| (*d, self.format(i)))
+            .collect()
+    }
+
+    /// The refusal for events whose formats this instance could not decode (`error`).
+    #[must_use]
+    pub fn setup_error(&self, e: impl std::fmt::Display) -> Refusal {
+        ("error", format!("setting up {}: {e}", self.dir().display()))
+    }
+
     /// Waits up to `timeout` for `stop` to become readable or closed, and with `on_data` also
     /// for any CPU's reader to hold data (`Spec::wake_on_any`), without reading either. A
     /// `poll` that fails (not for a signal) sleeps `timeout` instead and answers as if the
