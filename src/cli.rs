@@ -149,6 +149,13 @@ pub struct Args {
     /// latency is device time alone and every output says queue time was not measured.
     #[arg(long = "queue-time")]
     pub queue_time: bool,
+    /// Never arm these tracers, whatever happens (root only arms any): throttle (the writers in
+    /// balance_dirty_pages), sync (the victims' fsync latency), block (request latency),
+    /// below (wbt, reclaim throttling), reclaim (who stalls in direct reclaim), or all.
+    /// Their figures are then absent, as without tracefs. May be repeated, or a comma list.
+    #[arg(long = "no-trace", value_name = "TRACER", value_delimiter = ',',
+          value_parser = clap::builder::PossibleValuesParser::new(crate::source::NoTrace::NAMES))]
+    pub no_trace: Vec<String>,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
     pub cmd: Option<Cmd>,
@@ -289,6 +296,13 @@ pub struct RecordArgs {
     /// latency is device time alone and every output says queue time was not measured.
     #[arg(long = "queue-time")]
     pub queue_time: bool,
+    /// Never arm these tracers, whatever happens (root only arms any): throttle (the writers in
+    /// balance_dirty_pages), sync (the victims' fsync latency), block (request latency),
+    /// below (wbt, reclaim throttling), reclaim (who stalls in direct reclaim), or all.
+    /// Their figures are then absent, as without tracefs. May be repeated, or a comma list.
+    #[arg(long = "no-trace", value_name = "TRACER", value_delimiter = ',',
+          value_parser = clap::builder::PossibleValuesParser::new(crate::source::NoTrace::NAMES))]
+    pub no_trace: Vec<String>,
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "fio", value_name = "SPEC", hide = true)]
     pub fio: Vec<String>,
@@ -376,6 +390,13 @@ pub struct ServeArgs {
     /// latency is device time alone and every output says queue time was not measured.
     #[arg(long = "queue-time")]
     pub queue_time: bool,
+    /// Never arm these tracers, whatever happens (root only arms any): throttle (the writers in
+    /// balance_dirty_pages), sync (the victims' fsync latency), block (request latency),
+    /// below (wbt, reclaim throttling), reclaim (who stalls in direct reclaim), or all.
+    /// Their figures are then absent, as without tracefs. May be repeated, or a comma list.
+    #[arg(long = "no-trace", value_name = "TRACER", value_delimiter = ',',
+          value_parser = clap::builder::PossibleValuesParser::new(crate::source::NoTrace::NAMES))]
+    pub no_trace: Vec<String>,
 }
 
 /// `pagewatch play`.

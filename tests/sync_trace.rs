@@ -173,9 +173,14 @@ fn top_level_enables() -> Vec<String> {
 }
 
 fn batch(count: u32) -> Child {
+    batch_with(count, &[])
+}
+
+fn batch_with(count: u32, extra: &[&str]) -> Child {
     Command::new(std::env::var("PAGEWATCH_BIN").unwrap_or_else(|_| EXE.into()))
         .args(["--batch", "--format", "json", "--interval", "1"])
         .args(["--count", &count.to_string()])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
@@ -393,14 +398,23 @@ fn a_sigkilled_pagewatch_leaves_no_sync_instance_behind() {
 }
 
 /// pagewatch's CPU so far, ms: utime + stime of all its threads (`stat`).
+/// The CPU time of `pid`'s threads so far, ms (their schedstat, ns; the batch's threads live
+/// as long as it does).
 fn cpu_ms(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<u64> = after
-        .split_whitespace()
-        .map(|x| x.parse().unwrap_or(0))
-        .collect();
-    (f[11] + f[12]) as f64 * 1000.0 / rustix::param::clock_ticks_per_second() as f64
+    let mut ns = 0u64;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("schedstat")) {
+            ns += s
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse().ok())
+                .unwrap_or(0);
+        }
+    }
+    ns as f64 / 1e6
 }
 
 #[test]
@@ -420,6 +434,19 @@ fn measure() {
     let mut load = Load::start(40, true, 0.0);
     let mut pw = batch(36);
     let pid = pw.id();
+    // The same batch with the sync tracer kept off, beside it on the same machine.
+    let mut plain = batch_with(36, &["--no-trace", "sync"]);
+    let plain_pid = plain.id();
+    let plain_out = BufReader::new(plain.stdout.take().unwrap());
+    let plain_lines = std::thread::spawn(move || {
+        let (mut records, mut armed_too) = (0, 0);
+        for l in plain_out.lines().map_while(Result::ok) {
+            let v: serde_json::Value = serde_json::from_str(&l).unwrap_or_default();
+            records += 1;
+            armed_too += usize::from(armed(&v));
+        }
+        (records, armed_too)
+    });
     let mut out = BufReader::new(pw.stdout.take().unwrap()).lines();
     for line in out.by_ref() {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
@@ -427,7 +454,7 @@ fn measure() {
             break;
         }
     }
-    let (c0, t0) = (cpu_ms(pid), Instant::now());
+    let (c0, p0, t0) = (cpu_ms(pid), cpu_ms(plain_pid), Instant::now());
     let (mut tracer_ms, mut calls, mut all_armed, mut lost) = (0.0, 0.0, true, 0);
     for line in out.by_ref().take(25) {
         let v: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
@@ -439,18 +466,25 @@ fn measure() {
             .map(|r| r["per_s"].as_f64().unwrap_or(0.0) * dt)
             .sum::<f64>();
     }
-    let (c1, secs) = (cpu_ms(pid), t0.elapsed().as_secs_f64());
-    let _ = pw.kill();
-    let _ = pw.wait();
+    let (c1, p1, secs) = (cpu_ms(pid), cpu_ms(plain_pid), t0.elapsed().as_secs_f64());
+    for p in [&mut pw, &mut plain] {
+        let _ = p.kill();
+        let _ = p.wait();
+    }
+    let (records, armed_too) = plain_lines.join().unwrap();
     let (_, own_mean, own) = load.victim_calls();
     println!(
         "fsync loop beside a throttled flood: sync tracer armed{}: {:.3} ms CPU per second in the tracer ({:.0} sync calls/s \
          timed, {lost} events lost; the loop made {own} fsyncs of {own_mean:.3} ms mean in its 40 \
          s); pagewatch \
-         --batch in all: {:.2} ms/s over {secs:.1} s",
+         --batch in all: {:.2} ms/s over {secs:.1} s; beside it the same batch with --no-trace \
+         sync: {:.2} ms/s ({records} records, {armed_too} of them with the sync tracer armed): \
+         {:+.2} ms/s with the tracer",
         if all_armed { "" } else { " (not every record)" },
         tracer_ms / secs,
         calls / secs,
         (c1 - c0) / secs,
+        (p1 - p0) / secs,
+        ((c1 - c0) - (p1 - p0)) / secs,
     );
 }

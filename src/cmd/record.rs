@@ -18,11 +18,11 @@ use crate::source::{FsSource, HostInfo, Source, SystemClock, Ticker};
 
 /// The live source `record` reads: the tracers armed (their guard is this binary), the
 /// disks' stored baselines carried and kept.
-fn live_source() -> FsSource {
+fn live_source(off: crate::source::NoTrace) -> FsSource {
     let store = crate::source::baselines::Store::open_or_warn(&mut std::io::stderr());
     let source = FsSource::new("/proc", "/sys", Box::new(SystemClock)).with_baselines(store);
     match std::env::current_exe() {
-        Ok(exe) => source.with_tracing(exe),
+        Ok(exe) => source.with_tracing(exe).without_tracers(off),
         Err(_) => source,
     }
 }
@@ -36,7 +36,8 @@ pub fn record(args: &RecordArgs) -> Result<()> {
         return record_play(args, book);
     }
     let limit = args.duration.as_deref().map(parse_duration).transpose()?;
-    let mut live = Live::start(args.interval, &args.latency, args.queue_time)?;
+    let off = crate::source::NoTrace::from_names(&args.no_trace);
+    let mut live = Live::start(args.interval, &args.latency, args.queue_time, off)?;
     // The port first: a port in use must fail before the file exists (issue 22).
     let metrics = args
         .listen
@@ -79,7 +80,7 @@ pub fn record(args: &RecordArgs) -> Result<()> {
 /// every sample, until stdout closes (the ssh channel went away) or a signal arrives. The
 /// remote side of `pagewatch connect`.
 pub fn stream(args: &crate::cli::StreamArgs) -> Result<()> {
-    let mut live = Live::start(args.interval, &[], false)?;
+    let mut live = Live::start(args.interval, &[], false, crate::source::NoTrace::default())?;
     // Stdout's own writer is line-buffered: the compressed bytes' newlines split every
     // record into many writes, each its own ssh packet (1584 B/s idle through ssh, 60 s).
     // One buffered write of the file descriptor a record.
@@ -119,7 +120,12 @@ struct Live {
 
 impl Live {
     /// Installs the signal handlers and takes the first sample.
-    fn start(interval: f64, latency: &[String], queue_time: bool) -> Result<Self> {
+    fn start(
+        interval: f64,
+        latency: &[String],
+        queue_time: bool,
+        off: crate::source::NoTrace,
+    ) -> Result<Self> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
         // Signals arrive on a channel the ticker blocks on until the next tick (as `serve`
         // does): one wake-up a tick, not one every 50 ms (issue 27).
@@ -134,7 +140,7 @@ impl Live {
                 }
             })
             .context("starting the signal thread")?;
-        let mut source = live_source();
+        let mut source = live_source(off);
         super::note_unresolved(std::path::Path::new("/sys"), latency);
         let first = source.read().context("reading /proc")?;
         let provenance = std::env::args().collect::<Vec<_>>().join(" ");

@@ -146,7 +146,8 @@ pub(super) fn source(args: &Args) -> Result<(Box<dyn Source + Send>, HostInfo)> 
         && args.sys_root.is_none()
         && let Ok(exe) = std::env::current_exe()
     {
-        src = src.with_tracing(exe).with_baselines(
+        let off = pagewatch::source::NoTrace::from_names(&args.no_trace);
+        src = src.with_tracing(exe).without_tracers(off).with_baselines(
             pagewatch::source::baselines::Store::open_or_warn(&mut std::io::stderr()),
         );
     }

@@ -13,6 +13,7 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     let latency = crate::serve::Latency {
         devices: a.latency.clone(),
         queue: a.queue_time,
+        off: crate::source::NoTrace::from_names(&a.no_trace),
     };
     crate::serve::run(a.listen, a.interval, a.partitions, &latency)
 }

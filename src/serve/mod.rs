@@ -129,6 +129,8 @@ pub struct Latency {
     pub devices: Vec<String>,
     /// Queue time as well.
     pub queue: bool,
+    /// The tracers never armed (`--no-trace`).
+    pub off: crate::source::NoTrace,
 }
 
 /// `pagewatch serve`: samples live /proc and /sys every interval and serves the latest
@@ -141,7 +143,7 @@ pub fn run(listen: SocketAddr, interval: f64, partitions: bool, latency: &Latenc
         crate::source::baselines::Store::open_or_warn(&mut std::io::stderr()),
     );
     if let Ok(exe) = std::env::current_exe() {
-        source = source.with_tracing(exe);
+        source = source.with_tracing(exe).without_tracers(latency.off);
     }
     let mut feeder = Feeder::start(listen, &host.hostname, opts)?;
     feeder.set_latency(&latency.devices, latency.queue);

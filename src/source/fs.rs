@@ -172,6 +172,15 @@ impl FsSource {
         self
     }
 
+    /// Never arms the tracers `off` names (`--no-trace`); after `with_tracing`.
+    #[must_use]
+    pub fn without_tracers(mut self, off: super::NoTrace) -> Self {
+        if let Some(t) = &mut self.tracing.tracers {
+            t.turn_off(off);
+        }
+        self
+    }
+
     /// Carries `store`'s baselines in every sample (`names::BASELINES`) and keeps in it what
     /// the pipeline learned (`Source::keep_baselines`).
     #[must_use]

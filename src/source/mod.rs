@@ -48,6 +48,7 @@ pub use host::HostInfo;
 pub use sync_trace::SyncTracer;
 pub use trace::{TRACE_READ_CAP, Tracer};
 pub use trace_instance::remove_instance as remove_trace_instance;
+pub use tracers::NoTrace;
 
 #[cfg(test)]
 pub use tree::test_samples;

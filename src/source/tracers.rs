@@ -2,7 +2,8 @@
 //! thread groups), the sync syscalls, the block requests, the `-below` events and direct reclaim, each in its
 //! own tracefs instance, armed, read or disarmed once per sample as the model wants.
 //!
-//! Owns: holding the five tracers and the lineage reader, and calling each once per sample.
+//! Owns: holding the five tracers and the lineage reader, calling each once per sample, and
+//! keeping off those `--no-trace` names (`NoTrace`).
 //! Must not touch: tracefs or /proc directly (each tracer, `source::lineage`), the rest of the
 //! sample (`source::fs`).
 
@@ -11,6 +12,41 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::sample::{Wants, names};
+
+/// The tracers `--no-trace` names: never armed, whatever the model wants (their figures
+/// are then absent, as on a machine without tracefs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools, reason = "one switch per tracer")]
+pub struct NoTrace {
+    /// The balance_dirty_pages tracepoint (the throttled writers).
+    pub throttle: bool,
+    /// The sync syscalls (the victims' fsync latency).
+    pub sync: bool,
+    /// The block requests (latency distributions).
+    pub block: bool,
+    /// The `-below` events (wbt, reclaim throttling).
+    pub below: bool,
+    /// Direct and memcg reclaim per task.
+    pub reclaim: bool,
+}
+
+impl NoTrace {
+    /// The names `--no-trace` takes.
+    pub const NAMES: [&'static str; 6] = ["throttle", "sync", "block", "below", "reclaim", "all"];
+
+    /// The tracers `names` turn off (`all`: every one); an unknown name turns off nothing.
+    #[must_use]
+    pub fn from_names<S: AsRef<str>>(names: &[S]) -> Self {
+        let has = |n: &str| names.iter().any(|x| x.as_ref() == n || x.as_ref() == "all");
+        Self {
+            throttle: has("throttle"),
+            sync: has("sync"),
+            block: has("block"),
+            below: has("below"),
+            reclaim: has("reclaim"),
+        }
+    }
+}
 
 /// Every tracer of the live system.
 pub struct Tracers {
@@ -26,6 +62,8 @@ pub struct Tracers {
     reclaim: super::reclaim_trace::ReclaimTracer,
     /// The thread groups and parents of the tracepoint's writers (`source::lineage`).
     lineage: super::lineage::Lineage,
+    /// The tracers never armed (`--no-trace`).
+    off: NoTrace,
 }
 
 impl Tracers {
@@ -41,12 +79,19 @@ impl Tracers {
             below: super::below::BelowTracer::new(p.clone(), g.clone()),
             reclaim: super::reclaim_trace::ReclaimTracer::new(p, g),
             lineage: super::lineage::Lineage::default(),
+            off: NoTrace::default(),
         }
+    }
+
+    /// Never arms the tracers `off` names.
+    pub fn turn_off(&mut self, off: NoTrace) {
+        self.off = off;
     }
 
     /// Arms the block tracer for `latency` at once (with queue time when `queue`), so that
     /// the next sample carries it.
     pub fn want_latency(&mut self, latency: &[String], queue: bool) {
+        let latency = if self.off.block { &[] } else { latency };
         self.blk.want(latency, queue);
     }
 
@@ -60,7 +105,9 @@ impl Tracers {
         files: &mut BTreeMap<String, String>,
         fresh: &mut Vec<&str>,
     ) {
-        self.bdp.sample(wants.trace, buf, files, fresh);
+        let off = self.off;
+        self.bdp
+            .sample(wants.trace && !off.throttle, buf, files, fresh);
         let writers = files
             .get(names::TRACE_WRITERS)
             .filter(|_| fresh.contains(&names::TRACE_WRITERS));
@@ -68,9 +115,49 @@ impl Tracers {
             super::put(files, names::THROTTLED_LINEAGE, Cow::Owned(text));
             fresh.push(names::THROTTLED_LINEAGE);
         }
-        self.sync.sample(wants.sync, buf, files, fresh);
+        self.sync.sample(wants.sync && !off.sync, buf, files, fresh);
         self.blk.sample(files, fresh);
-        self.below.sample(wants.below, buf, files, fresh);
-        self.reclaim.sample(wants.reclaim, buf, files, fresh);
+        self.below
+            .sample(wants.below && !off.below, buf, files, fresh);
+        self.reclaim
+            .sample(wants.reclaim && !off.reclaim, buf, files, fresh);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_trace_names_each_tracer_and_all() {
+        let off = NoTrace::from_names(&["sync", "block"]);
+        assert!(off.sync && off.block && !off.throttle && !off.below && !off.reclaim);
+        let all = NoTrace::from_names(&["all"]);
+        assert!(all.throttle && all.sync && all.block && all.below && all.reclaim);
+        assert_eq!(NoTrace::from_names::<&str>(&[]), NoTrace::default());
+    }
+
+    #[test]
+    fn a_tracer_turned_off_is_never_armed_however_wanted() {
+        // The live /proc: as root with tracefs, a wanted tracer would arm (and put its status).
+        let mut t = Tracers::new(Path::new("/proc"), Path::new("/sys"), "/nonexistent".into());
+        t.turn_off(NoTrace::from_names(&["all"]));
+        t.want_latency(&["vda".to_owned()], false);
+        let wants = Wants {
+            trace: true,
+            sync: true,
+            below: true,
+            reclaim: true,
+            ..Wants::default()
+        };
+        let (mut files, mut fresh) = (BTreeMap::new(), Vec::new());
+        t.sample(
+            &wants,
+            &mut Vec::new(),
+            Path::new("/proc"),
+            &mut files,
+            &mut fresh,
+        );
+        assert!(files.is_empty(), "{:?}", files.keys().collect::<Vec<_>>());
     }
 }
