@@ -154,7 +154,7 @@ pub struct Args {
     /// below (wbt, reclaim throttling), reclaim (who stalls in direct reclaim), or all.
     /// Their figures are then absent, as without tracefs. May be repeated, or a comma list.
     #[arg(long = "no-trace", value_name = "TRACER", value_delimiter = ',',
-          value_parser = clap::builder::PossibleValuesParser::new(crate::source::NoTrace::NAMES))]
+          value_parser = clap::builder::PossibleValuesParser::new(NO_TRACE))]
     pub no_trace: Vec<String>,
     /// Subcommands; without one, pagewatch opens the screen (or batch mode).
     #[command(subcommand)]
@@ -301,7 +301,7 @@ pub struct RecordArgs {
     /// below (wbt, reclaim throttling), reclaim (who stalls in direct reclaim), or all.
     /// Their figures are then absent, as without tracefs. May be repeated, or a comma list.
     #[arg(long = "no-trace", value_name = "TRACER", value_delimiter = ',',
-          value_parser = clap::builder::PossibleValuesParser::new(crate::source::NoTrace::NAMES))]
+          value_parser = clap::builder::PossibleValuesParser::new(NO_TRACE))]
     pub no_trace: Vec<String>,
     /// Refused with a pointer: `record` starts no jobs; a playbook does (`--play`).
     #[arg(long = "fio", value_name = "SPEC", hide = true)]
@@ -310,6 +310,9 @@ pub struct RecordArgs {
     #[arg(long = "eat", value_name = "SIZE", hide = true)]
     pub eat: Vec<String>,
 }
+
+/// The names `--no-trace` takes (`source::NoTrace::NAMES`, checked equal by a test in `cmd`).
+pub const NO_TRACE: [&str; 6] = ["throttle", "sync", "block", "below", "reclaim", "all"];
 
 /// `pagewatch stream`.
 #[derive(Debug, Clone, clap::Args)]
@@ -395,7 +398,7 @@ pub struct ServeArgs {
     /// below (wbt, reclaim throttling), reclaim (who stalls in direct reclaim), or all.
     /// Their figures are then absent, as without tracefs. May be repeated, or a comma list.
     #[arg(long = "no-trace", value_name = "TRACER", value_delimiter = ',',
-          value_parser = clap::builder::PossibleValuesParser::new(crate::source::NoTrace::NAMES))]
+          value_parser = clap::builder::PossibleValuesParser::new(NO_TRACE))]
     pub no_trace: Vec<String>,
 }
 

@@ -17,3 +17,11 @@ pub fn run(a: &ServeArgs) -> Result<()> {
     };
     crate::serve::run(a.listen, a.interval, a.partitions, &latency)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_cli_offers_every_tracer_the_source_can_keep_off() {
+        assert_eq!(crate::cli::NO_TRACE, crate::source::NoTrace::NAMES);
+    }
+}
