@@ -306,3 +306,39 @@ fn a_cgroup_scope() {
     assert!(text.contains("host global: below background"), "{text}");
     assert_screens!("scope_box", &app, &[(80, 24), (160, 48)]);
 }
+
+/// The same scope as uid 1000 (issue 54): the samples as a non-root pagewatch reads them, no
+/// debugfs wb_stats and the tracer refused. The group's memory figures and domain are there;
+/// the kernel's threshold is `-` and the dirty pane names what needs root.
+#[test]
+fn a_cgroup_scope_as_non_root() {
+    use pagewatch::sample::names::TRACE_STATUS;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/kernel-6.12-lab-memcg");
+    let mut src = TreeSource::open(&dir)
+        .unwrap()
+        .with_scope(pagewatch::parse::scope::Choice::Cgroup("/box".into()));
+    let host = HostInfo {
+        hostname: "testhost".into(),
+        kernel: "6.12.57".into(),
+        cpus: 2,
+    };
+    let mut app = App::new(host, Look::default(), 1.0);
+    while let Some(mut s) = src.next_sample().unwrap() {
+        s.files.retain(|k, _| {
+            !k.starts_with("sys/kernel/debug/") && !k.starts_with("sys/kernel/tracing/")
+        });
+        s.files.insert(
+            TRACE_STATUS.into(),
+            "state not-root\nwhy euid 1000\n".into(),
+        );
+        app.update(Msg::Sample(s));
+    }
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("In use 300M 100% of 300M"), "{text}");
+    assert!(text.contains("kernel T -"), "{text}");
+    assert!(
+        text.contains("not read: tracing (root), wb_stats (root, 6.10+)"),
+        "{text}"
+    );
+    assert_screens!("scope_box_non_root", &app, &[(80, 24), (160, 48)]);
+}
