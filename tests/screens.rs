@@ -281,12 +281,9 @@ fn the_watermark_state_keeps_its_words_and_names_the_zone_as_fits() {
     );
 }
 
-/// In a scope (issue 54): the 6.12 lab's 300M group `/box` with a writer, shown as the
-/// machine (`--cgroup /box`): the header names the scope, the memory pane is the group's
-/// against its limit, the dirty pane its own domain with the kernel's threshold beside it,
-/// the host's figures labelled `host`.
-#[test]
-fn a_cgroup_scope() {
+/// The 6.12 lab's 300M group `/box` with a writer, shown as the machine (`--cgroup /box`),
+/// each sample changed by `edit` first.
+fn scope_box(mut edit: impl FnMut(&mut pagewatch::sample::RawSample)) -> App {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/kernel-6.12-lab-memcg");
     let mut src = TreeSource::open(&dir)
         .unwrap()
@@ -297,12 +294,48 @@ fn a_cgroup_scope() {
         cpus: 2,
     };
     let mut app = App::new(host, Look::default(), 1.0);
-    while let Some(s) = src.next_sample().unwrap() {
+    while let Some(mut s) = src.next_sample().unwrap() {
+        edit(&mut s);
         app.update(Msg::Sample(s));
     }
+    app
+}
+
+/// In a scope (issue 54): the 6.12 lab's 300M group `/box` with a writer, shown as the
+/// machine (`--cgroup /box`): the header names the scope, the memory pane is the group's
+/// against its limit, the dirty pane its own domain with the kernel's threshold beside it,
+/// the host's figures labelled `host`.
+#[test]
+fn a_cgroup_scope() {
+    let app = scope_box(|_| {});
     let text = screen(&app, 160, 48);
     assert!(text.contains("scope /box"), "{text}");
     assert!(text.contains("Memory cgroup /box"), "{text}");
     assert!(text.contains("host global: below background"), "{text}");
     assert_screens!("scope_box", &app, &[(80, 24), (160, 48)]);
+}
+
+/// The same scope as uid 1000 (issue 54): the samples as a non-root pagewatch reads them, no
+/// debugfs wb_stats and the tracer refused. The group's memory figures and domain are there;
+/// the kernel's threshold is `-` and the dirty pane names what needs root.
+#[test]
+fn a_cgroup_scope_as_non_root() {
+    use pagewatch::sample::names::TRACE_STATUS;
+    let app = scope_box(|s| {
+        s.files.retain(|k, _| {
+            !k.starts_with("sys/kernel/debug/") && !k.starts_with("sys/kernel/tracing/")
+        });
+        s.files.insert(
+            TRACE_STATUS.into(),
+            "state not-root\nwhy euid 1000\n".into(),
+        );
+    });
+    let text = screen(&app, 160, 48);
+    assert!(text.contains("In use 300M 100% of 300M"), "{text}");
+    assert!(text.contains("kernel T -"), "{text}");
+    assert!(
+        text.contains("not read: tracing (root), wb_stats (root, 6.10+)"),
+        "{text}"
+    );
+    assert_screens!("scope_box_non_root", &app, &[(80, 24), (160, 48)]);
 }

@@ -3,7 +3,7 @@
 # group /box with memory.max 256M, a dd rewriting 1 GiB buffered in it, and pagewatch run
 # in /box in its own cgroup namespace (`unshare --cgroup`, the cgroup2 mount left as it is),
 # then from the root group with `--cgroup /box`, then as uid 1000 in /box, then the kernel's
-# own wb_stats (6.10+).
+# own wb_stats (6.10+), then from the root group again once the writer has stopped (`still`).
 # Each section starts with a line `== NAME`.
 cg=/sys/fs/cgroup
 vda=$(cat /sys/block/vda/dev)
@@ -57,5 +57,12 @@ if [ -x /static/pagewatch ]; then
 fi
 echo "== wb_stats"
 cat /sys/kernel/debug/bdi/$vda/wb_stats 2>/dev/null
-touch /tmp/stop-writer; wait $writer 2>/dev/null; rm -f /mnt/big
+touch /tmp/stop-writer; wait $writer 2>/dev/null; sync
+# The writer stopped and its pages clean: /box's counters hold still, so pagewatch and the
+# kernel's wb_stats read the same inputs (while it writes, memory.current moves by tens of
+# pages between two reads; see scope-skew.sh).
+sleep 1
+echo "== still"
+pagewatch --batch --format json --count 4 --interval 0.5 --cgroup /box | grep '^{'
+rm -f /mnt/big
 echo "== end"

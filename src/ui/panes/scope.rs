@@ -5,6 +5,8 @@
 //! Owns: those two panes in a scope (`ui` draws them in place of `memory` and `dirty`). Must
 //! not touch: app state, the machine view's lines.
 
+use std::fmt::Write as _;
+
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
@@ -202,7 +204,52 @@ pub fn dirty_lines(app: &App, m: &Model, v: &ScopeView, width: u16) -> Vec<Line<
         ))));
     }
     host_lines(app, m, width, &mut out);
+    if let Some(text) = missing_line(&v.missing, width) {
+        out.push(Line::from(Span::styled(text, t.dim)));
+    }
     out
+}
+
+/// What the scope could not read (`model::scope`'s `missing`), by file name, with what it
+/// would take: `not read: tracing (root), wb_stats (root, 6.10+)`; where that is wider than
+/// `width`, `needs root: tracing, wb_stats` (and `+N` others); `None`: nothing missing.
+#[must_use]
+pub fn missing_line(missing: &[String], width: u16) -> Option<String> {
+    if missing.is_empty() {
+        return None;
+    }
+    let files: Vec<(&str, bool, bool)> = missing
+        .iter()
+        .map(|m| {
+            let (file, why) = m.split_once(": ").unwrap_or((m.as_str(), ""));
+            let name = file.rsplit('/').next().unwrap_or(file);
+            let root = why.contains("need root") || why.contains("needs root");
+            (name, root, why.contains("6.10+"))
+        })
+        .collect();
+    let full: Vec<String> = files
+        .iter()
+        .map(|&(name, root, v610)| match (root, v610) {
+            (true, true) => format!("{name} (root, 6.10+)"),
+            (true, false) => format!("{name} (root)"),
+            (false, _) => name.to_owned(),
+        })
+        .collect();
+    let full = format!("not read: {}", full.join(", "));
+    if full.chars().count() <= usize::from(width) {
+        return Some(full);
+    }
+    let root: Vec<&str> = files.iter().filter(|f| f.1).map(|f| f.0).collect();
+    let others = files.len() - root.len();
+    let mut short = if root.is_empty() {
+        format!("not read: {others}")
+    } else {
+        format!("needs root: {}", root.join(", "))
+    };
+    if !root.is_empty() && others > 0 {
+        let _ = write!(short, " +{others}");
+    }
+    Some(short)
 }
 
 /// The host's global domain, labelled; its state alone where the counts do not fit.
@@ -219,5 +266,34 @@ fn host_lines(app: &App, m: &Model, width: u16, out: &mut Vec<Line<'static>>) {
             )
         };
         out.push(Line::from(Span::styled(text, t.dim)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::missing_line;
+
+    #[test]
+    fn what_the_scope_did_not_read_by_name_with_what_it_needs() {
+        assert_eq!(missing_line(&[], 80), None);
+        let m = [
+            "sys/kernel/tracing: the writers' pauses (balance_dirty_pages tracepoint) need root \
+             (euid 1000)"
+                .to_owned(),
+            "sys/kernel/debug/bdi/*/wb_stats: the kernel's own WbDirtyThresh needs root, \
+             debugfs and kernel 6.10+"
+                .to_owned(),
+            "/box/memory.pressure: no PSI (4.20+, psi=1)".to_owned(),
+        ];
+        assert_eq!(
+            missing_line(&m, 80).as_deref(),
+            Some("not read: tracing (root), wb_stats (root, 6.10+), memory.pressure")
+        );
+        // Narrow: the files that need root, and how many others.
+        assert_eq!(
+            missing_line(&m, 38).as_deref(),
+            Some("needs root: tracing, wb_stats +1")
+        );
+        assert_eq!(missing_line(&m[2..], 10).as_deref(), Some("not read: 1"));
     }
 }
