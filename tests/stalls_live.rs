@@ -17,6 +17,8 @@
 
 #[path = "common/live.rs"]
 mod live;
+#[path = "common/memcg.rs"]
+mod memcg;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -196,44 +198,6 @@ impl Drop for ZramSwap {
     }
 }
 
-/// A memory cgroup of `limit` bytes for the eater: v1 below this process's own memory group,
-/// or v2 at the root of the unified mount; `None` when neither can be made.
-fn memory_group(limit: u64) -> Option<std::path::PathBuf> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let v1 = own
-        .lines()
-        .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_owned()));
-    let candidates = [
-        v1.map(|p| {
-            (
-                format!("/sys/fs/cgroup/memory{p}/pw-zram-test"),
-                "memory.limit_in_bytes",
-            )
-        }),
-        Some(("/sys/fs/cgroup/pw-zram-test".to_owned(), "memory.max")),
-    ];
-    for (dir, file) in candidates.into_iter().flatten() {
-        let dir = std::path::PathBuf::from(dir);
-        if std::fs::create_dir(&dir).is_err() {
-            continue;
-        }
-        if std::fs::write(dir.join(file), limit.to_string()).is_ok() {
-            return Some(dir);
-        }
-        let _ = std::fs::remove_dir(&dir);
-    }
-    None
-}
-
-fn have_swap_tools() -> bool {
-    ["mkswap", "swapon", "swapoff"].iter().all(|t| {
-        Command::new(t)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
 /// Makes the device, swaps on it and starts the eater in its cgroup, until it holds; `None`
 /// (after saying why, and undoing what was done) when no memory cgroup can be made.
 fn zram_swap_with_eater(control: &std::path::Path) -> Option<(ZramSwap, String)> {
@@ -265,7 +229,7 @@ fn zram_swap_with_eater(control: &std::path::Path) -> Option<(ZramSwap, String)>
             .success()
     );
     z.swapped_on = true;
-    let Some(group) = memory_group(96 << 20) else {
+    let Some(group) = memcg::memory_group("pw-zram-test", 96 << 20) else {
         eprintln!("skipped: no memory cgroup could be made for the eater");
         return None;
     };
@@ -307,7 +271,7 @@ fn zram_sizes_are_mm_stats() {
         Some("not running as root")
     } else if !control.exists() {
         Some("no /sys/class/zram-control (zram not built in nor loaded: modprobe zram)")
-    } else if !have_swap_tools() {
+    } else if !memcg::have_swap_tools() {
         Some("mkswap, swapon or swapoff missing")
     } else {
         None
