@@ -21,7 +21,7 @@ mod live;
 mod memcg;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -115,15 +115,7 @@ fn compaction_stalls_per_second_are_the_vmstat_delta() {
         return;
     }
     let _thp = ThpSettings::set_always();
-    let child = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
-        .args(["--batch", "--format", "json", "-i", "1", "-n", "8"])
-        .arg("--no-config")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut child = live::Killed(child);
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = live::json_stream(&["-i", "1", "-n", "8"]);
     // The first interval is done: its closing read was before ours.
     let first = lines.next().unwrap().unwrap();
     let bytes = past_free_bytes();
@@ -234,19 +226,7 @@ fn zram_swap_with_eater(control: &std::path::Path) -> Option<(ZramSwap, String)>
         return None;
     };
     z.group = Some(group.clone());
-    let procs = group.join("cgroup.procs");
-    let eater = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "echo $$ > {} && exec {} eat 256M --no-config",
-            procs.display(),
-            env!("CARGO_BIN_EXE_pagewatch")
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let eater = memcg::eater_in(&group, "256M");
     let eater = z.eater.insert(eater);
     let out = BufReader::new(eater.stdout.take().unwrap());
     let held = out

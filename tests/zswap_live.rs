@@ -25,7 +25,7 @@ mod memcg;
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -123,19 +123,7 @@ fn set_up() -> Option<ZswapSwap> {
 
 /// Starts the eater in the group; the flag turns true once it holds all it asked for.
 fn start_eater(z: &mut ZswapSwap) -> Arc<AtomicBool> {
-    let procs = z.group.as_ref().unwrap().join("cgroup.procs");
-    let mut eater = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "echo $$ > {} && exec {} eat 500M --no-config",
-            procs.display(),
-            env!("CARGO_BIN_EXE_pagewatch")
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut eater = memcg::eater_in(z.group.as_ref().unwrap(), "500M");
     let out = BufReader::new(eater.stdout.take().unwrap());
     z.eater = Some(eater);
     let held = Arc::new(AtomicBool::new(false));
@@ -160,13 +148,7 @@ fn batch(args: &[&str]) -> Command {
 /// Σ rate × interval of the stores and writebacks, in pages, over the records after the first,
 /// with the test's own `zswpout` and `zswpwb` deltas over the same span.
 fn rates_across_the_eater(z: &mut ZswapSwap) -> ([f64; 2], [u64; 2], usize) {
-    let child = batch(&["-i", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut child = live::Killed(child);
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let (_child, mut lines) = live::json_stream(&["-i", "1"]);
     let _first = lines.next().unwrap().unwrap();
     let counts = || {
         [

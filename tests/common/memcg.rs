@@ -46,3 +46,20 @@ pub fn have_swap_tools() -> bool {
             .is_ok_and(|o| o.status.success())
     })
 }
+
+/// `pagewatch eat SIZE` started in `group` (stdin and stdout piped: it prints `"holding"` once
+/// it holds all it asked for, and lets go when stdin closes or it is killed).
+pub fn eater_in(group: &std::path::Path, size: &str) -> std::process::Child {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {} && exec {} eat {size} --no-config",
+            group.join("cgroup.procs").display(),
+            env!("CARGO_BIN_EXE_pagewatch")
+        ))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
