@@ -1,21 +1,21 @@
 //! zswap, live (issue 56, spec §14.1): `zswap_figures_are_the_kernels`.
 //!
-//! The test turns zswap on (put back as it was when the test ends, however it ends), swaps on
-//! a 1 GiB swap file of its own (in cargo's target tmp dir, at a higher priority than any
-//! other; swapped off and removed at the end) and runs `pagewatch eat 500M` in a memory
-//! cgroup of 96 MiB, so about 400 MiB go through zswap. `pagewatch --batch --format json -i 1`
-//! runs from before the eater starts until two intervals after it holds: its stores
-//! (`zswpout`) and writebacks (`zswpwb`) per second, times each interval, summed over the
-//! intervals after the test's first `/proc/vmstat` read, equal the test's own deltas over the
-//! same span within a page. Then, in a record read between two equal `/proc/meminfo` reads,
-//! the pool equals `Zswap` and what it stores `Zswapped`. Needs root, a kernel with zswap
-//! (`/sys/module/zswap`, meminfo's `Zswap`, 5.19+), a memory cgroup and the swap tools;
-//! skips, saying why, otherwise. About 20 s; hold `flock -o /tmp/pw-live.lock`.
-//!
-//! The eater's pages are one repeated byte, so the pool stays far under its limit and the
-//! kernel writes nothing back here (6.18, cgroup v1: zswpwb stayed 0 even with a pool of
-//! random tmpfs pages held at max_pool_percent 1): the writeback sum is checked against a
-//! delta of 0 on such a host, the store sum against hundreds of MiB.
+//! The test turns zswap on (its `enabled` and `max_pool_percent` put back as they were when
+//! the test ends, however it ends), swaps on a swap file of its own (in cargo's target tmp
+//! dir, at a higher priority than any other; swapped off and removed at the end) and runs
+//! `pagewatch eat 500M` in a memory cgroup of 96 MiB, so about 400 MiB go through zswap.
+//! `pagewatch --batch --format json -i 1` runs from before the eater starts until two
+//! intervals after it holds: its stores (`zswpout`) and writebacks (`zswpwb`) per second,
+//! times each interval, summed over the intervals after the test's first `/proc/vmstat` read,
+//! equal the test's own deltas over the same span within a page. Then, in a record read
+//! between two equal `/proc/meminfo` reads, the pool equals `Zswap` and what it stores
+//! `Zswapped`. The eater's pages are one repeated byte and compress 50 to 1, so nothing is
+//! written back there; the second half (`writeback`) fills the pool with random bytes and
+//! makes the kernel write back, and checks the writeback sum against a delta of thousands of
+//! pages. Needs root, a kernel with zswap (`/sys/module/zswap`, meminfo's `Zswap`, 5.19+;
+//! `zswpwb` 6.8+), a memory cgroup, tmpfs and the swap tools; skips, saying why, otherwise.
+//! About 12 s; hold `flock -o /tmp/pw-live.lock`. (The lab's Debian cloud kernels have no
+//! `CONFIG_ZSWAP`, so this runs on the host.)
 #![allow(clippy::unwrap_used)]
 
 #[path = "common/live.rs"]
@@ -30,6 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 const ENABLED: &str = "/sys/module/zswap/parameters/enabled";
+const MAX_POOL: &str = "/sys/module/zswap/parameters/max_pool_percent";
 
 /// A field of a `name value` file (`/proc/vmstat`) or `Name:  value kB` (`/proc/meminfo`).
 fn field(path: &str, name: &str) -> u64 {
@@ -46,9 +47,13 @@ fn field(path: &str, name: &str) -> u64 {
 /// dropped, in that order backwards.
 struct ZswapSwap {
     enabled_was: String,
+    max_pool_was: String,
     dir: tempfile::TempDir,
     swapped_on: bool,
     group: Option<PathBuf>,
+    /// The writeback half's: the second eater's group, and the tmpfs mounted in `dir`.
+    group_b: Option<PathBuf>,
+    tmpfs: bool,
     eater: Option<Child>,
 }
 
@@ -56,22 +61,35 @@ impl ZswapSwap {
     fn file(&self) -> PathBuf {
         self.dir.path().join("swap")
     }
+
+    fn tmpfs_dir(&self) -> PathBuf {
+        self.dir.path().join("tmpfs")
+    }
+
+    fn stop_eater(&mut self) {
+        if let Some(mut e) = self.eater.take() {
+            let _ = e.kill();
+            let _ = e.wait();
+        }
+    }
 }
 
 impl Drop for ZswapSwap {
     fn drop(&mut self) {
-        if let Some(mut e) = self.eater.take() {
-            let _ = e.kill();
-            let _ = e.wait();
+        self.stop_eater();
+        if self.tmpfs {
+            let _ = std::fs::remove_file(self.tmpfs_dir().join("random"));
+            let _ = Command::new("umount").arg(self.tmpfs_dir()).status();
         }
         if self.swapped_on {
             let _ = Command::new("swapoff").arg(self.file()).status();
         }
         let _ = std::fs::remove_file(self.file());
-        if let Some(g) = &self.group {
+        for g in [&self.group, &self.group_b].into_iter().flatten() {
             let _ = std::fs::remove_dir(g);
         }
         let _ = std::fs::write(ENABLED, &self.enabled_was);
+        let _ = std::fs::write(MAX_POOL, &self.max_pool_was);
     }
 }
 
@@ -101,14 +119,21 @@ fn set_up() -> Option<ZswapSwap> {
     let was = std::fs::read_to_string(ENABLED).unwrap().trim().to_owned();
     let mut z = ZswapSwap {
         enabled_was: was,
+        max_pool_was: std::fs::read_to_string(MAX_POOL).unwrap().trim().to_owned(),
         dir: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap(),
         swapped_on: false,
         group: None,
+        group_b: None,
+        tmpfs: false,
         eater: None,
     };
     std::fs::write(ENABLED, "Y").unwrap();
     let file = z.file();
-    run(Command::new("fallocate").args(["-l", "1G"]).arg(&file));
+    // The first eater's 500M and the writeback half's random fill and second eater.
+    let size = (1536 << 20) + fill_bytes();
+    run(Command::new("fallocate")
+        .args(["-l", &size.to_string()])
+        .arg(&file));
     run(Command::new("chmod").arg("600").arg(&file));
     run(Command::new("mkswap").arg(&file));
     run(Command::new("swapon").args(["-p", "32000"]).arg(&file));
@@ -121,9 +146,9 @@ fn set_up() -> Option<ZswapSwap> {
     Some(z)
 }
 
-/// Starts the eater in the group; the flag turns true once it holds all it asked for.
-fn start_eater(z: &mut ZswapSwap) -> Arc<AtomicBool> {
-    let mut eater = memcg::eater_in(z.group.as_ref().unwrap(), "500M");
+/// Starts an eater of `size` in `group`; the flag turns true once it holds all it asked for.
+fn start_eater(z: &mut ZswapSwap, group: &std::path::Path, size: &str) -> Arc<AtomicBool> {
+    let mut eater = memcg::eater_in(group, size);
     let out = BufReader::new(eater.stdout.take().unwrap());
     z.eater = Some(eater);
     let held = Arc::new(AtomicBool::new(false));
@@ -146,8 +171,13 @@ fn batch(args: &[&str]) -> Command {
 }
 
 /// Σ rate × interval of the stores and writebacks, in pages, over the records after the first,
-/// with the test's own `zswpout` and `zswpwb` deltas over the same span.
-fn rates_across_the_eater(z: &mut ZswapSwap) -> ([f64; 2], [u64; 2], usize) {
+/// with the test's own `zswpout` and `zswpwb` deltas over the same span, across an eater of
+/// `size` in `group`.
+fn rates_across_an_eater(
+    z: &mut ZswapSwap,
+    group: &std::path::Path,
+    size: &str,
+) -> ([f64; 2], [u64; 2], usize) {
     let (_child, mut lines) = live::json_stream(&["-i", "1"]);
     let _first = lines.next().unwrap().unwrap();
     let counts = || {
@@ -157,7 +187,7 @@ fn rates_across_the_eater(z: &mut ZswapSwap) -> ([f64; 2], [u64; 2], usize) {
         ]
     };
     let before = counts();
-    let held = start_eater(z);
+    let held = start_eater(z, group, size);
     let (mut sums, mut n, mut after_held) = ([0.0; 2], 0, 0);
     for line in lines {
         let j: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
@@ -176,7 +206,7 @@ fn rates_across_the_eater(z: &mut ZswapSwap) -> ([f64; 2], [u64; 2], usize) {
         }
         assert!(
             n < 60,
-            "the eater did not hold its 500M within 60 intervals"
+            "the eater did not hold its {size} within 60 intervals"
         );
         if after_held == 2 {
             break;
@@ -197,7 +227,8 @@ fn zswap_figures_are_the_kernels() {
     let Some(mut z) = set_up() else {
         return;
     };
-    let (sums, deltas, n) = rates_across_the_eater(&mut z);
+    let group = z.group.clone().unwrap();
+    let (sums, deltas, n) = rates_across_an_eater(&mut z, &group, "500M");
     eprintln!(
         "over {n} intervals: zswpout ours {} pagewatch {:.1}; zswpwb ours {} pagewatch {:.1}",
         deltas[0], sums[0], deltas[1], sums[1]
@@ -230,10 +261,69 @@ fn zswap_figures_are_the_kernels() {
     assert!(kb[1] > 64 << 10, "zswap stores only {} kB", kb[1]);
     assert_eq!(zs["pool_bytes"].as_u64(), Some(kb[0] * 1024));
     assert_eq!(zs["stored_bytes"].as_u64(), Some(kb[1] * 1024));
+    writeback(&mut z);
     drop(z);
     assert_eq!(
         std::fs::read_to_string(ENABLED).unwrap().trim(),
         was,
         "zswap's enabled put back"
     );
+}
+
+/// The random bytes the writeback half puts in the pool: its limit at `max_pool_percent` 1
+/// (1 % of MemTotal) and 160 MiB more.
+fn fill_bytes() -> u64 {
+    field("/proc/meminfo", "MemTotal") * 1024 / 100 + (160 << 20)
+}
+
+/// The writeback half: with the pool's limit at 1 % of memory, random bytes (which do not
+/// compress) written to a tmpfs file of the test's own from within the first group fill the
+/// pool; the group's limit is lifted (so that writing an entry back, which reads it into the
+/// group first, can be charged: under its limit the kernel wrote none back); then a second
+/// eater, in a group of its own, stores into the full pool, and the kernel writes the oldest
+/// entries back to the swap file (seen: 6 097 pages, 6.18, cgroup v1). pagewatch's writeback
+/// per second, summed over the records across that eater, equals the `zswpwb` delta and is
+/// more than 0.
+fn writeback(z: &mut ZswapSwap) {
+    z.stop_eater();
+    std::fs::write(MAX_POOL, "1").unwrap();
+    let dir = z.tmpfs_dir();
+    std::fs::create_dir(&dir).unwrap();
+    let fill = fill_bytes();
+    let size = format!("size={}", fill + (64 << 20));
+    run(Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &size, "pw-zswap-test"])
+        .arg(&dir));
+    z.tmpfs = true;
+    let group = z.group.clone().unwrap();
+    run(Command::new("sh").arg("-c").arg(format!(
+        "echo $$ > {} && exec head -c {fill} /dev/urandom > {}",
+        group.join("cgroup.procs").display(),
+        dir.join("random").display()
+    )));
+    let limit = ["memory.limit_in_bytes", "memory.max"]
+        .map(|f| group.join(f))
+        .into_iter()
+        .find(|f| f.exists())
+        .unwrap();
+    std::fs::write(limit, (8u64 << 30).to_string()).unwrap();
+    let Some(b) = memcg::memory_group("pw-zswap-test-b", 64 << 20) else {
+        eprintln!("writeback half skipped: no second memory cgroup could be made");
+        return;
+    };
+    z.group_b = Some(b.clone());
+    let (sums, deltas, n) = rates_across_an_eater(z, &b, "200M");
+    eprintln!(
+        "writeback: over {n} intervals zswpwb ours {} pagewatch {:.1} (zswpout ours {} \
+         pagewatch {:.1}); pool {} kB",
+        deltas[1],
+        sums[1],
+        deltas[0],
+        sums[0],
+        field("/proc/meminfo", "Zswap")
+    );
+    assert!(deltas[1] > 0, "the full pool wrote nothing back");
+    for (sum, delta) in sums.into_iter().zip(deltas) {
+        assert!((sum - delta as f64).abs() <= 1.0, "{sum} against {delta}");
+    }
 }
