@@ -339,3 +339,50 @@ fn a_cgroup_scope_as_non_root() {
     );
     assert_screens!("scope_box_non_root", &app, &[(80, 24), (160, 48)]);
 }
+
+/// The reclaim pane's node lines (spec §12): none on a single node (every captured tree),
+/// one per node once the same samples say two nodes (a copy of live-idle with a second
+/// node's zone and both nodes' vmstat and numastat added, node 0 past its dirty share).
+#[test]
+fn node_lines_only_with_two_nodes() {
+    let one = screen(&app_after("live-idle", Look::default(), &[]), 160, 48);
+    assert!(!one.contains("node 0 "), "{one}");
+    let tmp = tempfile::tempdir().unwrap();
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/trees/live-idle");
+    let dst = tmp.path().join("two-nodes");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&dst)
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    for entry in std::fs::read_dir(&dst).unwrap() {
+        let root = entry.unwrap().path();
+        let zoneinfo = root.join("proc/zoneinfo");
+        let Ok(text) = std::fs::read_to_string(&zoneinfo) else {
+            continue;
+        };
+        let normal = &text[text.find("Node 0, zone   Normal").unwrap()..];
+        let normal = &normal[..normal.find("Node 0, zone  Movable").unwrap()];
+        let both = format!("{text}{}", normal.replace("Node 0,", "Node 1,"));
+        std::fs::write(&zoneinfo, both).unwrap();
+        for (n, dirty, miss) in [(0, 900_000, 0), (1, 10, 4_000)] {
+            let dir = root.join(format!("sys/devices/system/node/node{n}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let vmstat = format!(
+                "nr_free_pages 2000000\nnr_inactive_file 20000\nnr_active_file 20000\n\
+                 nr_dirty {dirty}\nnr_writeback 0\n"
+            );
+            std::fs::write(dir.join("vmstat"), vmstat).unwrap();
+            let numastat = format!("numa_hit 1\nnuma_miss {miss}\nnuma_foreign 0\nother_node 0\n");
+            std::fs::write(dir.join("numastat"), numastat).unwrap();
+        }
+    }
+    let two = screen(
+        &app_after(dst.to_str().unwrap(), Look::default(), &[]),
+        160,
+        48,
+    );
+    assert!(two.contains("node 0 free"), "{two}");
+}

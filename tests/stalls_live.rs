@@ -17,9 +17,11 @@
 
 #[path = "common/live.rs"]
 mod live;
+#[path = "common/memcg.rs"]
+mod memcg;
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const THP: &str = "/sys/kernel/mm/transparent_hugepage";
 
@@ -113,15 +115,7 @@ fn compaction_stalls_per_second_are_the_vmstat_delta() {
         return;
     }
     let _thp = ThpSettings::set_always();
-    let child = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
-        .args(["--batch", "--format", "json", "-i", "1", "-n", "8"])
-        .arg("--no-config")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut child = live::Killed(child);
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
+    let (mut child, mut lines) = live::json_stream(&["-i", "1", "-n", "8"]);
     // The first interval is done: its closing read was before ours.
     let first = lines.next().unwrap().unwrap();
     let bytes = past_free_bytes();
@@ -196,44 +190,6 @@ impl Drop for ZramSwap {
     }
 }
 
-/// A memory cgroup of `limit` bytes for the eater: v1 below this process's own memory group,
-/// or v2 at the root of the unified mount; `None` when neither can be made.
-fn memory_group(limit: u64) -> Option<std::path::PathBuf> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let v1 = own
-        .lines()
-        .find_map(|l| l.split_once(":memory:").map(|(_, p)| p.to_owned()));
-    let candidates = [
-        v1.map(|p| {
-            (
-                format!("/sys/fs/cgroup/memory{p}/pw-zram-test"),
-                "memory.limit_in_bytes",
-            )
-        }),
-        Some(("/sys/fs/cgroup/pw-zram-test".to_owned(), "memory.max")),
-    ];
-    for (dir, file) in candidates.into_iter().flatten() {
-        let dir = std::path::PathBuf::from(dir);
-        if std::fs::create_dir(&dir).is_err() {
-            continue;
-        }
-        if std::fs::write(dir.join(file), limit.to_string()).is_ok() {
-            return Some(dir);
-        }
-        let _ = std::fs::remove_dir(&dir);
-    }
-    None
-}
-
-fn have_swap_tools() -> bool {
-    ["mkswap", "swapon", "swapoff"].iter().all(|t| {
-        Command::new(t)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    })
-}
-
 /// Makes the device, swaps on it and starts the eater in its cgroup, until it holds; `None`
 /// (after saying why, and undoing what was done) when no memory cgroup can be made.
 fn zram_swap_with_eater(control: &std::path::Path) -> Option<(ZramSwap, String)> {
@@ -265,24 +221,12 @@ fn zram_swap_with_eater(control: &std::path::Path) -> Option<(ZramSwap, String)>
             .success()
     );
     z.swapped_on = true;
-    let Some(group) = memory_group(96 << 20) else {
+    let Some(group) = memcg::memory_group("pw-zram-test", 96 << 20) else {
         eprintln!("skipped: no memory cgroup could be made for the eater");
         return None;
     };
     z.group = Some(group.clone());
-    let procs = group.join("cgroup.procs");
-    let eater = Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "echo $$ > {} && exec {} eat 256M --no-config",
-            procs.display(),
-            env!("CARGO_BIN_EXE_pagewatch")
-        ))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let eater = memcg::eater_in(&group, "256M");
     let eater = z.eater.insert(eater);
     let out = BufReader::new(eater.stdout.take().unwrap());
     let held = out
@@ -307,7 +251,7 @@ fn zram_sizes_are_mm_stats() {
         Some("not running as root")
     } else if !control.exists() {
         Some("no /sys/class/zram-control (zram not built in nor loaded: modprobe zram)")
-    } else if !have_swap_tools() {
+    } else if !memcg::have_swap_tools() {
         Some("mkswap, swapon or swapoff missing")
     } else {
         None

@@ -89,4 +89,50 @@ mod tests {
         assert_eq!(nodes_of(z), vec![0, 1]);
         assert_eq!(nodes_of("Node 0, zone DMA\nNode 0, zone Normal\n"), vec![0]);
     }
+
+    /// The node files one refresh and one ordinary tick put in the sample, with `zoneinfo`
+    /// fresh on the refresh, under a sys root holding both nodes' files.
+    fn node_files_read(zoneinfo: &str) -> Vec<String> {
+        let sys = tempfile::tempdir().unwrap();
+        for n in 0..2 {
+            let dir = sys.path().join(format!("devices/system/node/node{n}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("vmstat"), "nr_free_pages 1\n").unwrap();
+            std::fs::write(dir.join("numastat"), "numa_miss 1\n").unwrap();
+        }
+        let mut nodes = Nodes::new(sys.path());
+        let mut read = Vec::new();
+        for refresh in [true, false] {
+            let mut files = std::collections::BTreeMap::new();
+            files.insert(names::ZONEINFO.to_owned(), zoneinfo.to_owned());
+            let (mut buf, wants) = (Vec::new(), crate::sample::Wants::default());
+            let mut pass = Pass {
+                files: &mut files,
+                fresh: vec![names::ZONEINFO],
+                buf: &mut buf,
+                mono_ns: 0,
+                refresh,
+                wants: &wants,
+            };
+            nodes.collect(&mut pass).unwrap();
+            read.extend(
+                pass.fresh
+                    .iter()
+                    .filter(|n| **n != names::ZONEINFO)
+                    .map(|n| (*n).to_owned()),
+            );
+        }
+        read
+    }
+
+    /// A single node (issue 56: "pays no cost for it"): no node file is read, on the refresh
+    /// or on a tick, although the sys root has node0's; with two, both nodes' two files each
+    /// time.
+    #[test]
+    fn a_single_node_reads_no_node_file() {
+        assert!(node_files_read("Node 0, zone DMA\nNode 0, zone Normal\n").is_empty());
+        let two = node_files_read("Node 0, zone Normal\nNode 1, zone Normal\n");
+        assert_eq!(two.len(), 8, "{two:?}");
+        assert!(two.contains(&sample_name(1, "numastat")), "{two:?}");
+    }
 }

@@ -69,3 +69,23 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+/// `pagewatch --batch --format json --no-config ARGS` running, and its records line by line.
+pub fn json_stream(
+    args: &[&str],
+) -> (
+    Killed,
+    std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+) {
+    use std::io::BufRead;
+    let child = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
+        .args(["--batch", "--format", "json", "--no-config"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Killed(child);
+    let out = std::io::BufReader::new(child.0.stdout.take().unwrap());
+    (child, out.lines())
+}

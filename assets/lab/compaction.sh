@@ -1,0 +1,40 @@
+# Run inside a guest (assets/lab/boot.sh, 1 GiB) by tests/lab_compaction.rs (spec §13): memory
+# fragmented by page cache (two 234 MiB files written a page at a time in turns, one removed),
+# THP `enabled` and `defrag` at `always`, then `pagewatch eat 360M`, whose huge-page faults
+# reclaim the cache and compact directly. `pagewatch --batch --format json -i 1` runs across
+# it; `/proc/vmstat`'s compaction counters are read after its first record and once the eater
+# holds, and the pagewatch run goes on two more records before it is stopped. Sections start
+# with `== NAME`.
+echo "== kernel $(uname -r)"
+thp=/sys/kernel/mm/transparent_hugepage
+echo always > $thp/enabled; echo always > $thp/defrag
+echo "== thp"; cat $thp/enabled $thp/defrag
+# One writer filling two files a page at a time, in turns, then one file removed: every
+# other page of the cache's blocks is free, so no huge page is free whole and each THP fault
+# must compact (a single 640 MiB file left whole blocks to reclaim: 1 compact stall; two dd
+# writers at once took their pages in runs of whole blocks: none). Proactive compaction off,
+# so kcompactd does not mend it first.
+echo 0 > /proc/sys/vm/compaction_proactiveness
+awk 'BEGIN { p = sprintf("%4096s", ""); for (i = 0; i < 60000; i++) { printf "%s", p > "/mnt/a"; fflush("/mnt/a"); printf "%s", p > "/mnt/b"; fflush("/mnt/b") } }'
+sync; rm /mnt/b
+echo "== files"; ls -l /mnt
+echo "== meminfo_before"; grep -E '^(MemFree|Cached|MemAvailable):' /proc/meminfo
+pagewatch --batch --format json -i 1 --no-config > /tmp/pw.json 2>/dev/null &
+pw=$!
+lines() { wc -l < /tmp/pw.json; }
+i=0
+while [ "$(lines)" -lt 1 ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+echo "== before"; grep -E '^(compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback) ' /proc/vmstat
+pagewatch eat 360M --no-config > /tmp/eat.out 2>&1 < /dev/null &
+eater=$!
+i=0
+while ! grep -q '"holding"' /tmp/eat.out && kill -0 $eater 2>/dev/null && [ $i -lt 400 ]; do sleep 0.1; i=$((i + 1)); done
+echo "== after"; grep -E '^(compact_stall|compact_fail|compact_success|thp_fault_alloc|thp_fault_fallback) ' /proc/vmstat
+echo "== eat"; tail -n 2 /tmp/eat.out
+n=$(lines)
+i=0
+while [ "$(lines)" -lt $((n + 2)) ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i + 1)); done
+kill $pw; wait $pw 2>/dev/null
+kill $eater; wait $eater 2>/dev/null
+echo "== records"; cat /tmp/pw.json
+echo "== dmesg"; dmesg | tail -n 20
