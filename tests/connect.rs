@@ -4,7 +4,8 @@
 //! killed remote stream is "connection lost" within 2 s, the history stays, and the
 //! reconnection leaves a marker in `--record`, which `report` reads; a newer remote format is
 //! refused naming both versions; a remote that is not root says the throttled table is
-//! approximate; three hosts give one record each per interval with `host` set; idle, the ssh
+//! approximate; three hosts give one record each per interval with `host` set, and on screen
+//! one line each, `Enter` opening a host's screen and `Esc` coming back; idle, the ssh
 //! channel carries ≤ 1 kB/s (15 s here; `PW_CONNECT_IDLE_S=60` for the issue's minute).
 //! During a flood (2 fio writers, `vm.dirty_bytes` 64M, put back after), `connect --batch`
 //! and a local `--batch` agree on `verdict.dirty.state` and the saturated devices in ≥ 90 % of
@@ -287,6 +288,67 @@ fn three_hosts_give_a_record_each_per_interval_with_host_set() {
             .map(|(h, n)| (h.to_owned(), n))
             .collect();
     assert_eq!(per, want);
+}
+
+#[test]
+fn three_hosts_on_screen_one_line_each_and_enter_opens_a_hosts_screen() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
+    let Some(s) = sshd() else { return };
+    if !have_tmux() {
+        return;
+    }
+    let remote = s.remote("fleet", false);
+    let line = format!(
+        "{} --no-config connect --ssh-command '{}' --remote-path {remote} 127.0.0.1 localhost \
+         root@127.0.0.1",
+        env!("CARGO_BIN_EXE_pagewatch"),
+        s.ssh_command()
+    );
+    for (w, h) in [(80, 24), (160, 48)] {
+        let far = Session::start(
+            format!("pw-conn-fleet-{}-{w}", std::process::id()),
+            w,
+            h,
+            &line,
+        );
+        far.wait_for("Fleet: 3 hosts", 20);
+        // Every host live: one line each, with its link and its dirty state.
+        let end = Instant::now() + Duration::from_secs(20);
+        let list = loop {
+            let screen = far.screen();
+            let up = screen.lines().filter(|l| l.contains(" live ")).count();
+            if up == 3 {
+                break screen;
+            }
+            assert!(Instant::now() < end, "{up} hosts live:\n{screen}");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        for host in ["127.0.0.1", "localhost", "root@127.0.0.1"] {
+            let lines: Vec<&str> = list
+                .lines()
+                .filter(|l| l.contains(&format!("│{host} ")))
+                .collect();
+            assert_eq!(lines.len(), 1, "{host}:\n{list}");
+            assert!(
+                lines[0].contains("below background")
+                    || lines[0].contains("flushing")
+                    || lines[0].contains("throttled"),
+                "{list}"
+            );
+        }
+        // Enter opens the selected host's own screen (its header names it); Esc comes back.
+        far.keys(&["Enter"]);
+        let one = far.wait_for("Memory", 10);
+        assert!(
+            one.contains("Dirty & writeback") && !one.contains("Fleet:"),
+            "{one}"
+        );
+        far.keys(&["Escape"]);
+        far.wait_for("Fleet: 3 hosts", 5);
+        far.keys(&["q"]);
+        far.wait_for_not("Fleet: 3 hosts", 5);
+    }
 }
 
 #[test]

@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 
 use super::screen::{look, saved_settings};
 use super::usage;
+use crate::app::fleet::{Fleet, Host};
 use crate::app::{App, Caps, Remote};
 use crate::cli::{Args, ConnectArgs};
 use crate::shell::remote::{DEFAULT_SSH, Link, RemoteSource, Target};
@@ -38,9 +39,7 @@ pub fn run(args: &Args, a: &ConnectArgs) -> Result<()> {
                 "--record and --listen take one host: the fleet screen records nothing",
             ));
         }
-        return Err(usage(
-            "several hosts need --batch in this build (one host opens its screen)",
-        ));
+        return fleet(args, a);
     }
     screen(args, a)
 }
@@ -119,27 +118,10 @@ fn screen(args: &Args, a: &ConnectArgs) -> Result<()> {
         );
     }
     let link = open(&mut t, a.copy)?;
-    let header = link.header().clone();
     let (config, file) = saved_settings(args);
     let settings = crate::config::with_flags(file.settings, args);
-    let mut app = App::new(
-        header.host.clone(),
-        look(a.ascii, &settings),
-        header.interval_s,
-    );
-    app.use_settings(&settings);
+    let mut app = host_app(a, &t, &link, &settings);
     app.notice = file.notice;
-    app.ui.partitions |= a.partitions;
-    let read_only = format!("connected to {}: read-only", t.host);
-    app.caps = Caps {
-        drop_caches: Some(read_only.clone()),
-        tune: Some(read_only),
-        remote: Some(Remote {
-            host: t.host.clone(),
-            privilege: header.privilege.unwrap_or_else(|| "wchan".to_owned()),
-        }),
-        ..Caps::default()
-    };
     let feed = Feed::Source {
         source: Box::new(RemoteSource::new(t, link)),
         paced: false,
@@ -152,6 +134,51 @@ fn screen(args: &Args, a: &ConnectArgs) -> Result<()> {
         ..crate::shell::tui::Options::default()
     };
     crate::shell::tui::run(app, feed, opts)
+}
+
+/// The app of one connected host: the local screen's settings, the remote's header, and
+/// read-only.
+fn host_app(a: &ConnectArgs, t: &Target, link: &Link, settings: &crate::config::Settings) -> App {
+    let header = link.header();
+    let mut app = App::new(
+        header.host.clone(),
+        look(a.ascii, settings),
+        header.interval_s,
+    );
+    app.use_settings(settings);
+    app.ui.partitions |= a.partitions;
+    let read_only = format!("connected to {}: read-only", t.host);
+    app.caps = Caps {
+        drop_caches: Some(read_only.clone()),
+        tune: Some(read_only),
+        remote: Some(Remote {
+            host: t.host.clone(),
+            privilege: header
+                .privilege
+                .clone()
+                .unwrap_or_else(|| "wchan".to_owned()),
+        }),
+        ..Caps::default()
+    };
+    app
+}
+
+/// The fleet: one line a host, each host's stream feeding its own app; `Enter` opens a
+/// host's screen.
+fn fleet(args: &Args, a: &ConnectArgs) -> Result<()> {
+    let (_, file) = saved_settings(args);
+    let settings = crate::config::with_flags(file.settings, args);
+    let mut hosts = Vec::new();
+    let mut sources = Vec::new();
+    for mut t in targets(a) {
+        let link = open(&mut t, a.copy)?;
+        hosts.push(Host {
+            name: t.host.clone(),
+            app: host_app(a, &t, &link, &settings),
+        });
+        sources.push(RemoteSource::new(t, link));
+    }
+    crate::shell::fleet::run(Fleet::new(hosts), sources)
 }
 
 /// `connect --batch`: every host's records, one per host per interval, each with `host` set,

@@ -461,7 +461,7 @@ fn named(name: &str) -> std::thread::Builder {
     std::thread::Builder::new().name(name.to_owned())
 }
 
-fn spawn_input(tx: Sender<Msg>) -> Result<()> {
+pub(crate) fn spawn_input(tx: Sender<Msg>) -> Result<()> {
     named("input").spawn(move || {
         loop {
             let msg = match event::read() {
@@ -484,7 +484,7 @@ fn spawn_input(tx: Sender<Msg>) -> Result<()> {
 /// SIGTERM, SIGHUP, SIGINT and SIGQUIT quit (the terminal is restored as on `q`); SIGALRM is the sampler's stall alarm (`arm_stall_alarm`),
 /// which becomes a tick: the main thread then runs the clock on its own ticks until samples
 /// come again.
-fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
+pub(crate) fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
     use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     let mut signals =
         signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGALRM])
