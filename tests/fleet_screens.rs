@@ -30,6 +30,7 @@ fn fleet() -> Fleet {
         app.caps.remote = Some(Remote {
             host: (*name).into(),
             privilege: "tracepoint".into(),
+            actions: false,
         });
         Host {
             name: (*name).to_owned(),

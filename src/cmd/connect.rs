@@ -34,9 +34,10 @@ pub fn run(args: &Args, a: &ConnectArgs) -> Result<()> {
         return batch(a);
     }
     if a.hosts.len() > 1 {
-        if a.record.is_some() || a.listen.is_some() {
+        if a.record.is_some() || a.listen.is_some() || a.allow_actions {
             return Err(usage(
-                "--record and --listen take one host: the fleet screen records nothing",
+                "--record, --listen and --allow-actions take one host: the fleet screen \
+                 records nothing and starts nothing",
             ));
         }
         return fleet(args, a);
@@ -60,6 +61,7 @@ fn targets(a: &ConnectArgs) -> Vec<Target> {
             remote_path: a.remote_path.clone(),
             sudo: a.sudo,
             interval_s: a.interval,
+            actions: a.allow_actions,
         })
         .collect()
 }
@@ -122,11 +124,19 @@ fn screen(args: &Args, a: &ConnectArgs) -> Result<()> {
     let settings = crate::config::with_flags(file.settings, args);
     let mut app = host_app(a, &t, &link, &settings);
     app.notice = file.notice;
+    let source = RemoteSource::new(t, link);
+    let (source, requests) = if a.allow_actions {
+        let (s, r) = source.with_requests();
+        (s, Some(r))
+    } else {
+        (source, None)
+    };
     let feed = Feed::Source {
-        source: Box::new(RemoteSource::new(t, link)),
+        source: Box::new(source),
         paced: false,
     };
     let opts = crate::shell::tui::Options {
+        requests,
         record: a.record.clone(),
         listen: a.listen,
         config,
@@ -149,7 +159,9 @@ fn host_app(a: &ConnectArgs, t: &Target, link: &Link, settings: &crate::config::
     app.ui.partitions |= a.partitions;
     let read_only = format!("connected to {}: read-only", t.host);
     app.caps = Caps {
-        drop_caches: Some(read_only.clone()),
+        // With --allow-actions the remote refuses what it cannot do, in its own words.
+        drop_caches: (!t.actions).then(|| read_only.clone()),
+        experiments: t.actions,
         tune: Some(read_only),
         remote: Some(Remote {
             host: t.host.clone(),
@@ -157,6 +169,7 @@ fn host_app(a: &ConnectArgs, t: &Target, link: &Link, settings: &crate::config::
                 .privilege
                 .clone()
                 .unwrap_or_else(|| "wchan".to_owned()),
+            actions: t.actions,
         }),
         ..Caps::default()
     };
