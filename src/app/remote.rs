@@ -50,9 +50,9 @@ impl App {
             Action::Marker | Action::EatMemory | Action::DropCaches | Action::StopJob
         );
         if !r.actions && a != Action::Marker {
+            // Short: the compact layout shows it on one line of the jobs pane.
             return Some(format!(
-                "read-only: connected to {}, experiments are not started there; to allow \
-                 them, connect again with --allow-actions",
+                "read-only: experiments on {} need connect --allow-actions",
                 r.host
             ));
         }
