@@ -340,6 +340,19 @@ fn three_hosts_on_screen_one_line_each_and_enter_opens_a_hosts_screen() {
                 "{list}"
             );
         }
+        // A killed remote stream: its host's line says LOST within 2 s, then comes back live.
+        let pid = std::fs::read_to_string(s.path("fleet.pid")).unwrap();
+        let t0 = Instant::now();
+        assert!(
+            Command::new("kill")
+                .args(["-9", pid.trim()])
+                .status()
+                .unwrap()
+                .success()
+        );
+        far.wait_for("LOST", 2);
+        eprintln!("{w}x{h}: LOST shown {:?} after the kill", t0.elapsed());
+        far.wait_for_not("LOST", 15);
         // Enter opens the selected host's own screen (its header names it); Esc comes back.
         far.keys(&["Enter"]);
         let one = far.wait_for("Memory", 10);
