@@ -161,13 +161,7 @@ fn a_killed_stream_is_lost_within_2_s_keeps_history_and_reconnects_with_a_marker
     std::thread::sleep(Duration::from_secs(3));
     let pid = std::fs::read_to_string(s.path("killed.pid")).unwrap();
     let t0 = Instant::now();
-    assert!(
-        Command::new("kill")
-            .args(["-9", pid.trim()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    kill9(pid.trim());
     let screen = far.wait_for("connection to 127.0.0.1 lost", 2);
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(2), "{took:?}");
@@ -343,13 +337,7 @@ fn three_hosts_on_screen_one_line_each_and_enter_opens_a_hosts_screen() {
         // A killed remote stream: its host's line says LOST within 2 s, then comes back live.
         let pid = std::fs::read_to_string(s.path("fleet.pid")).unwrap();
         let t0 = Instant::now();
-        assert!(
-            Command::new("kill")
-                .args(["-9", pid.trim()])
-                .status()
-                .unwrap()
-                .success()
-        );
+        kill9(pid.trim());
         far.wait_for("LOST", 2);
         eprintln!("{w}x{h}: LOST shown {:?} after the kill", t0.elapsed());
         far.wait_for_not("LOST", 15);
@@ -381,6 +369,12 @@ fn children_running(pid: u32, word: &str) -> Vec<u32> {
                 .is_ok_and(|b| b.split(|&x| x == 0).nth(1) == Some(word.as_bytes()))
         })
         .collect()
+}
+
+/// Sends `pid` SIGKILL.
+fn kill9(pid: &str) {
+    let st = Command::new("kill").args(["-9", pid]).status().unwrap();
+    assert!(st.success(), "kill -9 {pid}");
 }
 
 /// Waits up to `secs` for `/proc/PID` to go; whether it went.
@@ -438,13 +432,7 @@ fn with_allow_actions_an_eat_runs_on_the_remote_and_is_reaped_on_quit_and_sigkil
             far.keys(&["q"]);
         } else {
             let client = far.pagewatch_pid();
-            assert!(
-                Command::new("kill")
-                    .args(["-9", &client.to_string()])
-                    .status()
-                    .unwrap()
-                    .success()
-            );
+            kill9(&client.to_string());
         }
         let t0 = Instant::now();
         assert!(gone(eater, 10), "{end}: the eater {eater} still runs");
