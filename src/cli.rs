@@ -320,6 +320,10 @@ pub struct StreamArgs {
     /// Seconds between samples.
     #[arg(long, short = 'i', default_value_t = 1.0, value_parser = positive_secs)]
     pub interval: f64,
+    /// Carry out the requests a `connect --allow-actions` client sends on stdin (eat, stop,
+    /// drop caches); when stdin closes, stop them, put back what they changed, and end.
+    #[arg(long)]
+    pub actions: bool,
 }
 
 /// `pagewatch connect HOST...`.
@@ -339,6 +343,11 @@ pub struct ConnectArgs {
     /// Run the remote pagewatch through `sudo -n` (root there: the throttle tracepoint).
     #[arg(long)]
     pub sudo: bool,
+    /// Forward the experiment keys (eat memory, stop, drop caches) to the remote pagewatch,
+    /// which carries them out with its own refusals and stops them when the connection ends.
+    /// Without it the session is read-only.
+    #[arg(long)]
+    pub allow_actions: bool,
     /// Where a remote has no pagewatch, copy this binary into its temporary directory over
     /// the same ssh and run that.
     #[arg(long)]

@@ -4,7 +4,10 @@
 //! killed remote stream is "connection lost" within 2 s, the history stays, and the
 //! reconnection leaves a marker in `--record`, which `report` reads; a newer remote format is
 //! refused naming both versions; a remote that is not root says the throttled table is
-//! approximate; three hosts give one record each per interval with `host` set; idle, the ssh
+//! approximate; three hosts give one record each per interval with `host` set, and on screen
+//! one line each, `Enter` opening a host's screen and `Esc` coming back; without
+//! `--allow-actions` the experiment keys are refused saying how to allow them, with it an eat
+//! runs under the remote stream and is stopped when the client quits or is SIGKILLed; idle, the ssh
 //! channel carries ≤ 1 kB/s (15 s here; `PW_CONNECT_IDLE_S=60` for the issue's minute).
 //! During a flood (2 fio writers, `vm.dirty_bytes` 64M, put back after), `connect --batch`
 //! and a local `--batch` agree on `verdict.dirty.state` and the saturated devices in ≥ 90 % of
@@ -131,6 +134,7 @@ fn the_screen_shows_the_host_and_the_local_panes_at_both_sizes() {
             far.wait_for("Memory", 20);
             far.keys(&["m"]);
             far.wait_for("read-only", 5);
+            far.wait_for("--allow-actions", 1);
             far.keys(&["q"]);
         }
     }
@@ -157,13 +161,7 @@ fn a_killed_stream_is_lost_within_2_s_keeps_history_and_reconnects_with_a_marker
     std::thread::sleep(Duration::from_secs(3));
     let pid = std::fs::read_to_string(s.path("killed.pid")).unwrap();
     let t0 = Instant::now();
-    assert!(
-        Command::new("kill")
-            .args(["-9", pid.trim()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    kill9(pid.trim());
     let screen = far.wait_for("connection to 127.0.0.1 lost", 2);
     let took = t0.elapsed();
     assert!(took < Duration::from_secs(2), "{took:?}");
@@ -287,6 +285,163 @@ fn three_hosts_give_a_record_each_per_interval_with_host_set() {
             .map(|(h, n)| (h.to_owned(), n))
             .collect();
     assert_eq!(per, want);
+}
+
+#[test]
+fn three_hosts_on_screen_one_line_each_and_enter_opens_a_hosts_screen() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
+    let Some(s) = sshd() else { return };
+    if !have_tmux() {
+        return;
+    }
+    let remote = s.remote("fleet", false);
+    let line = format!(
+        "{} --no-config connect --ssh-command '{}' --remote-path {remote} 127.0.0.1 localhost \
+         root@127.0.0.1",
+        env!("CARGO_BIN_EXE_pagewatch"),
+        s.ssh_command()
+    );
+    for (w, h) in [(80, 24), (160, 48)] {
+        let far = Session::start(
+            format!("pw-conn-fleet-{}-{w}", std::process::id()),
+            w,
+            h,
+            &line,
+        );
+        far.wait_for("Fleet: 3 hosts", 20);
+        // Every host live: one line each, with its link and its dirty state.
+        let end = Instant::now() + Duration::from_secs(20);
+        let list = loop {
+            let screen = far.screen();
+            let up = screen.lines().filter(|l| l.contains(" live ")).count();
+            if up == 3 {
+                break screen;
+            }
+            assert!(Instant::now() < end, "{up} hosts live:\n{screen}");
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        for host in ["127.0.0.1", "localhost", "root@127.0.0.1"] {
+            let lines: Vec<&str> = list
+                .lines()
+                .filter(|l| l.contains(&format!("│{host} ")))
+                .collect();
+            assert_eq!(lines.len(), 1, "{host}:\n{list}");
+            assert!(
+                lines[0].contains("below background")
+                    || lines[0].contains("flushing")
+                    || lines[0].contains("throttled"),
+                "{list}"
+            );
+        }
+        // A killed remote stream: its host's line says LOST within 2 s, then comes back live.
+        let pid = std::fs::read_to_string(s.path("fleet.pid")).unwrap();
+        let t0 = Instant::now();
+        kill9(pid.trim());
+        far.wait_for("LOST", 2);
+        eprintln!("{w}x{h}: LOST shown {:?} after the kill", t0.elapsed());
+        far.wait_for_not("LOST", 15);
+        // Enter opens the selected host's own screen (its header names it); Esc comes back.
+        far.keys(&["Enter"]);
+        let one = far.wait_for("Memory", 10);
+        assert!(
+            one.contains("Dirty & writeback") && !one.contains("Fleet:"),
+            "{one}"
+        );
+        far.keys(&["Escape"]);
+        far.wait_for("Fleet: 3 hosts", 5);
+        far.keys(&["q"]);
+        far.wait_for_not("Fleet: 3 hosts", 5);
+    }
+}
+
+/// The children of `pid` whose command line has `word` as its second argument.
+fn children_running(pid: u32, word: &str) -> Vec<u32> {
+    let out = Command::new("pgrep")
+        .args(["-P", &pid.to_string()])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .filter(|c: &u32| {
+            std::fs::read(format!("/proc/{c}/cmdline"))
+                .is_ok_and(|b| b.split(|&x| x == 0).nth(1) == Some(word.as_bytes()))
+        })
+        .collect()
+}
+
+/// Sends `pid` SIGKILL.
+fn kill9(pid: &str) {
+    let st = Command::new("kill").args(["-9", pid]).status().unwrap();
+    assert!(st.success(), "kill -9 {pid}");
+}
+
+/// Waits up to `secs` for `/proc/PID` to go; whether it went.
+fn gone(pid: u32, secs: u64) -> bool {
+    let end = Instant::now() + Duration::from_secs(secs);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    true
+}
+
+#[test]
+fn with_allow_actions_an_eat_runs_on_the_remote_and_is_reaped_on_quit_and_sigkill() {
+    // One test of this file at a time: the flood's writers show on every screen.
+    let _one = live::lock();
+    let Some(s) = sshd() else { return };
+    if !have_tmux() {
+        return;
+    }
+    for (n, end) in ["q", "SIGKILL"].iter().enumerate() {
+        let name = format!("acts{n}");
+        let remote = s.remote(&name, false);
+        let far = Session::start(
+            format!("pw-conn-acts-{}-{n}", std::process::id()),
+            160,
+            48,
+            &connect_line(&s, &remote, "--allow-actions"),
+        );
+        far.wait_for("Memory", 20);
+        let stream: u32 = std::fs::read_to_string(s.path(&format!("{name}.pid")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        far.keys(&["m"]);
+        far.wait_for("Eat", 5);
+        far.keys(&["64M", "Enter"]);
+        // The remote stream starts the eater as its own child.
+        let t0 = Instant::now();
+        let eater = loop {
+            if let Some(&e) = children_running(stream, "eat").first() {
+                break e;
+            }
+            assert!(
+                t0.elapsed() < Duration::from_secs(10),
+                "no eater under the remote stream {stream}:\n{}",
+                far.screen()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        if *end == "q" {
+            far.keys(&["q"]);
+        } else {
+            let client = far.pagewatch_pid();
+            kill9(&client.to_string());
+        }
+        let t0 = Instant::now();
+        assert!(gone(eater, 10), "{end}: the eater {eater} still runs");
+        assert!(
+            gone(stream, 10),
+            "{end}: the remote stream {stream} still runs"
+        );
+        eprintln!("{end}: eater and remote stream gone in {:?}", t0.elapsed());
+    }
 }
 
 #[test]

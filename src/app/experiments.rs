@@ -24,10 +24,13 @@ impl App {
         if self.replay.is_some() {
             return Vec::new();
         }
+        if let Some(why) = self.remote_refusal(a) {
+            self.notice = Some(why);
+            return Vec::new();
+        }
         if !self.caps.experiments && a != Action::Marker {
-            self.notice = Some(self.remote_refusal().unwrap_or_else(|| {
-                "experiments need live /proc: this is a captured tree or a replay".to_owned()
-            }));
+            self.notice =
+                Some("experiments need live /proc: this is a captured tree or a replay".to_owned());
             return Vec::new();
         }
         self.notice = None;

@@ -4,6 +4,7 @@
 //! files, threads or the clock: time arrives in messages.
 
 mod experiments;
+pub mod fleet;
 mod job_detail;
 pub mod jobs;
 pub mod keymap;
@@ -695,6 +696,5 @@ fn uptime_s(raw: &crate::sample::RawSample) -> Option<f64> {
         .and_then(crate::source::parse_uptime_cs)
         .map(|cs| cs as f64 / 100.0)
 }
-
 #[cfg(test)]
 mod tests;

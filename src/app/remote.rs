@@ -1,6 +1,7 @@
 //! The screen over another machine's stream (`pagewatch connect HOST`): what the header says
 //! about the remote side, the marker a reconnection leaves in `--record`, and the refusal of
-//! the experiment keys (the session is read-only: nothing is started on the remote machine).
+//! the experiment keys (read-only without `--allow-actions`; with it, eat, stop and drop
+//! caches go to the remote pagewatch as requests, and the rest is refused).
 //!
 //! Owns: `Remote` and those three behaviours. Must not touch: ssh or the stream (the shell's
 //! `remote` source reads it; a lost connection reaches the app as a sample error).
@@ -16,6 +17,8 @@ pub struct Remote {
     /// How the remote side sees throttled writers: `tracepoint` (root) or `wchan` (not root:
     /// the throttled table is approximate).
     pub privilege: String,
+    /// `--allow-actions`: eat memory, stop and drop caches are carried out on the remote.
+    pub actions: bool,
 }
 
 /// The start of every sample error the remote source gives for a broken connection.
@@ -36,14 +39,30 @@ impl App {
         self.log(EventKind::Marker { text })
     }
 
-    /// The notice for an experiment key on a connected screen.
-    pub(super) fn remote_refusal(&self) -> Option<String> {
+    /// Why an experiment key is refused on a connected screen: every one but a marker without
+    /// `--allow-actions`, and with it those not carried out on the remote (fio, playbooks,
+    /// settings); `None` when it goes ahead (or the screen is not connected).
+    pub(super) fn remote_refusal(&self, a: crate::app::Action) -> Option<String> {
+        use crate::app::Action;
         let r = self.caps.remote.as_ref()?;
-        Some(format!(
-            "read-only: connected to {}, experiments are not started there; run them in \
-             pagewatch on {0}",
-            r.host
-        ))
+        let forwarded = matches!(
+            a,
+            Action::Marker | Action::EatMemory | Action::DropCaches | Action::StopJob
+        );
+        if !r.actions && a != Action::Marker {
+            // Short: the compact layout shows it on one line of the jobs pane.
+            return Some(format!(
+                "read-only: experiments on {} need connect --allow-actions",
+                r.host
+            ));
+        }
+        (!forwarded).then(|| {
+            format!(
+                "connected to {}: only eat memory, stop (x) and drop caches are carried out \
+                 there; run fio, playbooks and settings in pagewatch on {0}",
+                r.host
+            )
+        })
     }
 }
 
@@ -58,6 +77,7 @@ mod tests {
         app.caps.remote = Some(Remote {
             host: "db1".into(),
             privilege: "wchan".into(),
+            actions: false,
         });
         app
     }
@@ -91,6 +111,24 @@ mod tests {
         let out = app.experiment(crate::app::Action::EatMemory);
         assert!(out.is_empty() && app.prompt.is_none());
         let n = app.notice.clone().unwrap_or_default();
-        assert!(n.contains("read-only") && n.contains("db1"), "{n}");
+        assert!(
+            n.contains("read-only") && n.contains("db1") && n.contains("--allow-actions"),
+            "{n}"
+        );
+    }
+
+    #[test]
+    fn with_allow_actions_eat_goes_ahead_and_fio_is_refused() {
+        let mut app = connected();
+        app.caps.experiments = true;
+        if let Some(r) = &mut app.caps.remote {
+            r.actions = true;
+        }
+        app.experiment(crate::app::Action::EatMemory);
+        assert!(app.prompt.is_some() && app.notice.is_none());
+        app.prompt = None;
+        app.experiment(crate::app::Action::RunFio);
+        let n = app.notice.clone().unwrap_or_default();
+        assert!(app.prompt.is_none() && n.contains("only eat memory"), "{n}");
     }
 }

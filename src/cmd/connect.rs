@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 
 use super::screen::{look, saved_settings};
 use super::usage;
+use crate::app::fleet::{Fleet, Host};
 use crate::app::{App, Caps, Remote};
 use crate::cli::{Args, ConnectArgs};
 use crate::shell::remote::{DEFAULT_SSH, Link, RemoteSource, Target};
@@ -33,14 +34,13 @@ pub fn run(args: &Args, a: &ConnectArgs) -> Result<()> {
         return batch(a);
     }
     if a.hosts.len() > 1 {
-        if a.record.is_some() || a.listen.is_some() {
+        if a.record.is_some() || a.listen.is_some() || a.allow_actions {
             return Err(usage(
-                "--record and --listen take one host: the fleet screen records nothing",
+                "--record, --listen and --allow-actions take one host: the fleet screen \
+                 records nothing and starts nothing",
             ));
         }
-        return Err(usage(
-            "several hosts need --batch in this build (one host opens its screen)",
-        ));
+        return fleet(args, a);
     }
     screen(args, a)
 }
@@ -61,6 +61,7 @@ fn targets(a: &ConnectArgs) -> Vec<Target> {
             remote_path: a.remote_path.clone(),
             sudo: a.sudo,
             interval_s: a.interval,
+            actions: a.allow_actions,
         })
         .collect()
 }
@@ -119,32 +120,23 @@ fn screen(args: &Args, a: &ConnectArgs) -> Result<()> {
         );
     }
     let link = open(&mut t, a.copy)?;
-    let header = link.header().clone();
     let (config, file) = saved_settings(args);
     let settings = crate::config::with_flags(file.settings, args);
-    let mut app = App::new(
-        header.host.clone(),
-        look(a.ascii, &settings),
-        header.interval_s,
-    );
-    app.use_settings(&settings);
+    let mut app = host_app(a, &t, &link, &settings);
     app.notice = file.notice;
-    app.ui.partitions |= a.partitions;
-    let read_only = format!("connected to {}: read-only", t.host);
-    app.caps = Caps {
-        drop_caches: Some(read_only.clone()),
-        tune: Some(read_only),
-        remote: Some(Remote {
-            host: t.host.clone(),
-            privilege: header.privilege.unwrap_or_else(|| "wchan".to_owned()),
-        }),
-        ..Caps::default()
+    let source = RemoteSource::new(t, link);
+    let (source, requests) = if a.allow_actions {
+        let (s, r) = source.with_requests();
+        (s, Some(r))
+    } else {
+        (source, None)
     };
     let feed = Feed::Source {
-        source: Box::new(RemoteSource::new(t, link)),
+        source: Box::new(source),
         paced: false,
     };
     let opts = crate::shell::tui::Options {
+        requests,
         record: a.record.clone(),
         listen: a.listen,
         config,
@@ -152,6 +144,54 @@ fn screen(args: &Args, a: &ConnectArgs) -> Result<()> {
         ..crate::shell::tui::Options::default()
     };
     crate::shell::tui::run(app, feed, opts)
+}
+
+/// The app of one connected host: the local screen's settings, the remote's header, and
+/// read-only.
+fn host_app(a: &ConnectArgs, t: &Target, link: &Link, settings: &crate::config::Settings) -> App {
+    let header = link.header();
+    let mut app = App::new(
+        header.host.clone(),
+        look(a.ascii, settings),
+        header.interval_s,
+    );
+    app.use_settings(settings);
+    app.ui.partitions |= a.partitions;
+    let read_only = format!("connected to {}: read-only", t.host);
+    app.caps = Caps {
+        // With --allow-actions the remote refuses what it cannot do, in its own words.
+        drop_caches: (!t.actions).then(|| read_only.clone()),
+        experiments: t.actions,
+        tune: Some(read_only),
+        remote: Some(Remote {
+            host: t.host.clone(),
+            privilege: header
+                .privilege
+                .clone()
+                .unwrap_or_else(|| "wchan".to_owned()),
+            actions: t.actions,
+        }),
+        ..Caps::default()
+    };
+    app
+}
+
+/// The fleet: one line a host, each host's stream feeding its own app; `Enter` opens a
+/// host's screen.
+fn fleet(args: &Args, a: &ConnectArgs) -> Result<()> {
+    let (_, file) = saved_settings(args);
+    let settings = crate::config::with_flags(file.settings, args);
+    let mut hosts = Vec::new();
+    let mut sources = Vec::new();
+    for mut t in targets(a) {
+        let link = open(&mut t, a.copy)?;
+        hosts.push(Host {
+            name: t.host.clone(),
+            app: host_app(a, &t, &link, &settings),
+        });
+        sources.push(RemoteSource::new(t, link));
+    }
+    crate::shell::fleet::run(Fleet::new(hosts), sources)
 }
 
 /// `connect --batch`: every host's records, one per host per interval, each with `host` set,

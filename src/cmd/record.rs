@@ -81,6 +81,9 @@ pub fn record(args: &RecordArgs) -> Result<()> {
 /// remote side of `pagewatch connect`.
 pub fn stream(args: &crate::cli::StreamArgs) -> Result<()> {
     let mut live = Live::start(args.interval, &[], false, crate::source::NoTrace::default())?;
+    if args.actions {
+        serve_requests()?;
+    }
     // Stdout's own writer is line-buffered: the compressed bytes' newlines split every
     // record into many writes, each its own ssh packet (1584 B/s idle through ssh, 60 s).
     // One buffered write of the file descriptor a record.
@@ -103,6 +106,52 @@ pub fn stream(args: &crate::cli::StreamArgs) -> Result<()> {
         Err(e) if broken_pipe(&e) => Ok(()),
         Err(e) => Err(e),
     }
+}
+
+/// `stream --actions`: a thread carrying out the client's requests from stdin
+/// (`jobs::requests`) with a supervisor of its own; when stdin closes (the client quit or was
+/// killed, and ssh closed the channel) it stops every job, puts back what they changed, and
+/// ends the stream as a signal would. What the jobs report goes to stderr, which ssh carries
+/// to the client.
+fn serve_requests() -> Result<()> {
+    use std::io::BufRead;
+    let exe = std::env::current_exe().context("finding pagewatch's own binary")?;
+    let (tx, rx) = std::sync::mpsc::channel::<crate::jobs::protocol::JobReport>();
+    std::thread::Builder::new()
+        .name("reports".into())
+        .spawn(move || {
+            for r in rx {
+                if let crate::jobs::protocol::JobReport::Notice(n) = r {
+                    eprintln!("pagewatch stream: {n}");
+                }
+            }
+        })
+        .context("starting the report thread")?;
+    std::thread::Builder::new()
+        .name("requests".into())
+        .spawn(move || {
+            let mut jobs = crate::jobs::supervisor::Supervisor::new(
+                exe,
+                tx,
+                crate::jobs::supervisor::FioSettings::default(),
+            );
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                match crate::jobs::requests::parse(&line) {
+                    Ok(cmd) => jobs.perform(&cmd),
+                    Err(e) => eprintln!("pagewatch stream: {e}"),
+                }
+            }
+            jobs.shutdown();
+            // SAFETY: raise(3) sends this process SIGTERM, which the signal thread turns into
+            // the stream's orderly end.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::raise(libc::SIGTERM);
+            }
+        })
+        .context("starting the request thread")?;
+    Ok(())
 }
 
 /// The live side of `record` and `stream`: the signals that stop it, the source, its first

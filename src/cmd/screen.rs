@@ -102,6 +102,7 @@ pub fn run(args: &Args) -> Result<()> {
         listen: args.listen,
         config,
         mouse: settings.mouse.unwrap_or(true),
+        requests: None,
     };
     if let Some(p) = &opts.record
         && p.exists()

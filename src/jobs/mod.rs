@@ -20,6 +20,7 @@ pub mod job_files;
 pub mod lockfile;
 pub mod pid_io;
 pub mod protocol;
+pub mod requests;
 pub mod size;
 pub mod supervisor;
 pub mod tune;

@@ -7,6 +7,7 @@
 //! sink. Must not touch: argument parsing (`cmd` hands each shell its validated options).
 
 pub mod config_io;
+pub mod fleet;
 pub mod headless;
 pub mod malloc;
 pub mod play_edge;

@@ -13,7 +13,9 @@
 //! (`record::stream`), the app.
 
 use std::io::Read;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::app::REMOTE_LOST as LOST;
@@ -34,6 +36,9 @@ pub struct Target {
     pub sudo: bool,
     /// Seconds between the remote's samples.
     pub interval_s: f64,
+    /// `--allow-actions`: the remote carries out the requests sent on its stdin
+    /// (`stream --actions`).
+    pub actions: bool,
 }
 
 /// The ssh command `connect` runs when `--ssh-command` is not given.
@@ -44,8 +49,9 @@ impl Target {
     #[must_use]
     pub fn remote_command(&self) -> String {
         let sudo = if self.sudo { "sudo -n " } else { "" };
+        let actions = if self.actions { " --actions" } else { "" };
         format!(
-            "{sudo}{} stream --interval {}",
+            "{sudo}{} stream --interval {}{actions}",
             quote(&self.remote_path),
             self.interval_s
         )
@@ -86,7 +92,13 @@ impl Link {
     pub fn open(t: &Target) -> Result<Link, String> {
         let mut child = t
             .command()
-            .stdin(Stdio::null())
+            // With actions the pipe carries the requests, and its closing (this process gone)
+            // tells the remote to stop its jobs.
+            .stdin(if t.actions {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -110,6 +122,11 @@ impl Link {
     #[must_use]
     pub fn header(&self) -> &Header {
         &self.follower.header
+    }
+
+    /// The pipe to the remote's stdin (`--allow-actions`), once.
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
     }
 
     /// The next sample, waiting for it; `Err` when the stream stopped.
@@ -193,6 +210,42 @@ pub struct RemoteSource {
     lost_ms: Option<i64>,
     /// Reconnections tried since it was lost.
     tries: u32,
+    /// Where each new link's stdin goes (`--allow-actions`).
+    requests: Option<Requests>,
+}
+
+/// The requests pipe to a remote `pagewatch stream --actions` (`jobs::requests`), shared
+/// between the screen's effects and the source, which puts each new link's pipe in it.
+#[derive(Debug, Clone, Default)]
+pub struct Requests(Arc<Mutex<Option<ChildStdin>>>);
+
+impl Requests {
+    fn set(&self, pipe: Option<ChildStdin>) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = pipe;
+    }
+
+    /// Sends `cmd` to the remote; why not, for the user, when it is not forwarded or the
+    /// connection is down.
+    pub fn send(&self, cmd: &crate::jobs::protocol::JobCmd) -> Result<(), String> {
+        let Some(line) = crate::jobs::requests::line(cmd) else {
+            return Err(
+                "connected: only eat memory, stop and drop caches are carried out on the remote"
+                    .to_owned(),
+            );
+        };
+        let mut pipe = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let sent = (pipe.as_mut()).map(|p| p.write_all(format!("{line}\n").as_bytes()));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            _ => Err("the connection is down: the request was not sent".to_owned()),
+        }
+    }
 }
 
 impl RemoteSource {
@@ -204,7 +257,17 @@ impl RemoteSource {
             link: Some(link),
             lost_ms: None,
             tries: 0,
+            requests: None,
         }
+    }
+
+    /// The requests pipe of this source's links, from the first on (`--allow-actions`).
+    #[must_use]
+    pub fn with_requests(mut self) -> (Self, Requests) {
+        let r = Requests::default();
+        r.set(self.link.as_mut().and_then(Link::take_stdin));
+        self.requests = Some(r.clone());
+        (self, r)
     }
 
     fn lost(&self, why: &str) -> crate::Error {
@@ -228,7 +291,12 @@ impl Source for RemoteSource {
             std::thread::sleep(backoff(self.tries));
             self.tries += 1;
             match Link::open(&self.target) {
-                Ok(l) => self.link = Some(l),
+                Ok(mut l) => {
+                    if let Some(r) = &self.requests {
+                        r.set(l.take_stdin());
+                    }
+                    self.link = Some(l);
+                }
                 Err(why) => return Err(self.lost(&format!("reconnecting failed: {why}"))),
             }
             return self.next_sample();
@@ -241,6 +309,9 @@ impl Source for RemoteSource {
             }
             Err(why) => {
                 self.link = None;
+                if let Some(r) = &self.requests {
+                    r.set(None);
+                }
                 self.lost_ms = Some(SystemClock.wall_ms());
                 Err(self.lost(&why))
             }
@@ -259,6 +330,7 @@ mod tests {
             remote_path: "/opt/page watch".into(),
             sudo: true,
             interval_s: 1.0,
+            actions: false,
         }
     }
 

@@ -26,6 +26,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::buffer::Buffer;
 use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
 use ratatui::layout::Rect;
@@ -46,6 +47,21 @@ pub struct Term {
 impl Term {
     /// Draws `app`'s frame: the cells that changed since the last one.
     pub fn draw(&mut self, app: &App) -> io::Result<()> {
+        let area = self.area_now()?;
+        let updates = self.screen.frame(app, area);
+        self.show(&updates)
+    }
+
+    /// Draws the frame `paint` paints whole into a buffer of the terminal's size (the
+    /// fleet's list, or one of its hosts' screens): the cells that changed.
+    pub fn draw_with(&mut self, paint: impl FnOnce(Rect, &mut Buffer)) -> io::Result<()> {
+        let area = self.area_now()?;
+        let updates = self.screen.painted(area, |b| paint(area, b));
+        self.show(&updates)
+    }
+
+    /// The terminal's size now, clearing it when that changed.
+    fn area_now(&mut self) -> io::Result<Rect> {
         let area = match self.known {
             Some(area) if !self.resized => area,
             _ => size()?,
@@ -56,7 +72,11 @@ impl Term {
             self.screen.clear(area);
         }
         self.known = Some(area);
-        let updates = self.screen.frame(app, area);
+        Ok(area)
+    }
+
+    /// Writes `updates` and flushes.
+    fn show(&mut self, updates: &[crate::ui::Update]) -> io::Result<()> {
         if !updates.is_empty() {
             self.backend
                 .draw(updates.iter().map(|(x, y, c)| (*x, *y, c)))?;

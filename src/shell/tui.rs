@@ -69,6 +69,8 @@ pub struct Options {
     pub config: Option<crate::config::ConfigPath>,
     /// Clicks and the wheel (off with `--no-mouse`).
     pub mouse: bool,
+    /// `connect --allow-actions`: the jobs go to the remote pagewatch, not this machine.
+    pub requests: Option<crate::shell::remote::Requests>,
 }
 
 /// Runs the TUI until the user quits or a signal arrives.
@@ -102,6 +104,7 @@ pub fn run(mut app: App, feed: Feed, opts: Options) -> Result<()> {
         tee: opts
             .record
             .map(|p| Tee::start(p, app.host.clone(), app.interval_s, tx.clone())),
+        remote: opts.requests.map(|r| (r, tx.clone())),
         saver: match opts.config {
             Some(p) => Some(Saver::start(p, tx.clone()).context("starting the config saver")?),
             None => None,
@@ -291,6 +294,9 @@ struct Edges {
     play: crate::shell::play_edge::PlayEdge,
     tee: Option<Tee>,
     saver: Option<Saver>,
+    /// A connected screen's requests to the remote (`--allow-actions`), and where a refusal
+    /// goes.
+    remote: Option<(crate::shell::remote::Requests, Sender<Msg>)>,
 }
 
 impl Edges {
@@ -344,7 +350,14 @@ fn perform(effects: Vec<Effect>, edges: &mut Edges) -> bool {
             | Effect::PlayEnded) => {
                 edges.play.perform(&other);
             }
-            Effect::Job(cmd) => edges.jobs.perform(&cmd),
+            Effect::Job(cmd) => match &edges.remote {
+                Some((r, tx)) if crate::jobs::requests::line(&cmd).is_some() => {
+                    if let Err(why) = r.send(&cmd) {
+                        let _ = tx.send(Msg::Notice(why));
+                    }
+                }
+                _ => edges.jobs.perform(&cmd),
+            },
         }
     }
     false
@@ -461,7 +474,7 @@ fn named(name: &str) -> std::thread::Builder {
     std::thread::Builder::new().name(name.to_owned())
 }
 
-fn spawn_input(tx: Sender<Msg>) -> Result<()> {
+pub(crate) fn spawn_input(tx: Sender<Msg>) -> Result<()> {
     named("input").spawn(move || {
         loop {
             let msg = match event::read() {
@@ -484,7 +497,7 @@ fn spawn_input(tx: Sender<Msg>) -> Result<()> {
 /// SIGTERM, SIGHUP, SIGINT and SIGQUIT quit (the terminal is restored as on `q`); SIGALRM is the sampler's stall alarm (`arm_stall_alarm`),
 /// which becomes a tick: the main thread then runs the clock on its own ticks until samples
 /// come again.
-fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
+pub(crate) fn spawn_signals(tx: Sender<Msg>) -> Result<()> {
     use signal_hook::consts::{SIGALRM, SIGHUP, SIGINT, SIGQUIT, SIGTERM};
     let mut signals =
         signal_hook::iterator::Signals::new([SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGALRM])

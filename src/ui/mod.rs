@@ -3,6 +3,7 @@
 //! Owns: the screen. Every pane is a `render(app, area, buf)` in `panes/`.
 
 pub mod canvas;
+pub mod fleet;
 pub mod hit;
 pub mod layout;
 pub mod panes;
@@ -19,7 +20,7 @@ use ratatui::widgets::{Paragraph, Widget, Wrap};
 use crate::app::{App, WhoView};
 use canvas::Canvas;
 use layout::{MIN, PaneRects};
-pub use screen::Screen;
+pub use screen::{Screen, Update};
 pub use theme::{Theme, theme};
 
 /// Draws the whole screen into a frame.

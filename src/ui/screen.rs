@@ -179,13 +179,24 @@ impl Screen {
 
     /// Paints the whole frame and compares every cell.
     fn whole(&mut self, app: &App, area: Rect, canvas: Option<Canvas>) -> Vec<Update> {
+        let updates = self.painted(area, |next| match &canvas {
+            Some(c) => c.paint(next),
+            None => super::render(app, area, next),
+        });
+        self.ops = canvas.map(|c| c.ops).unwrap_or_default();
+        updates
+    }
+
+    /// The updates that turn the last frame into the one `paint` paints whole at `area` (a
+    /// view that is not one app's screen: the fleet's list).
+    pub fn painted(&mut self, area: Rect, paint: impl FnOnce(&mut Buffer)) -> Vec<Update> {
+        if area != self.front.area {
+            self.clear(area);
+        }
         let mut next = std::mem::take(&mut self.spare);
         next.resize(area);
         next.reset();
-        match &canvas {
-            Some(c) => c.paint(&mut next),
-            None => super::render(app, area, &mut next),
-        }
+        paint(&mut next);
         let updates = self
             .front
             .diff(&next)
@@ -193,7 +204,7 @@ impl Screen {
             .map(|(x, y, c)| (x, y, c.clone()))
             .collect();
         self.spare = std::mem::replace(&mut self.front, next);
-        self.ops = canvas.map(|c| c.ops).unwrap_or_default();
+        self.ops.clear();
         self.held.clear();
         updates
     }
