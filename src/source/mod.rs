@@ -39,6 +39,7 @@ pub mod trace_guard;
 pub mod trace_instance;
 mod tracers;
 mod tree;
+mod writer_files;
 mod zram;
 
 pub use clock::{Clock, SystemClock, Ticker, Wake, thread_cpu_ns};
