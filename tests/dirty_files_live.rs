@@ -1,15 +1,23 @@
 //! When is it on disk, live (issue 53, spec §15.4, §15.5): with `vm.dirty_bytes` raised to
-//! 4 GiB (restored after, `DirtyKnobs`), a `dd` writes 2 GiB buffered into a file on the
-//! disk, fed 128 MiB at a time so that it lives ~13 s and the process walk sees it dirtying.
+//! 4 GiB and `vm.dirty_background_bytes` to 3 GiB (both restored after, `DirtyKnobs`, on
+//! every exit path: the background one so that the flusher leaves the data where it is and
+//! the comparison holds still), a `dd` writes 2 GiB buffered into a file on the disk, fed
+//! 512 MiB a second: it lives ~4 s, less than a dirty-files scan period (5 s), and one walk
+//! sees it. (A writer gone before the first walk, which comes the sample after dirtying is
+//! first seen, is not found: a 2 GiB `dd` in one go lived 1.2 s here.)
 //! `pagewatch --batch --format json` runs beside it. Then:
-//! - the file is in `dirty_files.files`, and once dd is done, while its data is what is
-//!   dirty (Dirty + Writeback within 10 % of 2 GiB: dd the only writer), its dirty +
-//!   writeback bytes are within 5 % of the machine's Dirty + Writeback;
-//! - the disk's `dirty_bytes + writeback_bytes` are within 5 % of the machine's.
+//! - the file is in `dirty_files.files` within 2 samples after dd returned (the process walk
+//!   saw dd's `write_bytes` rise and put its file in the sample, `proc/writer-files`; the
+//!   scan measures it by path after dd is gone);
+//! - while dd's data is what is dirty (Dirty + Writeback within 10 % of 2 GiB: dd the only
+//!   writer), its dirty + writeback bytes are within 5 % of the machine's Dirty + Writeback,
+//!   and so are the disk's `dirty_bytes + writeback_bytes`.
 //!
-//! Root only (the sysctl); skips, saying why, otherwise or without cachestat (Linux < 6.5).
+//! Root only (the sysctls); skips, saying why, otherwise or without cachestat (Linux < 6.5).
 //! By hand: `flock -o /tmp/pw-live.lock cargo test --test dirty_files_live -- --ignored
-//! --nocapture`. Ignored until the file is found: see the reason on the test.
+//! --nocapture`. Ignored while flaky: see the reason on the test.
+
+#![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
 #[path = "common/live.rs"]
 mod live;
@@ -39,19 +47,11 @@ fn largest_disk(r: &serde_json::Value) -> u64 {
         .unwrap_or(0)
 }
 
-#[test]
-#[ignore = "acceptance not met yet: in three live runs on the shared machine the dd's file was \
-            never listed (the scan ran and listed other processes' files); the disk figure held"]
-fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
-    if !sysctl::is_root() {
-        eprintln!("skipped: needs root (raises vm.dirty_bytes)");
-        return;
-    }
-    let _lock = live::lock();
-    // On the disk, not a tmpfs /tmp.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let file = dir.path().join("two-gib.bin");
+/// The thresholds raised, `pagewatch --batch` for 24 s and the dd 2 s into it, into `file`:
+/// the JSON records, and when dd started and returned (s after pagewatch started).
+fn run(file: &std::path::Path) -> (Vec<serde_json::Value>, f64, f64) {
     let knobs = DirtyKnobs::set_dirty_bytes(4 * GIB);
+    sysctl::set_vm("dirty_background_bytes", &(3 * GIB).to_string());
     let started = Instant::now();
     let pw = Command::new(EXE)
         .args([
@@ -61,7 +61,7 @@ fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
             "--interval",
             "1",
             "--count",
-            "32",
+            "24",
         ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -69,7 +69,7 @@ fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
         .unwrap();
     std::thread::sleep(std::time::Duration::from_secs(2));
     let script = format!(
-        "for i in $(seq 16); do head -c 128M /dev/zero; sleep 0.8; done \
+        "for i in 1 2 3 4; do head -c 512M /dev/zero; sleep 1; done \
          | dd of={} bs=1M iflag=fullblock status=none",
         file.display()
     );
@@ -80,15 +80,35 @@ fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
     let out = pw.wait_with_output().unwrap();
     drop(knobs);
     let text = String::from_utf8_lossy(&out.stdout);
-    let path = file.to_string_lossy().into_owned();
     let records: Vec<serde_json::Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
-    assert!(records.len() >= 25, "{} records", records.len());
+    assert!(records.len() >= 20, "{} records", records.len());
+    (records, dd_start, dd_end)
+}
+
+#[test]
+#[ignore = "flaky on the shared machine: with the walk's writers' files (proc/writer-files) the \
+            file was listed at 6 s in 2 of 4 runs (dd 2.0..9.6 s in one); in the two others dd \
+            (2.0..24.0 s and 2.0..12.5 s, throttled) was never among the JSON's process rows \
+            and its file never listed: why the walk misses it is not found yet"]
+fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
+    if !sysctl::is_root() {
+        eprintln!("skipped: needs root (raises vm.dirty_bytes)");
+        return;
+    }
+    let _lock = live::lock();
+    // On the disk, not a tmpfs /tmp.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let file = dir.path().join("two-gib.bin");
+    let (records, dd_start, dd_end) = run(&file);
+    let path = file.to_string_lossy().into_owned();
     // Record i covers the second ending ~i + 1 s after pagewatch started (its first read).
     let mut first_listed = None;
     let mut checked = 0;
+    let mut before = u64::MAX;
+    let mut first_after = None;
     for (i, r) in records.iter().enumerate() {
         let t = i as f64 + 1.0;
         let page = r["page_size"].as_u64().unwrap();
@@ -114,15 +134,29 @@ fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
         }
         let disk = largest_disk(r);
         let walked = r["processes"].as_array().map_or(0, Vec::len);
+        let dd_seen = r["processes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["comm"] == "dd");
         eprintln!(
             "t {t:>2.0} s: file {bytes:?} B, disk {disk} B, Dirty+Writeback {machine} B, \
-             {} files listed, {walked} processes",
+             {} files listed, {walked} processes (dd among them: {dd_seen})",
             files.len()
         );
-        // dd done and its data what is dirty (dd the only writer: the machine holds 2 GiB
-        // within 10 %), at a scan after dd: compare.
-        let dd_alone = within(machine as f64, (2 * GIB) as f64, 10.0);
-        if t > dd_end + 6.0 && dd_alone {
+        if t < dd_start {
+            before = before.min(machine);
+        }
+        // The first listing after dd returned, before the background threshold (3 GiB) was
+        // reached: the file's pages are all still dirty or under writeback, 2 GiB.
+        if t >= dd_end && first_after.is_none() && machine < 3 * GIB {
+            first_after = bytes;
+        }
+        // dd done and its data what is dirty (dd the only writer: under 2 % of 2 GiB dirty
+        // before it, and the machine holds 2 GiB within 10 %), from the second sample after
+        // dd returned: compare.
+        let dd_alone = before < 2 * GIB / 50 && within(machine as f64, (2 * GIB) as f64, 10.0);
+        if t > dd_end.ceil() + 1.0 && dd_alone {
             let bytes = bytes.unwrap_or_else(|| panic!("{path} not listed at {t} s: {files:?}"));
             assert!(
                 within(bytes as f64, machine as f64, 5.0),
@@ -139,8 +173,23 @@ fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
         "dd ran {dd_start:.1}..{dd_end:.1} s; the file was first listed at {first_listed:?} s; \
          {checked} records compared after dd"
     );
-    assert!(first_listed.is_some(), "never listed");
+    let first = first_listed.expect("never listed");
+    // Record i covers the second ending at i + 1 s: the first after dd returned ends at
+    // ceil(dd_end), the second a second later.
+    assert!(
+        first <= dd_end.ceil() + 1.0,
+        "listed at {first} s, dd returned at {dd_end:.1} s: more than 2 samples"
+    );
+    if let Some(b) = first_after {
+        assert!(
+            within(b as f64, (2 * GIB) as f64, 5.0),
+            "file {b} B after dd, not 2 GiB"
+        );
+    }
     if checked == 0 {
-        eprintln!("not compared: another writer's dirty pages were there too (shared machine)");
+        eprintln!(
+            "not compared with the machine: {before} B were dirty before dd (another \
+             writer's; shared machine)"
+        );
     }
 }
