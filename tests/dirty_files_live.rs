@@ -2,9 +2,9 @@
 //! 4 GiB and `vm.dirty_background_bytes` to 3 GiB (both restored after, `DirtyKnobs`, on
 //! every exit path: the background one so that the flusher leaves the data where it is and
 //! the comparison holds still), a `dd` writes 2 GiB buffered into a file on the disk, fed
-//! 512 MiB a second: it lives ~4 s, less than a dirty-files scan period (5 s), and one walk
-//! sees it. (A writer gone before the first walk, which comes the sample after dirtying is
-//! first seen, is not found: a 2 GiB `dd` in one go lived 1.2 s here.)
+//! 256 MiB every 0.8 s: it lives 6.4 s or more, so that one 5 s process walk at least sees it
+//! writing (a writer gone before any walk saw it is not found: a 2 GiB `dd` in one go lived
+//! 1.2 s here).
 //! `pagewatch --batch --format json` runs beside it. Then:
 //! - the file is in `dirty_files.files` within 2 samples after dd returned (the process walk
 //!   saw dd's `write_bytes` rise and put its file in the sample, `proc/writer-files`; the
@@ -14,8 +14,7 @@
 //!   and so are the disk's `dirty_bytes + writeback_bytes`.
 //!
 //! Root only (the sysctls); skips, saying why, otherwise or without cachestat (Linux < 6.5).
-//! By hand: `flock -o /tmp/pw-live.lock cargo test --test dirty_files_live -- --ignored
-//! --nocapture`. Ignored while flaky: see the reason on the test.
+//! By hand: `flock -o /tmp/pw-live.lock cargo test --test dirty_files_live -- --nocapture`.
 
 #![allow(clippy::unwrap_used)] // test helpers: a failed unwrap is a failed test
 
@@ -52,8 +51,9 @@ fn largest_disk(r: &serde_json::Value) -> u64 {
 fn run(file: &std::path::Path) -> (Vec<serde_json::Value>, f64, f64) {
     let knobs = DirtyKnobs::set_dirty_bytes(4 * GIB);
     sysctl::set_vm("dirty_background_bytes", &(3 * GIB).to_string());
+    let out_path = file.with_extension("json");
     let started = Instant::now();
-    let pw = Command::new(EXE)
+    let mut pw = Command::new(EXE)
         .args([
             "--batch",
             "--format",
@@ -63,13 +63,15 @@ fn run(file: &std::path::Path) -> (Vec<serde_json::Value>, f64, f64) {
             "--count",
             "24",
         ])
-        .stdout(Stdio::piped())
+        // Into a file, not a pipe read only at the end: a full pipe (64 KiB, a few records)
+        // blocked pagewatch, which then took no sample, and walked no process, while dd ran.
+        .stdout(std::fs::File::create(&out_path).unwrap())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     std::thread::sleep(std::time::Duration::from_secs(2));
     let script = format!(
-        "for i in 1 2 3 4; do head -c 512M /dev/zero; sleep 1; done \
+        "for i in $(seq 8); do head -c 256M /dev/zero; sleep 0.8; done \
          | dd of={} bs=1M iflag=fullblock status=none",
         file.display()
     );
@@ -77,9 +79,9 @@ fn run(file: &std::path::Path) -> (Vec<serde_json::Value>, f64, f64) {
     let ok = Command::new("sh").args(["-c", &script]).status().unwrap();
     let dd_end = started.elapsed().as_secs_f64();
     assert!(ok.success());
-    let out = pw.wait_with_output().unwrap();
+    assert!(pw.wait().unwrap().success());
     drop(knobs);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = std::fs::read_to_string(&out_path).unwrap();
     let records: Vec<serde_json::Value> = text
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
@@ -89,10 +91,6 @@ fn run(file: &std::path::Path) -> (Vec<serde_json::Value>, f64, f64) {
 }
 
 #[test]
-#[ignore = "flaky on the shared machine: with the walk's writers' files (proc/writer-files) the \
-            file was listed at 6 s in 2 of 4 runs (dd 2.0..9.6 s in one); in the two others dd \
-            (2.0..24.0 s and 2.0..12.5 s, throttled) was never among the JSON's process rows \
-            and its file never listed: why the walk misses it is not found yet"]
 fn a_2_gib_dd_is_listed_with_the_machines_dirty_bytes() {
     if !sysctl::is_root() {
         eprintln!("skipped: needs root (raises vm.dirty_bytes)");
