@@ -60,7 +60,8 @@ pub mod names {
     /// and cgroup; the format and which processes it holds are documented in `source::procs`.
     pub const PROCS: &str = "proc/pids";
     /// Pseudo-file: the dirty-files scan (`source::dirty_files`, spec §15.4): cachestat(2) on
-    /// the open regular files of the processes `Wants::dirty_files` names, and again on the
+    /// the files of `WRITER_FILES` (by path), the regular files open for writing of the
+    /// processes `Wants::dirty_files` names, and again on the
     /// files that held dirty pages in the last minute (their writer may have exited), at
     /// most `MAX_FILES` every 5 s. Lines: `state ok|no-cachestat|error TEXT`, `scan NS` (the
     /// monotonic time of the scan the records come from; carried between scans), `denied N`
@@ -69,6 +70,11 @@ pub mod names {
     /// in place of `f` when the file was measured by its path after its owner exited). A
     /// tab or newline in a comm or path is written as `?`. Present while the scan runs.
     pub const DIRTY_FILES: &str = "proc/dirty-files";
+    /// Pseudo-file: the regular files held open for writing by the processes whose
+    /// `write_bytes` rose since the previous walk (`source::writer_files`, spec §15.4), one
+    /// `PID<TAB>COMM<TAB>PATH` line each, at most 20; present in the samples of the walks
+    /// that found some. The dirty-files scan measures them by path (`DIRTY_FILES`).
+    pub const WRITER_FILES: &str = "proc/writer-files";
     /// The `/proc/sys/vm` knobs the derived figures depend on.
     pub const VM_SYSCTLS: [&str; 9] = [
         "dirty_ratio",

@@ -204,8 +204,12 @@ impl<'a> Collect<'a> for super::procs::Walker {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
         match &pass.wants.procs {
             Some(scope) => {
-                if let Some(text) = self.maybe_walk(pass.mono_ns, scope) {
-                    pass.put(names::PROCS, Cow::Borrowed(text));
+                if self.maybe_walk(pass.mono_ns, scope).is_some() {
+                    let this: &'a Self = self;
+                    pass.put(names::PROCS, Cow::Borrowed(this.walked()));
+                    if let Some(w) = this.writer_files() {
+                        pass.put(names::WRITER_FILES, Cow::Borrowed(w));
+                    }
                 }
             }
             None => self.reset(),

@@ -1,5 +1,8 @@
 //! The dirty-files scan (spec §15.4): which files hold the dirty and writeback pages,
-//! measured with cachestat(2) on the open regular files of the processes the model names
+//! measured with cachestat(2), by path, on the files the process walk found open for writing
+//! by the processes whose `write_bytes` rose (`names::WRITER_FILES`, `source::writer_files`:
+//! a new one is measured in the walk's own sample, scan due or not, since a short writer is
+//! gone by the next), on the regular files open for writing of the processes the model names
 //! (`Wants::dirty_files`, the top dirtiers), and again, by path, on the files that held dirty
 //! pages in the last `REMEMBER_NS` (their writer may have exited: `cp` returns long before
 //! its data is on disk). The `names::DIRTY_FILES` pseudo-file carries the records.
@@ -22,6 +25,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::collect::{Collect, Pass};
+use super::writer_files::{Writer, comm_of, worth_opening};
 use crate::Result;
 use crate::sample::names;
 
@@ -75,12 +79,17 @@ impl DirtyFiles {
         }
     }
 
-    /// One scan at `now`: the fds of `pids`, then the remembered files not seen among them.
-    fn scan(&mut self, pids: &[u32], now: u64) {
+    /// One scan at `now`: the walk's `writers`' files by path, the fds of `pids` open for
+    /// writing, then the remembered files not seen among them.
+    fn scan(&mut self, pids: &[u32], writers: &[Writer<'_>], now: u64) {
         let mut out: Vec<Measured> = Vec::new();
         let mut denied = 0u32;
         let mut error = None;
+        self.measure_writers(writers, &mut out, &mut denied);
         'pids: for &pid in pids {
+            if self.no_cachestat {
+                break;
+            }
             let comm = comm_of(&self.proc_root, pid);
             let fd_dir = self.proc_root.join(pid.to_string()).join("fd");
             let Ok(entries) = std::fs::read_dir(&fd_dir) else {
@@ -94,7 +103,7 @@ impl DirtyFiles {
                     continue;
                 };
                 let target = target.to_string_lossy().into_owned();
-                if !worth_opening(&target) {
+                if !worth_opening(&target) || !self.writable(pid, &e.file_name()) {
                     continue;
                 }
                 match Self::measure(&e.path(), &out) {
@@ -126,6 +135,47 @@ impl DirtyFiles {
         }
         self.remember(&out, now);
         self.text = Some(self.render(&out, now, denied));
+    }
+
+    /// Whether fd `fd` of `pid` is open for writing (its fdinfo's flags): a file only read
+    /// is not what this process dirtied.
+    fn writable(&self, pid: u32, fd: &std::ffi::OsStr) -> bool {
+        let info = self.proc_root.join(pid.to_string()).join("fdinfo").join(fd);
+        std::fs::read_to_string(info).is_ok_and(|i| super::writer_files::open_for_writing(&i))
+    }
+
+    /// The files the walk found open for writing (`names::WRITER_FILES`), by path, within
+    /// `MAX_FILES`; `by_path` (shown as exited) when their writer is gone.
+    fn measure_writers(
+        &mut self,
+        writers: &[Writer<'_>],
+        out: &mut Vec<Measured>,
+        denied: &mut u32,
+    ) {
+        for w in writers {
+            if out.len() >= MAX_FILES {
+                break;
+            }
+            match Self::measure(Path::new(w.path), out) {
+                Ok(Some((dev, ino, cs))) => out.push(Measured {
+                    pid: w.pid,
+                    dev,
+                    ino,
+                    cs,
+                    comm: w.comm.to_owned(),
+                    path: w.path.to_owned(),
+                    by_path: !self.proc_root.join(w.pid.to_string()).exists(),
+                }),
+                Ok(None) => {}
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                    self.no_cachestat = true;
+                    return;
+                }
+                // Gone or renamed since the walk (a ` (deleted)` path): not counted.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(_) => *denied += 1,
+            }
+        }
     }
 
     /// The remembered files the fds did not cover, by path, within `MAX_FILES`.
@@ -236,20 +286,6 @@ impl DirtyFiles {
     }
 }
 
-/// Regular files only: paths, not `socket:[…]`, `pipe:[…]`, `anon_inode:…`, nor devices,
-/// pseudo filesystems or memfds.
-fn worth_opening(target: &str) -> bool {
-    target.starts_with('/')
-        && !["/dev/", "/proc/", "/sys/", "/memfd:"]
-            .iter()
-            .any(|p| target.starts_with(p))
-}
-
-fn comm_of(proc_root: &Path, pid: u32) -> String {
-    std::fs::read_to_string(proc_root.join(pid.to_string()).join("comm"))
-        .map_or_else(|_| "?".to_owned(), |c| c.trim_end().to_owned())
-}
-
 /// A tab or newline as `?`, so a record stays one line.
 fn clean(s: &str) -> String {
     s.replace(['\t', '\n'], "?")
@@ -258,15 +294,31 @@ fn clean(s: &str) -> String {
 impl<'a> Collect<'a> for DirtyFiles {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
         let pids = &pass.wants.dirty_files;
-        let active = !pids.is_empty() || !self.remembered.is_empty() || self.no_cachestat;
+        let writers = pass
+            .fresh(names::WRITER_FILES)
+            .map(super::writer_files::parse)
+            .unwrap_or_default();
+        let active = !pids.is_empty()
+            || !writers.is_empty()
+            || !self.remembered.is_empty()
+            || self.no_cachestat;
         if !active {
             self.text = None;
             self.last_scan_ns = None;
             return Ok(());
         }
-        let due = self
-            .last_scan_ns
-            .is_none_or(|t| pass.mono_ns.saturating_sub(t) >= SCAN_EVERY_NS);
+        // A writer's file not yet remembered is measured at once: its writer may be gone
+        // by the next scan (the walk comes at most every 2 s).
+        let new_writer = writers.iter().any(|w| {
+            !self
+                .remembered
+                .values()
+                .any(|s| s.path == Path::new(w.path))
+        });
+        let due = new_writer
+            || self
+                .last_scan_ns
+                .is_none_or(|t| pass.mono_ns.saturating_sub(t) >= SCAN_EVERY_NS);
         if due && self.no_cachestat {
             self.text = Some(format!(
                 "state no-cachestat\nscan {}\ndenied 0\n",
@@ -274,7 +326,7 @@ impl<'a> Collect<'a> for DirtyFiles {
             ));
             self.last_scan_ns = Some(pass.mono_ns);
         } else if due {
-            self.scan(&pids.clone(), pass.mono_ns);
+            self.scan(&pids.clone(), &writers, pass.mono_ns);
             self.last_scan_ns = Some(pass.mono_ns);
         }
         let this: &'a Self = self;

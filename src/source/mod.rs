@@ -40,6 +40,7 @@ pub mod trace_instance;
 mod tracer_life;
 mod tracers;
 mod tree;
+mod writer_files;
 mod zram;
 
 pub use clock::{Clock, SystemClock, Ticker, Wake, thread_cpu_ns};

@@ -143,6 +143,10 @@ pub struct Walker {
     pids: Vec<u32>,
     lister: super::pid_list::Lister,
     fio: Vec<u32>,
+    /// The last walk's writers (`procs_visit::Visit::writers`) and their open files' text
+    /// (`writer_files`, the `names::WRITER_FILES` pseudo-file; empty: none).
+    writers: Vec<(u64, u32)>,
+    writer_text: String,
     /// `CLOCK_BOOTTIME` less `CLOCK_MONOTONIC` (`clock::boot_minus_mono_ns`; tests fix it).
     boot_minus_mono: fn() -> u64,
 }
@@ -166,6 +170,8 @@ impl Walker {
             pids: Vec::new(),
             lister: super::pid_list::Lister::default(),
             fio: Vec::new(),
+            writers: Vec::new(),
+            writer_text: String::new(),
             boot_minus_mono: super::clock::boot_minus_mono_ns,
         }
     }
@@ -217,6 +223,7 @@ impl Walker {
         self.lister.open(root, procfs);
         self.tried_ns = Some(mono_ns);
         self.out.clear();
+        self.writer_text.clear();
         let delayacct = read_optional(
             &self.proc_root.join("sys/kernel/task_delayacct"),
             &mut self.buf,
@@ -255,6 +262,7 @@ impl Walker {
         let pids = std::mem::take(&mut self.pids);
         let fio_at = self.out.len();
         self.fio.clear();
+        self.writers.clear();
         let root = &self.proc_root;
         let max_held = self
             .max_held
@@ -270,11 +278,13 @@ impl Walker {
             held: &mut self.held,
             max_held,
             fio: &mut self.fio,
+            writers: &mut self.writers,
         };
         for &pid in &pids {
             ctx.visit(pid, &mut self.seen);
         }
         super::procs_memory::write(&mut ctx, &mut self.seen, self.walk);
+        super::writer_files::write(&self.proc_root, &mut self.writers, &mut self.writer_text);
         self.pids = pids;
         if !self.fio.is_empty() {
             let mut line = String::from("fio");
@@ -332,6 +342,18 @@ impl Walker {
         let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
         let _ = writeln!(self.out, "boot {boot_ns}");
         boot_ns
+    }
+
+    /// The last walk's pseudo-file text (`names::PROCS`).
+    #[must_use]
+    pub fn walked(&self) -> &str {
+        &self.out
+    }
+
+    /// The open files of the last walk's writers (`writer_files`), when it found some.
+    #[must_use]
+    pub fn writer_files(&self) -> Option<&str> {
+        (!self.writer_text.is_empty()).then_some(self.writer_text.as_str())
     }
 
     /// How many fds the walker holds and may hold (for tests).

@@ -267,6 +267,9 @@ pub(super) struct Visit<'a> {
     pub(super) max_held: &'a mut usize,
     /// The pids whose comm is `fio`, in walk order.
     pub(super) fio: &'a mut Vec<u32>,
+    /// The written processes whose `write_bytes` rose since the previous walk (or, born
+    /// since, is not 0): `(growth, pid)`, for `writer_files`.
+    pub(super) writers: &'a mut Vec<(u64, u32)>,
 }
 
 /// A process's files as a visit without held fds read them.
@@ -457,6 +460,9 @@ impl Visit<'_> {
             let carried = was_last && e.written;
             self.cmdline(&self.dir(pid), e, comm, !carried);
         }
+        if write {
+            self.note_writer(pid, e, &io, was_last, born);
+        }
         if let Some((line, f)) = stat {
             e.stat = line;
             e.fio = f.comm == "fio";
@@ -467,6 +473,21 @@ impl Visit<'_> {
         e.written = write;
         if e.fio {
             self.fio.push(pid);
+        }
+    }
+
+    /// Notes `pid` among the walk's writers when its `write_bytes` rose since the previous
+    /// walk's reading `e.io` (`was_last`), or is not 0 and it was born since (`born`).
+    fn note_writer(&mut self, pid: u32, e: &Seen, io: &Io, was_last: bool, born: bool) {
+        let Io::Text(now) = io else { return };
+        let before = match &e.io {
+            Io::Text(t) if was_last => super::writer_files::write_bytes(t),
+            _ => born.then_some(0),
+        };
+        if let (Some(now), Some(before)) = (super::writer_files::write_bytes(now), before)
+            && now > before
+        {
+            self.writers.push((now - before, pid));
         }
     }
 

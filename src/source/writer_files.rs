@@ -1,0 +1,156 @@
+//! The writers' open files (spec §15.4): at a process walk, the regular files held open for
+//! writing by the processes whose `write_bytes` rose since the previous walk (or, born since,
+//! is not 0), by path, as the `names::WRITER_FILES` pseudo-file. The dirty-files scan
+//! (`source::dirty_files`) reads it from the same sample and measures those paths, then keeps
+//! measuring them for as long as they hold dirty or writeback pages, after their writer
+//! exited too: a `dd` of 2 GiB lives 1–2 s, seen by one walk, gone before a scan of its fds.
+//!
+//! The text, one line a file: `PID<TAB>COMM<TAB>PATH` (a tab or newline in a comm or path
+//! as `?`). Written only by walks that found some.
+//!
+//! Owns: which writers' fds are looked at, the writable test (fdinfo's access mode) and the
+//! pseudo-file's text. Must not touch: measuring files (`source::dirty_files`), rates.
+//!
+//! Cost: nothing for a process whose `write_bytes` did not move. For at most `MAX_WRITERS`
+//! writers a walk (the largest growth first), a listing of `/proc/PID/fd`, one readlink a
+//! fd and one fdinfo read for each path-named fd (at most `MAX_FDS` a writer), and at most
+//! `MAX_PATHS` paths written.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// At most this many writers' fds are looked at a walk.
+pub(super) const MAX_WRITERS: usize = 8;
+/// At most this many paths a walk (the dirty-files scan measures at most as many files).
+pub(super) const MAX_PATHS: usize = 20;
+/// At most this many fds of one writer are looked at.
+const MAX_FDS: usize = 4096;
+
+/// The `write_bytes` of an io text, when it has one.
+pub(super) fn write_bytes(io: &str) -> Option<u64> {
+    io.lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The pseudo-file's text for `writers` (`(growth of write_bytes, pid)`), largest growth
+/// first; empty when none holds a regular file open for writing.
+pub(super) fn write(proc_root: &Path, writers: &mut [(u64, u32)], out: &mut String) {
+    out.clear();
+    writers.sort_unstable_by(|a, b| b.cmp(a));
+    let mut paths = 0;
+    for &(_, pid) in writers.iter().take(MAX_WRITERS) {
+        let dir = proc_root.join(pid.to_string());
+        let Ok(entries) = std::fs::read_dir(dir.join("fd")) else {
+            continue;
+        };
+        let mut comm = None;
+        for e in entries.flatten().take(MAX_FDS) {
+            if paths >= MAX_PATHS {
+                return;
+            }
+            let Ok(target) = std::fs::read_link(e.path()) else {
+                continue;
+            };
+            let target = target.to_string_lossy();
+            if !worth_opening(&target) {
+                continue;
+            }
+            let info = std::fs::read_to_string(dir.join("fdinfo").join(e.file_name()));
+            if !info.is_ok_and(|i| open_for_writing(&i)) {
+                continue;
+            }
+            let comm = comm.get_or_insert_with(|| comm_of(proc_root, pid));
+            let _ = writeln!(out, "{pid}\t{}\t{}", clean(comm), clean(&target));
+            paths += 1;
+        }
+    }
+}
+
+/// Whether an fdinfo text's `flags:` (octal) open the file for writing.
+pub(super) fn open_for_writing(fdinfo: &str) -> bool {
+    fdinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_some_and(|f| f & libc::O_ACCMODE as u32 != libc::O_RDONLY as u32)
+}
+
+/// Regular files only: paths, not `socket:[…]`, `pipe:[…]`, `anon_inode:…`, nor devices,
+/// pseudo filesystems or memfds.
+pub(super) fn worth_opening(target: &str) -> bool {
+    target.starts_with('/')
+        && !["/dev/", "/proc/", "/sys/", "/memfd:"]
+            .iter()
+            .any(|p| target.starts_with(p))
+}
+
+pub(super) fn comm_of(proc_root: &Path, pid: u32) -> String {
+    std::fs::read_to_string(proc_root.join(pid.to_string()).join("comm"))
+        .map_or_else(|_| "?".to_owned(), |c| c.trim_end().to_owned())
+}
+
+fn clean(s: &str) -> String {
+    s.replace(['\t', '\n'], "?")
+}
+
+/// One line of the pseudo-file.
+pub(super) struct Writer<'t> {
+    pub pid: u32,
+    pub comm: &'t str,
+    pub path: &'t str,
+}
+
+/// The pseudo-file's lines; a malformed one is skipped (the text is this program's own).
+pub(super) fn parse(text: &str) -> Vec<Writer<'_>> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.splitn(3, '\t');
+            Some(Writer {
+                pid: f.next()?.parse().ok()?,
+                comm: f.next()?,
+                path: f.next()?,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    #[test]
+    fn write_bytes_and_the_access_mode() {
+        let io = "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: 4096\n";
+        assert_eq!(write_bytes(io), Some(4096));
+        assert_eq!(write_bytes("rchar: 1\n"), None);
+        assert!(open_for_writing("pos:\t0\nflags:\t0100001\nmnt_id:\t2\n"));
+        assert!(open_for_writing("pos:\t0\nflags:\t0100002\n"));
+        assert!(!open_for_writing("pos:\t0\nflags:\t0100000\n"));
+        assert!(!open_for_writing("pos:\t0\n"));
+    }
+
+    /// This process holds one file open for writing and one for reading: only the first is
+    /// written, with this process's pid and comm, and parsed back.
+    #[test]
+    fn a_writers_writable_files_only() {
+        let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+        let w = dir.path().join("written.bin");
+        let mut f = std::fs::File::create(&w).unwrap();
+        f.write_all(b"x").unwrap();
+        let r = dir.path().join("read.bin");
+        std::fs::write(&r, b"y").unwrap();
+        let _reader = std::fs::File::open(&r).unwrap();
+        let me = std::process::id();
+        let mut out = String::new();
+        write(Path::new("/proc"), &mut [(1, me)], &mut out);
+        let found = parse(&out);
+        let w = w.to_string_lossy();
+        assert!(found.iter().any(|x| x.path == w && x.pid == me), "{out}");
+        assert!(!out.contains("read.bin"), "{out}");
+        // No writer: nothing.
+        write(Path::new("/proc"), &mut [], &mut out);
+        assert!(out.is_empty());
+    }
+}
