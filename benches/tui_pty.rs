@@ -22,8 +22,8 @@ use std::fs::File;
 use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
@@ -198,6 +198,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
         .spawn()
         .expect("spawn");
     let pid = child.id();
+    MEASURED.store(pid, Ordering::SeqCst);
     let bytes = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&bytes);
     let mut reader = File::from(master.try_clone().unwrap());
@@ -242,6 +243,7 @@ fn measure(cmd: &[String], cols: u16, rows: u16, warm: Duration, window: Duratio
         rustix::process::Signal::TERM,
     );
     let _ = child.wait();
+    MEASURED.store(0, Ordering::SeqCst);
     drop(master);
     let mut reference_us = reference.join().unwrap_or_default();
     reference_us.sort_unstable();
@@ -355,18 +357,124 @@ fn memory_disk() -> (String, std::path::PathBuf, std::path::PathBuf) {
     (dev, mnt, img)
 }
 
+/// The load in force, where a signal's handler can undo it: `main`'s `Undo` (any return or
+/// panic) and `undo_on_signal` (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) both take it from here, so
+/// every exit but SIGKILL puts the machine back; `sweep_stale_loops` handles that one at the
+/// next run.
+static LOAD: Mutex<Option<Load>> = Mutex::new(None);
+
+/// The slot of the load in force, also after a panic while it was held (setup is done holding
+/// it, so a signal waits for a setup step to finish and then undoes all of it).
+fn load_slot() -> MutexGuard<'static, Option<Load>> {
+    LOAD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The program being measured (0: none). It is not in the pty's session, so nothing stops it
+/// when this process dies: `Undo` and `undo_on_signal` stop it.
+static MEASURED: AtomicU32 = AtomicU32::new(0);
+
+/// Sends SIGTERM to the program being measured, if any.
+fn stop_measured() {
+    let pid = MEASURED.swap(0, Ordering::SeqCst);
+    let pid = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw);
+    if let Some(pid) = pid {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+}
+
+/// Undoes the load in force when dropped: on `main`'s return and while a panic unwinds.
+struct Undo;
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        stop_measured();
+        let mut slot = load_slot();
+        // Dropped while the slot is held, so a signal arriving now waits and finds nothing.
+        drop(slot.take());
+    }
+}
+
+/// Stops the program being measured, undoes the load in force and exits on Ctrl-C, SIGTERM,
+/// SIGHUP or SIGQUIT: without it an interrupted `loops100` run left its loop devices attached
+/// (92 were found on one machine), and the measured pagewatch running.
+fn undo_on_signal() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+        .expect("signal handlers");
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            stop_measured();
+            drop(load_slot().take());
+            eprintln!("tui_pty: signal {sig}: the load is undone");
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
+/// The loop devices and backing files a run killed by SIGKILL left (`/dev/shm/pw-bench-PID-
+/// loopN.img`, PID no longer running): each device still backed by one is detached and, past
+/// the 8 the kernel makes at boot (`CONFIG_BLK_DEV_LOOP_MIN_COUNT`), removed; then the file.
+fn sweep_stale_loops() {
+    let Ok(dir) = std::fs::read_dir("/dev/shm") else {
+        return;
+    };
+    for entry in dir.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("pw-bench-")
+            .and_then(|r| r.split_once("-loop"))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == std::process::id() || running(pid) {
+            continue;
+        }
+        let img = entry.path();
+        let out = Command::new("losetup")
+            .args(["-j", &img.display().to_string()])
+            .output();
+        let listed = out.map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+        for line in listed.unwrap_or_default().lines() {
+            let dev = line.split_once(':').map_or("", |(dev, _)| dev);
+            if let Ok(minor) = dev.trim_start_matches("/dev/loop").parse::<u32>() {
+                remove_loops(&[(minor, minor >= 8, img.clone())]);
+                eprintln!("tui_pty: detached {dev}, left by run {pid}");
+            }
+        }
+        let _ = std::fs::remove_file(&img);
+    }
+}
+
+/// Whether process `pid` runs: its `/proc/PID/stat` is there and says neither zombie (a killed
+/// run its parent has not reaped yet) nor dead.
+fn running(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, r)| r.trim_start().chars().next());
+    state.is_some_and(|c| c != 'Z' && c != 'X')
+}
+
 impl Load {
-    fn start(s: Scenario) -> Self {
-        let mut load = Load {
+    /// Puts scenario `s`'s load in `LOAD`, each part recorded there before it is made, so
+    /// that a failure half-way (a panic) or a signal undoes what was made.
+    fn start(s: Scenario) {
+        let mut slot = load_slot();
+        let load = slot.insert(Load {
             children: Vec::new(),
             dirty: None,
             dir: None,
             looped: None,
             loops: Vec::new(),
-        };
+        });
         match s {
             Scenario::Idle | Scenario::Record | Scenario::Procs => {}
             Scenario::Loops100 => {
+                sweep_stale_loops();
                 // Devices that existed before (loop0–7 at boot, others' devices) stay.
                 let before: Vec<String> = std::fs::read_dir("/sys/block")
                     .unwrap()
@@ -375,12 +483,14 @@ impl Load {
                 let existed = |minor: u32| before.contains(&format!("loop{minor}"));
                 for i in 0..100 {
                     let img = format!("/dev/shm/pw-bench-{}-loop{i}.img", std::process::id());
-                    File::create(&img).unwrap().set_len(64 << 20).unwrap();
+                    // `losetup -f` adds a device when none is free: recorded before the file
+                    // and the attach, so a failure in either still removes it.
                     let free = run("losetup", &["-f"]);
                     let minor: u32 = free.trim_start_matches("/dev/loop").parse().unwrap();
-                    let created = !existed(minor);
+                    load.loops
+                        .push((minor, !existed(minor), img.clone().into()));
+                    File::create(&img).unwrap().set_len(64 << 20).unwrap();
                     run("losetup", &[&free, &img]);
-                    load.loops.push((minor, created, img.into()));
                 }
             }
             Scenario::Procs1000 => {
@@ -428,7 +538,6 @@ impl Load {
                 load.dir = Some(dir);
             }
         }
-        load
     }
 }
 
@@ -560,7 +669,9 @@ fn main() {
         .chain(scenario.pagewatch_args())
         .collect(),
     };
-    let load = Load::start(scenario);
+    undo_on_signal();
+    let undo = Undo;
+    Load::start(scenario);
     let r = measure(&cmd, 160, 48, warm, Duration::from_secs(secs));
     if !bench {
         println!(
@@ -599,5 +710,5 @@ fn main() {
             r.cpu_ms_per_s / h.cpu_ms_per_s
         );
     }
-    drop(load);
+    drop(undo);
 }
