@@ -48,7 +48,9 @@ for try in 1 2 3 4 5; do
 done
 echo "== iostat"
 cat /tmp/u1; echo "--"; cat /tmp/d1; echo "--"; cat /tmp/io; echo "--"; cat /tmp/d2; echo "--"; cat /tmp/u2
-pagewatch record /mnt/rec.pwrec --interval 0.5 --duration 2s
+# 3 s for at least 3 intervals: samples fall on the wall clock's half seconds, and a slow
+# guest (TCG on a loaded host) can miss one (CI: 2 records of 2 s, the first 0.97 s long).
+pagewatch record /mnt/rec.pwrec --interval 0.5 --duration 3s
 echo "== guest-replay"
 pagewatch replay /mnt/rec.pwrec --batch --format json > /tmp/replay.json; echo "exit=$?"; cat /tmp/replay.json
 echo "== recording"
