@@ -134,7 +134,10 @@ mod tests {
         // 5.10's debugfs: `stats` alone, the root wb's (spec §15.1); 6.10+: `wb_stats` too.
         let sys = tempfile::tempdir().unwrap();
         let bdi = sys.path().join("kernel/debug/bdi");
-        for (name, files) in [("254:0", &["stats"][..]), ("254:16", &["stats", "wb_stats"])] {
+        for (name, files) in [
+            ("254:0", &["stats"][..]),
+            ("254:16", &["stats", "wb_stats"]),
+        ] {
             std::fs::create_dir_all(bdi.join(name)).unwrap();
             for f in files {
                 std::fs::write(bdi.join(name).join(f), "BdiWriteback: 0 kB\n").unwrap();
