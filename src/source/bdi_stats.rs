@@ -6,6 +6,12 @@
 //! and the `names::bdi_stats` files. Must not touch: parsing beyond meminfo's two gating
 //! lines, derivation, mounting debugfs (pagewatch never mounts it).
 //!
+//! Only BDIs with a `wb_stats` beside their `stats` are read: that file came in 6.10 with the
+//! `stats` summed over all the BDI's wbs; before, `stats` is the root cgroup's wb alone and a
+//! cgroup-v2 writer's pages are missing from it (spec §15.1; seen in the lab, 5.10: vda's
+//! `BdiReclaimable` + `BdiWriteback` 0 kB while meminfo's Dirty + Writeback held 135 MB of a
+//! `dd` in `/box`), so older kernels get the apportioned figures (`model::drain`).
+//!
 //! Cost: nothing is read without root and a mounted debugfs (the listing fails once a slow
 //! refresh). With them, each BDI named `MAJ:MIN` with a major other than 0 (block devices;
 //! 0:N are FUSE, NFS and the like, without a disk row) is read every tick while meminfo's
@@ -50,6 +56,8 @@ impl BdiStats {
             .map(|d| {
                 d.filter_map(|e| e.ok()?.file_name().into_string().ok())
                     .filter(|n| is_block_bdi(n))
+                    // Before 6.10 (no wb_stats) `stats` misses the cgroups' wbs (spec §15.1).
+                    .filter(|n| self.dir.join(n).join("wb_stats").exists())
                     .collect()
             })
             .unwrap_or_default();
@@ -119,5 +127,25 @@ mod tests {
         let m = "MemFree: 5 kB\nDirty:           65000 kB\nWriteback:         536 kB\n";
         assert_eq!(waiting_kb(m), Some(65_536));
         assert_eq!(waiting_kb("Dirty: 5 kB\n"), None);
+    }
+
+    #[test]
+    fn only_bdis_whose_stats_sum_the_cgroups_wbs_are_listed() {
+        // 5.10's debugfs: `stats` alone, the root wb's (spec §15.1); 6.10+: `wb_stats` too.
+        let sys = tempfile::tempdir().unwrap();
+        let bdi = sys.path().join("kernel/debug/bdi");
+        for (name, files) in [
+            ("254:0", &["stats"][..]),
+            ("254:16", &["stats", "wb_stats"]),
+        ] {
+            std::fs::create_dir_all(bdi.join(name)).unwrap();
+            for f in files {
+                std::fs::write(bdi.join(name).join(f), "BdiWriteback: 0 kB\n").unwrap();
+            }
+        }
+        let mut s = BdiStats::new(sys.path());
+        s.relist();
+        let listed: Vec<&str> = s.list.iter().map(|(b, _)| b.as_str()).collect();
+        assert_eq!(listed, ["254:16"]);
     }
 }
