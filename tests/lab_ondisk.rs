@@ -3,13 +3,13 @@
 //! binary (about 30 s under TCG); skips, saying why, where the lab cannot run. Hold
 //! `flock -o /tmp/pw-lab.lock`.
 //!
-//! The three `#[ignore]`d checks fail on this pagewatch (seen in the lab, 6.12): the ETA is
-//! `BdiWriteBandwidth`'s (2.03-2.07 s at 64.9-66.0 MB/s: the sum of the wbs'
+//! The ETA was `BdiWriteBandwidth`'s (2.03-2.07 s at 64.9-66.0 MB/s: the sum of the wbs'
 //! `avg_write_bandwidth`, the new `/box` wb starting at the kernel's 100 MB/s guess) while
-//! sync took 6.2-6.3 s at the 20 MB/s cap; a dd that lives 4.7 s can fall between two 5 s
-//! process walks and is then never listed (1 boot of 2); and the file's bytes are the
-//! scan's, every 5 s (140 MB while vda's fell from 147 to 50 MB), kept after sync. Run them
-//! with `-- --ignored`.
+//! sync took 6.2-6.3 s at the 20 MB/s cap: while the device writes back, the drain is now its
+//! measured rate (spec §15.5). The two `#[ignore]`d checks fail on this pagewatch: a dd that
+//! lives 4.7 s can fall between two 5 s process walks and is then never listed (1 boot of 2);
+//! and the file's bytes are the scan's, every 5 s (140 MB while vda's fell from 147 to 50 MB),
+//! kept after sync. Run them with `-- --ignored`.
 #![allow(clippy::unwrap_used)]
 
 #[path = "common/lab_ondisk.rs"]
@@ -32,7 +32,6 @@ fn trixie_dds_file_is_listed_until_sync_returns() {
 }
 
 #[test]
-#[ignore = "fails: the ETA uses BdiWriteBandwidth, far above the cgroup's 20 MB/s (issue 53)"]
 fn trixie_sync_takes_the_printed_eta() {
     if let Some(run) = lab_ondisk::run("trixie") {
         lab_ondisk::sync_takes_the_printed_eta(run);

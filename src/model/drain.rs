@@ -212,6 +212,10 @@ fn shares(rows: &[Seen<'_>], devno: &[Option<(u32, u32, u64)>]) -> Vec<Option<f6
         .collect()
 }
 
+/// Writeback in flight from this much on (bytes), the device's measured write rate is its
+/// drain (spec §15.5).
+const WRITING_BACK_BYTES: u64 = 1 << 20;
+
 /// A disk's drain from its BDI's debugfs stats.
 fn from_kernel(s: &BdiStat, wkb_s: Option<f64>) -> Drain {
     // The starting guess on a BDI that never wrote back is no estimate (spec §15.3).
@@ -229,8 +233,12 @@ fn from_kernel(s: &BdiStat, wkb_s: Option<f64>) -> Drain {
     )
 }
 
-/// The drain of `dirty` + `writeback` bytes: at the kernel's rate `bw` when known, else at
-/// the measured `wkb_s`.
+/// The drain of `dirty` + `writeback` bytes: while at least `WRITING_BACK_BYTES` are being
+/// written back, at the device's measured `wkb_s` (what it completes now: the kernel's
+/// estimate is the root wb's, and lags; a writer in a cgroup capped by io.max drained at 20
+/// MB/s while the kernel still said its 100 MB/s starting guess, an ETA 3-4x short in the 6.12
+/// lab); else at the kernel's rate `bw` when known (dirty pages not yet being written will go
+/// at the device's pace), else at the measured rate.
 fn with_rate(
     dirty: u64,
     writeback: u64,
@@ -239,7 +247,9 @@ fn with_rate(
     wkb_s: Option<f64>,
 ) -> Drain {
     let measured = wkb_s.map(|k| k * 1024.0).filter(|&r| r > 0.0);
+    let writing = writeback >= WRITING_BACK_BYTES;
     let (rate, rate_from) = match (bw, measured) {
+        (_, Some(m)) if writing => (Some(m), Some("measured")),
         (Some(b), _) => (Some(b), Some("kernel")),
         (None, Some(m)) => (Some(m), Some("measured")),
         (None, None) => (None, None),

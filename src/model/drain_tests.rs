@@ -30,37 +30,78 @@ fn snap(disks: Vec<DiskCounters>, bdi: Vec<(&str, BdiStat)>) -> Snapshot {
 
 #[test]
 fn kernel_figures_and_eta_from_bdi_stats() {
-    // vdb: 2,093,056 kB dirty + 12,288 kB writeback at 31,240 kBps (spec §15.5):
-    // (2093056 + 12288) / 31240 = 67.39 s.
+    // vdb: 2,093,056 kB dirty + 512 kB writeback (not yet being written back) at 31,240
+    // kBps (spec §15.5): (2093056 + 512) / 31240 = 67.016 s.
     let s = snap(
         vec![counters("vda", 254, 0, 10), counters("vdb", 254, 16, 10)],
         vec![(
             "254:16",
             BdiStat {
-                writeback_kb: 12_288,
+                writeback_kb: 512,
                 reclaimable_kb: 2_093_056,
                 written_kb: Some(5_000),
                 write_bandwidth_kbps: Some(31_240),
             },
         )],
     );
-    let disks = vec![row("vda", Some(0.0)), row("vdb", Some(30_000.0))];
+    let disks = vec![row("vda", Some(0.0)), row("vdb", Some(300.0))];
     let out = derive(&disks, &s, Some(1), Some(1));
     assert_eq!(out[0], Drain::default(), "no BDI stats for vda");
     let d = out[1];
     assert_eq!(d.dirty_bytes, Some(2_093_056 * 1024));
-    assert_eq!(d.writeback_bytes, Some(12_288 * 1024));
+    assert_eq!(d.writeback_bytes, Some(512 * 1024));
     assert_eq!(
         (d.dirty_from, d.drain_from),
         (Some("kernel"), Some("kernel"))
     );
     assert_eq!(d.drain_bytes_per_s, Some(31_240.0 * 1024.0));
     let eta = d.drain_eta_s.unwrap();
-    assert!((eta - 67.392).abs() < 0.01, "{eta}");
+    assert!((eta - 67.016).abs() < 0.01, "{eta}");
     assert_eq!(
         d.text().unwrap(),
         "2.0G to write, ~67 s at 30.5M/s (kernel)"
     );
+}
+
+#[test]
+fn while_writing_back_the_device_drains_at_its_measured_rate() {
+    // The 6.12 lab: dd in /box capped at 20 MB/s by io.max; the kernel's BdiWriteBandwidth
+    // still 102,400 kBps (the root wb's starting guess, having written before): 135,168 kB
+    // dirty + 4,096 kB in writeback at the measured 20,480 kB/s = 6.8 s, not 1.36 s.
+    let s = snap(
+        vec![counters("vda", 254, 0, 10)],
+        vec![(
+            "254:0",
+            BdiStat {
+                writeback_kb: 4_096,
+                reclaimable_kb: 135_168,
+                written_kb: Some(90_000),
+                write_bandwidth_kbps: Some(102_400),
+            },
+        )],
+    );
+    let d = derive(&[row("vda", Some(20_480.0))], &s, None, None)[0];
+    assert_eq!(
+        (d.dirty_from, d.drain_from),
+        (Some("kernel"), Some("measured"))
+    );
+    assert_eq!(d.kernel_write_bytes_per_s, Some(102_400.0 * 1024.0));
+    assert_eq!(d.drain_eta_s, Some(6.8));
+    // Under 1 MiB in writeback (nothing being written yet): the kernel's rate.
+    let s = snap(
+        vec![counters("vda", 254, 0, 10)],
+        vec![(
+            "254:0",
+            BdiStat {
+                writeback_kb: 512,
+                reclaimable_kb: 135_168,
+                written_kb: Some(90_000),
+                write_bandwidth_kbps: Some(102_400),
+            },
+        )],
+    );
+    let d = derive(&[row("vda", Some(20.0))], &s, None, None)[0];
+    assert_eq!(d.drain_from, Some("kernel"));
 }
 
 #[test]
