@@ -521,6 +521,34 @@ fn during_a_flood_connect_and_local_batch_agree_on_the_verdict() {
         .prefix("pagewatch-connect-flood")
         .tempdir_in("/var/tmp")
         .unwrap();
+    // Both sides judge disks from what they see, not from a stored baseline.
+    let remote = s.path("flood");
+    let script = format!(
+        "#!/bin/sh\nPAGEWATCH_BASELINES=off exec {} \"$@\"\n",
+        env!("CARGO_BIN_EXE_pagewatch")
+    );
+    std::fs::write(&remote, script).unwrap();
+    std::fs::set_permissions(&remote, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // Two samplers a few ms apart read a flood's edges (at the hard limit or just under it,
+    // a dip below background) differently now and then: 22 of 25 seconds agreed once in CI
+    // (23 of 24 and 24 of 25 in other runs). A second run when the first agrees in under
+    // 90 %; both must fail for the test to fail.
+    let mut last = String::new();
+    for run in 1..=2 {
+        match flood_once(&s, dir.path(), &remote) {
+            Ok(()) => return,
+            Err(why) => {
+                eprintln!("flood run {run}: {why}");
+                last = why;
+            }
+        }
+    }
+    panic!("{last}");
+}
+
+/// One flood (two buffered fio writers for 35 s) with a local batch and `connect --batch`
+/// beside it: `Err` when they agree in under 90 % of the seconds they share.
+fn flood_once(s: &Sshd, dir: &std::path::Path, remote: &std::path::Path) -> Result<(), String> {
     let mut fio = Command::new("fio")
         .args([
             "--name=w",
@@ -530,19 +558,11 @@ fn during_a_flood_connect_and_local_batch_agree_on_the_verdict() {
             "--numjobs=2",
         ])
         .args(["--ioengine=psync", "--time_based", "--runtime=35"])
-        .arg(format!("--directory={}", dir.path().display()))
+        .arg(format!("--directory={}", dir.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Both sides judge disks from what they see, not from a stored baseline.
-    let remote = s.path("flood");
-    let script = format!(
-        "#!/bin/sh\nPAGEWATCH_BASELINES=off exec {} \"$@\"\n",
-        env!("CARGO_BIN_EXE_pagewatch")
-    );
-    std::fs::write(&remote, script).unwrap();
-    std::fs::set_permissions(&remote, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     std::thread::sleep(Duration::from_secs(2));
     let n = "25";
     let local = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
@@ -580,10 +600,12 @@ fn during_a_flood_connect_and_local_batch_agree_on_the_verdict() {
     let throttled = shared.iter().filter(|k| l[k].0.contains("throttl")).count();
     assert!(throttled > 0, "the flood never throttled: {l:?}");
     for (what, n) in [("verdict.dirty.state", state), ("saturated devices", sat)] {
-        assert!(
-            n * 10 >= shared.len() * 9,
-            "{what} agrees in {n} of {} seconds\nlocal {l:?}\nremote {r:?}",
-            shared.len()
-        );
+        if n * 10 < shared.len() * 9 {
+            return Err(format!(
+                "{what} agrees in {n} of {} seconds\nlocal {l:?}\nremote {r:?}",
+                shared.len()
+            ));
+        }
     }
+    Ok(())
 }

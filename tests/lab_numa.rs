@@ -130,7 +130,11 @@ fn check_spill(out: &BTreeMap<String, String>, i: u32) -> Option<String> {
     let rec: serde_json::Value =
         serde_json::from_str(out[&format!("spill_sample{i}")].trim()).unwrap();
     let note = rec["verdict"]["nodes"].as_str().unwrap_or("");
-    if !note.starts_with("node 0 past its dirty share") {
+    // Every node past its share (CI once, node 1 filled too): the kernel has no node to spill
+    // to, and the verdict says so; such a try is left out like one within the share.
+    if !note.starts_with("node 0 past its dirty share")
+        || note.ends_with("every node is past its share")
+    {
         eprintln!(
             "spill try {i} left out: node 0 dirty+writeback {} against its limit {}, node 1 \
              numa_miss {}/s; verdict {note:?}",
