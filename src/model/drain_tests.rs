@@ -63,24 +63,29 @@ fn kernel_figures_and_eta_from_bdi_stats() {
     );
 }
 
-#[test]
-fn while_writing_back_the_device_drains_at_its_measured_rate() {
-    // The 6.12 lab: dd in /box capped at 20 MB/s by io.max; the kernel's BdiWriteBandwidth
-    // still 102,400 kBps (the root wb's starting guess, having written before): 135,168 kB
-    // dirty + 4,096 kB in writeback at the measured 20,480 kB/s = 6.8 s, not 1.36 s.
-    let s = snap(
+/// vda (254:0) as in the 6.12 lab: 135,168 kB dirty and `writeback_kb` under writeback, the
+/// kernel's BdiWriteBandwidth still 102,400 kBps (the root wb's starting guess, having
+/// written before).
+fn lab_vda(writeback_kb: u64) -> Snapshot {
+    snap(
         vec![counters("vda", 254, 0, 10)],
         vec![(
             "254:0",
             BdiStat {
-                writeback_kb: 4_096,
+                writeback_kb,
                 reclaimable_kb: 135_168,
                 written_kb: Some(90_000),
                 write_bandwidth_kbps: Some(102_400),
             },
         )],
-    );
-    let d = derive(&[row("vda", Some(20_480.0))], &s, None, None)[0];
+    )
+}
+
+#[test]
+fn while_writing_back_the_device_drains_at_its_measured_rate() {
+    // dd in /box capped at 20 MB/s by io.max: 135,168 kB dirty + 4,096 kB in writeback at the
+    // measured 20,480 kB/s = 6.8 s, not 1.36 s at the kernel's figure.
+    let d = derive(&[row("vda", Some(20_480.0))], &lab_vda(4_096), None, None)[0];
     assert_eq!(
         (d.dirty_from, d.drain_from),
         (Some("kernel"), Some("measured"))
@@ -88,19 +93,7 @@ fn while_writing_back_the_device_drains_at_its_measured_rate() {
     assert_eq!(d.kernel_write_bytes_per_s, Some(102_400.0 * 1024.0));
     assert_eq!(d.drain_eta_s, Some(6.8));
     // Under 1 MiB in writeback (nothing being written yet): the kernel's rate.
-    let s = snap(
-        vec![counters("vda", 254, 0, 10)],
-        vec![(
-            "254:0",
-            BdiStat {
-                writeback_kb: 512,
-                reclaimable_kb: 135_168,
-                written_kb: Some(90_000),
-                write_bandwidth_kbps: Some(102_400),
-            },
-        )],
-    );
-    let d = derive(&[row("vda", Some(20.0))], &s, None, None)[0];
+    let d = derive(&[row("vda", Some(20.0))], &lab_vda(512), None, None)[0];
     assert_eq!(d.drain_from, Some("kernel"));
 }
 
