@@ -545,4 +545,24 @@ fn zram_devices_files_are_read_every_tick_and_none_without_zram() {
         s.file("sys/block/zram0/mm_stat"),
         Some("8192 200 8192 0 8192 0 0 1 0\n")
     );
+    // Removed and added again under the same name (zram-control's hot_remove, hot_add) before
+    // any refresh: the held directory is stale, one tick goes without, the next reads the new.
+    std::fs::remove_dir_all(&z).unwrap();
+    std::fs::create_dir_all(z.join("queue")).unwrap();
+    std::fs::write(z.join("mm_stat"), "1 2 3 0 3 0 0 1 0\n").unwrap();
+    std::fs::write(z.join("bd_stat"), "0 0 0\n").unwrap();
+    let s = src.read().unwrap();
+    assert_eq!(s.file("sys/block/zram0/mm_stat"), None);
+    let s = src.read().unwrap();
+    assert_eq!(
+        s.file("sys/block/zram0/mm_stat"),
+        Some("1 2 3 0 3 0 0 1 0\n")
+    );
+    // bd_stat is looked for at the listing: read from the next refresh on.
+    assert_eq!(s.file("sys/block/zram0/bd_stat"), None);
+    src.refresh_soon();
+    assert_eq!(
+        src.read().unwrap().file("sys/block/zram0/bd_stat"),
+        Some("0 0 0\n")
+    );
 }
