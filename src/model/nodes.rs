@@ -135,8 +135,9 @@ fn node(
 ///   N/s)`, the receiver the one whose `numa_miss` rose most;
 /// - a node past that took another's allocations (its `numa_miss`, that node's
 ///   `numa_foreign`): the spill ran into it before it passed its share, said as such;
-/// - else `… no allocation spilled to another node (numa_miss 0/s)` (a writer bound to the
-///   node cannot spill), or the bare state while the rates are unknown (first sample).
+/// - else `… no allocation spilled to another node (numa_miss 0/s)` when every node's
+///   `numa_miss` was read as 0 (a writer bound to the node cannot spill), or the bare state
+///   (rates unknown on the first sample, or a `numa_miss` no refusing node accounts for).
 #[must_use]
 pub fn note(nodes: &[Node], dirtied_s: Option<f64>) -> Option<String> {
     let past: Vec<&Node> = nodes.iter().filter(|n| n.past_dirty_share).collect();
@@ -207,12 +208,14 @@ pub fn note(nodes: &[Node], dirtied_s: Option<f64>) -> Option<String> {
             r.node
         ));
     }
-    if nodes.iter().all(|n| n.numa_miss_s.is_none()) {
-        return Some(head);
+    // "numa_miss 0/s" only where every node's was read as 0: unread rates (first sample), or a
+    // numa_miss no refusing node accounts for, get the bare state.
+    if nodes.iter().all(|n| n.numa_miss_s == Some(0.0)) {
+        return Some(format!(
+            "{head}: no allocation spilled to another node (numa_miss 0/s)"
+        ));
     }
-    Some(format!(
-        "{head}: no allocation spilled to another node (numa_miss 0/s)"
-    ))
+    Some(head)
 }
 
 /// A rate read as 0 where unknown.

@@ -79,12 +79,12 @@ fn node_dirty_limit_by_hand_ratio_and_bytes() {
         (1_000, 1_250, 1_500)
     );
     // Node 0's numa_foreign read 0 both times: it refused nothing, so node 1's numa_miss
-    // (500 → 2 500 over 2 s: 1 000/s) is not node 0's spill, and node 1 (within its share)
-    // took nothing meant for a node past it.
+    // (500 → 2 500 over 2 s: 1 000/s) is not node 0's spill; node 1 (within its share) took
+    // nothing meant for a node past it. Neither a spill nor "0/s" is claimed.
     assert_eq!(n[0].numa_foreign_s, Some(0.0));
     assert_eq!(
         note(&n, Some(3_000.0)).as_deref(),
-        Some("node 0 past its dirty share: no allocation spilled to another node (numa_miss 0/s)")
+        Some("node 0 past its dirty share")
     );
     // dirty_bytes 200 MiB = 51 200 pages; global dirtyable 140 000 − 4 500 + 60 000 + 1 =
     // 195 501; node 0: 51 200 · 88 500 / 195 501 = 23 177 (floor): within its share.
@@ -185,6 +185,13 @@ fn a_node_past_after_taking_anothers_spill_says_so() {
              interval (node 1 numa_miss 19600/s, node 0 numa_foreign 19600/s); node 0 is \
              within its share now"
         )
+    );
+    // Node 1's numa_miss with no node refusing (node 0's numa_foreign 0, e.g. a task whose
+    // policy prefers node 2 of a larger machine): no spill claimed, and no "0/s" either.
+    let other = two(17_000, 21_500, Some([(0, 0), (39_200, 0)]));
+    assert_eq!(
+        note(&other, Some(19_600.0)).as_deref(),
+        Some("node 1 past its dirty share")
     );
     // Node 1 past with nothing missed: no spill either way.
     let quiet = two(17_000, 21_500, Some([(0, 0), (0, 0)]));
