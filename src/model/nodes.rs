@@ -122,30 +122,105 @@ fn node(
     }
 }
 
-/// The verdict's node note: `node 0 past its dirty share: page-cache allocations go to node 1`
-/// when a node within its share took allocations meant for another this interval (the one
-/// whose `numa_miss` rose most); else `node 0 past its dirty share: no allocation spilled to
-/// another node (numa_miss 0/s)`: a writer bound to the node (cpuset, mempolicy) cannot
-/// spill, and the lab's bound writer showed just that, so a spill is said only when seen.
+/// The verdict's node note (spec §12.2), from the node states at the sample and the spill
+/// counters over the interval before it: `numa_foreign` rises on the node that was preferred
+/// and refused, `numa_miss` on the node that got the page. `dirtied_s`: pages dirtied per
+/// second over the same interval (`nr_dirtied`). `None` while no node is past its share.
+/// - nothing dirtied (the writer paused): `node 0 past its dirty share: nothing dirtied this
+///   interval`: no page-cache allocation was made, so none could spill;
+/// - every node past: `every node past its dirty share: …`, the slow path places page cache
+///   without the shares (spec §12.2), with the `numa_miss` seen before they all passed;
+/// - a node past with its own `numa_foreign` rising (or unread) and another's `numa_miss`:
+///   `node 0 past its dirty share: page-cache allocations go to node 1 (node 1 numa_miss
+///   N/s)`, the receiver the one whose `numa_miss` rose most;
+/// - a node past that took another's allocations (its `numa_miss`, that node's
+///   `numa_foreign`): the spill ran into it before it passed its share, said as such;
+/// - else `… no allocation spilled to another node (numa_miss 0/s)` when every node's
+///   `numa_miss` was read as 0 (a writer bound to the node cannot spill), or the bare state
+///   (rates unknown on the first sample, or a `numa_miss` no refusing node accounts for).
 #[must_use]
-pub fn note(nodes: &[Node]) -> Option<String> {
-    let past = nodes.iter().find(|n| n.past_dirty_share)?;
-    let to = nodes
-        .iter()
-        .filter(|n| !n.past_dirty_share && n.numa_miss_s.is_some_and(|m| m > 0.0))
-        .max_by(|a, b| {
-            a.numa_miss_s
-                .unwrap_or(0.0)
-                .total_cmp(&b.numa_miss_s.unwrap_or(0.0))
-        });
-    let what = match to {
-        Some(n) => format!("page-cache allocations go to node {}", n.node),
-        None if nodes.iter().all(|n| n.past_dirty_share) => {
-            "every node is past its share".to_owned()
-        }
-        None => "no allocation spilled to another node (numa_miss 0/s)".to_owned(),
+pub fn note(nodes: &[Node], dirtied_s: Option<f64>) -> Option<String> {
+    let past: Vec<&Node> = nodes.iter().filter(|n| n.past_dirty_share).collect();
+    let first = past.first()?;
+    let every = past.len() == nodes.len();
+    let head = if every {
+        "every node past its dirty share".to_owned()
+    } else {
+        format!("node {} past its dirty share", first.node)
     };
-    Some(format!("node {} past its dirty share: {what}", past.node))
+    if dirtied_s.is_some_and(|d| d <= 0.0) {
+        return Some(format!("{head}: nothing dirtied this interval"));
+    }
+    let most_missed = |among: &mut dyn Iterator<Item = &Node>| -> Option<Node> {
+        among
+            .filter(|n| rate(n.numa_miss_s) > 0.0)
+            .max_by(|a, b| rate(a.numa_miss_s).total_cmp(&rate(b.numa_miss_s)))
+            .copied()
+    };
+    if every {
+        let seen = most_missed(&mut nodes.iter())
+            .map(|n| {
+                format!(
+                    " (node {} numa_miss {:.0}/s this interval)",
+                    n.node,
+                    rate(n.numa_miss_s)
+                )
+            })
+            .unwrap_or_default();
+        return Some(format!(
+            "{head}: the allocator's slow path ignores the shares, page cache is placed as if \
+             there were none{seen}"
+        ));
+    }
+    // A spill away from a node past its share: it refused (numa_foreign, where read), another
+    // got the pages (numa_miss).
+    for x in &past {
+        if x.numa_foreign_s.is_some_and(|f| f <= 0.0) {
+            continue;
+        }
+        if let Some(y) = most_missed(&mut nodes.iter().filter(|n| n.node != x.node)) {
+            return Some(format!(
+                "node {} past its dirty share: page-cache allocations go to node {} (node {} \
+                 numa_miss {:.0}/s)",
+                x.node,
+                y.node,
+                y.node,
+                rate(y.numa_miss_s)
+            ));
+        }
+    }
+    // A spill into a node now past its share, from one within its share now.
+    let refused = nodes
+        .iter()
+        .filter(|n| !n.past_dirty_share && rate(n.numa_foreign_s) > 0.0)
+        .max_by(|a, b| rate(a.numa_foreign_s).total_cmp(&rate(b.numa_foreign_s)));
+    if let (Some(r), Some(x)) = (refused, most_missed(&mut past.iter().copied())) {
+        return Some(format!(
+            "node {} past its dirty share, having taken allocations meant for node {} this \
+             interval (node {} numa_miss {:.0}/s, node {} numa_foreign {:.0}/s); node {} is \
+             within its share now",
+            x.node,
+            r.node,
+            x.node,
+            rate(x.numa_miss_s),
+            r.node,
+            rate(r.numa_foreign_s),
+            r.node
+        ));
+    }
+    // "numa_miss 0/s" only where every node's was read as 0: unread rates (first sample), or a
+    // numa_miss no refusing node accounts for, get the bare state.
+    if nodes.iter().all(|n| n.numa_miss_s == Some(0.0)) {
+        return Some(format!(
+            "{head}: no allocation spilled to another node (numa_miss 0/s)"
+        ));
+    }
+    Some(head)
+}
+
+/// A rate read as 0 where unknown.
+fn rate(r: Option<f64>) -> f64 {
+    r.unwrap_or(0.0)
 }
 
 #[cfg(test)]

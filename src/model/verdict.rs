@@ -503,7 +503,7 @@ pub fn derive(m: &Model) -> Verdict {
         worst_latency,
         reclaim,
         journal,
-        nodes: super::nodes::note(&m.nodes),
+        nodes: super::nodes::note(&m.nodes, m.dirty.dirtied_per_s),
         early: None,
         headline: String::new(),
         // Told by the pipeline, which keeps the calm it is told against (`story::Calm`).

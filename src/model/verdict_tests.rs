@@ -517,17 +517,29 @@ fn in_a_scope_the_verdict_is_its_domain_and_the_host_is_a_second_line() {
 fn a_node_past_its_dirty_share_is_in_the_verdict_and_the_headline() {
     let mut m = model();
     assert_eq!(derive(&m).nodes, None, "single node: no note");
-    let node = |n, dw, limit, miss| crate::model::nodes::Node {
+    let node = |n, dw, limit, miss, foreign| crate::model::nodes::Node {
         node: n,
         dirty_writeback_pages: dw,
         dirty_limit_pages: Some(limit),
         past_dirty_share: dw > limit,
         numa_miss_s: Some(miss),
+        numa_foreign_s: Some(foreign),
         ..crate::model::nodes::Node::default()
     };
-    m.nodes = vec![node(0, 17_800, 17_700, 0.0), node(1, 10, 21_400, 1_000.0)];
+    m.nodes = vec![
+        node(0, 17_800, 17_700, 0.0, 1_000.0),
+        node(1, 10, 21_400, 1_000.0, 0.0),
+    ];
+    m.dirty.dirtied_per_s = Some(1_000.0);
     let v = derive(&m);
-    let want = "node 0 past its dirty share: page-cache allocations go to node 1";
+    let want = "node 0 past its dirty share: page-cache allocations go to node 1 (node 1 \
+                numa_miss 1000/s)";
     assert_eq!(v.nodes.as_deref(), Some(want));
     assert!(v.headline.ends_with(want), "{}", v.headline);
+    // The writer paused the whole interval: the verdict reads the model's nr_dirtied rate.
+    m.dirty.dirtied_per_s = Some(0.0);
+    assert_eq!(
+        derive(&m).nodes.as_deref(),
+        Some("node 0 past its dirty share: nothing dirtied this interval")
+    );
 }
