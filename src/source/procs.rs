@@ -147,6 +147,8 @@ pub struct Walker {
     /// (`writer_files`, the `names::WRITER_FILES` pseudo-file; empty: none).
     writers: Vec<(u64, u32)>,
     writer_text: String,
+    /// What the writers' last fd listings found (`writer_files::Listed`).
+    writers_listed: super::writer_files::Listed,
     /// `CLOCK_BOOTTIME` less `CLOCK_MONOTONIC` (`clock::boot_minus_mono_ns`; tests fix it).
     boot_minus_mono: fn() -> u64,
 }
@@ -172,6 +174,7 @@ impl Walker {
             fio: Vec::new(),
             writers: Vec::new(),
             writer_text: String::new(),
+            writers_listed: super::writer_files::Listed::default(),
             boot_minus_mono: super::clock::boot_minus_mono_ns,
         }
     }
@@ -284,7 +287,13 @@ impl Walker {
             ctx.visit(pid, &mut self.seen);
         }
         super::procs_memory::write(&mut ctx, &mut self.seen, self.walk);
-        super::writer_files::write(&self.proc_root, &mut self.writers, &mut self.writer_text);
+        super::writer_files::write(
+            &self.proc_root,
+            &mut self.writers,
+            &mut self.writer_text,
+            mono_ns,
+            &mut self.writers_listed,
+        );
         self.pids = pids;
         if !self.fio.is_empty() {
             let mut line = String::from("fio");
