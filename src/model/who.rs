@@ -23,6 +23,7 @@
 
 use super::Model;
 use super::dirty::State;
+use super::task_delays::{pids, stalling};
 use crate::sample::{Pace, ProcScope, Wants};
 
 /// Seconds the walk and the tracepoint stay on after their last reason.
@@ -83,6 +84,8 @@ pub struct Gate {
     reclaim_quiet_s: Option<f64>,
     /// Seconds since the machine was last busy enough to walk the pane at the fast period.
     active_quiet_s: Option<f64>,
+    /// Seconds since direct compaction or reclaim ran or memory was taken (task delays).
+    stall_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -146,6 +149,7 @@ impl Gate {
                 m.reclaim.direct_ran() || m.reclaim.limit_ran(),
                 dt,
             ),
+            delays: pids(m, linger(&mut self.stall_quiet_s, stalling(m, taking), dt)),
             dirty_files: if procs.is_some() {
                 top_dirtiers(m)
             } else {
