@@ -95,19 +95,14 @@ pub fn annotate(delays: Option<&TaskDelays>, rows: Option<&mut Vec<MemRow>>) {
     }
 }
 
-/// Whether the tasks' delays are worth reading: direct compaction or reclaim ran in the
-/// interval, or memory is being `taken` (the stall may come next).
-#[must_use]
-pub fn stalling(m: &super::Model, taken: bool) -> bool {
-    taken || m.reclaim.compaction_ran() || m.reclaim.direct_ran() || m.reclaim.limit_ran()
-}
-
 /// The processes to query: the memory rows shown first (in reclaim first, then the largest),
-/// at most `MAX_PIDS`, while delay accounting is on (`Model::task_delayacct`) and `stalling`
-/// (lately, `model::who`'s linger); none otherwise.
+/// at most `MAX_PIDS`, while delay accounting is on (`Model::task_delayacct`) and `walking`
+/// (the walk is wanted: `model::who` wants it while memory is taken, direct reclaim or
+/// compaction ran, memory PSI rose, a disk is busy, or the processes view is open, and for
+/// `LINGER_S` after); none otherwise.
 #[must_use]
-pub fn pids(m: &super::Model, stalling: bool) -> Vec<u32> {
-    if m.task_delayacct != Some(true) || !stalling {
+pub fn pids(m: &super::Model, walking: bool) -> Vec<u32> {
+    if m.task_delayacct != Some(true) || !walking {
         return Vec::new();
     }
     m.processes_by_memory

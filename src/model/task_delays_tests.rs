@@ -158,7 +158,7 @@ fn the_longest_compacting_process_is_named_from_half_a_ms_per_second() {
 }
 
 #[test]
-fn processes_are_queried_only_with_delay_accounting_on_and_a_stall() {
+fn processes_are_queried_only_with_delay_accounting_on_and_the_walk_wanted() {
     let mut m = idle_model();
     m.processes_by_memory = Some((1..=12).map(|p| MemRow::blank(p, "x")).collect());
     m.task_delayacct = Some(true);
@@ -167,9 +167,33 @@ fn processes_are_queried_only_with_delay_accounting_on_and_a_stall() {
         (1..=10).collect::<Vec<u32>>(),
         "MAX_PIDS, in row order"
     );
-    assert!(pids(&m, false).is_empty(), "nothing stalls: no query");
+    assert!(pids(&m, false).is_empty(), "no walk: no query");
     m.task_delayacct = Some(false);
     assert!(pids(&m, true).is_empty(), "delay accounting off: no query");
     m.task_delayacct = None;
     assert!(pids(&m, true).is_empty(), "not known yet: no query");
+}
+
+#[test]
+fn direct_compaction_alone_wants_the_walk_and_so_the_delays() {
+    let mut m = idle_model();
+    m.task_delayacct = Some(true);
+    m.processes_by_memory = Some(vec![MemRow::blank(7, "eat")]);
+    let view = crate::model::who::View::default();
+    let wants = crate::model::who::Gate::default().update(&m, &view);
+    assert!(
+        wants
+            .as_ref()
+            .is_none_or(|w| w.procs.is_none() && w.delays.is_empty()),
+        "the idle samples have no reason to walk: {wants:?}"
+    );
+    m.reclaim.compact_stall_s = Some(5.0);
+    let wants = crate::model::who::Gate::default()
+        .update(&m, &view)
+        .unwrap();
+    assert!(
+        wants.procs.is_some(),
+        "direct compaction is a reason to walk"
+    );
+    assert_eq!(wants.delays, vec![7]);
 }

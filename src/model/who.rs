@@ -23,7 +23,7 @@
 
 use super::Model;
 use super::dirty::State;
-use super::task_delays::{pids, stalling};
+use super::task_delays::pids;
 use crate::sample::{Pace, ProcScope, Wants};
 
 /// Seconds the walk and the tracepoint stay on after their last reason.
@@ -84,8 +84,6 @@ pub struct Gate {
     reclaim_quiet_s: Option<f64>,
     /// Seconds since the machine was last busy enough to walk the pane at the fast period.
     active_quiet_s: Option<f64>,
-    /// Seconds since direct compaction or reclaim ran or memory was taken (task delays).
-    stall_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
     wants: Wants,
@@ -149,7 +147,7 @@ impl Gate {
                 m.reclaim.direct_ran() || m.reclaim.limit_ran(),
                 dt,
             ),
-            delays: pids(m, linger(&mut self.stall_quiet_s, stalling(m, taking), dt)),
+            delays: pids(m, procs.is_some()),
             dirty_files: if procs.is_some() {
                 top_dirtiers(m)
             } else {
@@ -229,8 +227,8 @@ fn busy(m: &Model) -> bool {
 }
 
 /// Memory taken fast (AnonPages grew `FAST_ANON_BYTES_PER_S` since the last model) or
-/// under pressure (direct reclaim scanned, or memory PSI `some` avg10 at least
-/// `MEMORY_PSI_SOME_PCT`).
+/// under pressure (direct reclaim scanned, direct compaction stalled, or memory PSI `some`
+/// avg10 at least `MEMORY_PSI_SOME_PCT`).
 fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -> bool {
     let grew = match (last_kb, now_kb) {
         (Some(a), Some(b)) if dt > 0.0 => {
@@ -239,6 +237,7 @@ fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -
         _ => false,
     };
     grew || m.reclaim.pgscan_direct_s.is_some_and(|s| s > 0.0)
+        || m.reclaim.compaction_ran()
         || m.pressure
             .memory
             .and_then(|p| p.some)

@@ -15,9 +15,12 @@
 //! out.
 //!
 //! Budget: nothing unless `Wants::delays` names processes, which it does only while
-//! `kernel.task_delayacct` is on, the walk runs and direct compaction or reclaim ran in the
-//! last `LINGER_S` (`model::task_delays::pids`); then at most `MAX_PIDS` (10) requests a sample,
-//! each one ~400-byte reply (~5 µs, spec §11), the kernel walking the process's threads.
+//! `kernel.task_delayacct` is on and the process walk is wanted (memory taken, direct reclaim
+//! or compaction, memory PSI, a busy disk, the processes view; `model::task_delays::pids`);
+//! then at most `MAX_PIDS` (10) requests a sample, each one ~400-byte reply (~5 µs, spec
+//! §11, against ~12 µs per process for the walk itself), the kernel walking the process's
+//! threads. Read each sample, not only at walks, so a rate spans one interval like
+//! `compact_stall_s` beside it.
 
 use std::os::fd::OwnedFd;
 
