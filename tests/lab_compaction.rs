@@ -73,7 +73,7 @@ fn compact_stalls_per_second_are_the_guests_vmstat_delta() {
 
 /// Delay accounting (spec §13.1; compaction.sh turns `kernel.task_delayacct` on before the
 /// eater starts): where pagewatch read the eater twice in a row, its `compact_ms_per_s` is
-/// > 0 in the records whose compact_stall rose, and, the eater being the only allocator, its
+/// above 0 in the records whose compact_stall rose, and, the eater being the only allocator, its
 /// delay count over those records is at least the stalls counted (`COMPACTSTALL` is counted
 /// inside the delayed section, never for a skipped attempt, which is delayed all the same).
 fn delays_check(out: &std::collections::BTreeMap<String, String>, records: &[serde_json::Value]) {
