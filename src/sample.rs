@@ -280,10 +280,13 @@ pub struct Wants {
     /// cachestat(2) for the dirty-files table (`source::dirty_files`); empty: none.
     pub dirty_files: Vec<u32>,
     /// Read the delay accounting (compaction, direct reclaim) of these processes by tgid
-    /// (`source::task_delays`, spec §13.1; at most `model::task_delays::MAX_PIDS`); empty:
+    /// (`source::task_delays`, spec §13.1; at most `MAX_DELAY_PIDS`); empty:
     /// none, as while `kernel.task_delayacct` is off.
     pub delays: Vec<u32>,
 }
+
+/// Processes whose delay accounting is read a sample at most (`Wants::delays`).
+pub const MAX_DELAY_PIDS: usize = 10;
 
 /// Which processes a walk covers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

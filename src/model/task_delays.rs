@@ -18,7 +18,7 @@ use super::procs_memory::MemRow;
 use crate::parse::taskstats::Exits;
 
 /// Processes queried a sample at most.
-pub const MAX_PIDS: usize = 10;
+pub const MAX_PIDS: usize = crate::sample::MAX_DELAY_PIDS;
 /// `Delays` index of direct reclaim (`freepages`) and of compaction.
 const FREEPAGES: usize = 2;
 const COMPACT: usize = 4;
@@ -96,18 +96,16 @@ pub fn annotate(delays: Option<&TaskDelays>, rows: Option<&mut Vec<MemRow>>) {
 }
 
 /// The processes to query: the memory rows shown first (in reclaim first, then the largest),
-/// at most `MAX_PIDS`, while delay accounting is on (`Model::task_delayacct`) and `walking`
+/// at most `MAX_PIDS`, while delay accounting is on (`delayacct`, `Model::task_delayacct`) and `walking`
 /// (the walk is wanted: `model::who` wants it while memory is taken, direct reclaim or
 /// compaction ran, memory PSI rose, a disk is busy, or the processes view is open, and for
 /// `LINGER_S` after); none otherwise.
 #[must_use]
-pub fn pids(m: &super::Model, walking: bool) -> Vec<u32> {
-    if m.task_delayacct != Some(true) || !walking {
+pub fn pids(delayacct: Option<bool>, rows: Option<&[MemRow]>, walking: bool) -> Vec<u32> {
+    if delayacct != Some(true) || !walking {
         return Vec::new();
     }
-    m.processes_by_memory
-        .as_deref()
-        .unwrap_or_default()
+    rows.unwrap_or_default()
         .iter()
         .take(MAX_PIDS)
         .map(|r| r.pid)

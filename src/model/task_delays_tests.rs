@@ -163,15 +163,24 @@ fn processes_are_queried_only_with_delay_accounting_on_and_the_walk_wanted() {
     m.processes_by_memory = Some((1..=12).map(|p| MemRow::blank(p, "x")).collect());
     m.task_delayacct = Some(true);
     assert_eq!(
-        pids(&m, true),
+        pids(m.task_delayacct, m.processes_by_memory.as_deref(), true),
         (1..=10).collect::<Vec<u32>>(),
         "MAX_PIDS, in row order"
     );
-    assert!(pids(&m, false).is_empty(), "no walk: no query");
+    assert!(
+        pids(m.task_delayacct, m.processes_by_memory.as_deref(), false).is_empty(),
+        "no walk: no query"
+    );
     m.task_delayacct = Some(false);
-    assert!(pids(&m, true).is_empty(), "delay accounting off: no query");
+    assert!(
+        pids(m.task_delayacct, m.processes_by_memory.as_deref(), true).is_empty(),
+        "delay accounting off: no query"
+    );
     m.task_delayacct = None;
-    assert!(pids(&m, true).is_empty(), "not known yet: no query");
+    assert!(
+        pids(m.task_delayacct, m.processes_by_memory.as_deref(), true).is_empty(),
+        "not known yet: no query"
+    );
 }
 
 #[test]

@@ -23,7 +23,6 @@
 
 use super::Model;
 use super::dirty::State;
-use super::task_delays::pids;
 use crate::sample::{Pace, ProcScope, Wants};
 
 /// Seconds the walk and the tracepoint stay on after their last reason.
@@ -147,7 +146,11 @@ impl Gate {
                 m.reclaim.direct_ran() || m.reclaim.limit_ran(),
                 dt,
             ),
-            delays: pids(m, procs.is_some()),
+            delays: super::task_delays::pids(
+                m.task_delayacct,
+                m.processes_by_memory.as_deref(),
+                procs.is_some(),
+            ),
             dirty_files: if procs.is_some() {
                 top_dirtiers(m)
             } else {

@@ -28,8 +28,8 @@ use rustix::net::netlink::SocketAddrNetlink;
 use rustix::net::{RecvFlags, SendFlags};
 
 use super::taskstats::{ack, family, request_bytes, socket};
-use crate::model::task_delays::MAX_PIDS;
 use crate::parse::taskstats::{self as ts, Exits, NLMSG_ERROR, TASKSTATS_CMD_GET};
+use crate::sample::MAX_DELAY_PIDS as MAX_PIDS;
 
 /// `TASKSTATS_CMD_ATTR_TGID` (u32).
 const ATTR_TGID: u16 = 2;
