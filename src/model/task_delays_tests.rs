@@ -206,3 +206,23 @@ fn direct_compaction_alone_wants_the_walk_and_so_the_delays() {
     );
     assert_eq!(wants.delays, vec![7]);
 }
+
+#[test]
+fn the_memory_rows_get_their_process_delays() {
+    let a = reading(1_000_000_000, &[(7, (10, 500_000_000), (4, 100_000_000))]);
+    let b = reading(3_000_000_000, &[(7, (13, 780_000_000), (6, 150_000_000))]);
+    let d = derive(Some(&a), Some(&b));
+    let mut rows = vec![MemRow::blank(5, "db"), MemRow::blank(7, "eat")];
+    annotate(d.as_ref(), Some(&mut rows));
+    assert_eq!(
+        (rows[1].compact_ms_per_s, rows[1].freepages_delay_ms_per_s),
+        (Some(140.0), Some(25.0))
+    );
+    assert_eq!(
+        (rows[0].compact_ms_per_s, rows[0].freepages_delay_ms_per_s),
+        (None, None)
+    );
+    let json = serde_json::to_value(&rows[1]).unwrap();
+    assert_eq!(json["compact_ms_per_s"], 140.0);
+    assert_eq!(json["freepages_delay_ms_per_s"], 25.0);
+}
