@@ -9,7 +9,7 @@
 //! eater's compaction delay read by taskstats (spec §13.1) is > 0 in each record whose stalls
 //! rose, its delay count at least the stalls, and the verdict names it. On a host the same check (`stalls_live.rs`) skips when free
 //! memory comes in whole huge pages; the small fragmented guest must compact. Skips, saying
-//! why, without qemu or the kernel. About 40 s; hold `flock -o /tmp/pw-lab.lock`.
+//! why, without qemu or the kernel. About 45-60 s (the eater paced); hold `flock -o /tmp/pw-lab.lock`.
 #![allow(clippy::unwrap_used)]
 
 #[path = "common/lab.rs"]

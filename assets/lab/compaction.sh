@@ -3,8 +3,9 @@
 # THP `enabled` and `defrag` at `always`, then `pagewatch eat 360M`, whose huge-page faults
 # reclaim the cache and compact directly. `pagewatch --batch --format json -i 1` runs across
 # it; `/proc/vmstat`'s compaction counters are read after its first record and once the eater
-# holds, and the pagewatch run goes on two more records before it is stopped. Sections start
-# with `== NAME`.
+# holds, and the pagewatch run goes on two more records before it is stopped. With
+# `kernel.task_delayacct` on, the eater paced and read by pagewatch before it runs, its
+# compaction delay is checked too (spec §13.1). Sections start with `== NAME`.
 echo "== kernel $(uname -r)"
 thp=/sys/kernel/mm/transparent_hugepage
 echo always > $thp/enabled; echo always > $thp/defrag
