@@ -180,6 +180,10 @@ impl Pipeline {
             model.reclaim_tasks.as_ref(),
             model.processes_by_memory.as_mut(),
         );
+        crate::model::task_delays::annotate(
+            model.task_delays.as_ref(),
+            model.processes_by_memory.as_mut(),
+        );
         verdict::fold_dirty(&mut model);
         model
     }

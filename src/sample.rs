@@ -116,6 +116,11 @@ pub mod names {
     /// process walk is wanted (`Wants::procs`), with the state saying why there are no exits
     /// when the listener could not register.
     pub const EXITS: &str = "netlink/taskstats";
+    /// Pseudo-file: delay accounting of a few live processes (`source::task_delays`, spec
+    /// §13.1), read by tgid with taskstats `GET`: the querier's state, the read's monotonic
+    /// time and one `g` line per process, in `EXITS`' format (`parse::taskstats`). Present
+    /// while `Wants::delays` names processes.
+    pub const TASK_DELAYS: &str = "netlink/taskstats-tgid";
     /// Pseudo-file: the sync syscalls' tracer (`source::sync_trace`): its state and where the
     /// figures come from, then one line per process with its fsync, fdatasync,
     /// sync_file_range and msync(MS_SYNC) calls since the last sample (count, summed and
@@ -274,7 +279,14 @@ pub struct Wants {
     /// Measure the open files of these processes (the top dirtiers, fastest first) with
     /// cachestat(2) for the dirty-files table (`source::dirty_files`); empty: none.
     pub dirty_files: Vec<u32>,
+    /// Read the delay accounting (compaction, direct reclaim) of these processes by tgid
+    /// (`source::task_delays`, spec §13.1; at most `MAX_DELAY_PIDS`); empty:
+    /// none, as while `kernel.task_delayacct` is off.
+    pub delays: Vec<u32>,
 }
+
+/// Processes whose delay accounting is read a sample at most (`Wants::delays`).
+pub const MAX_DELAY_PIDS: usize = 10;
 
 /// Which processes a walk covers.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -5,9 +5,11 @@
 //! per second, times each interval, summed over the records after the guest's first
 //! `/proc/vmstat` read, equal the guest's own `compact_stall` delta across the eater (nothing
 //! else in the guest compacts directly; kcompactd does not count there), which is > 0, and
-//! some record shows a rate > 0. On a host the same check (`stalls_live.rs`) skips when free
+//! some record shows a rate > 0. With `kernel.task_delayacct` on (set by the script), the
+//! eater's compaction delay read by taskstats (spec §13.1) is > 0 in each record whose stalls
+//! rose, its delay count at least the stalls, and the verdict names it. On a host the same check (`stalls_live.rs`) skips when free
 //! memory comes in whole huge pages; the small fragmented guest must compact. Skips, saying
-//! why, without qemu or the kernel. About 40 s; hold `flock -o /tmp/pw-lab.lock`.
+//! why, without qemu or the kernel. About 45-60 s (the eater paced); hold `flock -o /tmp/pw-lab.lock`.
 #![allow(clippy::unwrap_used)]
 
 #[path = "common/lab.rs"]
@@ -56,6 +58,7 @@ fn compact_stalls_per_second_are_the_guests_vmstat_delta() {
         out["eat"].trim(),
         out["meminfo_before"].replace('\n', " ")
     );
+    delays_check(&out, &records);
     assert!(records.len() >= 3, "{} records", records.len());
     assert!(
         ours > 0,
@@ -65,5 +68,76 @@ fn compact_stalls_per_second_are_the_guests_vmstat_delta() {
     assert!(
         (sum - ours as f64).abs() <= 0.5,
         "pagewatch counted {sum} compact stalls, the guest's vmstat {ours}"
+    );
+}
+
+/// Delay accounting (spec §13.1; compaction.sh turns `kernel.task_delayacct` on before the
+/// eater starts): where pagewatch read the eater twice in a row, its `compact_ms_per_s` is
+/// above 0 in the records whose compact_stall rose, and, the eater being the only allocator, its
+/// delay count over those records is at least the stalls counted (`COMPACTSTALL` is counted
+/// inside the delayed section, never for a skipped attempt, which is delayed all the same).
+fn delays_check(out: &std::collections::BTreeMap<String, String>, records: &[serde_json::Value]) {
+    assert_eq!(
+        out["delayacct"].lines().next(),
+        Some("1"),
+        "the guest's kernel.task_delayacct: {}",
+        out["delayacct"]
+    );
+    let eater: u64 = out["eater_pid"].trim().parse().unwrap();
+    eprintln!(
+        "eater read before it ran: {}",
+        out["eater_read_before"].trim()
+    );
+    let (mut stalls, mut counted, mut read, mut rose, mut agree) = (0.0, 0, 0, 0, 0);
+    for r in records.iter().skip(1) {
+        let rate = r["reclaim"]["compact_stall_s"].as_f64().unwrap_or(0.0);
+        let row = r["task_delays"]["rows"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|x| x["pid"].as_u64() == Some(eater)));
+        let mem = r["processes_by_memory"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|x| x["pid"].as_u64() == Some(eater)));
+        eprintln!(
+            "record: compact_stall {rate:.1}/s, task_delays {} {:?}, eater row {:?}, its compact_ms_per_s {:?}",
+            r["task_delays"]["state"],
+            row.map(std::string::ToString::to_string),
+            mem.is_some(),
+            mem.map(|m| m["compact_ms_per_s"].to_string()),
+        );
+        let Some(row) = row else { continue };
+        read += 1;
+        stalls += rate * r["interval_s"].as_f64().unwrap();
+        counted += row["compact_count"].as_u64().unwrap();
+        let ms = mem.and_then(|m| m["compact_ms_per_s"].as_f64());
+        if rate > 0.0 {
+            rose += 1;
+            agree += usize::from(ms.is_some_and(|v| v > 0.0));
+        }
+    }
+    eprintln!(
+        "delays: eater {eater} read in {read} records; {rose} of them with compact stalls, \
+         {agree} of those with its compact_ms_per_s > 0; its delay count {counted}, \
+         the stalls counted over them {stalls:.1}"
+    );
+    assert!(
+        rose > 0,
+        "no record read the eater's delays while compaction stalled"
+    );
+    assert_eq!(
+        agree, rose,
+        "compact_ms_per_s was not > 0 in every record whose stalls rose"
+    );
+    // The verdict names it where compaction stalled and its delay was read.
+    let named = format!("[{eater}] in direct compaction");
+    let whys: Vec<&str> = records
+        .iter()
+        .filter_map(|r| r["verdict"]["reclaim"]["why"].as_str())
+        .filter(|w| w.contains(&named))
+        .collect();
+    eprintln!("verdicts naming the eater: {whys:?}");
+    assert!(!whys.is_empty(), "no verdict named {named}");
+    assert!(
+        counted as f64 >= stalls - 0.5,
+        "the eater's compaction delay count {counted} < the compact stalls {stalls}"
     );
 }

@@ -32,6 +32,7 @@ pub mod saturation;
 pub mod scope;
 pub mod story;
 pub mod sync;
+pub mod task_delays;
 pub mod throttled;
 pub mod verdict;
 pub mod who;
@@ -185,6 +186,10 @@ pub struct Model {
     /// runs (no dirtier, captured trees).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dirty_files: Option<dirty_files::DirtyFiles>,
+    /// Delay accounting of the processes queried (spec §13.1): the querier's state and each
+    /// process's compaction and direct-reclaim delay; `None` while none is queried.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_delays: Option<task_delays::TaskDelays>,
 }
 
 impl Model {
@@ -282,6 +287,10 @@ impl Model {
             exits: None,
             compressed: compressed::Compressed::derive(prev, cur, dt_s),
             nodes: nodes::derive(prev, cur, dt_s),
+            task_delays: task_delays::derive(
+                prev.and_then(|p| p.task_delays.as_ref()),
+                cur.task_delays.as_ref(),
+            ),
         }
     }
 }

@@ -40,6 +40,12 @@ pub struct MemRow {
     /// Milliseconds its tasks spent in direct or memcg reclaim per second of the interval
     /// (the reclaim tracer); `None` while the tracer is not armed.
     pub reclaim_ms_per_s: Option<f64>,
+    /// Milliseconds its threads spent in direct compaction per second, from delay accounting
+    /// (spec §13.1, `model::task_delays`); `None` where `kernel.task_delayacct` is off, the
+    /// process was not queried in two samples in a row, or the query was refused.
+    pub compact_ms_per_s: Option<f64>,
+    /// The same for direct and memcg reclaim (delay accounting's `freepages`).
+    pub freepages_delay_ms_per_s: Option<f64>,
     /// Resident bytes.
     pub rss_bytes: Option<u64>,
     /// Resident anonymous bytes.
@@ -70,6 +76,8 @@ impl MemRow {
             wchan: None,
             in_reclaim: false,
             reclaim_ms_per_s: None,
+            compact_ms_per_s: None,
+            freepages_delay_ms_per_s: None,
             rss_bytes: None,
             anon_bytes: None,
             file_bytes: None,
@@ -144,6 +152,8 @@ fn mem_row(r: &MemRecord, page: Option<u64>, dt: Option<f64>) -> MemRow {
         in_reclaim: r.stat.state == 'D' && wchan.as_deref().is_some_and(in_reclaim),
         wchan,
         reclaim_ms_per_s: None,
+        compact_ms_per_s: None,
+        freepages_delay_ms_per_s: None,
         rss_bytes: kb(r.vm_rss_kb).or_else(|| pages(r.stat.rss_pages)),
         anon_bytes: kb(r.rss_anon_kb),
         file_bytes: kb(r.rss_file_kb),

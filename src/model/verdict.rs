@@ -367,7 +367,14 @@ fn reclaim_verdict(m: &Model) -> ReclaimVerdict {
             }
             None => direct_why(r),
         };
-        return answer(ReclaimState::Direct, why);
+        // Who stalled longest in direct compaction, from delay accounting (spec §13.1).
+        let compacting = r
+            .compaction_ran()
+            .then(|| super::task_delays::longest_compacting(m.processes_by_memory.as_deref()))
+            .flatten()
+            .map(|c| format!("; {c}"))
+            .unwrap_or_default();
+        return answer(ReclaimState::Direct, format!("{why}{compacting}"));
     }
     if r.limit_ran() {
         let within = limit_group(m)

@@ -146,6 +146,11 @@ impl Gate {
                 m.reclaim.direct_ran() || m.reclaim.limit_ran(),
                 dt,
             ),
+            delays: super::task_delays::pids(
+                m.task_delayacct,
+                m.processes_by_memory.as_deref(),
+                procs.is_some(),
+            ),
             dirty_files: if procs.is_some() {
                 top_dirtiers(m)
             } else {
@@ -225,8 +230,8 @@ fn busy(m: &Model) -> bool {
 }
 
 /// Memory taken fast (AnonPages grew `FAST_ANON_BYTES_PER_S` since the last model) or
-/// under pressure (direct reclaim scanned, or memory PSI `some` avg10 at least
-/// `MEMORY_PSI_SOME_PCT`).
+/// under pressure (direct reclaim scanned, direct compaction stalled, or memory PSI `some`
+/// avg10 at least `MEMORY_PSI_SOME_PCT`).
 fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -> bool {
     let grew = match (last_kb, now_kb) {
         (Some(a), Some(b)) if dt > 0.0 => {
@@ -235,6 +240,7 @@ fn memory_taken(m: &Model, last_kb: Option<u64>, now_kb: Option<u64>, dt: f64) -
         _ => false,
     };
     grew || m.reclaim.pgscan_direct_s.is_some_and(|s| s > 0.0)
+        || m.reclaim.compaction_ran()
         || m.pressure
             .memory
             .and_then(|p| p.some)

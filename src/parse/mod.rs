@@ -115,6 +115,10 @@ pub struct Snapshot {
     pub exits: Option<taskstats::Exits>,
     /// Why the exits could not be parsed (`netlink/taskstats:LINE: problem`).
     pub exits_error: Option<String>,
+    /// Delay accounting of a few live processes (`names::TASK_DELAYS`, spec §13.1), in
+    /// `exits`' format; `None` when the sample does not carry it. A text that does not parse
+    /// is reported in `exits_error`.
+    pub task_delays: Option<taskstats::Exits>,
     /// The `writeback:balance_dirty_pages` tracepoint: tracer state, format and the events
     /// since the last sample (spec §7); `None` when the sample does not carry it.
     pub trace: Option<trace::Trace>,
@@ -363,6 +367,12 @@ impl Snapshot {
             Some(Ok(e)) => (Some(e), None),
             Some(Err(e)) => (None, Some(e.to_string())),
         };
+        let (task_delays, exits_error) = match sample.file(names::TASK_DELAYS).map(taskstats::parse)
+        {
+            None => (None, exits_error),
+            Some(Ok(e)) => (Some(e), exits_error),
+            Some(Err(e)) => (None, exits_error.or_else(|| Some(e.to_string()))),
+        };
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         let (journals, journals_error) = journals(sample);
         let (zram, zram_error) = zram::from_sample(sample);
@@ -397,6 +407,7 @@ impl Snapshot {
             procs_error,
             exits,
             exits_error,
+            task_delays,
             trace: trace::parse(sample)?,
             sync: sync_calls::from_sample(sample),
             blk: blk_lat::from_sample(sample),

@@ -220,3 +220,43 @@ fn real_v16_messages_decode() {
     assert_eq!(out.len(), 1, "{out:?}");
     assert!(!out[0].comm.is_empty() && out[0].etime_us.is_some());
 }
+
+/// A `GET` by tgid's reply (spec §13.1): only the `AGGR_TGID` nest, its struct's version set
+/// by `fill_stats_for_tgid` (no task record to borrow one from), followed by the
+/// acknowledgement in the same datagram: one group record with the struct's delays.
+#[test]
+fn a_tgid_reply_decodes_as_a_group_record_of_its_own_version() {
+    let mut body = vec![TASKSTATS_CMD_NEW, 1, 0, 0];
+    let mut nest = attr(TYPE_TGID, &4240u32.to_ne_bytes());
+    nest.extend(attr(TYPE_STATS, &stats(Layout::BASE, 16, 448, 0)));
+    body.extend(attr(TYPE_AGGR_TGID, &nest));
+    let mut m = Vec::new();
+    m.extend_from_slice(&((16 + body.len()) as u32).to_ne_bytes());
+    m.extend_from_slice(&0x1bu16.to_ne_bytes());
+    m.extend_from_slice(&[0; 10]);
+    m.extend(body);
+    // The acknowledgement: NLMSG_ERROR, error 0, the request's header.
+    m.extend_from_slice(&36u32.to_ne_bytes());
+    m.extend_from_slice(&NLMSG_ERROR.to_ne_bytes());
+    m.extend_from_slice(&[0; 10]);
+    m.extend_from_slice(&[0; 20]);
+    let out = decode(&m);
+    assert_eq!(out.len(), 1, "{out:?}");
+    let g = &out[0];
+    assert!(g.group && g.pid == 4240 && g.version == 16, "{g:?}");
+    // Kind n (1..5) has count n and n ms: compaction is the fifth, freepages the third.
+    assert_eq!(g.delays[4], Some((5, 5_000_000)));
+    assert_eq!(g.delays[2], Some((3, 3_000_000)));
+    let e = Exits {
+        state: "on".to_owned(),
+        read_ns: 7,
+        records: out,
+        ..Exits::default()
+    };
+    let back = parse(&render(&e)).unwrap();
+    assert_eq!((back.state.as_str(), back.read_ns), ("on", 7));
+    assert_eq!(
+        (back.records[0].pid, back.records[0].delays),
+        (4240, e.records[0].delays)
+    );
+}

@@ -182,6 +182,22 @@ impl<'a> Collect<'a> for Exits {
     }
 }
 
+/// Delay accounting of the processes `Wants::delays` names (`source::task_delays`, spec
+/// §13.1), for the live system only (`FsSource::with_tracing`).
+pub(super) struct TaskDelays(pub Option<super::task_delays::Querier>);
+
+impl<'a> Collect<'a> for TaskDelays {
+    fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
+        if let Some(q) = &mut self.0 {
+            q.sample(&pass.wants.delays, pass.mono_ns);
+            if !q.out.is_empty() {
+                pass.put(names::TASK_DELAYS, Cow::Borrowed(&q.out));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The disks' calm baselines kept across runs (`source::baselines`): their stored text in
 /// every sample (`names::BASELINES`), read again when another instance wrote it, so a
 /// recording judges as the live run did.

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::collect::{Baselines, Collect, Exits, Journals, Pass, Tracing, fresh_text};
+use super::collect::{Baselines, Collect, Exits, Journals, Pass, TaskDelays, Tracing, fresh_text};
 use super::read::{
     DEFAULT_STEP, Records, is_absent, is_procfs, open_regular, read_from_start, read_optional,
     step_for, text,
@@ -88,6 +88,8 @@ pub struct FsSource {
     dirty_files: Option<super::dirty_files::DirtyFiles>,
     /// The taskstats exit listener, for the live system only (`with_tracing`).
     exits: Exits,
+    /// The live processes' delay accounting (`source::task_delays`), live only.
+    task_delays: TaskDelays,
     /// The process walk, done while `wants.procs` asks (spec §11).
     walker: super::procs::Walker,
     /// The tracers (`source::tracers`), for the live system only (`with_tracing`).
@@ -141,6 +143,7 @@ impl FsSource {
             dirty_files: None,
             cgroups,
             exits: Exits(None),
+            task_delays: TaskDelays(None),
             tracing: Tracing {
                 tracers: None,
                 proc_root,
@@ -169,6 +172,7 @@ impl FsSource {
         self.exits = Exits(Some(super::taskstats::Listener::new(
             self.slow.sys_root.clone(),
         )));
+        self.task_delays = TaskDelays(Some(super::task_delays::Querier::default()));
         self
     }
 
@@ -226,7 +230,7 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 12] = [
+        let collectors: [&mut dyn Collect<'_>; 13] = [
             &mut self.tick_files,
             &mut self.bdi_stats,
             &mut self.disks,
@@ -237,6 +241,7 @@ impl FsSource {
             &mut self.journals,
             &mut self.baselines,
             &mut self.exits,
+            &mut self.task_delays,
             &mut self.walker,
             &mut self.tracing,
         ];

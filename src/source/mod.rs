@@ -33,6 +33,7 @@ mod read;
 mod reclaim_trace;
 mod scope;
 mod sync_trace;
+mod task_delays;
 mod taskstats;
 mod trace;
 pub mod trace_guard;

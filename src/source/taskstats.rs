@@ -166,37 +166,12 @@ impl Listener {
     /// Opens, resolves the family and registers; the socket, the family id and the CPU list.
     fn open(&mut self) -> Result<(OwnedFd, u16, String), (&'static str, String)> {
         let err = |what: &str, e: rustix::io::Errno| ("error", format!("{what}: {e}"));
-        let fd = rustix::net::socket_with(
-            AddressFamily::NETLINK,
-            SocketType::RAW,
-            SocketFlags::CLOEXEC,
-            Some(GENERIC),
-        )
-        .map_err(|e| err("socket", e))?;
-        rustix::net::bind(&fd, &SocketAddrNetlink::new(0, 0)).map_err(|e| err("bind", e))?;
-        let timeout = Some(std::time::Duration::from_secs(1));
-        rustix::net::sockopt::set_socket_timeout(&fd, rustix::net::sockopt::Timeout::Recv, timeout)
-            .map_err(|e| err("timeout", e))?;
+        let fd = socket()?;
         // Forced past net.core.rmem_max with CAP_NET_ADMIN; otherwise what rmem_max allows.
         if rustix::net::sockopt::set_socket_recv_buffer_size_force(&fd, RCVBUF).is_err() {
             let _ = rustix::net::sockopt::set_socket_recv_buffer_size(&fd, RCVBUF);
         }
-        let mut name = b"TASKSTATS\0".to_vec();
-        let family = self
-            .request(
-                &fd,
-                GENL_ID_CTRL,
-                CTRL_CMD_GETFAMILY,
-                CTRL_ATTR_FAMILY_NAME,
-                &mut name,
-            )
-            .map_err(|e| match e {
-                rustix::io::Errno::NOENT => {
-                    ("no-family", "the kernel has no TASKSTATS family".to_owned())
-                }
-                e => err("family", e),
-            })?
-            .ok_or(("no-family", "no family id in the reply".to_owned()))?;
+        let family = family(&fd, &mut self.buf)?;
         let cpus = self.cpus();
         let mut mask = format!("{cpus}\0").into_bytes();
         self.request(
@@ -217,8 +192,6 @@ impl Listener {
         Ok((fd, family, cpus))
     }
 
-    /// Sends one request with one attribute and waits for its answer: the family id of a
-    /// `CTRL_CMD_NEWFAMILY` reply, `None` for an acknowledgement, or the error.
     fn request(
         &mut self,
         fd: &OwnedFd,
@@ -227,32 +200,7 @@ impl Listener {
         attr: u16,
         value: &mut Vec<u8>,
     ) -> Result<Option<u16>, rustix::io::Errno> {
-        let msg = request_bytes(kind, cmd, attr, value);
-        rustix::net::sendto(fd, &msg, SendFlags::empty(), &SocketAddrNetlink::new(0, 0))?;
-        loop {
-            let (_, n) = rustix::net::recv(fd, &mut self.buf[..], RecvFlags::empty())?;
-            let n = n.min(self.buf.len());
-            let mut seen = false;
-            for (t, payload) in ts::messages(&self.buf[..n]) {
-                seen = true;
-                if t == NLMSG_ERROR {
-                    let code = payload
-                        .get(..4)
-                        .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
-                    if code == 0 {
-                        return Ok(None);
-                    }
-                    return Err(rustix::io::Errno::from_raw_os_error(-code));
-                }
-                if t == GENL_ID_CTRL {
-                    return Ok(family_id(payload));
-                }
-                // An exit notification racing the acknowledgement: left for the drain.
-            }
-            if !seen {
-                return Err(rustix::io::Errno::PROTO);
-            }
-        }
+        request(fd, &mut self.buf, kind, cmd, attr, value)
     }
 
     /// The CPUs to register for, as a cpulist (`0-3`).
@@ -296,8 +244,87 @@ impl Drop for Listener {
     }
 }
 
+/// Sends one request with one attribute on `fd` and waits for its answer: the family id of a
+/// `CTRL_CMD_NEWFAMILY` reply, `None` for an acknowledgement, or the error.
+pub(super) fn request(
+    fd: &OwnedFd,
+    buf: &mut [u8],
+    kind: u16,
+    cmd: u8,
+    attr: u16,
+    value: &mut Vec<u8>,
+) -> Result<Option<u16>, rustix::io::Errno> {
+    let msg = request_bytes(kind, cmd, attr, value);
+    rustix::net::sendto(fd, &msg, SendFlags::empty(), &SocketAddrNetlink::new(0, 0))?;
+    loop {
+        let (_, n) = rustix::net::recv(fd, &mut buf[..], RecvFlags::empty())?;
+        let n = n.min(buf.len());
+        let mut seen = false;
+        for (t, payload) in ts::messages(&buf[..n]) {
+            seen = true;
+            if t == NLMSG_ERROR {
+                return ack(payload).map(|()| None);
+            }
+            if t == GENL_ID_CTRL {
+                return Ok(family_id(payload));
+            }
+            // An exit notification racing the acknowledgement: left for the drain.
+        }
+        if !seen {
+            return Err(rustix::io::Errno::PROTO);
+        }
+    }
+}
+
+/// An `NLMSG_ERROR` payload: an acknowledgement (error 0) or the error.
+pub(super) fn ack(payload: &[u8]) -> Result<(), rustix::io::Errno> {
+    let code = payload
+        .get(..4)
+        .map_or(0, |b| i32::from_ne_bytes([b[0], b[1], b[2], b[3]]));
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(rustix::io::Errno::from_raw_os_error(-code))
+    }
+}
+
+/// A generic-netlink socket bound to the kernel, its receives timing out after a second.
+pub(super) fn socket() -> Result<OwnedFd, (&'static str, String)> {
+    let err = |what: &str, e: rustix::io::Errno| ("error", format!("{what}: {e}"));
+    let fd = rustix::net::socket_with(
+        AddressFamily::NETLINK,
+        SocketType::RAW,
+        SocketFlags::CLOEXEC,
+        Some(GENERIC),
+    )
+    .map_err(|e| err("socket", e))?;
+    rustix::net::bind(&fd, &SocketAddrNetlink::new(0, 0)).map_err(|e| err("bind", e))?;
+    let timeout = Some(std::time::Duration::from_secs(1));
+    rustix::net::sockopt::set_socket_timeout(&fd, rustix::net::sockopt::Timeout::Recv, timeout)
+        .map_err(|e| err("timeout", e))?;
+    Ok(fd)
+}
+
+/// The `TASKSTATS` family's id, asked of the control family on `fd`.
+pub(super) fn family(fd: &OwnedFd, buf: &mut [u8]) -> Result<u16, (&'static str, String)> {
+    let mut name = b"TASKSTATS\0".to_vec();
+    request(
+        fd,
+        buf,
+        GENL_ID_CTRL,
+        CTRL_CMD_GETFAMILY,
+        CTRL_ATTR_FAMILY_NAME,
+        &mut name,
+    )
+    .map_err(|e| match e {
+        rustix::io::Errno::NOENT => ("no-family", "the kernel has no TASKSTATS family".to_owned()),
+        e => ("error", format!("family: {e}")),
+    })?
+    .ok_or(("no-family", "no family id in the reply".to_owned()))
+}
+
 /// A generic-netlink request: `nlmsghdr`, `genlmsghdr` (version 1), one attribute.
-fn request_bytes(kind: u16, cmd: u8, attr: u16, value: &mut Vec<u8>) -> Vec<u8> {
+pub(super) fn request_bytes(kind: u16, cmd: u8, attr: u16, value: &mut Vec<u8>) -> Vec<u8> {
     let attr_len = 4 + value.len();
     let len = 16 + 4 + ((attr_len + 3) & !3);
     let mut m = Vec::with_capacity(len);

@@ -61,7 +61,7 @@ pub(super) fn name(app: &App, pid: Option<u32>, comm: &str, w: usize) -> String 
 /// the rows matter more.
 pub(super) fn shown_note(app: &App, inner: Rect) -> Option<String> {
     let note = if app.ui.proc_sort == ProcSort::Memory {
-        memory_note(app)
+        memory_note(app, usize::from(inner.width))
     } else {
         io_note(app)
     };
@@ -192,7 +192,7 @@ pub(super) fn cell(row: &mut String, w: usize, c: Cell, text_column: bool) {
 }
 
 /// What the memory figures are, and how many tasks are stalled in reclaim.
-fn memory_note(app: &App) -> Option<String> {
+fn memory_note(app: &App, width: usize) -> Option<String> {
     let m = app.model.as_ref()?;
     let rows = m.processes_by_memory.as_ref()?;
     let stalled = rows.iter().filter(|r| r.in_reclaim).count();
@@ -201,6 +201,16 @@ fn memory_note(app: &App) -> Option<String> {
         let _ = write!(s, "{stalled} stalled in reclaim (first); ");
     }
     s.push_str("GROW/s and MAJFLT/s since the last walk; D in a reclaim wchan sorts first");
+    // Why COMPms/s is empty, once, where the line has room (spec §13.1).
+    let refused = m.task_delays.as_ref().filter(|d| d.state != "on");
+    let why = if m.task_delayacct == Some(false) {
+        Some("; COMPms/s needs sysctl kernel.task_delayacct=1".to_owned())
+    } else {
+        refused.map(|d| format!("; COMPms/s: {}", d.why.as_deref().unwrap_or(&d.state)))
+    };
+    if let Some(w) = why.filter(|w| s.chars().count() + w.chars().count() <= width) {
+        s.push_str(&w);
+    }
     Some(s)
 }
 

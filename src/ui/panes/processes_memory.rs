@@ -18,7 +18,7 @@ use crate::ui::widgets::{fitting, pad_to, push_right};
 type Getter = fn(&MemRow) -> Cell;
 /// (title, width, value, text column), in priority order: what fits at 80 columns first.
 type Column = (&'static str, usize, Getter, bool);
-const COLUMNS: [Column; 9] = [
+const COLUMNS: [Column; 10] = [
     ("RSS", 8, |r| bytes(r.rss_bytes), false),
     ("ANON", 8, |r| bytes(r.anon_bytes), false),
     (
@@ -44,6 +44,8 @@ const COLUMNS: [Column; 9] = [
     ),
     // Time in direct or memcg reclaim (the reclaim tracer, while armed).
     ("RECLms/s", 9, |r| Cell::Num(r.reclaim_ms_per_s, 0), false),
+    // Time in direct compaction (delay accounting, spec §13.1, while it is on and read).
+    ("COMPms/s", 9, |r| Cell::Num(r.compact_ms_per_s, 0), false),
 ];
 
 fn bytes(b: Option<u64>) -> Cell {
