@@ -75,7 +75,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "sampler",
-        &["pipeline", "model", "source", "sample", "error"],
+        &["pipeline", "model", "source", "sample", "error", "malloc"],
     ),
     (
         "pipeline",
@@ -98,6 +98,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("exit", &["error"]),
     ("fmt", &[]),
     ("userfile", &[]),
+    ("malloc", &[]),
     ("child", &[]),
     ("error", &[]),
 ];
