@@ -90,8 +90,11 @@ const LAYERS: &[(&str, &[&str])] = &[
             "source", "parse", "event", "sample", "fmt", "child", "error",
         ],
     ),
-    ("model", &["parse", "sample", "fmt"]),
-    ("source", &["parse", "sample", "child", "error", "userfile"]),
+    ("model", &["parse", "sample", "fmt", "malloc"]),
+    (
+        "source",
+        &["parse", "sample", "child", "error", "userfile", "malloc"],
+    ),
     ("parse", &["sample", "error"]),
     ("event", &["fmt"]),
     ("sample", &["error"]),

@@ -240,9 +240,7 @@ impl Exits {
             .take_while(|d| d.since_ns.unwrap_or(0) < oldest)
             .count();
         self.dead.drain(..old);
-        if self.dead.capacity() > 4 * self.dead.len().max(64) {
-            self.dead.shrink_to(2 * self.dead.len());
-        }
+        crate::malloc::fit(&mut self.dead);
     }
 
     /// The exits waiting for a walk with rates, and the room kept for them.
