@@ -21,7 +21,8 @@ if [ -n "${PW_LATENCY:-}" ]; then
   FIO=$!
   sleep 20 # fio lays its file out first
 fi
-n=0; port=17470
+# serve's port: one range a TAG, so that runs side by side do not collide.
+n=0; port=$((17000 + $(echo "$TAG" | cksum | cut -d' ' -f1) % 100 * 8))
 for bin in "$@"; do
   n=$((n + 1)); port=$((port + 1))
   rec=/var/tmp/pw-rss-$TAG-$n.pwrec; files+=($rec)
