@@ -81,7 +81,10 @@ const LAYERS: &[(&str, &[&str])] = &[
         "pipeline",
         &["history", "model", "parse", "sample", "error"],
     ),
-    ("record", &["source", "sample", "event", "fmt", "error"]),
+    (
+        "record",
+        &["source", "sample", "event", "fmt", "error", "malloc"],
+    ),
     ("play", &["jobs", "model", "event", "fmt", "userfile"]),
     ("history", &["model", "parse", "sample", "fmt"]),
     (
