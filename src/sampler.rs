@@ -263,7 +263,7 @@ mod tests {
     }
 
     /// The loop gives the heap's free pages back after its samples, whatever the sink: the
-    /// screen's sink did it alone, and `--batch`, `record` and `serve` kept 1.3–2.6 MB heaps
+    /// screen's sink did it alone, and `--batch`, `record` and `serve` kept 1.1–2.7 MB heaps
     /// after ten minutes at `--interval 0.1` (issue 52).
     #[test]
     fn the_loop_gives_the_heap_back_whatever_the_sink() {
