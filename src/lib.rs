@@ -24,6 +24,7 @@ pub mod export;
 pub mod fmt;
 pub mod history;
 pub mod jobs;
+pub mod malloc;
 pub mod metrics;
 pub mod model;
 pub mod parse;

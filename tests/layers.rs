@@ -75,13 +75,16 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "sampler",
-        &["pipeline", "model", "source", "sample", "error"],
+        &["pipeline", "model", "source", "sample", "error", "malloc"],
     ),
     (
         "pipeline",
         &["history", "model", "parse", "sample", "error"],
     ),
-    ("record", &["source", "sample", "event", "fmt", "error"]),
+    (
+        "record",
+        &["source", "sample", "event", "fmt", "error", "malloc"],
+    ),
     ("play", &["jobs", "model", "event", "fmt", "userfile"]),
     ("history", &["model", "parse", "sample", "fmt"]),
     (
@@ -90,14 +93,18 @@ const LAYERS: &[(&str, &[&str])] = &[
             "source", "parse", "event", "sample", "fmt", "child", "error",
         ],
     ),
-    ("model", &["parse", "sample", "fmt"]),
-    ("source", &["parse", "sample", "child", "error", "userfile"]),
+    ("model", &["parse", "sample", "fmt", "malloc"]),
+    (
+        "source",
+        &["parse", "sample", "child", "error", "userfile", "malloc"],
+    ),
     ("parse", &["sample", "error"]),
     ("event", &["fmt"]),
     ("sample", &["error"]),
     ("exit", &["error"]),
     ("fmt", &[]),
     ("userfile", &[]),
+    ("malloc", &[]),
     ("child", &[]),
     ("error", &[]),
 ];

@@ -33,7 +33,7 @@ pub(crate) use screen::{damage, end_of, note_unresolved, read_recording, usage};
 
 /// Runs the command `args` names.
 pub fn run(args: &Args) -> Result<()> {
-    crate::shell::malloc::keep_small();
+    crate::malloc::keep_small();
     // Each command runs in a frame of its own: called through an opaque pointer, no command's
     // body is inlined here. With all fourteen inlined this frame was 86 KB, and a frame's
     // pages are all touched on entry (stack probes), so every command kept 86 KB of stack

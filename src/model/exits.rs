@@ -18,7 +18,7 @@
 //!
 //! An exited process's row comes at the next walk with rates (a first walk has none: the
 //! exits before it wait for the walk after it, and so do those of a pause in the walks; at
-//! most `MAX_DEAD` wait). It is its own IO the walks' rates have not yet credited, over the
+//! most `MAX_DEAD` wait, for at most `MAX_WAIT_NS`). It is its own IO the walks' rates have not yet credited, over the
 //! span from the last walk that read it to its exit (its age at the exit, `ac_tgetime`, less
 //! its age at that walk), or over its age when no walk read it:
 //! - started after the listener registered (its whole life was listened to): its own totals
@@ -68,6 +68,13 @@ const SLACK_NS: u64 = 1_000_000_000;
 /// Exits kept at most while they wait for a walk with rates (the oldest go first): the
 /// listener drains at every sample, walk or not.
 const MAX_DEAD: usize = 20_000;
+/// How long an exit waits for a walk with rates: the walks start within seconds of a disk or
+/// the CPUs turning busy, and a row's rate is over the walk's interval, so an exit older than
+/// this is nothing a walk's rows should show. Without it a mode that never walks (`serve`),
+/// or a screen between busy spells, kept up to `MAX_DEAD` exits of 120 bytes and a name each
+/// (issue 52: `serve` at `--interval 0.1` grew one array to 3.8 MB, 2.4 MB resident, in 7
+/// minutes of a build's exits; the screen's RSS rose in steps, the array doubling).
+pub const MAX_WAIT_NS: u64 = 60_000_000_000;
 
 /// Where exits come from, for the status line and the JSON (`exits` key of a record).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -222,6 +229,24 @@ impl Exits {
                 self.task(r, e);
             }
         }
+        self.forget_old(e.read_ns);
+    }
+
+    /// Drops the exits that waited `MAX_WAIT_NS` for a walk by `read_ns`, and the room they
+    /// took once most of it is empty.
+    fn forget_old(&mut self, read_ns: u64) {
+        let oldest = read_ns.saturating_sub(MAX_WAIT_NS);
+        let old = (self.dead.iter())
+            .take_while(|d| d.since_ns.unwrap_or(0) < oldest)
+            .count();
+        self.dead.drain(..old);
+        crate::malloc::fit(&mut self.dead);
+    }
+
+    /// The exits waiting for a walk with rates, and the room kept for them.
+    #[must_use]
+    pub fn waiting(&self) -> (usize, usize) {
+        (self.dead.len(), self.dead.capacity())
     }
 
     fn task(&mut self, r: &TaskExit, e: &Drain) {

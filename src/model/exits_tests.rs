@@ -472,3 +472,32 @@ fn a_process_older_than_the_listener_is_credited_from_its_last_reading() {
     let r = row(&t, 300).unwrap();
     assert_eq!(r.dirtied_bytes_per_s, Some((380 * MIB) as f64), "{r:?}");
 }
+
+/// A mode that never walks (`serve`), or a screen between busy spells, keeps only the exits
+/// of the last `MAX_WAIT_NS`: ten minutes of 30 short processes a second once kept every
+/// one of them up to `MAX_DEAD` (issue 52: 3.8 MB in `serve`), and gives back the room a
+/// burst took.
+#[test]
+fn exits_wait_for_a_walk_a_minute_at_most() {
+    let mut x = super::Exits::default();
+    let first = drain(1, None, vec![]);
+    x.take(first.exits.as_ref().unwrap());
+    let mut pid = 1000;
+    for at in 2..=600 {
+        let burst = if at == 300 { 2_000 } else { 30 };
+        let records = (0..burst)
+            .map(|_| {
+                pid += 1;
+                short_dd(pid)
+            })
+            .collect();
+        x.take(drain(at, Some(at - 1), records).exits.as_ref().unwrap());
+    }
+    let window = (super::MAX_WAIT_NS / S) as usize;
+    let (waiting, room) = x.waiting();
+    assert!(
+        (window * 30..=(window + 1) * 30).contains(&waiting),
+        "{waiting} exits waiting, want the last {window} s of 30 a second"
+    );
+    assert!(room <= 4 * waiting, "{room} kept for {waiting}");
+}

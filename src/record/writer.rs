@@ -155,6 +155,9 @@ impl Recorder {
     fn put(&mut self, kind: Kind, payload: &[u8]) -> Result<(), RecordError> {
         self.buf.clear();
         put_record(kind, payload, &mut self.buf);
+        // A sample of a burst's walk (1,100 processes: about 1 MB) does not keep its room for
+        // every sample after it (issue 52: RSS).
+        crate::malloc::fit(&mut self.buf);
         let res = self
             .enc
             .write_all(&self.buf)

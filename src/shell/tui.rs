@@ -391,7 +391,6 @@ fn spawn_sampler(
             metrics,
             paced,
             interval: ticker.interval(),
-            give_back: super::malloc::GiveBack::default(),
         };
         crate::sampler::run(source.as_mut(), None, &mut ticker, &mut sink);
     })?;
@@ -408,8 +407,6 @@ struct Screen {
     paced: bool,
     /// The ticker's interval, for the stall alarm.
     interval: Duration,
-    /// Returns the heap's free pages every 10 s (issue 52: RSS within 8 MB).
-    give_back: super::malloc::GiveBack,
 }
 
 impl crate::sampler::Sink for Screen {
@@ -465,7 +462,6 @@ impl crate::sampler::Sink for Screen {
             c.failed = Some(e);
         }
         drop(c);
-        self.give_back.after_sample(std::time::Instant::now());
         if stop {
             // Wake the main thread: it returns the failure, or quits.
             let _ = self.tx.send(if quit { Msg::Quit } else { Msg::Resize });

@@ -60,8 +60,9 @@ pub const IDLE_POLL: Duration = Duration::from_secs(2);
 /// each one-second interval.
 pub const KEEP_PER_S: f64 = 8_000.0;
 
-/// The events whose buffers are kept from one read to the next (a second's `KEEP_PER_S`
-/// at 1 Hz, with room); a flood's larger read gives them back.
+/// The events whose room the pairer keeps from one read to the next (a second's `KEEP_PER_S`
+/// at 1 Hz, with room); a flood's larger read gives it back. The read's own events follow
+/// `malloc::fit`.
 const KEEP_EVENTS: usize = 16_384;
 
 /// The sparsest sampling: one request in 2^MAX_SHIFT.
@@ -444,14 +445,14 @@ fn read_loop(
                 }
             }
         }
+        // A flood's read, or the half-full buffer that the first reads after arming find, is
+        // not kept for every later read (issue 52: RSS with the tracer armed, 11–12.5 MB at
+        // 20k IOPS, VmHWM 14 MB; after that, at 2,000 IOPS, the room of a first read's
+        // events stayed while each tick's read held a few hundred).
+        crate::malloc::fit(&mut events);
         pairer.feed(&mut events);
         if resample.is_some() {
             pairer.restart();
-        }
-        // A flood's read is not kept for every later one (issue 52: RSS with the tracer
-        // armed, 11–12.5 MB at 20k IOPS, VmHWM 14 MB).
-        if events.capacity() > KEEP_EVENTS {
-            events = Vec::new();
         }
         pairer.trim(KEEP_EVENTS);
         {

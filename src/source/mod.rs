@@ -105,9 +105,30 @@ fn put(files: &mut BTreeMap<String, String>, name: &str, text: Cow<'_, str>) {
         Some(v) => {
             v.clear();
             v.push_str(&text);
+            crate::malloc::fit_string(v);
         }
         None => {
             files.insert(name.to_owned(), text.into_owned());
         }
+    }
+}
+
+#[cfg(test)]
+mod put_tests {
+    /// A file's buffer is reused, but a burst's text (1,100 processes' walk: 1.2 MB) does not
+    /// keep its room for every smaller text after it (issue 52: RSS).
+    #[test]
+    fn a_file_after_a_burst_gives_its_room_back() {
+        let mut files = std::collections::BTreeMap::new();
+        super::put(&mut files, "procs", "x".repeat(1 << 20).into());
+        super::put(&mut files, "procs", "walk 1\n".into());
+        assert!(
+            files["procs"].capacity() < 4096,
+            "{}",
+            files["procs"].capacity()
+        );
+        super::put(&mut files, "procs", "y".repeat(100 << 10).into());
+        super::put(&mut files, "procs", "z".repeat(60 << 10).into());
+        assert!(files["procs"].capacity() >= 100 << 10, "kept for reuse");
     }
 }

@@ -315,6 +315,8 @@ impl Walker {
         // The list a next walk may reuse (`pid_list`): without the processes gone.
         self.pids.retain(|p| self.seen.contains_key(p));
         self.last_ns = Some(mono_ns);
+        // After a burst of processes, not its room for good (issue 52: RSS).
+        crate::malloc::fit_string(&mut self.out);
     }
 
     /// The walk's head: its time, the last walk's, its pace, the clock tick, delay
