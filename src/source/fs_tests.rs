@@ -565,4 +565,16 @@ fn zram_devices_files_are_read_every_tick_and_none_without_zram() {
         src.read().unwrap().file("sys/block/zram0/bd_stat"),
         Some("0 0 0\n")
     );
+    // A device made but not set up (disksize 0) is not read, until a listing finds it set up.
+    std::fs::write(z.join("disksize"), "0\n").unwrap();
+    src.refresh_soon();
+    assert_eq!(src.read().unwrap().file("sys/block/zram0/mm_stat"), None);
+    assert_eq!(src.read().unwrap().file("sys/block/zram0/mm_stat"), None);
+    std::fs::write(z.join("disksize"), "536870912\n").unwrap();
+    assert_eq!(src.read().unwrap().file("sys/block/zram0/mm_stat"), None);
+    src.refresh_soon();
+    assert_eq!(
+        src.read().unwrap().file("sys/block/zram0/mm_stat"),
+        Some("1 2 3 0 3 0 0 1 0\n")
+    );
 }

@@ -7,8 +7,12 @@
 //! each slow refresh and nothing else, no file opened. With zram, each device's directory is
 //! held open from the listing, and each tick opens `mm_stat` relative to it (one path
 //! component) and reads it once; `bd_stat` only where the listing found it (the kernel has it
-//! with `CONFIG_ZRAM_WRITEBACK`). An idle screen here opened both files by their whole path
-//! every tick, bd_stat failing each time: 12 % of its CPU (perf, 2026-11-29).
+//! with `CONFIG_ZRAM_WRITEBACK`). A device whose `disksize` reads 0 at the listing (made but
+//! never set up: its `mm_stat` is all zeros) is not read until a listing finds it set up, at
+//! most `SLOW_REFRESH_TICKS` later. An idle screen here opened both files of such a zram0 by
+//! their whole path every tick, bd_stat failing each time; held and relative, the collector
+//! still took 37–48 µs of the sampler thread's CPU a tick (a scratch build timing each
+//! collector, 2026-11-29), most of it a cold cache at one tick a second.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +31,8 @@ struct Device {
     mm_stat: String,
     /// Whether the listing found `bd_stat`.
     bd_stat: Option<String>,
+    /// `disksize` read 0 at the listing: nothing to read until it is set up.
+    unset: bool,
 }
 
 /// The zram devices' files, with their sample names.
@@ -54,11 +60,13 @@ impl Zram {
             .map(|d| {
                 let dir = Dir::open(&self.block.join(d));
                 let bd = dir.as_ref().and_then(|x| x.read("bd_stat", &mut buf));
+                let size = dir.as_ref().and_then(|x| x.read("disksize", &mut buf));
                 Device {
                     name: d.to_owned(),
                     dir,
                     mm_stat: sample_name(d, "mm_stat"),
                     bd_stat: bd.map(|_| sample_name(d, "bd_stat")),
+                    unset: size.is_some_and(|t| t.trim() == "0"),
                 }
             })
             .collect();
@@ -70,7 +78,7 @@ impl<'a> Collect<'a> for Zram {
         if let Some(text) = refresh_text(pass, names::BLOCK_DEVICES) {
             self.list(&text);
         }
-        for d in &mut self.devices {
+        for d in self.devices.iter_mut().filter(|d| !d.unset) {
             if d.dir.is_none() {
                 d.dir = Dir::open(&self.block.join(&d.name));
             }
