@@ -1,5 +1,6 @@
 //! The process walk (spec §11): at the pace `Wants::procs` asks for (every 2, 5 or 10 s:
-//! `WALK_PERIOD_NS`, `SLOW_WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`) while it asks, read
+//! `WALK_PERIOD_NS`, `SLOW_WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`; 1 s after a first walk,
+//! `AFTER_FIRST_WALK_NS`, whose processes have no previous reading) while it asks, read
 //! each process's `stat` and `io` and write the active ones into the sample as the
 //! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
 //!
@@ -31,6 +32,7 @@
 //! walk 8123000000000        the walk's (the sample's) monotonic time, ns
 //! prev 8121000000000        the previous walk's, or - on a first walk (then: no rates)
 //! period 2000000000         the pace the walk ran at, ns: the next is due this long after
+//!                           (1 s after a first walk)
 //! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! hidepid 2                 /proc's hidepid= mount option, when set and the walk is not
@@ -121,6 +123,10 @@ pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
 pub const QUIET_WALK_PERIOD_NS: u64 = 10_000_000_000;
 /// A sample this much short of the period still walks (ticks jitter around 1 s).
 const WALK_SLACK_NS: u64 = 300_000_000;
+/// A first walk (no previous reading: no rates, no writers named) is followed by the next
+/// this soon, at any pace: a writer it saw is named one sample later (issue 53: the lab's
+/// `dd` of 4.7 s was first seen by a first walk and gone by the next, 5 s on, never listed).
+const AFTER_FIRST_WALK_NS: u64 = 1_000_000_000;
 /// Walks the processes at the pace `ProcScope::pace` asks for; see the module doc.
 pub struct Walker {
     proc_root: PathBuf,
@@ -132,6 +138,8 @@ pub struct Walker {
     last_ns: Option<u64>,
     /// The last walk, listed or not (the period counts from it).
     tried_ns: Option<u64>,
+    /// The last walk was a first walk that listed: the next is due `AFTER_FIRST_WALK_NS` on.
+    after_first: bool,
     walk: u64,
     seen: Table,
     /// How many fds the walker may keep open (`fd_budget`), and how many it does.
@@ -161,6 +169,7 @@ impl Walker {
             scope: None,
             last_ns: None,
             tried_ns: None,
+            after_first: false,
             walk: 0,
             seen: HashMap::new(),
             max_held: None,
@@ -183,6 +192,7 @@ impl Walker {
             self.held = 0;
             self.last_ns = None;
             self.tried_ns = None;
+            self.after_first = false;
             self.scope = None;
             self.lister.forget();
         }
@@ -201,17 +211,29 @@ impl Walker {
             self.tried_ns = None;
             self.scope = Some(scope.clone());
         }
-        let period = match scope.pace {
+        let pace_period = match scope.pace {
             Pace::Shown => WALK_PERIOD_NS,
             Pace::Attribute => SLOW_WALK_PERIOD_NS,
             Pace::Quiet => QUIET_WALK_PERIOD_NS,
         };
+        let wait = if self.after_first {
+            AFTER_FIRST_WALK_NS
+        } else {
+            pace_period
+        };
         if let Some(last) = self.tried_ns
-            && mono_ns < last + period - WALK_SLACK_NS
+            && mono_ns < last + wait - WALK_SLACK_NS
         {
             return None;
         }
+        let first = self.last_ns.is_none();
+        let period = if first {
+            AFTER_FIRST_WALK_NS
+        } else {
+            pace_period
+        };
         self.walk_now(mono_ns, period);
+        self.after_first = first && self.last_ns.is_some();
         Some(&self.out)
     }
 
