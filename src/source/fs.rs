@@ -211,7 +211,9 @@ impl FsSource {
 
     /// Reads every sampled file once: each collector in turn, in this order (a later one
     /// may use what an earlier one read this time: the cgroups and the block settings this
-    /// tick's diskstats, the throttled writers' lineage the tracepoint's writers).
+    /// tick's diskstats, the throttled writers' lineage the tracepoint's writers); the files
+    /// the dirty-files table lists are measured again right after the device figures, the
+    /// dirty-files scan (which takes the walk's writers) last.
     pub fn read(&mut self) -> Result<RawSample> {
         // Filled in place: a recycled sample's keys and buffers are reused, and whatever
         // file is not set again below (absent this time) is removed at the end.
@@ -226,9 +228,16 @@ impl FsSource {
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };
-        let collectors: [&mut dyn Collect<'_>; 12] = [
-            &mut self.tick_files,
-            &mut self.bdi_stats,
+        let first: [&mut dyn Collect<'_>; 2] = [&mut self.tick_files, &mut self.bdi_stats];
+        for c in first {
+            c.collect(&mut pass)?;
+        }
+        // The files the dirty-files table lists, measured beside the device figures (a
+        // walk in between took long enough under TCG for the device to write 8 MiB).
+        if let Some(d) = &mut self.dirty_files {
+            d.refresh_listed(mono_ns);
+        }
+        let collectors: [&mut dyn Collect<'_>; 10] = [
             &mut self.disks,
             &mut self.slow,
             &mut self.zram,
