@@ -136,6 +136,9 @@ pub struct Snapshot {
     /// debugfs `stats` per BDI (root, read while pages wait to be written, spec §15.1): its
     /// dirty and writeback pages and the kernel's write bandwidth; empty when not read.
     pub bdi_stats: Vec<(String, bdi::BdiStat)>,
+    /// Why the debugfs `stats` could not be listed (`names::BDI_STATS_STATUS`: no root, no
+    /// debugfs); `None` when the sample does not say (listed, or an older recording).
+    pub bdi_stats_unread: Option<bdi::StatsUnread>,
     /// The dirty-files scan (`names::DIRTY_FILES`, spec §15.4); `None` when the sample does
     /// not carry it (not scanning) or it did not parse (`domains_error` says why).
     pub dirty_files: Option<dirty_files::Scan>,
@@ -404,6 +407,9 @@ impl Snapshot {
             bdis,
             wb_stats,
             bdi_stats,
+            bdi_stats_unread: sample
+                .file(names::BDI_STATS_STATUS)
+                .and_then(bdi::parse_stats_unread),
             dirty_files,
             domains_error,
             scope,
