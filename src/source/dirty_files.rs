@@ -15,7 +15,9 @@
 //! file still had dirty pages; nothing otherwise. Between scans the files the last one
 //! listed (at most `MAX_FILES`, those with dirty or writeback pages) are measured again at
 //! every sample, one open, fstat and cachestat each (`refresh`): their bytes follow the
-//! device's as it drains, and a file written back leaves the table at the next sample. Shared memory (tmpfs, ramfs, hugetlbfs)
+//! device's as it drains, and a file written back leaves the table at the next sample. That
+//! refresh is paced by its own CPU cost (`REFRESH_SPACING`: 5 % of one CPU at most), which
+//! only very large cached files reach. Shared memory (tmpfs, ramfs, hugetlbfs)
 //! is never written back to a disk: skipped. Without root only the user's own processes'
 //! fds are listed (and cachestat answers EPERM on files the caller may neither write nor
 //! own, counted as `denied`). ENOSYS (before 6.5) stops the scan and says so.
@@ -38,6 +40,12 @@ pub(super) const MAX_FILES: usize = 20;
 const SCAN_EVERY_NS: u64 = 5_000_000_000;
 /// A file that held dirty pages is re-measured for this long after (60 s).
 const REMEMBER_NS: u64 = 60_000_000_000;
+/// The refresh of the listed files runs again once this many times its last CPU cost has
+/// passed (5 % of one CPU at most). cachestat walks the file's page cache, shadow entries
+/// included: microseconds on a file of a few MB, 26-31 ms on a 4 GiB file under memory
+/// pressure (docs/PERFORMANCE.md, issue 27's thirteenth round); twenty of those would take
+/// half a CPU every tick, paced here to one refresh every 10 s.
+const REFRESH_SPACING: u64 = 20;
 /// Filesystems whose pages never go to a disk (`statfs` f_type): tmpfs/shmem, ramfs,
 /// hugetlbfs.
 const NOT_WRITTEN_BACK: [i64; 3] = [0x0102_1994, 0x8584_58f6, 0x9584_58f6];
@@ -75,6 +83,8 @@ pub(super) struct DirtyFiles {
     /// When `refresh_listed` last measured them: a scan in the same sample starts from
     /// those figures, read beside the device's.
     refreshed_ns: Option<u64>,
+    /// The last refresh's CPU cost, ns (`REFRESH_SPACING`).
+    refresh_cost_ns: u64,
     /// cachestat answered ENOSYS: no scan again.
     no_cachestat: bool,
     /// Whether the kernel lacks cachestat (ENOSYS), asked once at the first scan:
@@ -100,6 +110,7 @@ impl DirtyFiles {
             remembered: HashMap::new(),
             listed: Vec::new(),
             refreshed_ns: None,
+            refresh_cost_ns: 0,
             no_cachestat: false,
             probe: Some(lacks_cachestat),
             text: None,
@@ -186,9 +197,15 @@ impl DirtyFiles {
     /// are read within moments of each other. After the process walk, a scan (when due)
     /// starts from these figures. In the lab (a device writing back 8 MiB at a time at
     /// 20 MB/s) the file read after the walk was 120 MiB against vda's 128 MiB.
+    /// Paced by its own cost (`REFRESH_SPACING`): between refreshes the last figures serve.
     pub fn refresh_listed(&mut self, now: u64) {
-        if !self.listed.is_empty() {
+        let due = self.refreshed_ns.is_none_or(|t| {
+            now >= t.saturating_add(self.refresh_cost_ns.saturating_mul(REFRESH_SPACING))
+        });
+        if !self.listed.is_empty() && due {
+            let cpu0 = super::thread_cpu_ns();
             self.refresh(now);
+            self.refresh_cost_ns = super::thread_cpu_ns().saturating_sub(cpu0);
             self.refreshed_ns = Some(now);
         }
     }

@@ -131,8 +131,52 @@ fn a_listed_file_is_measured_again_every_sample_and_leaves_once_written_back() {
     assert!(d.listed.is_empty());
 }
 
+/// The refresh is paced by its own CPU cost (`REFRESH_SPACING`): after one that cost 50 ms
+/// (twenty large files under memory pressure) the next waits 1 s; one of microseconds runs
+/// at every sample. Skips, saying why, without cachestat.
+#[test]
+fn the_refresh_waits_twenty_times_its_cost() {
+    const S: u64 = 1_000_000_000;
+    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
+    let mut f = File::create(dir.path().join("paced.bin")).unwrap();
+    f.write_all(&vec![1u8; 1 << 20]).unwrap();
+    let mut d = DirtyFiles::new(Path::new("/proc"));
+    d.scan(&[std::process::id()], &[], 1);
+    if d.no_cachestat {
+        eprintln!("skipped: no cachestat(2) on this kernel (ENOSYS)");
+        return;
+    }
+    if d.listed.is_empty() {
+        eprintln!("skipped: the file was written back before it was listed");
+        return;
+    }
+    let scanned_at = |d: &DirtyFiles| {
+        d.text
+            .as_deref()
+            .unwrap()
+            .lines()
+            .nth(1)
+            .unwrap()
+            .to_owned()
+    };
+    d.refresh_listed(10 * S);
+    assert_eq!(d.refreshed_ns, Some(10 * S));
+    assert!(d.refresh_cost_ns < 50_000_000, "{}", d.refresh_cost_ns);
+    d.refresh_cost_ns = 50_000_000;
+    d.refresh_listed(10 * S + 900_000_000);
+    assert_eq!(scanned_at(&d), format!("scan {}", 10 * S), "not due");
+    if d.listed.is_empty() {
+        eprintln!("skipped the rest: the file was written back meanwhile");
+        return;
+    }
+    d.refresh_listed(11 * S);
+    assert_eq!(scanned_at(&d), format!("scan {}", 11 * S), "due");
+    drop(f);
+}
+
 /// The scan's cost with `MAX_FILES` dirty files open (issue 53: at most 0.3 ms a second, one
-/// scan every 5 s). A measurement, not a check: run by hand under the machine lock,
+/// scan every 5 s), and the refresh's (every sample between scans). A measurement, not a
+/// check: run by hand under the machine lock,
 /// `flock -o /tmp/pw-live.lock cargo test --lib cost_of_a_20_file_scan -- --ignored --nocapture`.
 #[test]
 #[ignore = "a timing measurement: run by hand under the machine lock"]
@@ -167,6 +211,17 @@ fn cost_of_a_20_file_scan() {
         "{listed} files listed; a scan: {wall_us:.0} µs wall, {cpu_us:.0} µs CPU; \
          one every 5 s: {:.3} ms/s CPU",
         cpu_us / 1e3 / 5.0
+    );
+    // The refresh of the listed files, at every sample between scans.
+    let cpu0 = crate::source::thread_cpu_ns();
+    for i in 0..runs {
+        d.refresh(u64::from(i));
+    }
+    let refresh_us = (crate::source::thread_cpu_ns() - cpu0) as f64 / 1e3 / f64::from(runs);
+    eprintln!(
+        "{} files refreshed: {refresh_us:.0} µs CPU; at 1 s samples: {:.3} ms/s CPU",
+        d.listed.len(),
+        refresh_us / 1e3
     );
     drop(files);
 }
