@@ -34,21 +34,33 @@ fn a_kernel_without_cachestat_says_so_with_nothing_to_measure() {
     assert!(d.text.unwrap().starts_with("state ok\n"));
 }
 
-/// This process's own open file, just written: listed with its dirty pages (root or not:
-/// the caller owns it). Skips, saying why, on a kernel without cachestat.
-#[test]
-fn own_open_file_with_dirty_pages_is_listed_then_remembered_by_path() {
-    // On the disk, not on a tmpfs /tmp (shmem is skipped).
+/// A file of `bytes` just written by this process under the crate's directory (on the disk,
+/// not on a tmpfs /tmp: shmem is skipped), held open, and a scan at 1 of this process's fds;
+/// `None`, having said why, on a kernel without cachestat.
+fn own_dirty_file(
+    name: &str,
+    bytes: usize,
+) -> Option<(tempfile::TempDir, PathBuf, File, DirtyFiles)> {
     let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-    let p = dir.path().join("dirty.bin");
+    let p = dir.path().join(name);
     let mut f = File::create(&p).unwrap();
-    f.write_all(&vec![1u8; 8 << 20]).unwrap();
+    f.write_all(&vec![1u8; bytes]).unwrap();
     let mut d = DirtyFiles::new(Path::new("/proc"));
     d.scan(&[std::process::id()], &[], 1);
     if d.no_cachestat {
         eprintln!("skipped: no cachestat(2) on this kernel (ENOSYS)");
-        return;
+        return None;
     }
+    Some((dir, p, f, d))
+}
+
+/// This process's own open file, just written: listed with its dirty pages (root or not:
+/// the caller owns it). Skips, saying why, on a kernel without cachestat.
+#[test]
+fn own_open_file_with_dirty_pages_is_listed_then_remembered_by_path() {
+    let Some((_dir, p, f, mut d)) = own_dirty_file("dirty.bin", 8 << 20) else {
+        return;
+    };
     let text = d.text.clone().unwrap();
     let path = p.to_string_lossy();
     let line = text
@@ -79,16 +91,9 @@ fn own_open_file_with_dirty_pages_is_listed_then_remembered_by_path() {
 /// sample, not at the next scan 5 s on. Skips, saying why, without cachestat.
 #[test]
 fn a_listed_file_is_measured_again_every_sample_and_leaves_once_written_back() {
-    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-    let p = dir.path().join("follow.bin");
-    let mut f = File::create(&p).unwrap();
-    f.write_all(&vec![1u8; 1 << 20]).unwrap();
-    let mut d = DirtyFiles::new(Path::new("/proc"));
-    d.scan(&[std::process::id()], &[], 1);
-    if d.no_cachestat {
-        eprintln!("skipped: no cachestat(2) on this kernel (ENOSYS)");
+    let Some((_dir, p, mut f, mut d)) = own_dirty_file("follow.bin", 1 << 20) else {
         return;
-    }
+    };
     let path = p.to_string_lossy().into_owned();
     let pages = |d: &DirtyFiles| {
         d.text
@@ -137,15 +142,9 @@ fn a_listed_file_is_measured_again_every_sample_and_leaves_once_written_back() {
 #[test]
 fn the_refresh_waits_twenty_times_its_cost() {
     const S: u64 = 1_000_000_000;
-    let dir = tempfile::tempdir_in(env!("CARGO_MANIFEST_DIR")).unwrap();
-    let mut f = File::create(dir.path().join("paced.bin")).unwrap();
-    f.write_all(&vec![1u8; 1 << 20]).unwrap();
-    let mut d = DirtyFiles::new(Path::new("/proc"));
-    d.scan(&[std::process::id()], &[], 1);
-    if d.no_cachestat {
-        eprintln!("skipped: no cachestat(2) on this kernel (ENOSYS)");
+    let Some((_dir, _, f, mut d)) = own_dirty_file("paced.bin", 1 << 20) else {
         return;
-    }
+    };
     if d.listed.is_empty() {
         eprintln!("skipped: the file was written back before it was listed");
         return;
