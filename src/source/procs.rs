@@ -127,6 +127,9 @@ const WALK_SLACK_NS: u64 = 300_000_000;
 /// this soon, at any pace: a writer it saw is named one sample later (issue 53: the lab's
 /// `dd` of 4.7 s was first seen by a first walk and gone by the next, 5 s on, never listed).
 const AFTER_FIRST_WALK_NS: u64 = 1_000_000_000;
+/// A first walk names as writers the processes started within this long (10 s) whose
+/// `write_bytes` is not 0 (`procs_visit::Visit::recent_after`): all they wrote is that recent.
+pub(super) const FIRST_WALK_WRITERS_NS: u64 = 10_000_000_000;
 /// Walks the processes at the pace `ProcScope::pace` asks for; see the module doc.
 pub struct Walker {
     proc_root: PathBuf,
@@ -295,6 +298,10 @@ impl Walker {
             procfs,
             delayacct_on,
             new_after,
+            recent_after: new_after.is_none().then(|| {
+                let since = boot_ns.saturating_sub(FIRST_WALK_WRITERS_NS);
+                (u128::from(since) * u128::from(tck) / 1_000_000_000) as u64
+            }),
             buf: &mut self.buf,
             out: &mut self.out,
             held: &mut self.held,
