@@ -16,7 +16,7 @@
 //! listed (at most `MAX_FILES`, those with dirty or writeback pages) are measured again at
 //! every sample, one open, fstat and cachestat each (`refresh`): their bytes follow the
 //! device's as it drains, and a file written back leaves the table at the next sample. That
-//! refresh is paced by its own CPU cost (`REFRESH_SPACING`: 5 % of one CPU at most), which
+//! refresh is paced by its own CPU cost (`REFRESH_SPACING`: 20 % of one CPU at most), which
 //! only very large cached files reach. Shared memory (tmpfs, ramfs, hugetlbfs)
 //! is never written back to a disk: skipped. Without root only the user's own processes'
 //! fds are listed (and cachestat answers EPERM on files the caller may neither write nor
@@ -41,11 +41,14 @@ const SCAN_EVERY_NS: u64 = 5_000_000_000;
 /// A file that held dirty pages is re-measured for this long after (60 s).
 const REMEMBER_NS: u64 = 60_000_000_000;
 /// The refresh of the listed files runs again once this many times its last CPU cost has
-/// passed (5 % of one CPU at most). cachestat walks the file's page cache, shadow entries
+/// passed (20 % of one CPU at most). cachestat walks the file's page cache, shadow entries
 /// included: microseconds on a file of a few MB, 26-31 ms on a 4 GiB file under memory
 /// pressure (docs/PERFORMANCE.md, issue 27's thirteenth round); twenty of those would take
-/// half a CPU every tick, paced here to one refresh every 10 s.
-const REFRESH_SPACING: u64 = 20;
+/// half a CPU every tick, paced here to one refresh every 2.6 s. Not tighter: under TCG
+/// (the lab) one 200 MB file's refresh may come near 50 ms, and a refresh skipped there
+/// leaves the file a sample behind its device (at 20 times, the lab once read 120 MiB in
+/// the file against vda's 104, likely that).
+const REFRESH_SPACING: u64 = 5;
 /// Filesystems whose pages never go to a disk (`statfs` f_type): tmpfs/shmem, ramfs,
 /// hugetlbfs.
 const NOT_WRITTEN_BACK: [i64; 3] = [0x0102_1994, 0x8584_58f6, 0x9584_58f6];
