@@ -201,6 +201,13 @@ pub mod names {
             .strip_suffix("/wb_stats")
     }
 
+    /// Pseudo-file: why the BDIs' debugfs `stats` (`bdi_stats`) cannot be read
+    /// (`source::bdi_stats`), one line `denied|absent|error TEXT` (TEXT: the listing's
+    /// error, as the OS gave it): `denied` without root (debugfs is root's), `absent` when
+    /// debugfs is not mounted. Put in every sample while the last listing failed; the disks'
+    /// dirty and writeback bytes are then apportioned (`model::drain`).
+    pub const BDI_STATS_STATUS: &str = "pagewatch/bdi-stats";
+
     /// `sys/kernel/debug/bdi/<bdi>/stats` (debugfs, root): a BDI's dirty and writeback
     /// pages and the kernel's write-bandwidth estimate (spec §15.1), read while pages wait
     /// to be written (`source::bdi_stats`).

@@ -591,4 +591,12 @@ fn drain_apportioned_without_debugfs() {
     );
     let a = &disk(&ms[2], "vda").drain;
     assert_eq!((a.dirty_bytes, a.drain_eta_s), (Some(0), Some(0.0)));
+    // And says why: the tree has no debugfs (`names::BDI_STATS_STATUS` `absent`).
+    assert_eq!(
+        d.dirty_from_why,
+        Some(pagewatch::model::drain::WHY_ABSENT),
+        "{d:?}"
+    );
+    // With debugfs (001), nothing to say.
+    assert_eq!(disk(&ms[1], "vdb").drain.dirty_from_why, None);
 }

@@ -487,3 +487,52 @@ fn exited_writers_keep_their_sync_calls() {
         "{exited} exited, {victims} victims, {lines} lines, {named} batch lines"
     );
 }
+
+#[test]
+fn without_root_the_dirty_pane_says_the_disks_figures_are_apportioned_and_why() {
+    // The recording as a non-root run would carry it: the debugfs listing denied in every
+    // sample (`names::BDI_STATS_STATUS`, `source::bdi_stats`).
+    let (_, mut samples) = recording("who-throttled", 0);
+    let status = "denied /sys/kernel/debug/bdi: Permission denied (os error 13)\n";
+    for s in &mut samples {
+        s.files.insert(
+            pagewatch::sample::names::BDI_STATS_STATUS.to_owned(),
+            status.to_owned(),
+        );
+    }
+    let mut app = App::new(host(), Look::default(), 1.0);
+    // The tenth: 29 MB wait for vda (shown from 16 MiB).
+    for s in samples.iter().take(10) {
+        app.update(Msg::Sample(s.clone()));
+    }
+    let m = app.model.as_ref().unwrap();
+    let disk = m.disks.iter().find(|d| d.drain.shown()).unwrap();
+    assert_eq!(disk.drain.dirty_from, Some("apportioned"));
+    let json = serde_json::to_value(m).unwrap();
+    let row = json["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["name"] == disk.name.as_str())
+        .unwrap();
+    let why = row["dirty_from_why"].as_str().unwrap();
+    assert!(
+        why.starts_with("needs root") && why.contains("debugfs"),
+        "{row}"
+    );
+    let text = pagewatch::batch::render_text(m, false);
+    assert!(text.contains(&format!("  apportioned: {why}\n")), "{text}");
+    // In the Dirty pane's title, its lines as with root (the last check still shown).
+    let wide = screen(&app, 160, 48);
+    assert!(
+        wide.contains("Dirty & writeback · needs root for kernel figures"),
+        "{wide}"
+    );
+    assert!(wide.contains("= derived"), "{wide}");
+    let narrow = screen(&app, 80, 24);
+    assert!(
+        narrow.contains("Dirty & writeback · needs root─"),
+        "{narrow}"
+    );
+    assert_screens!("dirty_apportioned_without_root", &app, &SIZES);
+}

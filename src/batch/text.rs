@@ -111,11 +111,7 @@ pub fn render_text(m: &Model, legend: bool) -> String {
             fit(c.util_pct, 1, 6),
         );
     }
-    for disk in m.disks.iter().filter(|d| d.drain.shown()) {
-        if let Some(t) = disk.drain.text() {
-            let _ = writeln!(s, "  {}: {t}", disk.name);
-        }
-    }
+    drain_lines(&mut s, m);
     dirty_files_lines(&mut s, m);
     for disk in m.disks.iter().filter(|d| d.latency.lat_events.is_some()) {
         latency_line(&mut s, disk);
@@ -128,6 +124,20 @@ pub fn render_text(m: &Model, legend: bool) -> String {
         );
     }
     s
+}
+
+/// Each disk's waiting data and its drain (spec §15.5), from 16 MiB, and why the figures are
+/// apportioned when the kernel's are out of reach: `  vda: 2.0G to write, ~67 s at 30.5M/s
+/// (apportioned)`, `  apportioned: needs root for the kernel's own per-device figures …`.
+fn drain_lines(s: &mut String, m: &Model) {
+    for disk in m.disks.iter().filter(|d| d.drain.shown()) {
+        if let Some(t) = disk.drain.text() {
+            let _ = writeln!(s, "  {}: {t}", disk.name);
+        }
+    }
+    if let Some(note) = crate::model::drain::apportioned_note(m.disks.iter().map(|d| &d.drain)) {
+        let _ = writeln!(s, "  {note}");
+    }
 }
 
 /// The dirty-files table (spec §15.4), five files at most, and its note:

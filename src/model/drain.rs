@@ -16,7 +16,7 @@
 use serde::Serialize;
 
 use crate::parse::Snapshot;
-use crate::parse::bdi::BdiStat;
+use crate::parse::bdi::{BdiStat, StatsUnread};
 
 /// `INIT_BW`: the kernel's starting write-bandwidth guess, 100 MB/s, in kBps (spec §15.3).
 const INIT_BW_KBPS: u64 = 100 * 1024;
@@ -32,6 +32,10 @@ pub struct Drain {
     /// Where the two come from: `kernel` (debugfs `BdiReclaimable`, `BdiWriteback`) or
     /// `apportioned` (the machine's, by the disk's share of the writes).
     pub dirty_from: Option<&'static str>,
+    /// Why they are apportioned, when the sample says (`parse::bdi::StatsUnread`): the
+    /// kernel's own per-device figures need root and debugfs (`WHY_DENIED`, `WHY_ABSENT`,
+    /// `WHY_UNREAD`).
+    pub dirty_from_why: Option<&'static str>,
     /// The kernel's write-bandwidth estimate for the disk (`BdiWriteBandwidth`), bytes/s;
     /// `None` without debugfs, or while it is the kernel's starting guess.
     pub kernel_write_bytes_per_s: Option<f64>,
@@ -80,6 +84,60 @@ impl Drain {
             _ => format!("{bytes} to write, not draining ({from})"),
         })
     }
+}
+
+/// Why the figures are apportioned without root (debugfs is root's).
+pub const WHY_DENIED: &str =
+    "needs root for the kernel's own per-device figures (debugfs bdi/*/stats)";
+/// Why, without debugfs mounted.
+pub const WHY_ABSENT: &str =
+    "needs debugfs mounted at /sys/kernel/debug, and root, for the kernel's own per-device figures";
+/// Why, when the listing failed otherwise.
+pub const WHY_UNREAD: &str =
+    "needs root and a readable debugfs for the kernel's own per-device figures (bdi/*/stats)";
+
+/// The sentence for `unread`.
+#[must_use]
+pub fn why(unread: StatsUnread) -> &'static str {
+    match unread {
+        StatsUnread::Denied => WHY_DENIED,
+        StatsUnread::Absent => WHY_ABSENT,
+        StatsUnread::Error => WHY_UNREAD,
+    }
+}
+
+/// The line the batch text and the Dirty pane add under the disks' drains when they are
+/// apportioned for want of root or debugfs, the reason first so a narrow pane keeps it:
+/// `apportioned: needs root for the kernel's own per-device figures (debugfs bdi/*/stats)`.
+/// `None` when no shown drain is.
+#[must_use]
+pub fn apportioned_note<'a>(drains: impl IntoIterator<Item = &'a Drain>) -> Option<String> {
+    let why = drains
+        .into_iter()
+        .filter(|d| d.shown())
+        .find_map(|d| d.dirty_from_why)?;
+    Some(format!("apportioned: {why}"))
+}
+
+/// The screens' notes, long and short, under or beside a drain line that already ends
+/// `(apportioned)`: `needs root for kernel figures` (the disk's detail view, 32 columns at
+/// most) and `needs root` (the Dirty pane's title, where the long one does not fit). The
+/// Dirty pane says it in its title so that its lines stay as they are (a line of its own
+/// pushed the last check, `kernel T/b = derived`, out of the pane). `None` when no shown
+/// drain is apportioned for want of root or debugfs.
+#[must_use]
+pub fn screen_note<'a>(
+    drains: impl IntoIterator<Item = &'a Drain>,
+) -> Option<(&'static str, &'static str)> {
+    let why = drains
+        .into_iter()
+        .filter(|d| d.shown())
+        .find_map(|d| d.dirty_from_why)?;
+    Some(match why {
+        WHY_DENIED => ("needs root for kernel figures", "needs root"),
+        WHY_ABSENT => ("needs root, debugfs mounted", "needs debugfs"),
+        _ => ("needs root, readable debugfs", "needs debugfs"),
+    })
 }
 
 /// A drain this long (5 s) is the reason a process blocked in a sync wait waits.
@@ -170,13 +228,17 @@ pub fn derive(
         return vec![Drain::default(); rows.len()];
     };
     let page = cur.page_size as f64;
+    let reason = cur.bdi_stats_unread.map(why);
     rows.iter()
         .zip(shares(rows, &devno))
         .map(|(d, w)| {
             w.map_or_else(Drain::default, |w| {
                 let dirty_b = (dirty as f64 * page * w).round() as u64;
                 let wb_b = (writeback as f64 * page * w).round() as u64;
-                with_rate(dirty_b, wb_b, "apportioned", None, d.wkb_s)
+                Drain {
+                    dirty_from_why: reason,
+                    ..with_rate(dirty_b, wb_b, "apportioned", None, d.wkb_s)
+                }
             })
         })
         .collect()
@@ -264,6 +326,7 @@ fn with_rate(
         dirty_bytes: Some(dirty),
         writeback_bytes: Some(writeback),
         dirty_from: Some(from),
+        dirty_from_why: None,
         kernel_write_bytes_per_s: bw,
         drain_bytes_per_s: rate,
         drain_from: rate_from,

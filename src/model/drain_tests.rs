@@ -157,6 +157,56 @@ fn apportioned_by_the_intervals_writes_else_since_boot() {
 }
 
 #[test]
+fn apportioned_says_why_when_the_sample_does() {
+    // 40000 dirty pages (156 MiB), all vda's.
+    let mut s = snap(vec![counters("vda", 254, 0, 100)], vec![]);
+    let disks = vec![row("vda", Some(300.0))];
+    // Listed (or an older recording): no reason, no note.
+    let quiet = derive(&disks, &s, Some(40_000), Some(0));
+    assert_eq!(quiet[0].dirty_from_why, None);
+    assert_eq!(apportioned_note(&quiet), None);
+    for (unread, word) in [
+        (StatsUnread::Denied, "needs root"),
+        (StatsUnread::Absent, "debugfs mounted"),
+        (StatsUnread::Error, "readable debugfs"),
+    ] {
+        s.bdi_stats_unread = Some(unread);
+        let out = derive(&disks, &s, Some(40_000), Some(0));
+        assert_eq!(out[0].dirty_from, Some("apportioned"));
+        let why = out[0].dirty_from_why.unwrap();
+        assert!(why.contains(word) && why.contains("root"), "{why}");
+        let note = apportioned_note(&out).unwrap();
+        assert_eq!(note, format!("apportioned: {why}"));
+        // The detail view's note fits its 32 columns; the Dirty pane's title takes the
+        // short one where the long does not fit.
+        let (long, short) = screen_note(&out).unwrap();
+        assert!(long.starts_with("needs root") && long.len() <= 32, "{long}");
+        assert!(
+            long.contains(word.split(' ').next_back().unwrap()),
+            "{long}"
+        );
+        assert!(short.starts_with("needs ") && short.len() <= 13, "{short}");
+        // Under `SHOWN_FROM` the screens name no drain: no note either.
+        let small = derive(&disks, &s, Some(100), Some(0));
+        assert_eq!(
+            (apportioned_note(&small), screen_note(&small)),
+            (None, None)
+        );
+    }
+    // The kernel's figures read: they are the kernel's, whatever the status says.
+    let stat = BdiStat {
+        reclaimable_kb: 160_000,
+        ..BdiStat::default()
+    };
+    s.bdi_stats = vec![("254:0".to_owned(), stat)];
+    let out = derive(&disks, &s, Some(40_000), Some(0));
+    assert_eq!(
+        (out[0].dirty_from, out[0].dirty_from_why),
+        (Some("kernel"), None)
+    );
+}
+
+#[test]
 fn eta_words() {
     assert_eq!(eta_text(0.36), "0.4 s");
     assert_eq!(eta_text(92.4), "92 s");

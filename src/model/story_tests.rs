@@ -264,6 +264,7 @@ fn a_victim_blocked_in_sync_behind_a_long_drain_waits_for_that_disk() {
         dirty_bytes: Some(2 << 30),
         writeback_bytes: Some(0),
         dirty_from: Some("kernel"),
+        dirty_from_why: None,
         kernel_write_bytes_per_s: Some(f64::from(32u32 << 20)),
         drain_bytes_per_s: Some(f64::from(32u32 << 20)),
         drain_from: Some("kernel"),

@@ -1,7 +1,8 @@
 //! Per-device (BDI) dirty limits and the kernel's per-cgroup writeback figures (spec §1.8,
 //! §1.9): the `sys/class/bdi/` pseudo-file and debugfs `wb_stats`.
 //!
-//! Owns: `BdiLimits`, `WbStat`, `BdiStat` (debugfs `stats`, spec §15.1). Must not touch:
+//! Owns: `BdiLimits`, `WbStat`, `BdiStat` (debugfs `stats`, spec §15.1), `StatsUnread` (why
+//! those could not be read, `names::BDI_STATS_STATUS`). Must not touch:
 //! derivation, I/O. Files a kernel lacks are `None` (`max_ratio_fine`, `max_bytes`,
 //! `strict_limit` since 6.2; `wb_stats` since 6.10).
 
@@ -126,6 +127,29 @@ pub struct BdiStat {
     pub write_bandwidth_kbps: Option<u64>,
 }
 
+/// Why the BDIs' debugfs `stats` could not be listed (`names::BDI_STATS_STATUS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StatsUnread {
+    /// No permission: not root (debugfs is root's).
+    Denied,
+    /// No `bdi` directory: debugfs not mounted.
+    Absent,
+    /// Another error.
+    Error,
+}
+
+/// Parses `names::BDI_STATS_STATUS`'s first word; `None` for an empty or unknown one (a newer
+/// pagewatch's word: the figures are still apportioned, said as `Error`'s).
+#[must_use]
+pub fn parse_stats_unread(text: &str) -> Option<StatsUnread> {
+    match text.split_whitespace().next()? {
+        "denied" => Some(StatsUnread::Denied),
+        "absent" => Some(StatsUnread::Absent),
+        _ => Some(StatsUnread::Error),
+    }
+}
+
 /// Parses one debugfs `bdi/<name>/stats` (`file` names it in errors). `BdiWriteback` and
 /// `BdiReclaimable` are required; the other keys are optional and unknown ones ignored.
 pub fn parse_bdi_stats(file: &str, text: &str) -> Result<BdiStat> {
@@ -195,6 +219,22 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("x/wb_stats:1:"), "{e}");
+    }
+
+    #[test]
+    fn why_the_stats_are_unread() {
+        let p = parse_stats_unread;
+        assert_eq!(
+            p("denied /sys/kernel/debug/bdi: Permission denied (os error 13)\n"),
+            Some(StatsUnread::Denied)
+        );
+        assert_eq!(
+            p("absent /sys/kernel/debug/bdi: No such file"),
+            Some(StatsUnread::Absent)
+        );
+        assert_eq!(p("error x: Input/output error"), Some(StatsUnread::Error));
+        assert_eq!(p("later-word x"), Some(StatsUnread::Error));
+        assert_eq!(p(" \n"), None);
     }
 
     #[test]

@@ -140,6 +140,9 @@ pub struct Snapshot {
     /// debugfs `stats` per BDI (root, read while pages wait to be written, spec §15.1): its
     /// dirty and writeback pages and the kernel's write bandwidth; empty when not read.
     pub bdi_stats: Vec<(String, bdi::BdiStat)>,
+    /// Why the debugfs `stats` could not be listed (`names::BDI_STATS_STATUS`: no root, no
+    /// debugfs); `None` when the sample does not say (listed, or an older recording).
+    pub bdi_stats_unread: Option<bdi::StatsUnread>,
     /// The dirty-files scan (`names::DIRTY_FILES`, spec §15.4); `None` when the sample does
     /// not carry it (not scanning) or it did not parse (`domains_error` says why).
     pub dirty_files: Option<dirty_files::Scan>,
@@ -174,6 +177,27 @@ pub struct Snapshot {
     pub nodes: Vec<node::NodeStat>,
     /// Why a node's files could not be parsed (that node is left out).
     pub nodes_error: Option<String>,
+}
+
+/// The exit records (`names::EXITS`) and the live processes' delays (`names::TASK_DELAYS`),
+/// with the first error of the two.
+fn task_records(
+    sample: &RawSample,
+) -> (
+    Option<taskstats::Exits>,
+    Option<taskstats::Exits>,
+    Option<String>,
+) {
+    let (exits, error) = match sample.file(names::EXITS).map(taskstats::parse) {
+        None => (None, None),
+        Some(Ok(e)) => (Some(e), None),
+        Some(Err(e)) => (None, Some(e.to_string())),
+    };
+    match sample.file(names::TASK_DELAYS).map(taskstats::parse) {
+        None => (exits, None, error),
+        Some(Ok(d)) => (exits, Some(d), error),
+        Some(Err(e)) => (exits, None, error.or_else(|| Some(e.to_string()))),
+    }
 }
 
 /// The journals a sample carries, and the first error among them.
@@ -362,17 +386,7 @@ impl Snapshot {
                 .map_err(|e| domains_error.get_or_insert_with(|| e.to_string()))
                 .ok()
         });
-        let (exits, exits_error) = match sample.file(names::EXITS).map(taskstats::parse) {
-            None => (None, None),
-            Some(Ok(e)) => (Some(e), None),
-            Some(Err(e)) => (None, Some(e.to_string())),
-        };
-        let (task_delays, exits_error) = match sample.file(names::TASK_DELAYS).map(taskstats::parse)
-        {
-            None => (None, exits_error),
-            Some(Ok(e)) => (Some(e), exits_error),
-            Some(Err(e)) => (None, exits_error.or_else(|| Some(e.to_string()))),
-        };
+        let (exits, task_delays, exits_error) = task_records(sample);
         let (disks, disks_skipped) = r.diskstats(required(sample, names::DISKSTATS)?);
         let (journals, journals_error) = journals(sample);
         let (zram, zram_error) = zram::from_sample(sample);
@@ -415,6 +429,9 @@ impl Snapshot {
             bdis,
             wb_stats,
             bdi_stats,
+            bdi_stats_unread: sample
+                .file(names::BDI_STATS_STATUS)
+                .and_then(bdi::parse_stats_unread),
             dirty_files,
             domains_error,
             scope,

@@ -16,7 +16,10 @@
 //! refresh). With them, each BDI named `MAJ:MIN` with a major other than 0 (block devices;
 //! 0:N are FUSE, NFS and the like, without a disk row) is read every tick while meminfo's
 //! Dirty + Writeback is at least `GATE_KB`; an idle machine, with a few MB dirty, reads none.
-//! Every failed read is an absent file, never an error.
+//! Every failed read is an absent file, never an error. A failed listing (no root: debugfs
+//! is root's; or debugfs not mounted) is said in every sample, as `names::BDI_STATS_STATUS`
+//! (`denied|absent|error TEXT`), so that the screens, batch text and JSON say why the disks'
+//! figures are apportioned, in replay too.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -37,6 +40,8 @@ pub(super) struct BdiStats {
     /// The block device BDIs at the last listing, with their sample names.
     list: Vec<(String, String)>,
     listed: bool,
+    /// Why the last listing failed: `names::BDI_STATS_STATUS`'s text.
+    status: Option<String>,
     /// What this tick read: (sample name, text).
     out: Vec<(String, String)>,
 }
@@ -47,12 +52,15 @@ impl BdiStats {
             dir: sys_root.join("kernel/debug/bdi"),
             list: Vec::new(),
             listed: false,
+            status: None,
             out: Vec::new(),
         }
     }
 
     fn relist(&mut self) {
-        let mut bdis: Vec<String> = std::fs::read_dir(&self.dir)
+        let listing = std::fs::read_dir(&self.dir);
+        self.status = listing.as_ref().err().map(|e| status_text(&self.dir, e));
+        let mut bdis: Vec<String> = listing
             .map(|d| {
                 d.filter_map(|e| e.ok()?.file_name().into_string().ok())
                     .filter(|n| is_block_bdi(n))
@@ -71,6 +79,17 @@ impl BdiStats {
             .collect();
         self.listed = true;
     }
+}
+
+/// `names::BDI_STATS_STATUS`'s line for a failed listing of `dir`: `denied` (no permission:
+/// not root), `absent` (debugfs not mounted), else `error`, then the path and the OS's words.
+fn status_text(dir: &Path, e: &std::io::Error) -> String {
+    let kind = match e.kind() {
+        std::io::ErrorKind::PermissionDenied => "denied",
+        std::io::ErrorKind::NotFound => "absent",
+        _ => "error",
+    };
+    format!("{kind} {}: {e}\n", dir.display())
 }
 
 /// `MAJ:MIN` with a major other than 0.
@@ -112,6 +131,9 @@ impl<'a> Collect<'a> for BdiStats {
         for (name, text) in &this.out {
             pass.put(name, Cow::Borrowed(text));
         }
+        if let Some(s) = &this.status {
+            pass.put(names::BDI_STATS_STATUS, Cow::Borrowed(s));
+        }
         Ok(())
     }
 }
@@ -147,5 +169,28 @@ mod tests {
         s.relist();
         let listed: Vec<&str> = s.list.iter().map(|(b, _)| b.as_str()).collect();
         assert_eq!(listed, ["254:16"]);
+    }
+
+    #[test]
+    fn a_failed_listing_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        // debugfs not mounted: no `kernel/debug/bdi` under the sys root.
+        let mut b = BdiStats::new(dir.path());
+        b.relist();
+        let s = b.status.clone().unwrap();
+        assert!(
+            s.starts_with("absent ") && s.contains("kernel/debug/bdi"),
+            "{s}"
+        );
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        let t = status_text(Path::new("/sys/kernel/debug/bdi"), &denied);
+        assert!(t.starts_with("denied /sys/kernel/debug/bdi: "), "{t}");
+        // Listed: nothing to say.
+        let sda = dir.path().join("kernel/debug/bdi/8:0");
+        std::fs::create_dir_all(&sda).unwrap();
+        std::fs::write(sda.join("wb_stats"), "").unwrap();
+        b.relist();
+        assert_eq!(b.status, None);
+        assert_eq!(b.list.len(), 1);
     }
 }

@@ -12,7 +12,12 @@
 //!
 //! Cost: at most `MAX_FILES` cachestat calls (each O(cached folios) in the kernel) and as
 //! many opens every `SCAN_EVERY_NS`, only while the model names a dirtier or a remembered
-//! file still had dirty pages; nothing otherwise. Shared memory (tmpfs, ramfs, hugetlbfs)
+//! file still had dirty pages; nothing otherwise. Between scans the files the last one
+//! listed (at most `MAX_FILES`, those with dirty or writeback pages) are measured again at
+//! every sample, one open, fstat and cachestat each (`refresh`): their bytes follow the
+//! device's as it drains, and a file written back leaves the table at the next sample. That
+//! refresh is paced by its own CPU cost (`REFRESH_SPACING`: 20 % of one CPU at most), which
+//! only very large cached files reach. Shared memory (tmpfs, ramfs, hugetlbfs)
 //! is never written back to a disk: skipped. Without root only the user's own processes'
 //! fds are listed (and cachestat answers EPERM on files the caller may neither write nor
 //! own, counted as `denied`). ENOSYS (before 6.5) stops the scan and says so.
@@ -35,6 +40,15 @@ pub(super) const MAX_FILES: usize = 20;
 const SCAN_EVERY_NS: u64 = 5_000_000_000;
 /// A file that held dirty pages is re-measured for this long after (60 s).
 const REMEMBER_NS: u64 = 60_000_000_000;
+/// The refresh of the listed files runs again once this many times its last CPU cost has
+/// passed (20 % of one CPU at most). cachestat walks the file's page cache, shadow entries
+/// included: microseconds on a file of a few MB, 26-31 ms on a 4 GiB file under memory
+/// pressure (docs/PERFORMANCE.md, issue 27's thirteenth round); twenty of those would take
+/// half a CPU every tick, paced here to one refresh every 2.6 s. Not tighter: under TCG
+/// (the lab) one 200 MB file's refresh may come near 50 ms, and a refresh skipped there
+/// leaves the file a sample behind its device (at 20 times, the lab once read 120 MiB in
+/// the file against vda's 104, likely that).
+const REFRESH_SPACING: u64 = 5;
 /// Filesystems whose pages never go to a disk (`statfs` f_type): tmpfs/shmem, ramfs,
 /// hugetlbfs.
 const NOT_WRITTEN_BACK: [i64; 3] = [0x0102_1994, 0x8584_58f6, 0x9584_58f6];
@@ -49,6 +63,9 @@ struct Seen {
 
 /// One measured file.
 struct Measured {
+    /// What it is opened by to be measured again (`refresh`): the owner's
+    /// `/proc/PID/fd/N` when found through it, else its path.
+    open: PathBuf,
     pid: u32,
     dev: u64,
     ino: u64,
@@ -63,6 +80,14 @@ pub(super) struct DirtyFiles {
     proc_root: PathBuf,
     last_scan_ns: Option<u64>,
     remembered: HashMap<(u64, u64), Seen>,
+    /// The files the last scan or refresh listed (dirty or writeback pages), measured again
+    /// at every sample between scans.
+    listed: Vec<Measured>,
+    /// When `refresh_listed` last measured them: a scan in the same sample starts from
+    /// those figures, read beside the device's.
+    refreshed_ns: Option<u64>,
+    /// The last refresh's CPU cost, ns (`REFRESH_SPACING`).
+    refresh_cost_ns: u64,
     /// cachestat answered ENOSYS: no scan again.
     no_cachestat: bool,
     /// Whether the kernel lacks cachestat (ENOSYS), asked once at the first scan:
@@ -86,6 +111,9 @@ impl DirtyFiles {
             proc_root: proc_root.to_owned(),
             last_scan_ns: None,
             remembered: HashMap::new(),
+            listed: Vec::new(),
+            refreshed_ns: None,
+            refresh_cost_ns: 0,
             no_cachestat: false,
             probe: Some(lacks_cachestat),
             text: None,
@@ -95,7 +123,13 @@ impl DirtyFiles {
     /// One scan at `now`: the walk's `writers`' files by path, the fds of `pids` open for
     /// writing, then the remembered files not seen among them.
     fn scan(&mut self, pids: &[u32], writers: &[Writer<'_>], now: u64) {
-        let mut out: Vec<Measured> = Vec::new();
+        // The listed files measured early in this sample (`refresh_listed`) are kept as
+        // measured then: the scan adds the others.
+        let mut out: Vec<Measured> = if self.refreshed_ns == Some(now) {
+            std::mem::take(&mut self.listed)
+        } else {
+            Vec::new()
+        };
         let mut denied = 0u32;
         let mut error = None;
         // Asked once, not only when a file is opened: a writer gone before the scan (5.10 in
@@ -129,6 +163,7 @@ impl DirtyFiles {
                 }
                 match Self::measure(&e.path(), &out) {
                     Ok(Some((dev, ino, cs))) => out.push(Measured {
+                        open: e.path(),
                         pid,
                         dev,
                         ino,
@@ -156,6 +191,79 @@ impl DirtyFiles {
         }
         self.remember(&out, now);
         self.text = Some(self.render(&out, now, denied));
+        out.retain(|m| m.cs.nr_dirty + m.cs.nr_writeback > 0);
+        self.listed = out;
+    }
+
+    /// Early in the sample at `now`, right after the device figures (`source::bdi_stats`):
+    /// the listed files measured again (`refresh`), so that a file's bytes and its device's
+    /// are read within moments of each other. After the process walk, a scan (when due)
+    /// starts from these figures. In the lab (a device writing back 8 MiB at a time at
+    /// 20 MB/s) the file read after the walk was 120 MiB against vda's 128 MiB.
+    /// Paced by its own cost (`REFRESH_SPACING`): between refreshes the last figures serve.
+    pub fn refresh_listed(&mut self, now: u64) {
+        let due = self.refreshed_ns.is_none_or(|t| {
+            now >= t.saturating_add(self.refresh_cost_ns.saturating_mul(REFRESH_SPACING))
+        });
+        if !self.listed.is_empty() && due {
+            let cpu0 = super::thread_cpu_ns();
+            self.refresh(now);
+            self.refresh_cost_ns = super::thread_cpu_ns().saturating_sub(cpu0);
+            self.refreshed_ns = Some(now);
+        }
+    }
+
+    /// Between scans, the listed files measured again (at most `MAX_FILES`, one open and
+    /// one cachestat each), so their bytes follow the device's as it drains and a file
+    /// written back leaves the table at the next sample, not at the next scan 5 s on
+    /// (issue 53: the lab's file read 140 MB for 5 s while vda's fell from 147 to 50 MB). A
+    /// file whose owner closed it or exited is measured by its path from then on (`x`); one
+    /// that cannot be opened, or whose path now names another file, is dropped.
+    fn refresh(&mut self, now: u64) {
+        let mut listed = std::mem::take(&mut self.listed);
+        let proc_root = &self.proc_root;
+        listed.retain_mut(|m| {
+            let again = Self::remeasure(&m.open, (m.dev, m.ino)).or_else(|| {
+                let path = Path::new(m.path.as_str());
+                (m.open != path)
+                    .then(|| Self::remeasure(path, (m.dev, m.ino)))
+                    .flatten()
+                    .inspect(|_| {
+                        path.clone_into(&mut m.open);
+                        m.by_path = true;
+                    })
+            });
+            // A writer's file found by its path (`measure_writers`): exited when its pid is.
+            if !m.by_path && m.open == Path::new(m.path.as_str()) {
+                m.by_path = !proc_root.join(m.pid.to_string()).exists();
+            }
+            again.is_some_and(|cs| {
+                m.cs = cs;
+                cs.nr_dirty + cs.nr_writeback > 0
+            })
+        });
+        self.remember(&listed, now);
+        let denied = self.denied_last();
+        self.text = Some(self.render(&listed, now, denied));
+        self.listed = listed;
+    }
+
+    /// The last scan's count of files not measured (carried by its refreshes).
+    fn denied_last(&self) -> u32 {
+        self.text
+            .as_deref()
+            .and_then(|t| t.lines().find_map(|l| l.strip_prefix("denied ")))
+            .and_then(|d| d.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// `path`'s cachestat when it still names the file `key` (`(dev, ino)`).
+    fn remeasure(path: &Path, key: (u64, u64)) -> Option<super::Cachestat> {
+        let f = open_quietly(path).ok()?;
+        let meta = f.metadata().ok()?;
+        ((meta.dev(), meta.ino()) == key)
+            .then(|| super::cachestat(f.as_fd()).ok())
+            .flatten()
     }
 
     /// Asks the kernel, the first time, whether it has cachestat.
@@ -186,6 +294,7 @@ impl DirtyFiles {
             }
             match Self::measure(Path::new(w.path), out) {
                 Ok(Some((dev, ino, cs))) => out.push(Measured {
+                    open: PathBuf::from(w.path),
                     pid: w.pid,
                     dev,
                     ino,
@@ -223,6 +332,7 @@ impl DirtyFiles {
             match Self::measure(&s.path, out) {
                 // The same file (a path can be replaced): else it is forgotten.
                 Ok(Some((dev, ino, cs))) if (dev, ino) == key => out.push(Measured {
+                    open: s.path.clone(),
                     pid: s.pid,
                     dev,
                     ino,
@@ -244,17 +354,7 @@ impl DirtyFiles {
         path: &Path,
         out: &[Measured],
     ) -> std::io::Result<Option<(u64, u64, super::Cachestat)>> {
-        let f = File::options()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOATIME)
-            .open(path)
-            .or_else(|_| {
-                // O_NOATIME needs ownership: without it.
-                File::options()
-                    .read(true)
-                    .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-                    .open(path)
-            })?;
+        let f = open_quietly(path)?;
         let meta = f.metadata()?;
         if !meta.is_file()
             || out
@@ -314,6 +414,21 @@ impl DirtyFiles {
     }
 }
 
+/// `path` opened read-only without blocking, and without touching its atime when allowed.
+fn open_quietly(path: &Path) -> std::io::Result<File> {
+    File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOATIME)
+        .open(path)
+        .or_else(|_| {
+            // O_NOATIME needs ownership: without it.
+            File::options()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+                .open(path)
+        })
+}
+
 /// A tab or newline as `?`, so a record stays one line.
 fn clean(s: &str) -> String {
     s.replace(['\t', '\n'], "?")
@@ -335,6 +450,7 @@ impl<'a> Collect<'a> for DirtyFiles {
             || self.no_cachestat;
         if !active {
             self.text = None;
+            self.listed.clear();
             self.last_scan_ns = None;
             return Ok(());
         }

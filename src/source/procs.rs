@@ -1,5 +1,6 @@
 //! The process walk (spec §11): at the pace `Wants::procs` asks for (every 2, 5 or 10 s:
-//! `WALK_PERIOD_NS`, `SLOW_WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`) while it asks, read
+//! `WALK_PERIOD_NS`, `SLOW_WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`; 1 s after a first walk,
+//! `AFTER_FIRST_WALK_NS`, whose processes have no previous reading) while it asks, read
 //! each process's `stat` and `io` and write the active ones into the sample as the
 //! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
 //!
@@ -31,6 +32,7 @@
 //! walk 8123000000000        the walk's (the sample's) monotonic time, ns
 //! prev 8121000000000        the previous walk's, or - on a first walk (then: no rates)
 //! period 2000000000         the pace the walk ran at, ns: the next is due this long after
+//!                           (1 s after a first walk)
 //! clk_tck 100               sysconf(_SC_CLK_TCK), for field 42
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! hidepid 2                 /proc's hidepid= mount option, when set and the walk is not
@@ -121,6 +123,13 @@ pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
 pub const QUIET_WALK_PERIOD_NS: u64 = 10_000_000_000;
 /// A sample this much short of the period still walks (ticks jitter around 1 s).
 const WALK_SLACK_NS: u64 = 300_000_000;
+/// A first walk (no previous reading: no rates, no writers named) is followed by the next
+/// this soon, at any pace: a writer it saw is named one sample later (issue 53: the lab's
+/// `dd` of 4.7 s was first seen by a first walk and gone by the next, 5 s on, never listed).
+const AFTER_FIRST_WALK_NS: u64 = 1_000_000_000;
+/// A first walk names as writers the processes started within this long (10 s) whose
+/// `write_bytes` is not 0 (`procs_visit::Visit::recent_after`): all they wrote is that recent.
+pub(super) const FIRST_WALK_WRITERS_NS: u64 = 10_000_000_000;
 /// Walks the processes at the pace `ProcScope::pace` asks for; see the module doc.
 pub struct Walker {
     proc_root: PathBuf,
@@ -132,6 +141,8 @@ pub struct Walker {
     last_ns: Option<u64>,
     /// The last walk, listed or not (the period counts from it).
     tried_ns: Option<u64>,
+    /// The last walk was a first walk that listed: the next is due `AFTER_FIRST_WALK_NS` on.
+    after_first: bool,
     walk: u64,
     seen: Table,
     /// How many fds the walker may keep open (`fd_budget`), and how many it does.
@@ -163,6 +174,7 @@ impl Walker {
             scope: None,
             last_ns: None,
             tried_ns: None,
+            after_first: false,
             walk: 0,
             seen: HashMap::new(),
             max_held: None,
@@ -186,6 +198,7 @@ impl Walker {
             self.held = 0;
             self.last_ns = None;
             self.tried_ns = None;
+            self.after_first = false;
             self.scope = None;
             self.lister.forget();
         }
@@ -204,17 +217,29 @@ impl Walker {
             self.tried_ns = None;
             self.scope = Some(scope.clone());
         }
-        let period = match scope.pace {
+        let pace_period = match scope.pace {
             Pace::Shown => WALK_PERIOD_NS,
             Pace::Attribute => SLOW_WALK_PERIOD_NS,
             Pace::Quiet => QUIET_WALK_PERIOD_NS,
         };
+        let wait = if self.after_first {
+            AFTER_FIRST_WALK_NS
+        } else {
+            pace_period
+        };
         if let Some(last) = self.tried_ns
-            && mono_ns < last + period - WALK_SLACK_NS
+            && mono_ns < last + wait - WALK_SLACK_NS
         {
             return None;
         }
+        let first = self.last_ns.is_none();
+        let period = if first {
+            AFTER_FIRST_WALK_NS
+        } else {
+            pace_period
+        };
         self.walk_now(mono_ns, period);
+        self.after_first = first && self.last_ns.is_some();
         Some(&self.out)
     }
 
@@ -276,6 +301,10 @@ impl Walker {
             procfs,
             delayacct_on,
             new_after,
+            recent_after: new_after.is_none().then(|| {
+                let since = boot_ns.saturating_sub(FIRST_WALK_WRITERS_NS);
+                (u128::from(since) * u128::from(tck) / 1_000_000_000) as u64
+            }),
             buf: &mut self.buf,
             out: &mut self.out,
             held: &mut self.held,
@@ -295,14 +324,29 @@ impl Walker {
             &mut self.writers_listed,
         );
         self.pids = pids;
-        if !self.fio.is_empty() {
-            let mut line = String::from("fio");
-            for pid in &self.fio {
-                let _ = write!(line, " {pid}");
-            }
-            line.push('\n');
-            self.out.insert_str(fio_at, &line);
+        self.write_fio(fio_at);
+        self.forget_gone();
+        self.last_ns = Some(mono_ns);
+        // After a burst of processes, not its room for good (issue 52: RSS).
+        crate::malloc::fit_string(&mut self.out);
+    }
+
+    /// The walk's `fio PID…` line, at `at` in its text, when it found fio processes.
+    fn write_fio(&mut self, at: usize) {
+        if self.fio.is_empty() {
+            return;
         }
+        let mut line = String::from("fio");
+        for pid in &self.fio {
+            let _ = write!(line, " {pid}");
+        }
+        line.push('\n');
+        self.out.insert_str(at, &line);
+    }
+
+    /// Forgets the processes this walk did not see, with their held fds; the list a next
+    /// walk may reuse (`pid_list`) without them.
+    fn forget_gone(&mut self) {
         let walk = self.walk;
         let held = &mut self.held;
         self.seen.retain(|_, s| {
@@ -312,11 +356,7 @@ impl Walker {
             }
             keep
         });
-        // The list a next walk may reuse (`pid_list`): without the processes gone.
         self.pids.retain(|p| self.seen.contains_key(p));
-        self.last_ns = Some(mono_ns);
-        // After a burst of processes, not its room for good (issue 52: RSS).
-        crate::malloc::fit_string(&mut self.out);
     }
 
     /// The walk's head: its time, the last walk's, its pace, the clock tick, delay

@@ -98,17 +98,21 @@ fn no_walk_unless_wanted_and_one_every_period() {
         "a D task is written at first sight"
     );
     assert_eq!(first.records[0].cgroup.as_deref(), Some("/box"));
+    // A first walk is followed by one a second later; then one every period.
     now.store(101 * S, Ordering::SeqCst);
+    let second = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
+    assert_eq!(second.prev_mono_ns, Some(100 * S));
+    now.store(102 * S, Ordering::SeqCst);
     assert_eq!(
         src.read().unwrap().file(names::PROCS),
         None,
         "1 s later: no walk"
     );
-    now.store(102 * S, Ordering::SeqCst);
-    let second = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
-    assert_eq!(second.prev_mono_ns, Some(100 * S));
+    now.store(103 * S, Ordering::SeqCst);
+    let third = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
+    assert_eq!(third.prev_mono_ns, Some(101 * S));
     src.want(&Wants::default());
-    now.store(104 * S, Ordering::SeqCst);
+    now.store(105 * S, Ordering::SeqCst);
     assert_eq!(src.read().unwrap().file(names::PROCS), None, "turned off");
     src.want(&Wants {
         procs: Some(ProcScope {
@@ -334,14 +338,22 @@ fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
             "{opened:?}"
         );
     }
-    let (held, _) = w.fds_held();
     let _ = std::fs::read("/proc/self/status").unwrap();
     let third = parse(w.maybe_walk(base + 4 * S, &scope).unwrap()).unwrap();
     // The same fds, not reopened (a memory candidate since, it opens status and oom too).
     let now = kept(&w);
     assert!(opened.iter().all(|fd| now.contains(fd)), "{now:?}");
-    let added = now.len() - opened.len();
-    assert!(w.fds_held().0 <= held + 3 + added, "held fds counted once");
+    // The count of held fds is the fds the walker holds, each once. (Not a bound on its
+    // growth: the walk holds the fds of every process, and other tests of this binary, or
+    // the machine, start processes between two walks; `held + 3 + added` failed 2 runs in 4
+    // beside them.)
+    let counted: usize = w
+        .seen
+        .values()
+        .filter_map(|s| s.fds.as_ref())
+        .map(Fds::count)
+        .sum();
+    assert_eq!(w.fds_held().0, counted, "held fds counted once");
     let mine = third
         .records
         .iter()
@@ -657,44 +669,5 @@ fn the_largest_by_rss_and_those_in_d_state_get_memory_records() {
     assert_eq!(top.before, Some((u64::from(n) * 100, 0)));
 }
 
-#[test]
-fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
-    let tree = Tree::new();
-    tree.set(42, 'S', 500, 0);
-    let mut w = fake_walker(&tree);
-    let at = |pace| ProcScope {
-        pace,
-        ..ProcScope::default()
-    };
-    // Seconds since the start at which each pace walked, over 30 s of 1 s samples.
-    let walks = |pace| {
-        let mut w = fake_walker(&tree);
-        (0..=30u64)
-            .filter(|s| w.maybe_walk(s * S, &at(pace)).is_some())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(walks(Pace::Shown), (0..=30).step_by(2).collect::<Vec<_>>());
-    assert_eq!(walks(Pace::Attribute), [0, 5, 10, 15, 20, 25, 30]);
-    assert_eq!(walks(Pace::Quiet), [0, 10, 20, 30]);
-    let mut q = fake_walker(&tree);
-    let said = parse(q.maybe_walk(0, &at(Pace::Quiet)).unwrap()).unwrap();
-    assert_eq!(said.period_ns, Some(10 * S), "the walk says its pace");
-    // Quiet, then something happens 3 s after a walk: the pane's pace walks at that sample,
-    // and back to quiet walks at once too, saying the next walk is 10 s away.
-    assert!(w.maybe_walk(0, &at(Pace::Quiet)).is_some());
-    assert!(w.maybe_walk(3 * S, &at(Pace::Quiet)).is_none());
-    let busy = parse(w.maybe_walk(4 * S, &at(Pace::Shown)).unwrap()).unwrap();
-    assert_eq!(
-        (busy.prev_mono_ns, busy.period_ns),
-        (Some(0), Some(2 * S)),
-        "a new pace keeps what was seen: rates over the 4 s since the quiet walk"
-    );
-    assert!(w.maybe_walk(5 * S, &at(Pace::Shown)).is_none());
-    let calm = parse(w.maybe_walk(6 * S, &at(Pace::Quiet)).unwrap()).unwrap();
-    assert_eq!(
-        (calm.prev_mono_ns, calm.period_ns),
-        (Some(4 * S), Some(10 * S))
-    );
-    assert!(w.maybe_walk(15 * S, &at(Pace::Quiet)).is_none());
-    assert!(w.maybe_walk(16 * S, &at(Pace::Quiet)).is_some());
-}
+#[path = "procs_pace_tests.rs"]
+mod pace;

@@ -260,6 +260,10 @@ pub(super) struct Visit<'a> {
     /// The start time (boot-clock ticks) from which a process started after the previous
     /// walk; `None` on a first walk.
     pub(super) new_after: Option<u64>,
+    /// On a first walk, the start time from which a process started within the last
+    /// `procs::FIRST_WALK_WRITERS_NS`: all its `write_bytes` are that recent, so it is named
+    /// a writer at once (`None` on other walks, where `new_after` serves).
+    pub(super) recent_after: Option<u64>,
     pub(super) buf: &'a mut Vec<u8>,
     pub(super) out: &'a mut String,
     /// Fds held, and how many may be (`procs::fd_budget`; lowered when an open runs out).
@@ -460,8 +464,12 @@ impl Visit<'_> {
             let carried = was_last && e.written;
             self.cmdline(&self.dir(pid), e, comm, !carried);
         }
-        if write {
-            self.note_writer(pid, e, &io, was_last, born);
+        // A first walk names the writers that started within the last seconds: one that
+        // lives less than the walk period is gone by the next walk (issue 53's lab dd: 3.8 s,
+        // first seen by a first walk, gone by the one a second later).
+        let recent = e.walk == 0 && self.recent_after.is_some_and(|t| e.start >= t);
+        if write || recent {
+            self.note_writer(pid, e, &io, was_last, born || recent);
         }
         if let Some((line, f)) = stat {
             e.stat = line;

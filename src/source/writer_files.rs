@@ -1,6 +1,6 @@
 //! The writers' open files (spec §15.4): at a process walk, the regular files held open for
 //! writing by the processes whose `write_bytes` rose since the previous walk (or, born since,
-//! is not 0), by path, as the `names::WRITER_FILES` pseudo-file. The dirty-files scan
+//! or at a first walk started within the last 10 s, is not 0), by path, as the `names::WRITER_FILES` pseudo-file. The dirty-files scan
 //! (`source::dirty_files`) reads it from the same sample and measures those paths, then keeps
 //! measuring them for as long as they hold dirty or writeback pages, after their writer
 //! exited too: a `dd` of 2 GiB lives 1–2 s, seen by one walk, gone before a scan of its fds.

@@ -123,6 +123,9 @@ fn head_lines(app: &App, d: &Disk, room: Option<usize>) -> Vec<Line<'static>> {
         && let Some(text) = d.drain.text()
     {
         lines.push(Line::from(Span::styled(text, t.text)));
+        if let Some((note, _)) = crate::model::drain::screen_note([&d.drain]) {
+            lines.push(Line::from(Span::styled(note, t.dim)));
+        }
         if let Some(k) = d.drain.kernel_write_bytes_per_s {
             let measured = Dash(d.cols.wkB_s.map(|w| crate::fmt::bytes(w * 1024.0)));
             lines.push(Line::from(Span::styled(

@@ -95,12 +95,24 @@ impl Display for Shown {
 
 /// Draws the dirty pane.
 pub fn draw(app: &App, area: Rect, canvas: &mut Canvas) {
-    let inner = canvas.block(
-        area,
-        frame(app, "Dirty & writeback", app.ui.focus == Focus::Dirty),
-    );
+    let title = title(app.model.as_ref(), area.width);
+    let inner = canvas.block(area, frame(app, title, app.ui.focus == Focus::Dirty));
     let Some(m) = &app.model else { return };
     canvas.lines(inner, lines(app, m, inner.width, inner.height));
+}
+
+/// The pane's title, with why the disks' drains are apportioned when they are for want of
+/// root or debugfs (`model::drain::screen_note`), as much as fits in `width` columns:
+/// `Dirty & writeback · needs root for kernel figures`, else `… · needs root`.
+fn title(m: Option<&Model>, width: u16) -> String {
+    const BASE: &str = "Dirty & writeback";
+    let note = m.and_then(|m| crate::model::drain::screen_note(m.disks.iter().map(|d| &d.drain)));
+    let room = usize::from(width.saturating_sub(2));
+    note.into_iter()
+        .flat_map(|(long, short)| [long, short])
+        .map(|n| format!("{BASE} · {n}"))
+        .find(|t| t.chars().count() <= room)
+        .unwrap_or_else(|| BASE.to_owned())
 }
 
 /// The state over the interval can be above the sampled count's: what raised it, in full
