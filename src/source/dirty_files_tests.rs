@@ -133,7 +133,9 @@ fn a_listed_file_is_measured_again_every_sample_and_leaves_once_written_back() {
     f.sync_data().unwrap();
     d.refresh(3);
     assert_eq!(pages(&d), None, "{:?}", d.text);
-    assert!(d.listed.is_empty());
+    // Not `listed.is_empty()`: the scan is of this process's fds, and the tests running
+    // beside this one hold dirty files of their own (CI once listed one here).
+    assert!(!d.listed.iter().any(|m| m.path == path), "{:?}", d.text);
 }
 
 /// The refresh is paced by its own CPU cost (`REFRESH_SPACING`): after one that cost 500 ms
