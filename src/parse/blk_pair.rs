@@ -318,10 +318,15 @@ impl Pairer {
     /// Gives back the buffers a flood grew past `keep` events (the merge buffer, the maps of
     /// pending requests), rather than keep them for every later read: a half-full buffer's
     /// wake before the sampling adapts holds tens of thousands of events (issue 52: RSS).
-    pub fn trim(&mut self, keep: usize) {
+    /// Below that, the merge buffer follows `fit` (the caller's rule for a buffer kept from
+    /// read to read; `malloc::fit`): the first reads after arming find thousands of events
+    /// (40 bytes each), and at 0.1 s a read holds hundreds; the room of those first reads
+    /// stayed resident (issue 52: 276 KB of a 492 KB block in the screen at ten minutes).
+    pub fn trim(&mut self, keep: usize, fit: impl FnOnce(&mut Vec<(BlkEvent, bool)>)) {
         if self.scratch.capacity() > keep {
             self.scratch = Vec::new();
         }
+        fit(&mut self.scratch);
         if self.inserted.capacity() > keep.max(2 * self.inserted.len()) {
             self.inserted.shrink_to(self.inserted.len());
         }

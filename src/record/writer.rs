@@ -31,12 +31,25 @@ pub const ZSTD_LEVEL: i32 = 8;
 
 /// log2 of the zstd window: 128 KiB, the last ~40 busy samples or minutes of idle ones.
 /// Level 8's own default (4 MiB, with 1 MiB tables) would cost the 8 MB RSS budget; a
-/// larger window measured 529 against 531 bytes a sample.
+/// larger window measured 529 against 531 bytes a sample. Issue 52: a 64 KiB window gave
+/// 3 % more bytes a sample at 1 Hz and 9 % more at 0.1 s, for 64 KiB less resident.
 pub const ZSTD_WINDOW_LOG: u32 = 17;
 
-/// log2 of the match-finder's hash and chain tables (256 KiB each): 15 gave 542 bytes a
-/// sample, 16 gave 531, 17 gave 530.
-pub const ZSTD_TABLE_LOG: u32 = 16;
+/// log2 of the match finder's table. At level 8 zstd finds matches by rows (lazy2, the row
+/// match finder: a 4-byte position and a 1-byte tag an entry, no chain table): 160 KiB.
+/// Issue 52, replaying a 2-minute recording at 0.1 s (1,195 records, 2.5 KB each before
+/// compression) and a 1-minute one at 1 s (61, 8.4 KB) through the compressor: 16 (320 KiB)
+/// gave 371 and 1,450 bytes a record, 15 gave 374 and 1,472 (+1 %, +1.5 %), 14 gave 391 and
+/// 1,531 (+5 %, +6 %).
+pub const ZSTD_HASH_LOG: u32 = 15;
+
+/// The largest block, bytes. zstd sizes its input buffer (the window plus a block), its output
+/// buffer, sequences and literals by the block: 128 KiB at this window, about 900 KiB of the
+/// context, and a burst's large sample touches all of it for good (issue 52: the context read
+/// 692-708 KB resident of 1,208 at ten minutes of `record --interval 0.1`). A flush after
+/// every record ends a block anyway, and a sample is 2-10 KB: 16 KiB blocks cost nothing
+/// measurable (371 → 370 and 1,450 → 1,456 bytes a record above); 8 KiB gave 1,501 at 1 s.
+pub const ZSTD_MAX_BLOCK: u32 = 16 << 10;
 
 /// How often the samples are synced to disk. Issue 27: an `fdatasync` every second was a
 /// quarter of `pagewatch record`'s CPU (a journal commit each time, on the disk being
@@ -167,14 +180,28 @@ impl Recorder {
     }
 }
 
-/// The zstd stream at `ZSTD_LEVEL` with the window and tables sized above. Readers need no
-/// setting: the frame header carries the window size.
-pub(super) fn encoder<W: Write>(out: W) -> io::Result<zstd::stream::write::Encoder<'static, W>> {
+/// The compressor's settings: `ZSTD_LEVEL` with the window, table and block sized above, the
+/// row match finder asked for by name (zstd picks it at this level and window on its own, but
+/// the table's size above assumes it). None changes the format: any zstd decoder reads the
+/// stream, and the frame header carries the window size.
+pub(super) fn compressor_params() -> [zstd::stream::raw::CParameter; 5] {
     use zstd::stream::raw::CParameter;
+    use zstd::zstd_safe::ParamSwitch;
+    [
+        CParameter::CompressionLevel(ZSTD_LEVEL),
+        CParameter::WindowLog(ZSTD_WINDOW_LOG),
+        CParameter::UseRowMatchFinder(ParamSwitch::Enable),
+        CParameter::HashLog(ZSTD_HASH_LOG),
+        CParameter::MaxBlockSize(ZSTD_MAX_BLOCK),
+    ]
+}
+
+/// The zstd stream with `compressor_params`.
+pub(super) fn encoder<W: Write>(out: W) -> io::Result<zstd::stream::write::Encoder<'static, W>> {
     let mut enc = zstd::stream::write::Encoder::new(out, ZSTD_LEVEL)?;
-    enc.set_parameter(CParameter::WindowLog(ZSTD_WINDOW_LOG))?;
-    enc.set_parameter(CParameter::HashLog(ZSTD_TABLE_LOG))?;
-    enc.set_parameter(CParameter::ChainLog(ZSTD_TABLE_LOG))?;
+    for p in compressor_params() {
+        enc.set_parameter(p)?;
+    }
     Ok(enc)
 }
 
@@ -276,3 +303,7 @@ impl Drop for Syncer {
         self.tx = None;
     }
 }
+
+#[cfg(test)]
+#[path = "writer_tests.rs"]
+mod tests;

@@ -454,7 +454,7 @@ fn read_loop(
         if resample.is_some() {
             pairer.restart();
         }
-        pairer.trim(KEEP_EVENTS);
+        pairer.trim(KEEP_EVENTS, crate::malloc::fit);
         {
             let mut s = shared.0.lock().unwrap_or_else(PoisonError::into_inner);
             for d in pairer.take() {
