@@ -298,7 +298,9 @@ fn a_pagewatch_in_another_pid_namespace_does_not_blind_the_tracer() {
     }
     let Some(lp) = Loop::new() else { return };
     let name = lp.name().to_owned();
-    let mut fio = lp.fio(1, 10, Some(1000), false);
+    // 500 IOPS, 1,000 events a second: under the rate the tracer samples above
+    // (`source::blk::KEEP_PER_S`), so that every read is timed.
+    let mut fio = lp.fio(1, 10, Some(500), false);
     let mut pw = batch(&["-n", "7", "--latency", &name]);
     let out = BufReader::new(pw.stdout.take().unwrap());
     let mut rows = Vec::new();
