@@ -10,7 +10,7 @@
 //! rates (`model::task_delays`).
 //!
 //! Needs CAP_NET_ADMIN (the `GET` op is `GENL_ADMIN_PERM`): refused, the state says
-//! `no-permission` and the socket is retried every `RETRY_TICKS` samples; a kernel without
+//! `no-permission` and the socket is retried every `taskstats::RETRY_TICKS` samples; a kernel without
 //! `CONFIG_TASKSTATS` says `no-family`. A process gone since the walk answers ESRCH and is left
 //! out.
 //!
@@ -27,21 +27,17 @@ use std::os::fd::OwnedFd;
 use rustix::net::netlink::SocketAddrNetlink;
 use rustix::net::{RecvFlags, SendFlags};
 
-use super::taskstats::{ack, family, request_bytes, socket};
+use super::taskstats::{Link, ack, family, request_bytes, socket};
 use crate::parse::taskstats::{self as ts, Exits, NLMSG_ERROR, TASKSTATS_CMD_GET};
 use crate::sample::MAX_DELAY_PIDS as MAX_PIDS;
 
 /// `TASKSTATS_CMD_ATTR_TGID` (u32).
 const ATTR_TGID: u16 = 2;
-/// Samples between two attempts to open after a failure.
-const RETRY_TICKS: u32 = 30;
 
 /// The querier, for the live system only.
 pub struct Querier {
     sock: Option<(OwnedFd, u16)>,
-    state: &'static str,
-    why: Option<String>,
-    wait: u32,
+    link: Link,
     seq: u32,
     buf: Vec<u8>,
     /// The text of this sample, when processes were asked for.
@@ -52,9 +48,7 @@ impl Default for Querier {
     fn default() -> Self {
         Self {
             sock: None,
-            state: "off",
-            why: None,
-            wait: 0,
+            link: Link::off(),
             seq: 1,
             buf: vec![0; 16 << 10],
             out: String::new(),
@@ -69,25 +63,16 @@ impl Querier {
         self.out.clear();
         if pids.is_empty() {
             self.sock = None;
-            self.state = "off";
+            self.link.state = "off";
             return;
         }
-        if self.sock.is_none() {
-            if self.wait > 0 {
-                self.wait -= 1;
-            } else {
-                match self.open() {
-                    Ok(s) => {
-                        self.sock = Some(s);
-                        self.state = "on";
-                        self.why = None;
-                    }
-                    Err((state, why)) => {
-                        self.state = state;
-                        self.why = Some(why);
-                        self.wait = RETRY_TICKS;
-                    }
+        if self.sock.is_none() && self.link.due() {
+            match self.open() {
+                Ok(s) => {
+                    self.sock = Some(s);
+                    self.link.opened("on");
                 }
+                Err((state, why)) => self.link.failed(state, why),
             }
         }
         let mut records = Vec::new();
@@ -98,8 +83,8 @@ impl Querier {
             self.query(pid, &mut records);
         }
         self.out = ts::render(&Exits {
-            state: self.state.to_owned(),
-            why: self.why.clone(),
+            state: self.link.state.to_owned(),
+            why: self.link.why.clone(),
             since_ns: None,
             read_ns: mono_ns,
             lost: 0,
@@ -151,16 +136,14 @@ impl Querier {
         match result {
             Ok(()) | Err(rustix::io::Errno::SRCH) => {}
             Err(rustix::io::Errno::PERM | rustix::io::Errno::ACCESS) => {
-                self.state = "no-permission";
-                self.why = Some("taskstats GET needs CAP_NET_ADMIN".to_owned());
+                let why = "taskstats GET needs CAP_NET_ADMIN".to_owned();
+                self.link.failed("no-permission", why);
                 self.sock = None;
-                self.wait = RETRY_TICKS;
             }
             Err(e) => {
-                self.state = "error";
-                self.why = Some(format!("taskstats GET {pid}: {e}"));
+                self.link
+                    .failed("error", format!("taskstats GET {pid}: {e}"));
                 self.sock = None;
-                self.wait = RETRY_TICKS;
             }
         }
     }

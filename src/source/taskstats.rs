@@ -50,8 +50,51 @@ use crate::parse::taskstats::{
 pub const RCVBUF: usize = 4 << 20;
 /// Records written per sample at most.
 pub const MAX_RECORDS: usize = 20_000;
-/// Samples between two attempts to register after a failure.
+/// Samples between two attempts to open after a failure.
 const RETRY_TICKS: u32 = 30;
+
+/// What a taskstats socket's owner says of it (its state word and why), and the samples left
+/// before the next attempt to open it after a failure: the exit listener's and the delay
+/// querier's (`source::task_delays`) alike.
+#[derive(Debug)]
+pub(super) struct Link {
+    pub(super) state: &'static str,
+    pub(super) why: Option<String>,
+    wait: u32,
+}
+
+impl Link {
+    /// Not open, nothing tried yet.
+    pub(super) fn off() -> Self {
+        Self {
+            state: "off",
+            why: None,
+            wait: 0,
+        }
+    }
+
+    /// Whether to try opening now (a closed socket): not within `RETRY_TICKS` samples of a
+    /// failure, which this sample counts down.
+    pub(super) fn due(&mut self) -> bool {
+        let due = self.wait == 0;
+        self.wait = self.wait.saturating_sub(1);
+        due
+    }
+
+    /// Opened: `state`, and no reason.
+    pub(super) fn opened(&mut self, state: &'static str) {
+        self.state = state;
+        self.why = None;
+    }
+
+    /// Failed (the caller closes the socket): `state` and why, and the next attempt
+    /// `RETRY_TICKS` samples on.
+    pub(super) fn failed(&mut self, state: &'static str, why: String) {
+        self.state = state;
+        self.why = Some(why);
+        self.wait = RETRY_TICKS;
+    }
+}
 /// `NLM_F_REQUEST | NLM_F_ACK`.
 const REQUEST_ACK: u16 = 0x1 | 0x4;
 
@@ -59,11 +102,9 @@ const REQUEST_ACK: u16 = 0x1 | 0x4;
 pub struct Listener {
     sys_root: PathBuf,
     sock: Option<(OwnedFd, u16, String)>,
-    state: &'static str,
-    why: Option<String>,
+    link: Link,
     since: Option<u64>,
     lost: u64,
-    wait: u32,
     buf: Vec<u8>,
     records: Vec<ts::TaskExit>,
     /// The text of this sample, when there is one.
@@ -77,11 +118,9 @@ impl Listener {
         Self {
             sys_root,
             sock: None,
-            state: "off",
-            why: None,
+            link: Link::off(),
             since: None,
             lost: 0,
-            wait: 0,
             buf: vec![0; 64 << 10],
             records: Vec::new(),
             out: String::new(),
@@ -94,27 +133,18 @@ impl Listener {
         self.out.clear();
         if !want {
             self.close();
-            self.state = "off";
+            self.link.state = "off";
             self.since = None;
             return;
         }
-        if self.sock.is_none() {
-            if self.wait > 0 {
-                self.wait -= 1;
-            } else {
-                match self.open() {
-                    Ok(s) => {
-                        self.sock = Some(s);
-                        self.state = "listening";
-                        self.why = None;
-                        self.lost = 0;
-                    }
-                    Err((state, why)) => {
-                        self.state = state;
-                        self.why = Some(why);
-                        self.wait = RETRY_TICKS;
-                    }
+        if self.sock.is_none() && self.link.due() {
+            match self.open() {
+                Ok(s) => {
+                    self.sock = Some(s);
+                    self.link.opened("listening");
+                    self.lost = 0;
                 }
+                Err((state, why)) => self.link.failed(state, why),
             }
         }
         self.records.clear();
@@ -122,8 +152,8 @@ impl Listener {
             self.drain();
         }
         let e = Exits {
-            state: self.state.to_owned(),
-            why: self.why.clone(),
+            state: self.link.state.to_owned(),
+            why: self.link.why.clone(),
             since_ns: self.since,
             read_ns: mono_ns,
             lost: self.lost,
@@ -153,10 +183,8 @@ impl Listener {
                 Err(rustix::io::Errno::INTR) => {}
                 Err(rustix::io::Errno::AGAIN) => return,
                 Err(e) => {
-                    self.state = "error";
-                    self.why = Some(format!("recv: {e}"));
+                    self.link.failed("error", format!("recv: {e}"));
                     self.close();
-                    self.wait = RETRY_TICKS;
                     return;
                 }
             }
@@ -363,13 +391,28 @@ fn family_id(payload: &[u8]) -> Option<u16> {
 fn describe(l: &Listener) -> String {
     use std::fmt::Write;
     let mut s = String::new();
-    let _ = write!(s, "{} {:?}", l.state, l.why);
+    let _ = write!(s, "{} {:?}", l.link.state, l.link.why);
     s
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// After a failure the next attempt is `RETRY_TICKS` samples on, and opening clears
+    /// the reason.
+    #[test]
+    fn a_failed_link_is_tried_again_retry_ticks_later() {
+        let mut l = Link::off();
+        assert!(l.due(), "a first attempt at once");
+        l.failed("error", "recv: EIO".to_owned());
+        let waited = (0..=RETRY_TICKS).take_while(|_| !l.due()).count();
+        assert_eq!(waited, RETRY_TICKS as usize);
+        assert_eq!((l.state, l.why.as_deref()), ("error", Some("recv: EIO")));
+        l.opened("listening");
+        assert_eq!((l.state, l.why.as_deref()), ("listening", None));
+        assert!(l.due());
+    }
 
     #[test]
     fn a_request_is_padded_and_carries_its_attribute() {
@@ -409,10 +452,10 @@ mod tests {
     fn the_live_listener_registers_or_says_why() {
         let mut l = Listener::new("/sys".into());
         l.sample(true, 1);
-        if l.state != "listening" {
-            assert!(l.why.is_some(), "{}", describe(&l));
+        if l.link.state != "listening" {
+            assert!(l.link.why.is_some(), "{}", describe(&l));
             assert!(
-                l.out.starts_with(&format!("state {}\n", l.state)),
+                l.out.starts_with(&format!("state {}\n", l.link.state)),
                 "{}",
                 l.out
             );
