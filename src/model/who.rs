@@ -16,8 +16,10 @@
 //! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
 //! every task on the machine a check on each syscall) while writers are throttled, in every
 //! mode alike (the victims beside the culprits: the screen's throttled table, batch JSON's
-//! `processes[]`, a recording's report, issue 50), and while the screen's processes view
-//! shows them; never at idle. A device's block requests are timed
+//! `processes[]`, a recording's report, issue 50); the processes view shows them while they
+//! are timed but does not arm them, since what they teach the story (each process's calm
+//! fsync, against which victims are named) must not depend on the view; never at idle. A
+//! device's block requests are timed
 //! (issue 25) while the view asks (the detail view, `--latency`) and for `LINGER_S` after the
 //! verdict last flagged it saturated; never otherwise.
 
@@ -126,10 +128,10 @@ impl Gate {
         // measured follows what happens, not the output), and shown in the processes view.
         // While the disks flush steadily and nothing else asks, someone syncs: their calm is
         // learnt in a short window of each period, since the armed syscall tracepoints slow
-        // every syscall of the machine a little (docs/PERFORMANCE.md).
-        let sync = view.processes
-            || !m.throttled.is_empty()
-            || super::early::outrun_pages_per_s(&m.dirty).is_some();
+        // every syscall of the machine a little (docs/PERFORMANCE.md). Not for the processes
+        // view alone: an instance showing it learnt calm fsyncs that batch never saw, and
+        // named other victims in the same second.
+        let sync = !m.throttled.is_empty() || super::early::outrun_pages_per_s(&m.dirty).is_some();
         let learn = syncing(m) && self.learning(dt);
         let next = Wants {
             procs: procs.clone(),
@@ -481,16 +483,15 @@ mod tests {
             "a throttled interval arms it"
         );
         m.throttled.clear();
-        let w = Gate::default()
-            .update(
-                &m,
-                &View {
-                    processes: true,
-                    ..View::default()
-                },
-            )
-            .unwrap();
-        assert!(w.sync, "the screen's processes view shows them");
+        let procs = View {
+            processes: true,
+            ..View::default()
+        };
+        let w = Gate::default().update(&m, &procs).unwrap();
+        assert!(
+            !w.sync,
+            "the processes view shows them, the gate decides: one answer in every view"
+        );
     }
 
     #[test]
