@@ -114,7 +114,11 @@ impl Pipeline {
         self.judge.at(model.time_ms, model.interval_s);
         self.judge.judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
-        tell(&mut self.calm, &mut model);
+        tell(
+            &mut self.calm,
+            &mut model,
+            self.gate.walks_for_what_happens(),
+        );
         let learned = self.judge.take_due();
         self.history.push(&model);
         let refresh = self.refresh.due(self.cur.as_ref(), &snap, &model);
@@ -169,7 +173,8 @@ impl Pipeline {
         let mut model = self.derive(self.prev.as_ref(), cur);
         self.judge.clone().judge(&mut model.disks);
         model.verdict = Some(verdict::derive(&model));
-        tell(&mut self.calm.clone(), &mut model);
+        let learn = self.gate.walks_for_what_happens();
+        tell(&mut self.calm.clone(), &mut model, learn);
         Some(model)
     }
 
@@ -230,8 +235,9 @@ pub struct Series {
 
 /// Tells the story of `model`, whose verdict is derived, against `calm`, and the early
 /// warning it leads to (`early::warn`, worded in the headline by `verdict::warn_early`).
-fn tell(calm: &mut Calm, model: &mut Model) {
-    let story = calm.tell(model);
+/// `learn`: the walk behind the model is one every view makes (`Calm::tell`).
+fn tell(calm: &mut Calm, model: &mut Model, learn: bool) {
+    let story = calm.tell(model, learn);
     let early = crate::model::early::warn(model, &story);
     if let Some(v) = &mut model.verdict {
         // Why the dirty thresholds moved is part of the dirty answer: the taker and T's fall.

@@ -206,7 +206,7 @@ fn the_dirty_answer_says_why_the_thresholds_fell_and_who_took_the_memory() {
     }
     let mut calm = Calm::default();
     m.verdict = Some(verdict::derive(&m));
-    tell(&mut calm, &mut m);
+    tell(&mut calm, &mut m, true);
     let calm_why = m.verdict.as_ref().unwrap().dirty.why.clone();
     assert!(!calm_why.contains("T "), "{calm_why}");
     // The eater took most of the memory in the next second: MemAvailable a sixth, T an
@@ -221,7 +221,7 @@ fn the_dirty_answer_says_why_the_thresholds_fell_and_who_took_the_memory() {
         ..MemRow::blank(4242, "pagewatch-eat")
     }]);
     m.verdict = Some(verdict::derive(&m));
-    tell(&mut calm, &mut m);
+    tell(&mut calm, &mut m, true);
     let why = &m.verdict.as_ref().unwrap().dirty.why;
     assert!(why.contains("; T "), "{why}");
     assert!(why.contains("as MemAvailable fell"), "{why}");

@@ -67,7 +67,7 @@ fn dirtying(m: &mut Model, dirtied: f64, written: f64, now: u64, freerun: u64) {
 
 /// Tells `m` against `calm` as the pipeline does, and returns the verdict.
 fn tell(calm: &mut Calm, mut m: Model) -> crate::model::answers::Verdict {
-    let story = calm.tell(&m);
+    let story = calm.tell(&m, true);
     let early = warn(&m, &story);
     let v = m.verdict.as_mut().unwrap();
     v.story = story;

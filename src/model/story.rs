@@ -72,7 +72,9 @@ pub struct Calm {
 
 impl Calm {
     /// The story of `m`, and what it teaches about calm.
-    pub fn tell(&mut self, m: &Model) -> Story {
+    /// `learn`: a calm step teaches the processes' calm figures (the walk is one every view
+    /// and mode makes, `who::Gate::walks_for_what_happens`).
+    pub fn tell(&mut self, m: &Model, learn: bool) -> Story {
         let calm = is_calm(m);
         // Only dirtying outruns writeback (below background, nothing throttled or saturated):
         // a process is a victim only far above a calm it was seen in (`early::VICTIM_RATIO`),
@@ -81,7 +83,7 @@ impl Calm {
         // Writers are named when something is wrong: a build dirtying 20 MB/s on a calm
         // machine is no culprit of anything.
         let mut culprits = if calm { Vec::new() } else { culprits(m) };
-        let victims = self.victims(m, &culprits, calm, outrun_only);
+        let victims = self.victims(m, &culprits, calm.then_some(learn), outrun_only);
         if outrun_only && victims.is_empty() {
             culprits.clear();
         }
@@ -128,13 +130,14 @@ impl Calm {
         fell
     }
 
-    /// The victims of `m`, learning the calm figures on a calm step.
-    /// `strict`: only a figure `early::VICTIM_RATIO` times its calm makes a victim.
+    /// The victims of `m`; none on a calm step (`calm` is `Some`), which teaches the calm
+    /// figures when it holds `true`. `strict`: only a figure `early::VICTIM_RATIO` times its
+    /// calm makes a victim.
     fn victims(
         &mut self,
         m: &Model,
         culprits: &[Culprit],
-        calm: bool,
+        calm: Option<bool>,
         strict: bool,
     ) -> Vec<Victim> {
         let Some(rows) = &m.processes else {
@@ -145,8 +148,8 @@ impl Calm {
             let now = [r.fsync_mean_ms, r.iowait_ms_per_s];
             let key = (r.pid, r.comm.clone());
             let known = self.procs.entry(key).or_default();
-            if calm {
-                for (k, v) in known.iter_mut().zip(now) {
+            if let Some(learn) = calm {
+                for (k, v) in known.iter_mut().zip(now).filter(|_| learn) {
                     if let Some(v) = v {
                         *k = Some(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT));
                     }

@@ -48,7 +48,7 @@ fn the_fsync_victim_is_named_against_its_own_calm_and_the_writer_is_the_culprit(
         proc(20, "fio", None, None),
     ]);
     for _ in 0..3 {
-        let s = calm.tell(&quiet);
+        let s = calm.tell(&quiet, true);
         assert!(s.victims.is_empty() && s.culprits.is_empty(), "{s:?}");
     }
     // The flood: fio dirties 600 MB/s, the loop's fsyncs take 16 ms (40x), and another
@@ -60,7 +60,7 @@ fn the_fsync_victim_is_named_against_its_own_calm_and_the_writer_is_the_culprit(
         fio,
         proc(30, "sshd", None, Some(2.0)),
     ]));
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     assert_eq!(s.culprits.len(), 1);
     assert_eq!(
         (
@@ -90,7 +90,7 @@ fn a_process_never_seen_calm_is_a_victim_only_past_an_absolute_figure() {
         proc(10, "python3", Some(15.0), None),
         proc(11, "postgres", Some(3.0), Some(50.0)),
     ]));
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     assert_eq!(s.victims.len(), 1, "{:?}", s.victims);
     assert_eq!((s.victims[0].pid, s.victims[0].calm), (10, None));
     assert!(
@@ -111,7 +111,7 @@ fn many_short_writers_are_one_culprit_with_their_count() {
             r
         })
         .collect();
-    let s = calm.tell(&flooded(model(rows)));
+    let s = calm.tell(&flooded(model(rows)), true);
     assert_eq!(s.culprits.len(), 1);
     assert_eq!(
         (s.culprits[0].pids, s.culprits[0].dirtied_bytes_per_s),
@@ -132,7 +132,7 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
         .unwrap();
     let a0 = m.memory.MemAvailable.unwrap();
     // A calm step fixes the reference: T and MemAvailable as they were.
-    assert_eq!(calm.tell(&m).thresholds_moved, None);
+    assert_eq!(calm.tell(&m, true).thresholds_moved, None);
     // The eater took most of it in the next second: MemAvailable a sixth, T an eighth.
     m.time_ms += 1000;
     m.memory.MemAvailable = Some(a0 / 6);
@@ -154,7 +154,7 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
             ..mem_row()
         },
     ]);
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     let k = s.memory_taker.as_ref().unwrap();
     assert_eq!((k.pid, k.comm.as_str()), (4242, "pagewatch-eat"));
     let want = format!(
@@ -169,19 +169,19 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
     m.time_ms += 20_000;
     m.memory.MemAvailable = Some(a0);
     m.dirty.thresh_pages = Some(t0);
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     assert_eq!((s.memory_taker, s.thresholds_moved), (None, None));
     // A page cache filling behind a writer: MemAvailable 1 MiB lower in a second is no
     // shortage, however fast a compiler grows.
     m.time_ms += 1000;
     m.memory.MemAvailable = Some(a0 - 1024);
-    assert_eq!(calm.tell(&m).memory_taker, None);
+    assert_eq!(calm.tell(&m, true).memory_taker, None);
     // An eater seen growing at a walk 5 s after it took the memory, MemAvailable still since:
     // the fall in the window names it.
     m.time_ms += 1000;
     m.memory.MemAvailable = Some(a0 / 6);
     m.time_ms += 5000;
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     assert_eq!(s.memory_taker.map(|k| k.pid), Some(4242));
 }
 
@@ -198,10 +198,10 @@ fn commands_rows_are_what_culprits_read() {
     rows[1].dirtied_bytes_per_s = Some(2e6);
     let calm = model(rows);
     assert!(
-        Calm::default().tell(&calm).culprits.is_empty(),
+        Calm::default().tell(&calm, true).culprits.is_empty(),
         "a build on a calm machine"
     );
-    let named = Calm::default().tell(&flooded(calm)).culprits;
+    let named = Calm::default().tell(&flooded(calm), true).culprits;
     assert_eq!(named.len(), 1, "{named:?}");
     assert_eq!(named[0].comm, "rustc");
     let mut m = model(Vec::new());
@@ -217,7 +217,7 @@ fn commands_rows_are_what_culprits_read() {
         walk_ms: Some(1000),
         rates_from_walk_ms: 0,
     }]);
-    assert!(Calm::default().tell(&flooded(m)).culprits.is_empty());
+    assert!(Calm::default().tell(&flooded(m), true).culprits.is_empty());
 }
 
 #[test]
@@ -228,7 +228,7 @@ fn a_step_where_dirtying_outruns_writeback_is_no_calm_and_names_only_a_victim_te
         proc(11, "sshd", Some(0.4), None),
     ]);
     for _ in 0..3 {
-        calm.tell(&quiet);
+        calm.tell(&quiet, true);
     }
     // Below background, 150000 pages/s dirtied and 20000 written (+508 MiB/s): the loop's
     // fsync is 40x its calm, sshd's 5x (a victim only once a domain is past background).
@@ -241,14 +241,14 @@ fn a_step_where_dirtying_outruns_writeback_is_no_calm_and_names_only_a_victim_te
     m.dirty.written_per_s = Some(20_000.0);
     // Twice: were the first such step learned as calm, the second's ratio would fall.
     for _ in 0..2 {
-        let s = calm.tell(&m);
+        let s = calm.tell(&m, true);
         assert_eq!(s.victims.len(), 1, "{:?}", s.victims);
         assert_eq!((s.victims[0].pid, s.victims[0].figure), (10, "fsync"));
         assert!((s.victims[0].ratio.unwrap() - 40.0).abs() < 1e-9, "{s:?}");
     }
     // Writeback keeping up again: calm, nobody named.
     m.dirty.written_per_s = Some(150_000.0);
-    assert!(calm.tell(&m).victims.is_empty());
+    assert!(calm.tell(&m, true).victims.is_empty());
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn a_victim_blocked_in_sync_behind_a_long_drain_waits_for_that_disk() {
         drain_from: Some("kernel"),
         drain_eta_s: Some(64.0),
     };
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     let sync = s.victims.iter().find(|v| v.pid == 10).unwrap();
     assert_eq!(
         sync.waits_for.as_deref(),
@@ -285,9 +285,37 @@ fn a_victim_blocked_in_sync_behind_a_long_drain_waits_for_that_disk() {
     assert_eq!(other.waits_for, None);
     // A drain under 5 s is no reason.
     m.disks[0].drain.drain_eta_s = Some(4.0);
-    let s = calm.tell(&m);
+    let s = calm.tell(&m, true);
     assert_eq!(
         s.victims.iter().find(|v| v.pid == 10).unwrap().waits_for,
         None
     );
+}
+
+#[test]
+fn calm_steps_of_a_walk_made_for_the_processes_view_alone_teach_nothing() {
+    // The processes view walks at idle; the default screen and batch do not. Calm steps of
+    // such a walk (`learn` false) must leave the story as an instance that never walked
+    // there would tell it, or the two name different victims in the same second.
+    let quiet = model(vec![proc(10, "postgres", None, Some(0.5))]);
+    let flood = flooded(model(vec![proc(10, "postgres", None, Some(60.0))]));
+    let (mut viewed, mut unseen, mut shared) = (Calm::default(), Calm::default(), Calm::default());
+    for _ in 0..3 {
+        viewed.tell(&quiet, false);
+        shared.tell(&quiet, true);
+    }
+    let (v, u) = (viewed.tell(&flood, true), unseen.tell(&flood, true));
+    assert_eq!(
+        v.victims, u.victims,
+        "one answer with or without the view's walks"
+    );
+    assert!(
+        v.victims.is_empty(),
+        "60 ms/s never seen calm is under 200: {v:?}"
+    );
+    // A walk every view makes teaches the calm: 60 ms/s against a calm of 1 (the floor).
+    let s = shared.tell(&flood, true);
+    assert_eq!(s.victims.len(), 1, "{s:?}");
+    assert_eq!((s.victims[0].pid, s.victims[0].figure), (10, "iowait"));
+    assert!((s.victims[0].ratio.unwrap() - 60.0).abs() < 1e-9, "{s:?}");
 }

@@ -87,6 +87,8 @@ pub struct Gate {
     active_quiet_s: Option<f64>,
     /// AnonPages (kB) of the last model, for its growth.
     last_anon_kb: Option<u64>,
+    /// Seconds since the last reason to walk other than the processes view.
+    happening_quiet_s: Option<f64>,
     wants: Wants,
 }
 
@@ -97,6 +99,16 @@ impl Gate {
         &self.wants
     }
 
+    /// Whether the walk in force is wanted for what happens (with `LINGER_S`), not only for
+    /// the processes view: every view and mode walks then. The story learns a process's calm
+    /// (`story::Calm`) only from such walks, or an instance showing the view named victims
+    /// against calm figures that batch and the default screen never saw (issue 50's one
+    /// answer).
+    #[must_use]
+    pub fn walks_for_what_happens(&self) -> bool {
+        self.happening_quiet_s.is_some()
+    }
+
     /// Updates the gate with a new model; returns the new wants when they changed.
     pub fn update(&mut self, m: &Model, view: &View) -> Option<Wants> {
         let dt = m.interval_s.unwrap_or(0.0);
@@ -104,6 +116,7 @@ impl Gate {
         let taking = memory_taken(m, self.last_anon_kb, anon, dt);
         self.last_anon_kb = anon;
         let reason = busy(m) || taking;
+        linger(&mut self.happening_quiet_s, reason, dt);
         let walk = view.processes || reason;
         let trace = throttling_near(m);
         let cpus_busy = m

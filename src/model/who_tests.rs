@@ -378,3 +378,43 @@ fn the_dirty_files_scan_takes_the_fastest_dirtiers_first() {
     m.processes = None;
     assert!(top_dirtiers(&m).is_empty());
 }
+
+#[test]
+fn a_walk_for_the_processes_view_alone_is_not_one_every_view_makes() {
+    let mut m = model("live-idle", 1);
+    m.interval_s = Some(1.0);
+    m.procs_blocked = Some(0);
+    m.dirty.state = Some(State::BelowBackground);
+    m.dirty.dirtied_per_s = Some(0.0);
+    for d in &mut m.disks {
+        d.cols.util_pct = Some(0.0);
+        d.cols.aqu_sz = Some(0.0);
+    }
+    let procs = View {
+        processes: true,
+        ..View::default()
+    };
+    let mut g = Gate::default();
+    assert!(
+        g.update(&m, &procs).unwrap().procs.is_some(),
+        "the pane walks"
+    );
+    assert!(!g.walks_for_what_happens(), "for the view alone");
+    // A task in IO wait: every view walks, and goes on for LINGER_S after the last reason.
+    m.procs_blocked = Some(1);
+    let mut plain = Gate::default();
+    for g in [&mut g, &mut plain] {
+        g.update(&m, &procs);
+    }
+    assert!(g.walks_for_what_happens() && plain.walks_for_what_happens());
+    m.procs_blocked = Some(0);
+    let mut seen = Vec::new();
+    for _ in 0..11 {
+        g.update(&m, &procs);
+        plain.update(&m, &View::default());
+        assert_eq!(g.walks_for_what_happens(), plain.walks_for_what_happens());
+        seen.push(g.walks_for_what_happens());
+    }
+    assert_eq!(seen.iter().filter(|w| **w).count(), 9, "{seen:?}");
+    assert!(g.wants().procs.is_some() && plain.wants().procs.is_none());
+}
