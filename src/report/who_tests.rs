@@ -450,9 +450,9 @@ fn a_walk_whose_pace_changes_counts_what_it_measured_once() {
 /// walks 1 s later (`source::procs` `AFTER_FIRST_WALK_NS`), then at the 5 s pace (11 s), then
 /// stops. The eight dd that exited by 6 s are credited at the 1 s walk, the twelve after at
 /// the 5 s walk, each over 1 s (`MIN_BORN_SPAN_NS`): 800 MiB in all. A rate × each record's
-/// interval read the 1 s walk five times (the records to the next walk) and the 5 s walk
-/// six times over 5 (its rows lingering): 2,176 MiB, as the live run's `dd-burst ×20 | 3.9G`
-/// of 800M.
+/// interval read the 1 s walk five times (the records to the next walk) and the 5 s walk's
+/// rate for six seconds (its rows lingering): 2,176 MiB, as the live run's
+/// `dd-burst ×20 | 3.9G` of 800M.
 #[test]
 fn twenty_short_writers_between_walks_add_up_to_their_bytes() {
     use crate::model::exits::tests::{both, drain, task, walk};
