@@ -10,6 +10,13 @@
 //! So a 1 s dd at 1 GB/s in a 5 s walk adds 200 MB/s to `dd`, and a consumer multiplying the
 //! command's rate by `walk_ms` gets bytes. Rows without a rate (no permission, reaped
 //! children) count in `pids` and add nothing; `reaped_children` counts them.
+//!
+//! Over many records, bytes are `walk_bytes` summed over the walks, each walk once
+//! (`rates_from_walk_ms`): the records between two walks repeat the last walk's rows, and
+//! they cover the time to the next walk, not the span the rates were measured over, so rate
+//! × each record's interval counts a walk more or fewer times whenever the walk's pace
+//! changes (a 1 s walk after a first walk repeated by the five records to the next one, rows
+//! lingering after the walk stops).
 
 use serde::Serialize;
 
@@ -40,6 +47,18 @@ pub struct CommandRow {
     pub walk_ms: Option<u64>,
     /// The monotonic time (ms) of the walk the rates come from.
     pub rates_from_walk_ms: u64,
+}
+
+/// The bytes a walk measured at `rate` (bytes/s: a `CommandRow`'s or a `ProcRow`'s) over the
+/// span the rate covers (`walk_ms`); 0 without either. Summed over the walks, each once (see
+/// the module doc), what the processes did: the report's "who" tables, and what a consumer
+/// of batch JSON's `commands[]` sums (`tests/exits_burst.rs`).
+#[must_use]
+pub fn walk_bytes(rate: Option<f64>, walk_ms: Option<u64>) -> f64 {
+    match (rate, walk_ms) {
+        (Some(rate), Some(ms)) => rate * ms as f64 / 1000.0,
+        _ => 0.0,
+    }
 }
 
 /// The name a process keeps for its life, for rows kept by pid: a kernel workqueue thread's

@@ -518,4 +518,4 @@ fn credited(r: &ProcRow) -> [f64; 4] {
 
 #[cfg(test)]
 #[path = "exits_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -1,5 +1,6 @@
 //! Exits credited through `procs::Tracker`, from hand-written walks and drains: the boot clock
-//! is the monotonic one plus 1,000 s, 100 ticks a second.
+//! is the monotonic one plus 1,000 s, 100 ticks a second. `walk`, `drain`, `task` and `both`
+//! also build the report's "who" records (`report::who`'s tests).
 
 use std::fmt::Write;
 use std::sync::Arc;
@@ -13,9 +14,9 @@ const S: u64 = 1_000_000_000;
 const MIB: u64 = 1 << 20;
 
 /// A process of a walk: pid, comm, start (s, monotonic), write_bytes, reaped marks.
-type Proc<'a> = (u32, &'a str, f64, u64, u64);
+pub(crate) type Proc<'a> = (u32, &'a str, f64, u64, u64);
 
-fn walk(at_s: u64, prev_s: Option<u64>, procs: &[Proc]) -> Snapshot {
+pub(crate) fn walk(at_s: u64, prev_s: Option<u64>, procs: &[Proc]) -> Snapshot {
     let mut t = format!(
         "walk {}\nprev {}\nclk_tck 100\ntask_delayacct 1\nscope -\npage_size 4096\nboot {}\n",
         at_s * S,
@@ -41,7 +42,7 @@ fn walk(at_s: u64, prev_s: Option<u64>, procs: &[Proc]) -> Snapshot {
 }
 
 /// A task's exit record: pid, tgid, ppid, flags, age (s), write_bytes, blkio delay (ns).
-fn task(
+pub(crate) fn task(
     pid: u32,
     group: u32,
     parent: u32,
@@ -68,7 +69,7 @@ fn task(
 }
 
 /// A drain at `at_s` whose previous one was at `since_s`, with `records`.
-fn drain(at_s: u64, since_s: Option<u64>, records: Vec<TaskExit>) -> Snapshot {
+pub(crate) fn drain(at_s: u64, since_s: Option<u64>, records: Vec<TaskExit>) -> Snapshot {
     Snapshot {
         mono_ns: at_s * S,
         exits: Some(Drain {
@@ -83,7 +84,7 @@ fn drain(at_s: u64, since_s: Option<u64>, records: Vec<TaskExit>) -> Snapshot {
 }
 
 /// A drain and a walk in one sample (the source drains first).
-fn both(d: Snapshot, w: Snapshot) -> Snapshot {
+pub(crate) fn both(d: Snapshot, w: Snapshot) -> Snapshot {
     Snapshot {
         exits: d.exits,
         ..w

@@ -3,8 +3,12 @@
 //! period (issue 50: the report's verdict named neither the culprit nor the victim, and a
 //! memory-pressure report never named the eater).
 //!
-//! - **The culprit**: the command with the most bytes dirtied (rate × interval) summed over
-//!   the records that named it a culprit, with the most processes one record counted.
+//! - **The culprit**: the command with the most bytes dirtied while named a culprit, with the
+//!   most processes one record counted. The records to the next walk repeat the walk's
+//!   roll-up and with it its rate, which covers the walk's own span (`walk_ms`), not theirs:
+//!   each walk counts its rate × the seconds of its records that named the command, at most
+//!   its span (`commands::walk_bytes`), so a walk is never counted more than once (a 1 s
+//!   walk repeated by the four records to the next read 20 dd of 800 MiB as 3.1G).
 //! - **The victim**: the process furthest above its own calm (its ratio), at its worst
 //!   record; a process never seen calm ranks after any with a ratio, by its score.
 //! - **The memory taker**: the process that grew the most (growth × interval summed over the
@@ -21,6 +25,7 @@ use super::md::{at, cell};
 use crate::fmt::Bytes;
 use crate::model::Model;
 use crate::model::answers::Victim;
+use crate::model::commands::{CommandRow, walk_bytes};
 
 /// The culprit over the period.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +34,8 @@ pub struct CulpritSum {
     pub comm: String,
     /// The most processes one record counted for it (exited ones included).
     pub pids: usize,
-    /// Bytes dirtied over the records that named it (Σ rate × interval).
+    /// Bytes dirtied while named: over each walk, its rate × the seconds its records named
+    /// the command, at most the walk's span (see the module doc).
     pub dirtied: f64,
 }
 
@@ -81,6 +87,9 @@ pub fn period_story(models: &[Model]) -> PeriodStory {
 
 fn culprit(models: &[Model]) -> Option<CulpritSum> {
     let mut by: BTreeMap<&str, CulpritSum> = BTreeMap::new();
+    // Per command and walk: the walk's roll-up row, and the seconds of the records that
+    // repeated it and named the command.
+    let mut walks: BTreeMap<(&str, u64), (&CommandRow, f64)> = BTreeMap::new();
     for m in models {
         let (Some(v), Some(dt)) = (&m.verdict, m.interval_s) else {
             continue;
@@ -92,7 +101,19 @@ fn culprit(models: &[Model]) -> Option<CulpritSum> {
                 dirtied: 0.0,
             });
             e.pids = e.pids.max(c.pids);
-            e.dirtied += c.dirtied_bytes_per_s * dt;
+            // The roll-up row that named it (`model::story` names culprits from it).
+            if let Some(r) = m.commands.iter().flatten().find(|r| r.comm == c.comm) {
+                walks
+                    .entry((&c.comm, r.rates_from_walk_ms))
+                    .or_insert((r, 0.0))
+                    .1 += dt;
+            }
+        }
+    }
+    for ((comm, _), (r, named_s)) in walks {
+        let named = r.dirtied_bytes_per_s.unwrap_or(0.0) * named_s;
+        if let Some(e) = by.get_mut(comm) {
+            e.dirtied += walk_bytes(r.dirtied_bytes_per_s, r.walk_ms).min(named);
         }
     }
     // The first of equals by name: the map's order.

@@ -1,8 +1,10 @@
 use super::*;
 use crate::model::answers::{Culprit, MemoryTaker, Story};
+use crate::model::commands::CommandRow;
 
-/// Four records of the idle tree, judged by the pipeline, one second apart, with `stories`
-/// put in their verdicts.
+/// Four records of the idle tree, judged by the pipeline, one second apart (the third half a
+/// second), with `stories` put in their verdicts, each record a walk of its own over its
+/// interval whose roll-up has the story's culprits (`model::story` names them from it).
 fn models(stories: [Story; 4]) -> Vec<Model> {
     let s = crate::source::test_samples("live-idle");
     let all = crate::pipeline::derive_all(&s, crate::model::Options::default());
@@ -14,8 +16,32 @@ fn models(stories: [Story; 4]) -> Vec<Model> {
             let mut m = base.clone();
             m.interval_s = Some(if i == 2 { 0.5 } else { 1.0 });
             m.time_ms = 10_000 + 1000 * i64::try_from(i).unwrap();
+            let walk_ms = if i == 2 { 500 } else { 1000 };
+            m.commands = Some(rolled_up(
+                &story.culprits,
+                10_000 + 1000 * i as u64,
+                walk_ms,
+            ));
             m.verdict.as_mut().unwrap().story = story;
             m
+        })
+        .collect()
+}
+
+/// A walk's roll-up with `culprits`' rows: the walk at `walk` (ms), its rates over `walk_ms`.
+fn rolled_up(culprits: &[Culprit], walk: u64, walk_ms: u64) -> Vec<CommandRow> {
+    (culprits.iter())
+        .map(|c| CommandRow {
+            comm: c.comm.clone(),
+            pids: c.pids,
+            dirtied_bytes_per_s: Some(c.dirtied_bytes_per_s),
+            read_bytes_per_s: None,
+            rchar_per_s: None,
+            wchar_per_s: None,
+            reaped_children: 0,
+            exited: 0,
+            walk_ms: Some(walk_ms),
+            rates_from_walk_ms: walk,
         })
         .collect()
 }
@@ -169,4 +195,37 @@ fn a_crafted_command_name_cannot_break_the_paragraph() {
         t,
         "Culprit: a|b\\n\\x1b[2J, 100M dirtied while named the culprit."
     );
+}
+
+/// A culprit named at a 1 s walk (the one after a first walk) whose roll-up the five records
+/// to the next walk repeat counts the walk's 1 s of bytes, not five (the live recording of 20
+/// dd of 40 MiB read "Culprit: dd-burst ×20, 3.1G"); then a 2 s walk repeated by two records,
+/// only the first of which named it: the 1 s it was named.
+#[test]
+#[allow(clippy::float_cmp, reason = "whole MiB")]
+fn a_culprit_repeated_until_the_next_walk_counts_its_walk_once() {
+    let named = |mib_s: f64| Story {
+        culprits: vec![culprit("dd", 20, mib_s)],
+        ..Story::default()
+    };
+    let mut m = models([named(800.0), named(800.0), named(800.0), named(800.0)]);
+    m.extend([m[3].clone(), m[3].clone(), m[3].clone()]);
+    for (i, x) in m.iter_mut().enumerate() {
+        x.interval_s = Some(1.0);
+        x.time_ms = 10_000 + 1000 * i64::try_from(i).unwrap();
+        let (walk, walk_ms, mib_s) = if i < 5 {
+            (10_000, 1000, 800.0)
+        } else {
+            (15_000, 2000, 100.0)
+        };
+        x.commands = Some(rolled_up(&named(mib_s).culprits, walk, walk_ms));
+        x.verdict.as_mut().unwrap().story = if i == 6 {
+            Story::default()
+        } else {
+            named(mib_s)
+        };
+    }
+    let c = period_story(&m).culprit.unwrap();
+    assert_eq!((c.comm.as_str(), c.pids), ("dd", 20));
+    assert_eq!(c.dirtied, 900.0 * 1024.0 * 1024.0);
 }

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use super::md::{at, cell, secs};
 use crate::fmt::Bytes;
 use crate::model::Model;
-use crate::model::commands::instance_name;
+use crate::model::commands::{instance_name, walk_bytes};
 use crate::model::throttled::{ThrottleSource, Throttled};
 use crate::parse::trace::TraceState;
 
@@ -45,7 +45,8 @@ pub struct Dirtier {
     pub comm: String,
     /// Its cgroup, when known.
     pub cgroup: Option<String>,
-    /// Bytes it dirtied (Σ dirtied bytes/s × interval over the records that saw it).
+    /// Bytes it dirtied: its rate × the span the rate covers (`commands::walk_bytes`), over
+    /// the walks that rated it, each once (the records to the next walk repeat its row).
     pub dirtied: f64,
     /// Bytes read from storage for it, likewise.
     pub read: f64,
@@ -63,11 +64,11 @@ pub struct Command {
     pub pids: usize,
     /// Their cgroups, when known, sorted.
     pub cgroups: Vec<String>,
-    /// Bytes they dirtied: over every process of each walk (`Model::commands`, rate × the
-    /// record's interval), or summed over the per-process rows (`Dirtier::dirtied`) where
-    /// that is more (no walk rolled up, or the command outside a walk's top commands). The
-    /// per-process rows alone are a walk's `procs::TOP` most active: a loop of 150 dd a walk
-    /// summed 2.2 GB of the 17 GB they dirtied.
+    /// Bytes they dirtied: over every process of each walk, each walk once
+    /// (`Model::commands`, `commands::walk_bytes`), or summed over the per-process rows
+    /// (`Dirtier::dirtied`) where that is more (no walk rolled up, or the command outside a
+    /// walk's top commands). The per-process rows alone are a walk's `procs::TOP` most
+    /// active: a loop of 150 dd a walk summed 2.2 GB of the 17 GB they dirtied.
     pub dirtied: f64,
     /// Bytes read from storage for them, likewise (over every process of the name in the
     /// walks' roll-ups; over those that dirtied in the per-process rows).
@@ -144,22 +145,18 @@ pub fn dirtiers(models: &[Model]) -> Vec<Dirtier> {
     dirtiers_named(models, instance_name)
 }
 
-/// `dirtiers`, a pid's rows kept apart by `name(comm)`.
+/// `dirtiers`, a pid's rows kept apart by `name(comm)`. A row's rate covers its own span
+/// (`walk_ms`: a process born or exited between two walks covers less than the walk's
+/// interval), and the records to the next walk repeat it: each pid's row counts once a walk
+/// (`rates_from_walk_ms`), whatever the pace (`commands::walk_bytes`).
 fn dirtiers_named(models: &[Model], name: fn(&str) -> &str) -> Vec<Dirtier> {
     let mut by: BTreeMap<(u32, String), Dirtier> = BTreeMap::new();
+    let mut counted: BTreeSet<(u32, u64)> = BTreeSet::new();
     for m in models {
-        let dt = m.interval_s.unwrap_or(0.0);
-        // A row's rate covers its own span (`walk_ms`): a process born or exited between two
-        // walks covers less than the walk's interval (`commands[].walk_ms`), and the records
-        // repeating the row over that interval must count its bytes once, not interval/span
-        // times.
-        let interval_ms = m.commands.iter().flatten().find_map(|c| c.walk_ms);
         for p in m.processes.iter().flatten() {
-            let share = match (p.walk_ms, interval_ms) {
-                (Some(s), Some(i)) if i > 0 => (s as f64 / i as f64).min(1.0),
-                _ => 1.0,
-            };
-            let dt = dt * share;
+            if !counted.insert((p.pid, p.rates_from_walk_ms)) {
+                continue;
+            }
             let comm = name(&p.comm);
             let d = by
                 .entry((p.pid, comm.to_owned()))
@@ -170,8 +167,8 @@ fn dirtiers_named(models: &[Model], name: fn(&str) -> &str) -> Vec<Dirtier> {
                     dirtied: 0.0,
                     read: 0.0,
                 });
-            d.dirtied += p.dirtied_bytes_per_s.unwrap_or(0.0) * dt;
-            d.read += p.read_bytes_per_s.unwrap_or(0.0) * dt;
+            d.dirtied += walk_bytes(p.dirtied_bytes_per_s, p.walk_ms);
+            d.read += walk_bytes(p.read_bytes_per_s, p.walk_ms);
         }
     }
     let mut v: Vec<Dirtier> = by.into_values().filter(|d| d.dirtied > 0.0).collect();
@@ -218,10 +215,8 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
         }
     }
     // Every process of each walk, rolled up (`CommandRow::comm` is already the roll-up
-    // name): a rate over the walk, repeated by the records until the next walk, so × each
-    // record's interval adds the walk's bytes once.
+    // name), each walk once: the records to the next walk repeat its rows.
     for m in models {
-        let dt = m.interval_s.unwrap_or(0.0);
         for c in m.commands.iter().flatten() {
             // A command that dirtied nothing is listed only for its throttled writers.
             if c.dirtied_bytes_per_s.unwrap_or(0.0) <= 0.0 && !by.contains_key(&c.comm) {
@@ -231,9 +226,9 @@ pub fn commands(models: &[Model]) -> Vec<Command> {
             a.walk_pids = a.walk_pids.max(c.pids);
             if a.walks.insert(c.rates_from_walk_ms) {
                 a.walk_exited += c.exited;
+                a.walk_dirtied += walk_bytes(c.dirtied_bytes_per_s, c.walk_ms);
+                a.walk_read += walk_bytes(c.read_bytes_per_s, c.walk_ms);
             }
-            a.walk_dirtied += c.dirtied_bytes_per_s.unwrap_or(0.0) * dt;
-            a.walk_read += c.read_bytes_per_s.unwrap_or(0.0) * dt;
         }
     }
     // Listed: once per record for each command with any row in it.
