@@ -11,8 +11,10 @@
 //!   walk repeated by the four records to the next read 20 dd of 800 MiB as 3.1G).
 //! - **The victim**: the process furthest above its own calm (its ratio), at its worst
 //!   record; a process never seen calm ranks after any with a ratio, by its score.
-//! - **The memory taker**: the process that grew the most (growth × interval summed over the
-//!   records that named it), with the largest resident size they saw.
+//! - **The memory taker**: the process that grew the most while named, with the largest
+//!   resident size those records saw. Its growth is a walk's too (`walk_interval_ms`), and
+//!   is counted the same way: per walk (a walk's row repeats its resident size), its rate ×
+//!   the seconds its records named the process, at most the walk's span.
 //! - **Why the thresholds moved**: the text of the record with the lowest threshold among
 //!   those that said it (the largest fall).
 //!
@@ -55,7 +57,8 @@ pub struct TakerSum {
     pub pid: u32,
     /// Command.
     pub comm: String,
-    /// Bytes it grew over the records that named it (Σ growth × interval).
+    /// Bytes it grew while named: over each walk, its growth rate × the seconds its records
+    /// named it, at most the walk's span (see the module doc).
     pub grew: f64,
     /// The largest resident size those records saw, bytes.
     pub rss_bytes: Option<u64>,
@@ -143,8 +146,15 @@ fn victim(models: &[Model]) -> Option<VictimAt> {
     best
 }
 
+/// A memory taker's growth at one walk: bytes/s, the span it covers (ms), seconds named.
+type TakerWalk = (f64, Option<u64>, f64);
+
 fn memory_taker(models: &[Model]) -> Option<TakerSum> {
     let mut by: BTreeMap<(u32, &str), TakerSum> = BTreeMap::new();
+    // Per process and walk (its resident size, which the records to the next walk repeat and
+    // a walk that saw it grow changes): the growth rate, the span it covers, the seconds
+    // named.
+    let mut walks: BTreeMap<(u32, &str, Option<u64>), TakerWalk> = BTreeMap::new();
     for m in models {
         let Some(t) = m
             .verdict
@@ -159,8 +169,19 @@ fn memory_taker(models: &[Model]) -> Option<TakerSum> {
             grew: 0.0,
             rss_bytes: None,
         });
-        e.grew += t.growth_bytes_per_s * m.interval_s.unwrap_or(0.0);
         e.rss_bytes = e.rss_bytes.max(t.rss_bytes);
+        let w = (walks.entry((t.pid, &t.comm, t.rss_bytes))).or_insert((
+            t.growth_bytes_per_s,
+            m.walk_interval_ms,
+            0.0,
+        ));
+        w.2 += m.interval_s.unwrap_or(0.0);
+    }
+    for ((pid, comm, _), (rate, span_ms, named_s)) in walks {
+        let secs = span_ms.map_or(named_s, |ms| named_s.min(ms as f64 / 1000.0));
+        if let Some(e) = by.get_mut(&(pid, comm)) {
+            e.grew += rate * secs;
+        }
     }
     by.into_values()
         .reduce(|a, b| if b.grew > a.grew { b } else { a })

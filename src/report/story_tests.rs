@@ -229,3 +229,31 @@ fn a_culprit_repeated_until_the_next_walk_counts_its_walk_once() {
     assert_eq!((c.comm.as_str(), c.pids), ("dd", 20));
     assert_eq!(c.dirtied, 900.0 * 1024.0 * 1024.0);
 }
+
+/// A memory taker named at a 1 s walk whose row the five records to the next walk repeat
+/// grew the walk's 1 s, not five; then a 5 s walk (another resident size) named in two of its
+/// records: 2 s of its rate.
+#[test]
+#[allow(clippy::float_cmp, reason = "whole MiB")]
+fn a_memory_taker_repeated_until_the_next_walk_counts_its_walk_once() {
+    let named = |mib_s: f64, rss_mb: u64| Story {
+        memory_taker: Some(taker(99, "eat", mib_s, rss_mb)),
+        ..Story::default()
+    };
+    let mut m = models(std::array::from_fn(|_| named(800.0, 2000)));
+    m.extend([m[3].clone(), m[3].clone(), m[3].clone()]);
+    for (i, x) in m.iter_mut().enumerate() {
+        x.interval_s = Some(1.0);
+        x.time_ms = 10_000 + 1000 * i64::try_from(i).unwrap();
+        let (walk_ms, story) = if i < 5 {
+            (1000, named(800.0, 2000))
+        } else {
+            (5000, named(400.0, 4000))
+        };
+        x.walk_interval_ms = Some(walk_ms);
+        x.verdict.as_mut().unwrap().story = story;
+    }
+    let t = period_story(&m).memory_taker.unwrap();
+    assert_eq!((t.pid, t.rss_bytes), (99, Some(4000 * 1024 * 1024)));
+    assert_eq!(t.grew, (800.0 + 2.0 * 400.0) * 1024.0 * 1024.0);
+}
