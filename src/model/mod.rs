@@ -113,6 +113,10 @@ pub struct Model {
     /// `processes` holds only what pagewatch may see.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hidepid: Option<String>,
+    /// pagewatch's own pid, from the last walk (none for a captured tree): the story names
+    /// no victim in it (a recording's own fsyncs are slow in a flood too).
+    #[serde(skip)]
+    pub own_pid: Option<u32>,
     /// Milliseconds between the last walk and the one before it: the interval the process
     /// rates are over (2, 5 or 10 s: `sample::Pace`); `None` before a second walk.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -257,6 +261,7 @@ impl Model {
             processes: None,
             task_delayacct: None,
             hidepid: None,
+            own_pid: None,
             processes_by_memory: None,
             reclaim_tasks: cur
                 .reclaim_trace

@@ -432,6 +432,7 @@ impl Tracker {
         m.processes_by_memory.clone_from(&self.memory);
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.hidepid = self.last.as_ref().and_then(|w| w.hidepid.clone());
+        m.own_pid = self.last.as_ref().and_then(|w| w.own_pid);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();
         m.exits = self.exits.status().cloned();
         let interval_ms = self.last.as_ref().and_then(|w| {

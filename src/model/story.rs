@@ -46,6 +46,9 @@ const VICTIM_RATIO: f64 = 3.0;
 const VICTIM_FSYNC_MS: f64 = 5.0;
 /// ...or this IO wait, ms per second.
 const VICTIM_IOWAIT_MS_PER_S: f64 = 200.0;
+/// The figures that make a process never seen calm a victim (fsync ms, IO wait ms/s): no
+/// calm step teaches one as calm.
+const ALONE: [f64; 2] = [VICTIM_FSYNC_MS, VICTIM_IOWAIT_MS_PER_S];
 /// The calm figures below which a ratio means nothing: fsync ms and IO wait ms/s.
 const CALM_FLOOR: [f64; 2] = [0.05, 1.0];
 /// How far a calm figure moves towards a new calm reading.
@@ -144,12 +147,24 @@ impl Calm {
             return Vec::new();
         };
         let mut out = Vec::new();
-        for r in rows.iter().filter(|r| !r.exited) {
+        // pagewatch itself is no victim: a recording's fsyncs wait behind a flood too.
+        for r in rows
+            .iter()
+            .filter(|r| !r.exited && Some(r.pid) != m.own_pid)
+        {
             let now = [r.fsync_mean_ms, r.iowait_ms_per_s];
             let key = (r.pid, r.comm.clone());
             let known = self.procs.entry(key).or_default();
             if let Some(learn) = calm {
-                for (k, v) in known.iter_mut().zip(now).filter(|_| learn) {
+                // A reading that would make a process never seen calm a victim is no calm
+                // one: a flood's first second can read calm by the dirty counters while the
+                // fsyncs already wait (a loop's 10.9 ms, learnt as its calm, kept it unnamed
+                // through the whole flood).
+                let calm_now = now
+                    .into_iter()
+                    .zip(ALONE)
+                    .map(|(v, a)| v.filter(|v| *v < a));
+                for (k, v) in known.iter_mut().zip(calm_now).filter(|_| learn) {
                     if let Some(v) = v {
                         *k = Some(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT));
                     }
@@ -247,7 +262,6 @@ fn culprits(m: &Model) -> Vec<Culprit> {
 /// The process's worse figure against its calm, when it is a victim.
 fn victim(pid: u32, comm: &str, now: [Option<f64>; 2], calm: [Option<f64>; 2]) -> Option<Victim> {
     let names = ["fsync", "iowait"];
-    let alone = [VICTIM_FSYNC_MS, VICTIM_IOWAIT_MS_PER_S];
     let mut best: Option<Victim> = None;
     for i in 0..2 {
         let Some(v) = now[i] else { continue };
@@ -255,7 +269,7 @@ fn victim(pid: u32, comm: &str, now: [Option<f64>; 2], calm: [Option<f64>; 2]) -
         let ratio = c.map(|c| v / c);
         let suffers = match ratio {
             Some(r) => r >= VICTIM_RATIO && v >= CALM_FLOOR[i] * VICTIM_RATIO,
-            None => v >= alone[i],
+            None => v >= ALONE[i],
         };
         let cand = Victim {
             pid,

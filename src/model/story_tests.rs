@@ -319,3 +319,43 @@ fn calm_steps_of_a_walk_made_for_the_processes_view_alone_teach_nothing() {
     assert_eq!((s.victims[0].pid, s.victims[0].figure), (10, "iowait"));
     assert!((s.victims[0].ratio.unwrap() - 60.0).abs() < 1e-9, "{s:?}");
 }
+
+#[test]
+fn pagewatch_itself_is_no_victim() {
+    // `pagewatch record` fsyncs its file each second: in a flood its fsyncs wait too.
+    let mut m = flooded(model(vec![
+        proc(10, "python3", Some(7.0), None),
+        proc(77, "pagewatch", Some(8.5), None),
+    ]));
+    m.own_pid = Some(77);
+    let s = Calm::default().tell(&m, true);
+    let named: Vec<u32> = s.victims.iter().map(|v| v.pid).collect();
+    assert_eq!(named, [10], "{s:?}");
+}
+
+#[test]
+fn a_calm_step_reading_a_victims_figure_teaches_no_calm() {
+    // A flood's first second reads calm by the dirty counters while the loop's fsync already
+    // waits 10.9 ms: learnt as its calm, 7 ms in the flood was 0.6x it and never named.
+    let mut calm = Calm::default();
+    calm.tell(
+        &model(vec![proc(10, "python3", Some(10.9), Some(250.0))]),
+        true,
+    );
+    let s = calm.tell(
+        &flooded(model(vec![proc(10, "python3", Some(7.0), None)])),
+        true,
+    );
+    assert_eq!(s.victims.len(), 1, "{s:?}");
+    assert_eq!((s.victims[0].figure, s.victims[0].ratio), ("fsync", None));
+    // Under the figures, a calm reading is learnt as before.
+    calm.tell(
+        &model(vec![proc(10, "python3", Some(0.5), Some(2.0))]),
+        true,
+    );
+    let s = calm.tell(
+        &flooded(model(vec![proc(10, "python3", Some(7.0), None)])),
+        true,
+    );
+    assert!((s.victims[0].ratio.unwrap() - 14.0).abs() < 1e-9, "{s:?}");
+}

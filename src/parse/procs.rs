@@ -251,6 +251,8 @@ pub struct Walk {
     pub task_delayacct: Option<bool>,
     /// `/proc`'s `hidepid=` when it hid other users' processes from the walk.
     pub hidepid: Option<String>,
+    /// pagewatch's own pid (`self` line; `None` in captured trees and older recordings).
+    pub own_pid: Option<u32>,
     /// The cgroup the walk was scoped to.
     pub scope: Option<String>,
     /// `CLOCK_BOOTTIME` at the walk, ns: the clock of the stat start times (field 22), so a
@@ -326,6 +328,10 @@ pub fn parse(text: &str) -> Result<Walk> {
             }
             "scope" => w.scope = dash(value).map(str::to_owned),
             "hidepid" => w.hidepid = Some(value.to_owned()),
+            "self" => {
+                let pid = number(value).map_err(err)?;
+                w.own_pid = Some(u32::try_from(pid).map_err(|_| err(format!("pid {pid}")))?);
+            }
             "page_size" => w.page_size = Some(number(value).map_err(err)?),
             "boot" => w.boot_ns = Some(number(value).map_err(err)?),
             "period" => w.period_ns = Some(number(value).map_err(err)?),

@@ -37,6 +37,8 @@
 //! task_delayacct 0          /proc/sys/kernel/task_delayacct (- when absent)
 //! hidepid 2                 /proc's hidepid= mount option, when set and the walk is not
 //!                           root's: other users' processes are hidden from it (only then)
+//! self 4200                 pagewatch's own pid (not in a captured tree's walk): what it does
+//!                           itself (a recording's fsyncs) makes it no victim
 //! scope /system.slice/x     the cgroup walked (- for all processes)
 //! page_size 4096            the page size of stat's rss and statm
 //! boot 8125000000000        CLOCK_BOOTTIME at the walk, ns (the clock of stat field 22)
@@ -388,6 +390,9 @@ impl Walker {
         if let Some(h) = hidden_by(&self.proc_root) {
             let _ = writeln!(self.out, "hidepid {}", clean(&h));
         }
+        if let Some(pid) = own_pid(&self.proc_root) {
+            let _ = writeln!(self.out, "self {pid}");
+        }
         let _ = writeln!(self.out, "scope {}", clean(scope.unwrap_or("-")));
         let _ = writeln!(self.out, "page_size {}", rustix::param::page_size());
         let boot_ns = mono_ns.saturating_add((self.boot_minus_mono)());
@@ -447,6 +452,14 @@ fn fd_budget(proc_root: &Path) -> usize {
     // The read_dir's own fd is among those counted: a slight over-count, on the safe side.
     let open_now = std::fs::read_dir(proc_root.join("self/fd")).map_or(limit, |d| d.count() as u64);
     limit.saturating_sub(reserve).saturating_sub(open_now) as usize
+}
+
+/// pagewatch's own pid, where `proc_root` is the /proc it runs in (`self` links to it); `None`
+/// for a captured tree.
+fn own_pid(proc_root: &Path) -> Option<u32> {
+    let pid = std::process::id();
+    let link = std::fs::read_link(proc_root.join("self")).ok()?;
+    (link.as_os_str() == pid.to_string().as_str()).then_some(pid)
 }
 
 /// The command line of process `pid` (`/proc/PID/cmdline`, its NULs as spaces), read on

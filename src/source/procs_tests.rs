@@ -186,7 +186,12 @@ fn only_active_processes_are_written_with_their_previous_reading() {
         records(&walk_at(&mut w, 0)).is_empty(),
         "first sight, not in D"
     );
-    assert!(records(&walk_at(&mut w, 2)).is_empty(), "idle");
+    let idle = walk_at(&mut w, 2);
+    assert!(records(&idle).is_empty(), "idle");
+    assert_eq!(
+        idle.own_pid, None,
+        "a captured tree's walk names no pagewatch"
+    );
     tree.set(42, 'S', 500, 4096);
     let third = walk_at(&mut w, 4);
     assert_eq!(records(&third), [('p', 42), ('P', 42)]);
@@ -299,6 +304,8 @@ fn a_live_walk_parses_and_finds_this_process() {
     assert_eq!(mine.len(), 2, "{:?}", records(&second));
     assert!(mine[0].carried && !mine[1].carried);
     assert!(mine[1].cgroup.is_some() || !std::path::Path::new("/sys/fs/cgroup").exists());
+    // It names itself: the story never makes pagewatch its own victim.
+    assert_eq!((first.own_pid, second.own_pid), (Some(me), Some(me)));
 }
 
 /// Issue 27: a process written walk after walk keeps the fds of its extra files (wchan,
