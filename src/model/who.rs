@@ -8,7 +8,8 @@
 //! idle monitor's budget at 1 Hz, so it runs only when there is something to attribute:
 //! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
-//! memory PSI stalls): the memory sort's "who". The tracepoint is armed only while some
+//! memory PSI stalls): the memory sort's "who"; and while the sync calls' learning window is
+//! open (the disks flush steadily: someone's calm fsync is learnt on the walk's rows). The tracepoint is armed only while some
 //! dirty domain is at least flushing in the background or pages are dirtied fast (writers
 //! can be throttled soon; it fires only above freerun, spec §7). The `-below` tracer (wbt, reclaim
 //! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
@@ -116,8 +117,13 @@ impl Gate {
         let taking = memory_taken(m, self.last_anon_kb, anon, dt);
         self.last_anon_kb = anon;
         let reason = busy(m) || taking;
-        linger(&mut self.happening_quiet_s, reason, dt);
-        let walk = view.processes || reason;
+        // The sync calls' learning window (see `sync` below) walks too: its figures ride on
+        // the walk's rows, and without them no calm is learnt and the early warning, which
+        // needs one, never fires (a batch started beside an fsync loop walked only when a
+        // task happened to be in D state at a read).
+        let learn = syncing(m) && self.learning(dt);
+        linger(&mut self.happening_quiet_s, reason || learn, dt);
+        let walk = view.processes || reason || learn;
         let trace = throttling_near(m);
         let cpus_busy = m
             .cpu
@@ -145,7 +151,6 @@ impl Gate {
         // view alone: an instance showing it learnt calm fsyncs that batch never saw, and
         // named other victims in the same second.
         let sync = !m.throttled.is_empty() || super::early::outrun_pages_per_s(&m.dirty).is_some();
-        let learn = syncing(m) && self.learning(dt);
         let next = Wants {
             procs: procs.clone(),
             trace: linger(&mut self.trace_quiet_s, trace, dt),

@@ -209,6 +209,8 @@ fn the_sync_calls_are_timed_while_the_disks_flush_steadily() {
     for _ in 0..120 {
         g.update(&m, &View::default());
         armed.push(g.wants().sync);
+        // The window walks: the calls' figures ride on the walk's rows.
+        assert!(!g.wants().sync || g.wants().procs.is_some() && g.walks_for_what_happens());
     }
     assert!(
         armed[0],
