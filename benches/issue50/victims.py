@@ -6,13 +6,14 @@ O = sys.argv[1]
 bins = [l.split() for l in open(f"{O}/bins")]
 load = int(open(f"{O}/load_start").read())
 for i, (b, _) in enumerate(bins):
-    batch, bculprits = {}, {}
+    batch, bculprits, bearly = {}, {}, {}
     for l in open(f"{O}/batch{i}.json"):
         j = json.loads(l)
         t = int(j["time_ms"] // 1000)
         v = j.get("verdict") or {}
         batch[t] = {(x["comm"], x["figure"]) for x in v.get("victims") or [] if x.get("ratio") is not None}
         bculprits[t] = {x["comm"] for x in v.get("culprits") or []}
+        bearly[t] = bool(v.get("early"))
     screen, sculprits = {}, {}
     for chunk in open(f"{O}/metrics{i}.txt").read().split("=== ")[1:]:
         head, *lines = chunk.split("\n")
@@ -25,6 +26,9 @@ for i, (b, _) in enumerate(bins):
     print(f"{b}: {len(agree)}/{len(common)} seconds agree (the batch record of that second or the one before); "
           f"batch named {named_b}, screen {named_s}; from the load: "
           f"{sum(1 for t in agree if t >= load)}/{sum(1 for t in common if t >= load)}")
+    early = [t - load for t in sorted(bearly) if bearly[t] and t >= load]
+    print(f"   batch's early warning from the load: {early[:1] and f'+{early[0]} s' or 'never'}"
+          f" ({len(early)} records)")
     cagree = [t for t in common if sculprits[t] in (bculprits[t], bculprits.get(t - 1))]
     print(f"   culprits: {len(cagree)}/{len(common)} seconds agree; batch named some in "
           f"{sum(1 for t in common if bculprits[t])}, the screen in {sum(1 for t in common if sculprits[t])}")
