@@ -83,8 +83,11 @@ impl<'a> Guest<'a> {
         // CI, three suites emulated at once: 5.10's two dd writers of the trace section "stuck
         // for 22s" on both vCPUs; pagewatch starved after 3 samples), or that outlasts boot.sh's
         // timeout without an end (bullseye in CI, three at once, saying neither) is the
-        // emulator's flake, not a finding: boot once more. A second one fails the test, saying
-        // which it was and where the script stopped.
+        // emulator's flake, not a finding: boot again, up to `FLAKE_BOOTS` boots in all (in
+        // clean-clone CI, 2026-11-30, compaction.sh's guest oopsed twice in a row on an int3 in
+        // __schedule at 15.8 s, both vCPUs starved by the host's build; alone it passed at
+        // once). The last one fails the test, saying which it was and where the script
+        // stopped.
         let mut attempt = 0;
         let (text, stderr) = loop {
             attempt += 1;
@@ -114,7 +117,7 @@ impl<'a> Guest<'a> {
                 out.status,
                 last_section(&text)
             );
-            if flake.is_none() || attempt >= 2 {
+            if flake.is_none() || attempt >= FLAKE_BOOTS {
                 break (text, format!("{why}\n{stderr}"));
             }
             println!("{why}; booting it again");
@@ -130,6 +133,9 @@ impl<'a> Guest<'a> {
 fn last_section(text: &str) -> Option<&str> {
     text.lines().rev().find_map(|l| l.strip_prefix("== "))
 }
+
+/// Boots of one guest at most while each ends in an emulator flake (see `Guest::boot`).
+const FLAKE_BOOTS: u32 = 3;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
