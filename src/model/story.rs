@@ -46,6 +46,11 @@ const VICTIM_RATIO: f64 = 3.0;
 const VICTIM_FSYNC_MS: f64 = 5.0;
 /// ...or this IO wait, ms per second.
 const VICTIM_IOWAIT_MS_PER_S: f64 = 200.0;
+/// A process's calm is kept this long after the rows last listed it, ms (five learning
+/// periods of the sync calls, `who::SYNC_LEARN_PERIOD_S`)...
+const CALM_KEEP_MS: i64 = 300_000;
+/// ...for this many processes at most, the longest unlisted forgotten first.
+const CALM_MAX: usize = 1_000;
 /// The figures that make a process never seen calm a victim (fsync ms, IO wait ms/s): no
 /// calm step teaches one as calm.
 const ALONE: [f64; 2] = [VICTIM_FSYNC_MS, VICTIM_IOWAIT_MS_PER_S];
@@ -61,12 +66,21 @@ const FALL_WINDOW_MS: i64 = 12_000;
 /// The thresholds "moved" when they fell to this share of the calm step's or lower.
 const T_FALL: f64 = 0.75;
 
+/// A process's calm figures (fsync mean ms, IO wait ms/s) and the time of the last step whose
+/// rows listed it, ms.
+#[derive(Debug, Clone, Copy, Default)]
+struct Known {
+    calm: [Option<f64>; 2],
+    seen_ms: i64,
+}
+
 /// What the story remembers between steps: each process's calm figures, and the dirty
 /// threshold and MemAvailable at the last calm step.
 #[derive(Debug, Clone, Default)]
 pub struct Calm {
-    /// Per process (pid, comm): calm fsync mean ms and IO wait ms/s.
-    procs: BTreeMap<(u32, String), [Option<f64>; 2]>,
+    /// Per process (pid, comm): calm fsync mean ms and IO wait ms/s, and when a walk last
+    /// listed it.
+    procs: BTreeMap<(u32, String), Known>,
     /// The dirty threshold (bytes) and MemAvailable (bytes) at the last calm step.
     reference: Option<(f64, f64)>,
     /// MemAvailable (bytes) of the steps of the last `FALL_WINDOW_MS`, with their times.
@@ -154,7 +168,9 @@ impl Calm {
         {
             let now = [r.fsync_mean_ms, r.iowait_ms_per_s];
             let key = (r.pid, r.comm.clone());
-            let known = self.procs.entry(key).or_default();
+            let entry = self.procs.entry(key).or_default();
+            entry.seen_ms = m.time_ms;
+            let known = &mut entry.calm;
             if let Some(learn) = calm {
                 // A reading that would make a process never seen calm a victim is no calm
                 // one: a flood's first second can read calm by the dirty counters while the
@@ -184,9 +200,20 @@ impl Calm {
                 out.push(v);
             }
         }
-        // Processes gone from the walk are forgotten with it.
-        self.procs
-            .retain(|(pid, comm), _| rows.iter().any(|r| r.pid == *pid && r.comm == *comm));
+        // A process is forgotten `CALM_KEEP_MS` after the rows last listed it, not at the
+        // first rows without it: a walk that starts again lists no one (no rates yet), and a
+        // quiet process drops out of the most active for a while. Either made batch forget
+        // the calm fsync of a loop it had learnt, and name it "never seen calm" through a
+        // flood where the processes view, walking throughout, had it.
+        let now = m.time_ms;
+        (self.procs).retain(|_, k| k.calm != [None, None] && now - k.seen_ms <= CALM_KEEP_MS);
+        while self.procs.len() > CALM_MAX {
+            let oldest = self.procs.iter().min_by_key(|(_, k)| k.seen_ms);
+            let Some(key) = oldest.map(|(key, _)| key.clone()) else {
+                break;
+            };
+            self.procs.remove(&key);
+        }
         out.sort_by(|a, b| score(b).total_cmp(&score(a)));
         out.truncate(MAX_NAMED);
         out

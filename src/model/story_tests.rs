@@ -359,3 +359,35 @@ fn a_calm_step_reading_a_victims_figure_teaches_no_calm() {
     );
     assert!((s.victims[0].ratio.unwrap() - 14.0).abs() < 1e-9, "{s:?}");
 }
+
+#[test]
+fn a_calm_outlives_a_walk_that_starts_again_and_rows_without_the_process() {
+    let mut calm = Calm::default();
+    let quiet = model(vec![proc(10, "python3", Some(0.4), None)]);
+    let t0 = quiet.time_ms;
+    calm.tell(&quiet, true);
+    let at = |mut m: Model, s: i64| {
+        m.time_ms = t0 + s * 1000;
+        m
+    };
+    // A walk that starts again lists no one yet; then rows without the loop (it dropped out
+    // of the most active). Both once made batch forget its calm.
+    calm.tell(&at(model(Vec::new()), 20), true);
+    calm.tell(&at(model(vec![proc(20, "sshd", None, None)]), 40), true);
+    let flood = |s| {
+        at(
+            flooded(model(vec![proc(10, "python3", Some(8.0), None)])),
+            s,
+        )
+    };
+    let v = calm.tell(&flood(60), true).victims;
+    assert_eq!(
+        (v[0].pid, v[0].ratio.map(f64::round)),
+        (10, Some(20.0)),
+        "{v:?}"
+    );
+    // Five minutes after the rows last listed it, it is forgotten: never seen calm.
+    calm.tell(&at(model(vec![proc(20, "sshd", None, None)]), 361), true);
+    let v = calm.tell(&flood(362), true).victims;
+    assert_eq!((v[0].pid, v[0].ratio), (10, None), "{v:?}");
+}
