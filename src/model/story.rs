@@ -9,8 +9,11 @@
 //! - **Victims**: the processes whose sync latency (fsync mean) or IO wait rose furthest
 //!   above their own calm. `Calm` keeps each process's figures from steps where nothing was
 //!   wrong (no domain past background, no throttled writer, no saturated disk) and writeback
-//!   kept up with dirtying; a process never seen calm is ranked by its figure alone and says
-//!   so. A culprit is no victim. On a step where only dirtying outran writeback (the first
+//!   kept up with dirtying, on walks every view and mode makes (`learn`), never a figure that
+//!   would itself make it a victim, and for `CALM_KEEP_MS` after the rows last listed it, so
+//!   that every instance names the same victims; a process never seen calm is ranked by its
+//!   figure alone and says so. pagewatch itself (`Model::own_pid`) is none. A culprit is no
+//!   victim. On a step where only dirtying outran writeback (the first
 //!   seconds of a flood, which the early warning reads), a victim must be
 //!   `early::VICTIM_RATIO` times a calm it was seen in, and culprits are named only beside one.
 //! - **The memory taker**: the process whose resident memory grew fastest while
