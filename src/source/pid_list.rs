@@ -76,9 +76,7 @@ impl Lister {
     /// the fds open for its budget (`procs::fd_budget`), so that this one is among them.
     pub(super) fn open(&mut self, root: &Path, procfs: bool) {
         self.loadavg.get_or_insert_with(|| {
-            let own = std::fs::read_link(root.join("self"))
-                .ok()
-                .is_some_and(|p| p.as_os_str() == std::process::id().to_string().as_str());
+            let own = super::procs::own_pid(root).is_some();
             (procfs && own)
                 .then(|| File::open(root.join("loadavg")).ok())
                 .flatten()

@@ -455,8 +455,9 @@ fn fd_budget(proc_root: &Path) -> usize {
 }
 
 /// pagewatch's own pid, where `proc_root` is the /proc it runs in (`self` links to it); `None`
-/// for a captured tree.
-fn own_pid(proc_root: &Path) -> Option<u32> {
+/// for a captured tree (`source::scope` takes whatever `self` links to: a captured tree's
+/// recorder).
+pub(super) fn own_pid(proc_root: &Path) -> Option<u32> {
     let pid = std::process::id();
     let link = std::fs::read_link(proc_root.join("self")).ok()?;
     (link.as_os_str() == pid.to_string().as_str()).then_some(pid)
