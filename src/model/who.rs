@@ -122,8 +122,9 @@ impl Gate {
         // needs one, never fires (a batch started beside an fsync loop walked only when a
         // task happened to be in D state at a read).
         let learn = syncing(m) && self.learning(dt);
-        linger(&mut self.happening_quiet_s, reason || learn, dt);
-        let walk = view.processes || reason || learn;
+        let happening = reason || learn;
+        linger(&mut self.happening_quiet_s, happening, dt);
+        let walk = view.processes || happening;
         let trace = throttling_near(m);
         let cpus_busy = m
             .cpu
