@@ -21,7 +21,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::read::{Records, read_from_start, text};
+use super::read::{Records, own_pid, read_from_start, text};
 
 /// A listing serves at most this many walks in a row (30 s at the idle walk's 5 s).
 pub(super) const RELIST_WALKS: u32 = 6;
@@ -76,7 +76,7 @@ impl Lister {
     /// the fds open for its budget (`procs::fd_budget`), so that this one is among them.
     pub(super) fn open(&mut self, root: &Path, procfs: bool) {
         self.loadavg.get_or_insert_with(|| {
-            let own = super::procs::own_pid(root).is_some();
+            let own = own_pid(root).is_some();
             (procfs && own)
                 .then(|| File::open(root.join("loadavg")).ok())
                 .flatten()

@@ -108,7 +108,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::procs_visit::{Table, Visit};
-use super::read::{clean, denied, is_procfs, read_optional};
+use super::read::{clean, denied, is_procfs, own_pid, read_optional};
 use crate::sample::{Pace, ProcScope};
 
 /// The walk period while the processes pane is shown on a machine that is not quiet
@@ -452,15 +452,6 @@ fn fd_budget(proc_root: &Path) -> usize {
     // The read_dir's own fd is among those counted: a slight over-count, on the safe side.
     let open_now = std::fs::read_dir(proc_root.join("self/fd")).map_or(limit, |d| d.count() as u64);
     limit.saturating_sub(reserve).saturating_sub(open_now) as usize
-}
-
-/// pagewatch's own pid, where `proc_root` is the /proc it runs in (`self` links to it); `None`
-/// for a captured tree (`source::scope` takes whatever `self` links to: a captured tree's
-/// recorder).
-pub(super) fn own_pid(proc_root: &Path) -> Option<u32> {
-    let pid = std::process::id();
-    let link = std::fs::read_link(proc_root.join("self")).ok()?;
-    (link.as_os_str() == pid.to_string().as_str()).then_some(pid)
 }
 
 /// The command line of process `pid` (`/proc/PID/cmdline`, its NULs as spaces), read on

@@ -65,6 +65,15 @@ pub(super) fn is_procfs(f: &File) -> bool {
     rustix::fs::fstatfs(f).is_ok_and(|s| s.f_type == rustix::fs::PROC_SUPER_MAGIC)
 }
 
+/// pagewatch's own pid, where `proc_root` is the /proc it runs in (`self` links to it); `None`
+/// for a captured tree (`source::scope` takes whatever `self` links to: a captured tree's
+/// recorder).
+pub(super) fn own_pid(proc_root: &Path) -> Option<u32> {
+    let pid = std::process::id();
+    let link = std::fs::read_link(proc_root.join("self")).ok()?;
+    (link.as_os_str() == pid.to_string().as_str()).then_some(pid)
+}
+
 /// The read size for a file first read, or read whole: 16 KiB.
 pub(super) const DEFAULT_STEP: usize = 16 * 1024;
 
