@@ -1,8 +1,9 @@
 //! `/proc/pressure/{cpu,memory,io}` → `Psi` (kernel 4.20+; absent files are "not available").
 //!
-//! Owns: one PSI file's `some`/`full` lines, parsed by procfs-core. Must not touch: rates.
+//! Owns: one PSI file's `some`/`full` lines (`key=value` words, in any order, unknown keys
+//! skipped, as procfs-core reads them; read here without its map and vectors, which cost
+//! more than the rest of a tick's PSI parse: issue 52). Must not touch: rates.
 
-use procfs_core::{PressureRecord, parse_pressure_record};
 use serde::Serialize;
 
 use super::fast::lines;
@@ -68,8 +69,8 @@ pub fn parse_line(file: &str, line: &str, n: usize) -> Result<Option<Psi>> {
             format!("expected `some …` or `full …`, got {line:?}"),
         ));
     };
-    let rec: PressureRecord = parse_pressure_record(line)
-        .map_err(|_| Error::parse(file, n, format!("bad PSI line {line:?}")))?;
+    let rec = record(&line[5..])
+        .ok_or_else(|| Error::parse(file, n, format!("bad PSI line {line:?}")))?;
     // A share of time: the kernel prints 0.00 to 100.00 (rounding aside).
     for (name, v) in [
         ("avg10", rec.avg10),
@@ -84,12 +85,7 @@ pub fn parse_line(file: &str, line: &str, n: usize) -> Result<Option<Psi>> {
             ));
         }
     }
-    let l = Some(PsiLine {
-        avg10: rec.avg10,
-        avg60: rec.avg60,
-        avg300: rec.avg300,
-        total_us: rec.total,
-    });
+    let l = Some(rec);
     Ok(Some(if full {
         Psi {
             some: None,
@@ -101,6 +97,31 @@ pub fn parse_line(file: &str, line: &str, n: usize) -> Result<Option<Psi>> {
             full: None,
         }
     }))
+}
+
+/// The four values of a PSI line after its `some `/`full `: `avg10=`, `avg60=`, `avg300=` and
+/// `total=` words in any order (a later one wins), other words skipped; `None` when one is
+/// missing or does not parse.
+fn record(words: &str) -> Option<PsiLine> {
+    let (mut avg10, mut avg60, mut avg300, mut total) = (None, None, None, None);
+    for word in words.split_ascii_whitespace() {
+        let Some((key, value)) = word.split_once('=') else {
+            continue;
+        };
+        match key {
+            "avg10" => avg10 = Some(value.parse().ok()?),
+            "avg60" => avg60 = Some(value.parse().ok()?),
+            "avg300" => avg300 = Some(value.parse().ok()?),
+            "total" => total = Some(value.parse().ok()?),
+            _ => {}
+        }
+    }
+    Some(PsiLine {
+        avg10: avg10?,
+        avg60: avg60?,
+        avg300: avg300?,
+        total_us: total?,
+    })
 }
 
 #[cfg(test)]
@@ -117,6 +138,24 @@ mod tests {
         }
         let ok = "some avg10=100.00 avg60=0.00 avg300=0.00 total=1";
         assert!(parse_line("proc/pressure/io", ok, 1).unwrap().is_some());
+    }
+
+    #[test]
+    fn words_are_read_in_any_order_and_each_is_required() {
+        let moved = "full total=9 avg300=0.30 extra=1 avg10=0.10 avg60=0.20";
+        let p = parse_line("proc/pressure/io", moved, 2).unwrap().unwrap();
+        let full = p.full.unwrap();
+        assert_eq!((full.avg10, full.avg60, full.total_us), (0.1, 0.2, 9));
+        assert!((full.avg300 - 0.3).abs() < 1e-6);
+        assert_eq!(p.some, None);
+        for bad in [
+            "some avg10=0.00 avg60=0.00 avg300=0.00",
+            "some avg10=0.00 avg60=0.00 avg300=0.00 total=-1",
+            "some avg10=x avg60=0.00 avg300=0.00 total=1",
+        ] {
+            let e = parse_line("proc/pressure/io", bad, 3).expect_err(bad).to_string();
+            assert!(e.starts_with("proc/pressure/io:3: bad PSI line"), "{e}");
+        }
     }
 
     #[test]
