@@ -153,7 +153,9 @@ mod tests {
             "some avg10=0.00 avg60=0.00 avg300=0.00 total=-1",
             "some avg10=x avg60=0.00 avg300=0.00 total=1",
         ] {
-            let e = parse_line("proc/pressure/io", bad, 3).expect_err(bad).to_string();
+            let e = parse_line("proc/pressure/io", bad, 3)
+                .expect_err(bad)
+                .to_string();
             assert!(e.starts_with("proc/pressure/io:3: bad PSI line"), "{e}");
         }
     }

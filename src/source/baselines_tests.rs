@@ -142,3 +142,25 @@ fn an_identity_the_file_cannot_hold_is_not_written() {
     let read = crate::parse::baselines::parse(s.text().unwrap()).unwrap();
     assert_eq!(read.keys().collect::<Vec<_>>(), ["serial=a"]);
 }
+
+#[test]
+fn another_instances_write_is_read_at_the_next_refresh_even_in_a_directory_made_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state/baselines");
+    let (mut a, _) = Store::at(Some(path.clone()), &[]);
+    assert!(!a.refresh(), "nothing written yet");
+    let (mut b, _) = Store::at(Some(path.clone()), &[]);
+    b.keep(&Stored::from([("serial=b".to_owned(), device(0.5))]), 100);
+    assert!(a.refresh(), "the directory made by b, after a first looked");
+    assert!(!a.refresh(), "nothing new");
+    b.keep(&Stored::from([("serial=c".to_owned(), device(0.7))]), 101);
+    assert!(a.refresh(), "a second write through the held directory");
+    assert!(a.text().unwrap().contains("serial=c"));
+    // The directory removed and made again, with another file in it.
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    let (mut c, _) = Store::at(Some(path.clone()), &[]);
+    c.keep(&Stored::from([("serial=d".to_owned(), device(0.9))]), 102);
+    assert!(a.refresh());
+    let read = crate::parse::baselines::parse(a.text().unwrap()).unwrap();
+    assert!(read.contains_key("serial=d"), "{read:?}");
+}
