@@ -136,11 +136,10 @@ impl Cgroups {
         self.scope_out.clear();
     }
 
-    /// Reads the scope's facts (`source::scope`) and pins its group and ancestors.
-    fn read_scope(&mut self) {
-        let mut buf = Vec::new();
-        let mountinfo = read_any(&self.proc_root.join("self/mountinfo"), &mut buf);
-        let (out, path) = super::scope::read(&self.proc_root, mountinfo.as_deref(), &self.choice);
+    /// Reads the scope's facts (`source::scope`, given `mountinfo` as `find` had it) and pins
+    /// its group and ancestors.
+    fn read_scope(&mut self, mountinfo: Option<&str>) {
+        let (out, path) = super::scope::read(&self.proc_root, mountinfo, &self.choice);
         self.scope_out = out;
         self.pinned = match path.as_deref() {
             Some("/") => vec!["/".to_owned()],
@@ -162,8 +161,10 @@ impl Cgroups {
         self.out.clear();
         let mut buf = Vec::new();
         if refresh || self.found.is_none() || self.scope_out.is_empty() {
-            self.found = self.find();
-            self.read_scope();
+            let mut buf = Vec::new();
+            let mountinfo = read_any(&self.proc_root.join("self/mountinfo"), &mut buf);
+            self.found = self.find(mountinfo.as_deref());
+            self.read_scope(mountinfo.as_deref());
         }
         self.out.extend(self.scope_out.iter().cloned());
         // On the slow refresh only, even for a tree without cgroup information (found
@@ -303,22 +304,22 @@ impl Cgroups {
         }
     }
 
-    /// Where cgroup2 is mounted and whether it has the memory and io controllers: the
-    /// proc root's `self/mountinfo` (live), else `<sys root>/fs/cgroup` when it holds
+    /// Where cgroup2 is mounted and whether it has the memory and io controllers: from
+    /// `mountinfo`, the proc root's `self/mountinfo` as read for this and the scope alike
+    /// (live), else `<sys root>/fs/cgroup` when it holds
     /// `cgroup.controllers` (a captured tree). `None` when neither says anything.
-    fn find(&mut self) -> Option<(Option<PathBuf>, Status)> {
+    fn find(&mut self, mountinfo: Option<&str>) -> Option<(Option<PathBuf>, Status)> {
         let mut buf = Vec::new();
-        let (mount, v1_memory) =
-            if let Some(text) = read_any(&self.proc_root.join("self/mountinfo"), &mut buf) {
-                mounts(&text)
-            } else {
-                let m = self.sys_root.join("fs/cgroup");
-                if !m.join("cgroup.controllers").is_file() {
-                    return None;
-                }
-                self.captured = true;
-                (Some(m), false)
-            };
+        let (mount, v1_memory) = if let Some(text) = mountinfo {
+            mounts(text)
+        } else {
+            let m = self.sys_root.join("fs/cgroup");
+            if !m.join("cgroup.controllers").is_file() {
+                return None;
+            }
+            self.captured = true;
+            (Some(m), false)
+        };
         let status = match &mount {
             _ if v1_memory => Status::V1Memory,
             None => Status::NoCgroup2,
