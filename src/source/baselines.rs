@@ -5,12 +5,11 @@
 //! `names::BASELINES`, so a recording judges as the live run did. Written with what the
 //! pipeline learned (`Step::learned`, handed here through `Source::keep_baselines`).
 //!
-//! - **Noticing another instance's write.** The written file's directory is held open (an
-//!   `O_PATH` fd) and the file `stat`ed through it, one name looked up a sample rather than
-//!   the four of its path (the path walk was most of `refresh`'s cost at idle, issue 52). The
-//!   directory is opened again after this instance writes and after it was removed (the
-//!   name not found in it, and it has no links), so a directory removed and made again is
-//!   followed; one renamed away is not (its file is still read there).
+//! - **Noticing another instance's write.** The file is held open (an `O_PATH` fd) and
+//!   `fstat`ed each sample: no path looked up (the lookup, even of the last name alone
+//!   through a held directory, was most of `refresh`'s cost at idle, issue 52). A write in
+//!   place moves its mtime or size; a write renamed over it (every pagewatch's) or a removal
+//!   leaves the held file without a name (no links), and the path is opened again.
 //! - **Where.** Root: `/var/lib/pagewatch/baselines`. Another user:
 //!   `$XDG_STATE_HOME/pagewatch/baselines` (an absolute `XDG_STATE_HOME`, else
 //!   `~/.local/state`), and root's file read as well, for the devices the user's own file does
@@ -51,8 +50,8 @@ pub struct Store {
     /// The written file as last read or written (inode, mtime ns, size): read again when it
     /// changes.
     stamp: Option<(u64, i128, u64)>,
-    /// `path`'s directory, held open to `stat` the file through it (`None` until it exists).
-    dir: Option<std::os::fd::OwnedFd>,
+    /// The written file, held open (`O_PATH`) to `stat` without looking its path up.
+    held: Option<std::os::fd::OwnedFd>,
     /// The last write's failure, said once.
     pub failed: Option<String>,
 }
@@ -85,7 +84,7 @@ impl Store {
     pub fn at(path: Option<PathBuf>, also: &[PathBuf]) -> (Self, Vec<String>) {
         let mut store = Self {
             stamp: path.as_deref().and_then(stamp),
-            dir: None,
+            held: None,
             path,
             also: also.to_vec(),
             text: None,
@@ -154,46 +153,28 @@ impl Store {
             Ok(()) => self.failed = None,
             Err(e) => self.failed = Some(format!("writing {}: {e}", path.display())),
         }
-        self.dir = None; // the write may have made the directory
     }
 
-    /// The written file's stamp, through the held directory (opened when not held; opened
-    /// again when the name is not found in it because it was removed).
+    /// The written file's stamp, from the file held open while it still has a name; the
+    /// file at `path` opened again once it has none (renamed over or removed).
     fn stamp_held(&mut self) -> Option<(u64, i128, u64)> {
-        let path = self.path.as_deref()?;
-        for _ in 0..2 {
-            if self.dir.is_none() {
-                self.dir = open_dir(path.parent()?);
-            }
-            let dir = self.dir.as_ref()?;
-            let nofollow = rustix::fs::AtFlags::SYMLINK_NOFOLLOW;
-            match rustix::fs::statat(dir, path.file_name()?, nofollow) {
-                Ok(st) => {
-                    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
-                    return Some((st.st_ino, ns, st.st_size as u64));
-                }
-                Err(_) if rustix::fs::fstat(dir).is_ok_and(|d| d.st_nlink == 0) => self.dir = None,
-                Err(_) => return None,
-            }
+        use rustix::fs::{Mode, OFlags};
+        if let Some(st) = self.held.as_ref().and_then(|f| rustix::fs::fstat(f).ok())
+            && st.st_nlink > 0
+        {
+            return Some(stamp_of(&st));
         }
-        None
+        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        self.held = rustix::fs::open(self.path.as_deref()?, flags, Mode::empty()).ok();
+        let st = rustix::fs::fstat(self.held.as_ref()?).ok()?;
+        Some(stamp_of(&st))
     }
 }
 
-/// `dir` opened to look names up in (`O_PATH`: no read permission needed, nothing read).
-fn open_dir(dir: &Path) -> Option<std::os::fd::OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
-    let dir = if dir.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        dir
-    };
-    rustix::fs::open(
-        dir,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()
+/// What tells a file's versions apart, from its `stat` (as `stamp`).
+fn stamp_of(st: &rustix::fs::Stat) -> (u64, i128, u64) {
+    let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
+    (st.st_ino, ns, st.st_size as u64)
 }
 
 /// What tells a file's versions apart: inode (a rename puts a new one), mtime and size.

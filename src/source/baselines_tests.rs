@@ -156,6 +156,17 @@ fn another_instances_write_is_read_at_the_next_refresh_even_in_a_directory_made_
     b.keep(&Stored::from([("serial=c".to_owned(), device(0.7))]), 101);
     assert!(a.refresh(), "a second write through the held directory");
     assert!(a.text().unwrap().contains("serial=c"));
+    // Written in place (the same inode, as an editor might): its size moves (its mtime may
+    // not, within the clock's coarse tick).
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text = text.replace("serial=c", "serial=longer");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .unwrap();
+    assert!(a.refresh(), "a write in place");
+    assert!(a.text().unwrap().contains("serial=longer"));
     // The directory removed and made again, with another file in it.
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
     let (mut c, _) = Store::at(Some(path.clone()), &[]);
