@@ -136,6 +136,14 @@ impl Cgroups {
         self.scope_out.clear();
     }
 
+    /// Finds the cgroup2 mount and reads the scope's facts, from one read of `mountinfo`.
+    fn rescope(&mut self) {
+        let mut buf = Vec::new();
+        let mountinfo = read_any(&self.proc_root.join("self/mountinfo"), &mut buf);
+        self.found = self.find(mountinfo.as_deref());
+        self.read_scope(mountinfo.as_deref());
+    }
+
     /// Reads the scope's facts (`source::scope`, given `mountinfo` as `find` had it) and pins
     /// its group and ancestors.
     fn read_scope(&mut self, mountinfo: Option<&str>) {
@@ -161,10 +169,7 @@ impl Cgroups {
         self.out.clear();
         let mut buf = Vec::new();
         if refresh || self.found.is_none() || self.scope_out.is_empty() {
-            let mut buf = Vec::new();
-            let mountinfo = read_any(&self.proc_root.join("self/mountinfo"), &mut buf);
-            self.found = self.find(mountinfo.as_deref());
-            self.read_scope(mountinfo.as_deref());
+            self.rescope();
         }
         self.out.extend(self.scope_out.iter().cloned());
         // On the slow refresh only, even for a tree without cgroup information (found

@@ -31,7 +31,7 @@ pub(crate) const MAX_FN_LINES: usize = 100;
 /// The offenders when the check came, at their size then: a file (`src/…`, `tests/…`) or a
 /// function (`src/….rs::name`), and its lines.
 pub(crate) const ALLOWED: &[(&str, usize)] = &[
-    ("src/source/cgroups.rs::read", 105),
+    ("src/source/cgroups.rs::read", 104),
     ("src/ui/panes/jobs.rs::owned_lines", 101),
     ("src/ui/panes/reclaim.rs::draw", 103),
     ("tests/fuzz.rs", 1058),
