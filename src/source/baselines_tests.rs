@@ -154,7 +154,7 @@ fn another_instances_write_is_read_at_the_next_refresh_even_in_a_directory_made_
     assert!(a.refresh(), "the directory made by b, after a first looked");
     assert!(!a.refresh(), "nothing new");
     b.keep(&Stored::from([("serial=c".to_owned(), device(0.7))]), 101);
-    assert!(a.refresh(), "a second write through the held directory");
+    assert!(a.refresh(), "a second write, renamed over the held file");
     assert!(a.text().unwrap().contains("serial=c"));
     // Written in place (the same inode, as an editor might): its size moves (its mtime may
     // not, within the clock's coarse tick).
