@@ -2,8 +2,9 @@
 //! offset 0 sized to the file, when a short read is the end (seq_file records), and the text.
 //!
 //! Owns: those read helpers, shared by the sample's files (`fs`), the process walk (`procs`,
-//! `procs_visit`), the cgroup walk (`cgroups`) and captured trees (`tree`). Must not touch:
-//! which files a sample holds.
+//! `procs_visit`), the cgroup walk (`cgroups`) and captured trees (`tree`); and whether a proc
+//! root is the one pagewatch runs in (`own_pid`, for the walker and the pid lister). Must not
+//! touch: which files a sample holds.
 
 use std::borrow::Cow;
 use std::fs::File;
