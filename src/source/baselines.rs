@@ -83,13 +83,14 @@ impl Store {
     #[must_use]
     pub fn at(path: Option<PathBuf>, also: &[PathBuf]) -> (Self, Vec<String>) {
         let mut store = Self {
-            stamp: path.as_deref().and_then(stamp),
+            stamp: None,
             held: None,
             path,
             also: also.to_vec(),
             text: None,
             failed: None,
         };
+        store.stamp = store.stamp_held();
         let warnings = store.read_all();
         (store, warnings)
     }
@@ -171,18 +172,10 @@ impl Store {
     }
 }
 
-/// What tells a file's versions apart, from its `stat` (as `stamp`).
+/// What tells a file's versions apart: inode (a rename puts a new one), mtime and size.
 fn stamp_of(st: &rustix::fs::Stat) -> (u64, i128, u64) {
     let ns = i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec);
     (st.st_ino, ns, st.st_size as u64)
-}
-
-/// What tells a file's versions apart: inode (a rename puts a new one), mtime and size.
-fn stamp(path: &Path) -> Option<(u64, i128, u64)> {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = std::fs::symlink_metadata(path).ok()?;
-    let ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
-    Some((m.ino(), ns, m.size()))
 }
 
 /// `$XDG_STATE_HOME/pagewatch/baselines`, else `~/.local/state/pagewatch/baselines`.
