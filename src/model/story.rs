@@ -209,7 +209,8 @@ impl Calm {
         // the calm fsync of a loop it had learnt, and name it "never seen calm" through a
         // flood where the processes view, walking throughout, had it.
         let now = m.time_ms;
-        (self.procs).retain(|_, k| k.calm != [None, None] && now - k.seen_ms <= CALM_KEEP_MS);
+        self.procs
+            .retain(|_, k| k.calm != [None, None] && now - k.seen_ms <= CALM_KEEP_MS);
         while self.procs.len() > CALM_MAX {
             let oldest = self.procs.iter().min_by_key(|(_, k)| k.seen_ms);
             let Some(key) = oldest.map(|(key, _)| key.clone()) else {

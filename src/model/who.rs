@@ -8,11 +8,11 @@
 //! idle monitor's budget at 1 Hz, so it runs only when there is something to attribute:
 //! the processes pane is open, a task is in IO wait, a disk is busy, pages are dirtied
 //! fast, or memory is taken fast or under pressure (anon pages grow, direct reclaim scans,
-//! memory PSI stalls): the memory sort's "who"; and while the sync calls' learning window is
-//! open (the disks flush steadily: someone's calm fsync is learnt on the walk's rows). The tracepoint is armed only while some
-//! dirty domain is at least flushing in the background or pages are dirtied fast (writers
-//! can be throttled soon; it fires only above freerun, spec §7). The `-below` tracer (wbt, reclaim
-//! throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
+//! memory PSI stalls): the memory sort's "who"; and while the sync calls' learning window
+//! is open (the disks flush steadily: someone's calm fsync is learnt on the walk's rows).
+//! The tracepoint is armed only while some dirty domain is at least flushing in the
+//! background or pages are dirtied fast (writers can be throttled soon; it fires only above
+//! freerun, spec §7). The `-below` tracer (wbt, reclaim throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
 //! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
 //! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
 //! every task on the machine a check on each syscall) while writers are throttled, in every
