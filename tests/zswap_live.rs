@@ -4,14 +4,15 @@
 //! the test ends, however it ends), swaps on a swap file of its own (in cargo's target tmp
 //! dir, at a higher priority than any other; swapped off and removed at the end) and runs
 //! `pagewatch eat 500M` in a memory cgroup of 96 MiB, so about 400 MiB go through zswap.
-//! `pagewatch --batch --format json -i 1` runs from before the eater starts until two
-//! intervals after it holds: its stores (`zswpout`) and writebacks (`zswpwb`) per second,
-//! times each interval, summed over the intervals after the test's first `/proc/vmstat` read,
-//! equal the test's own deltas over the same span within a page. Then, in a record read
+//! `pagewatch --batch --format json -i 1` runs from before the eater starts until the counters
+//! stop moving after it holds: its stores (`zswpout`) and writebacks (`zswpwb`) per second,
+//! times each interval, summed between two records whose samples lie between equal
+//! `/proc/vmstat` reads of the test's own, equal the test's deltas over that span within a
+//! page. Then, in a record read
 //! between two equal `/proc/meminfo` reads, the pool equals `Zswap` and what it stores
 //! `Zswapped`. The eater's pages are one repeated byte and compress 50 to 1, so nothing is
-//! written back there; the second half (`writeback`) fills the pool with random bytes and
-//! makes the kernel write back, and checks the writeback sum against a delta of thousands of
+//! written back there; the second half (`writeback`) puts random bytes in the pool and makes
+//! the kernel write them back, and checks the writeback sum against a delta of thousands of
 //! pages. Needs root, a kernel with zswap (`/sys/module/zswap`, meminfo's `Zswap`, 5.19+;
 //! `zswpwb` 6.8+), a memory cgroup, tmpfs and the swap tools; skips, saying why, otherwise.
 //! About 12 s; hold `flock -o /tmp/pw-live.lock`. (The lab's Debian cloud kernels have no
@@ -130,7 +131,7 @@ fn set_up() -> Option<ZswapSwap> {
     std::fs::write(ENABLED, "Y").unwrap();
     let file = z.file();
     // The first eater's 500M and the writeback half's random fill and second eater.
-    let size = (1536 << 20) + fill_bytes();
+    let size = (1536 << 20) + FILL;
     run(Command::new("fallocate")
         .args(["-l", &size.to_string()])
         .arg(&file));
@@ -170,27 +171,53 @@ fn batch(args: &[&str]) -> Command {
     c
 }
 
-/// Σ rate × interval of the stores and writebacks, in pages, over the records after the first,
-/// with the test's own `zswpout` and `zswpwb` deltas over the same span, across an eater of
-/// `size` in `group`.
+/// The kernel's `zswpout` and `zswpwb`.
+fn counts() -> [u64; 2] {
+    [
+        field("/proc/vmstat", "zswpout"),
+        field("/proc/vmstat", "zswpwb"),
+    ]
+}
+
+/// Σ rate × interval of the stores and writebacks, in pages, with the test's own `zswpout` and
+/// `zswpwb` deltas over the same span, across an eater of `size` in `group`. The span runs
+/// between two records whose samples each lie between two equal reads of the counters (read
+/// before the record's sample and after the record arrives), so the counters at those samples
+/// are known exactly although the kernel stores and writes back from its own workers too (seen:
+/// 120 stores in the second after the fill returned, and the shrink worker's writebacks after
+/// the eater held). The span starts before the eater does and ends once it holds and the
+/// counters stopped moving.
 fn rates_across_an_eater(
     z: &mut ZswapSwap,
     group: &std::path::Path,
     size: &str,
 ) -> ([f64; 2], [u64; 2], usize) {
+    let mut read = counts();
     let (_child, mut lines) = live::json_stream(&["-i", "1"]);
-    let _first = lines.next().unwrap().unwrap();
-    let counts = || {
-        [
-            field("/proc/vmstat", "zswpout"),
-            field("/proc/vmstat", "zswpwb"),
-        ]
+    let mut next = || {
+        let line = lines.next().unwrap().unwrap();
+        let (was, now) = (read, counts());
+        read = now;
+        (line, was == now, now)
     };
-    let before = counts();
+    let mut n = 0;
+    let before = loop {
+        let (_, still, now) = next();
+        n += 1;
+        assert!(
+            n < 20,
+            "zswpout or zswpwb moved in each of {n} intervals before the eater"
+        );
+        if still {
+            break now;
+        }
+    };
     let held = start_eater(z, group, size);
-    let (mut sums, mut n, mut after_held) = ([0.0; 2], 0, 0);
-    for line in lines {
-        let j: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+    let (mut sums, mut held_before) = ([0.0; 2], false);
+    let after = loop {
+        let held_now = held.load(Ordering::SeqCst);
+        let (line, still, now) = next();
+        let j: serde_json::Value = serde_json::from_str(&line).unwrap();
         let zs = &j["compressed"]["zswap"];
         let dt = j["interval_s"].as_f64().unwrap();
         let page = j["page_size"].as_f64().unwrap();
@@ -201,18 +228,16 @@ fn rates_across_an_eater(
             *s += zs[key].as_f64().unwrap() * dt / page;
         }
         n += 1;
-        if held.load(Ordering::SeqCst) {
-            after_held += 1;
-        }
         assert!(
             n < 60,
-            "the eater did not hold its {size} within 60 intervals"
+            "the eater did not hold its {size}, or the counters did not settle, within 60 \
+             intervals (held: {held_now})"
         );
-        if after_held == 2 {
-            break;
+        if held_before && still {
+            break now;
         }
-    }
-    let after = counts();
+        held_before = held_now;
+    };
     (sums, [after[0] - before[0], after[1] - before[1]], n)
 }
 
@@ -270,34 +295,33 @@ fn zswap_figures_are_the_kernels() {
     );
 }
 
-/// The random bytes the writeback half puts in the pool: its limit at `max_pool_percent` 1
-/// (1 % of MemTotal) and 160 MiB more.
-fn fill_bytes() -> u64 {
-    field("/proc/meminfo", "MemTotal") * 1024 / 100 + (160 << 20)
-}
+/// The random bytes the writeback half writes from within the first group (96 MiB): 16 MiB
+/// more than its limit, so that a few thousand pages go to the pool.
+const FILL: u64 = 112 << 20;
 
-/// The writeback half: with the pool's limit at 1 % of memory, random bytes (which do not
-/// compress) written to a tmpfs file of the test's own from within the first group fill the
-/// pool; the group's limit is lifted (so that writing an entry back, which reads it into the
-/// group first, can be charged: under its limit the kernel wrote none back); then a second
-/// eater, in a group of its own, stores into the full pool, and the kernel writes the oldest
-/// entries back to the swap file (seen: 6 097 pages, 6.18, cgroup v1). pagewatch's writeback
-/// per second, summed over the records across that eater, equals the `zswpwb` delta and is
-/// more than 0.
+/// The writeback half: random bytes (which do not compress; 6.18 stores them as they are)
+/// written to a tmpfs file of the test's own from within the first group put a few thousand
+/// entries in the pool. The group's limit is then lifted (writing an entry back reads it into
+/// the group first, which must be chargeable: under its limit the kernel wrote none back) and
+/// the pool's limit set to 0 %, so that every store the second eater (in a group of its own)
+/// tries finds the pool full and queues the kernel's shrink worker, which writes entries back
+/// to the swap file until the pool is down to its accept threshold, here 0 (seen: 4 364 pages
+/// within a second, 6.18, cgroup v1). With the limit at 1 % instead, a pool full of 61 000
+/// entries, each stored once and so passed over once by the worker, which gives up after 16
+/// entries passed over, wrote none back. pagewatch's writeback per second, summed over the
+/// records across that eater, equals the `zswpwb` delta and is more than 0.
 fn writeback(z: &mut ZswapSwap) {
     z.stop_eater();
-    std::fs::write(MAX_POOL, "1").unwrap();
     let dir = z.tmpfs_dir();
     std::fs::create_dir(&dir).unwrap();
-    let fill = fill_bytes();
-    let size = format!("size={}", fill + (64 << 20));
+    let size = format!("size={}", FILL + (64 << 20));
     run(Command::new("mount")
         .args(["-t", "tmpfs", "-o", &size, "pw-zswap-test"])
         .arg(&dir));
     z.tmpfs = true;
     let group = z.group.clone().unwrap();
     run(Command::new("sh").arg("-c").arg(format!(
-        "echo $$ > {} && exec head -c {fill} /dev/urandom > {}",
+        "echo $$ > {} && exec head -c {FILL} /dev/urandom > {}",
         group.join("cgroup.procs").display(),
         dir.join("random").display()
     )));
@@ -307,6 +331,7 @@ fn writeback(z: &mut ZswapSwap) {
         .find(|f| f.exists())
         .unwrap();
     std::fs::write(limit, (8u64 << 30).to_string()).unwrap();
+    std::fs::write(MAX_POOL, "0").unwrap();
     let Some(b) = memcg::memory_group("pw-zswap-test-b", 64 << 20) else {
         eprintln!("writeback half skipped: no second memory cgroup could be made");
         return;
