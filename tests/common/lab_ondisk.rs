@@ -163,16 +163,18 @@ pub fn sample_kernel(run: &Run, n: usize) -> u64 {
 /// 5 % of its own sample's, and within 5 % of the guest's meminfo bracketing the sample. The
 /// watcher reads meminfo as each record appears, after its sample (seen: 0.5-0.9 s later
 /// under TCG, vda 75.6 MB against 58.7 MB read as the record appeared, 88.5 MB as the one
-/// before did); after dd returned the total only falls, so the sample's lies between the
-/// readings at record `n - 1` and at record `n`.
+/// before did), so the sample lies between the readings at record `n - 1` and at record `n`.
+/// After dd returned the total only falls, but the reading at record `dd_end_n` can come
+/// before dd's last writes (seen: 133.5 MB there, 142.6 MB in record `n`'s sample, 142.6 MB
+/// read at `n`), so the bracket is the lower reading less 5 % to the higher plus 5 %.
 pub fn agrees(run: &Run, n: usize) -> bool {
     let Some(b) = run.disk_bytes(n) else {
         return false;
     };
-    let (lo, hi) = (run.meminfo[&n], run.meminfo[&(n - 1)]);
+    let (a, c) = (run.meminfo[&(n - 1)], run.meminfo[&n]);
     within(b as f64, sample_kernel(run, n) as f64, 5.0)
-        && b as f64 >= lo as f64 * 0.95
-        && b as f64 <= hi as f64 * 1.05
+        && b as f64 >= a.min(c) as f64 * 0.95
+        && b as f64 <= a.max(c) as f64 * 1.05
 }
 
 /// Within 2 samples after dd returned, vda's dirty + writeback agrees with the kernel's
