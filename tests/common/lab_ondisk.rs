@@ -228,13 +228,24 @@ pub fn file_listed_until_sync(run: &Run) {
     }
 }
 
-/// The file's bytes are within 5 % of vda's in every record until sync returned, and it is
-/// gone from the table within 2 records after.
+/// The lab's device completes writeback this much at a time (`source::fs`'s read order).
+const COMPLETION_STEP: f64 = 8.0 * 1024.0 * 1024.0;
+
+/// The file's bytes follow vda's in every record until sync returned: no more than vda's plus 5
+/// %, and short of them by no more than 5 % or one completion of the device, whichever is
+/// more. The file is read after the device in a tick, and after dd only falls, so it can only
+/// be short: by 5 % (what else the device holds, such as the journal), or by a completion
+/// landing between the two reads, which near the end of the drain is more than 5 % (seen in
+/// CI: 5.5 MB against vda's 8.5 MB in the last record before sync returned). And it is gone
+/// from the table within 2 records after.
 pub fn file_bytes_follow_the_device(run: &Run) {
     for n in run.dd_end_n + 1..=run.sync_end_n {
-        let (f, d) = (run.file_bytes(n).unwrap_or(0), run.disk_bytes(n).unwrap());
+        let (f, d) = (
+            run.file_bytes(n).unwrap_or(0) as f64,
+            run.disk_bytes(n).unwrap() as f64,
+        );
         assert!(
-            within(f as f64, d as f64, 5.0),
+            f <= d * 1.05 && f >= d - (d * 0.05).max(COMPLETION_STEP),
             "record {n}: {FILE} {f} B, vda {d} B"
         );
     }
