@@ -245,9 +245,10 @@ fn figures(o: &mut Out, page: &Page, m: &crate::model::Model, base: &str) {
 /// families stay bounded however many processes run.
 const STORY_SERIES: usize = 3;
 
-/// Who and whom (`model::story`): the culprits' dirtying rate, the victims' ratio over their
-/// calm (those with a calm only) and the memory taker's growth, labelled by command. Two
-/// processes of one command are one series, the first (worst) of them.
+/// Who and whom (`model::story`): the culprits' dirtying rate (and reading rate, while a disk
+/// is saturated), the victims' ratio over their calm (those with a calm only) and the memory
+/// taker's growth, labelled by command. Two processes of one command are one series, the
+/// first (worst) of them.
 fn story(o: &mut Out, m: &crate::model::Model, base: &str) {
     let Some(v) = &m.verdict else { return };
     let st = &v.story;
@@ -271,6 +272,18 @@ fn story(o: &mut Out, m: &crate::model::Model, base: &str) {
         "pagewatch_culprit_dirtied_bytes_per_second",
         "",
         "Bytes a second dirtied by each command the verdict names a culprit (while something is wrong: a domain past background, a throttled writer or a saturated disk), exited processes counted in full; at most 3.",
+        &s,
+    );
+    let s = series(
+        st.culprits
+            .iter()
+            .filter_map(|c| Some((comm(&c.comm), c.read_bytes_per_s?)))
+            .collect(),
+    );
+    o.gauges(
+        "pagewatch_culprit_read_bytes_per_second",
+        "",
+        "Bytes a second read from storage by each command the verdict names a culprit while a disk is saturated (its readers count beside its writers then), exited processes counted in full; at most 3.",
         &s,
     );
     let s = series(

@@ -227,6 +227,7 @@ fn the_story_is_three_series_a_family_at_most_by_command() {
         comm: comm.into(),
         pids: 1,
         dirtied_bytes_per_s: v,
+        read_bytes_per_s: None,
     };
     let victim = |pid, comm: &str, figure, ratio: Option<f64>| Victim {
         pid,
@@ -288,5 +289,23 @@ fn the_story_is_three_series_a_family_at_most_by_command() {
     assert_eq!(
         samples(&classic, "pagewatch_victim_ratio"),
         samples(&t, "pagewatch_victim_ratio")
+    );
+    // No disk saturated: reading is no part of the story, and has no family.
+    assert!(!t.contains("pagewatch_culprit_read"), "{t}");
+    // A saturated disk: the culprits' reading rates, 0 included.
+    let mut m = (**p.model.as_ref().unwrap()).clone();
+    let st = &mut m.verdict.as_mut().unwrap().story;
+    for (c, r) in st.culprits.iter_mut().zip([3e8, 0.0, 0.0, 0.0]) {
+        c.read_bytes_per_s = Some(r);
+    }
+    p.model = Some(std::sync::Arc::new(m));
+    let t = render(&p, Format::OpenMetrics, None);
+    assert_eq!(
+        samples(&t, "pagewatch_culprit_read_bytes_per_second"),
+        [
+            "pagewatch_culprit_read_bytes_per_second{host=\"lab\",comm=\"fio\"} 300000000",
+            "pagewatch_culprit_read_bytes_per_second{host=\"lab\",comm=\"dd\"} 0",
+            "pagewatch_culprit_read_bytes_per_second{host=\"lab\",comm=\"a\\\"b\\\\c\\nd\"} 0",
+        ]
     );
 }

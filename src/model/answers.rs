@@ -211,7 +211,7 @@ impl Early {
     }
 }
 
-/// A command that dirties pages.
+/// A command that dirties pages, or, while a disk is saturated, reads from storage.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Culprit {
     /// The command (`comm`).
@@ -220,6 +220,9 @@ pub struct Culprit {
     pub pids: usize,
     /// Bytes dirtied a second over the walk.
     pub dirtied_bytes_per_s: f64,
+    /// Bytes read from storage a second over the walk, while a disk is saturated (its readers
+    /// load it as its writers do); `None` otherwise, when reading is no part of the story.
+    pub read_bytes_per_s: Option<f64>,
 }
 
 /// A process that suffers.
@@ -260,7 +263,8 @@ pub struct MemoryTaker {
 /// Who and whom, for one step.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Story {
-    /// Who dirties pages, fastest first.
+    /// Who dirties pages (and, while a disk is saturated, who reads from storage), the most
+    /// bytes a second first.
     pub culprits: Vec<Culprit>,
     /// Who suffers, furthest above their calm first.
     pub victims: Vec<Victim>,
@@ -305,11 +309,15 @@ impl Culprit {
         } else {
             String::new()
         };
-        format!(
-            "{}{n} dirtying {}/s",
-            self.comm,
-            Bytes(self.dirtied_bytes_per_s)
-        )
+        let read = self.read_bytes_per_s.filter(|r| *r > 0.0);
+        let mut what = Vec::new();
+        if self.dirtied_bytes_per_s > 0.0 || read.is_none() {
+            what.push(format!("dirtying {}/s", Bytes(self.dirtied_bytes_per_s)));
+        }
+        if let Some(r) = read {
+            what.push(format!("reading {}/s", Bytes(r)));
+        }
+        format!("{}{n} {}", self.comm, what.join(", "))
     }
 }
 

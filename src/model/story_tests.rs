@@ -391,3 +391,39 @@ fn a_calm_outlives_a_walk_that_starts_again_and_rows_without_the_process() {
     let v = calm.tell(&flood(362), true).victims;
     assert_eq!((v[0].pid, v[0].ratio), (10, None), "{v:?}");
 }
+
+/// A saturated disk's readers are culprits beside its writers (a direct `fio --rw=randread`
+/// saturating vda at 345 MB/s named nobody: reading is no dirtying); a dirty flood with no
+/// disk saturated names its writers only.
+#[test]
+fn a_saturated_disks_readers_are_culprits_and_a_dirty_floods_are_not() {
+    let mut calm = Calm::default();
+    let mut fio = proc(20, "fio", None, None);
+    fio.read_bytes_per_s = Some(345e6);
+    let mut dd = proc(30, "dd", None, None);
+    dd.dirtied_bytes_per_s = Some(50e6);
+    // Under a tenth of the first culprit's bytes: not named.
+    let mut cat = proc(40, "cat", None, None);
+    cat.read_bytes_per_s = Some(30e6);
+    let rows = vec![fio, dd, cat];
+    let s = calm.tell(&flooded(model(rows.clone())), true);
+    let named: Vec<_> = s
+        .culprits
+        .iter()
+        .map(|c| (c.comm.as_str(), c.dirtied_bytes_per_s, c.read_bytes_per_s))
+        .collect();
+    assert_eq!(named, [("dd", 50e6, None)]);
+    let mut m = model(rows);
+    m.disks[0].saturation.saturated = true;
+    let s = calm.tell(&m, true);
+    let named: Vec<_> = s
+        .culprits
+        .iter()
+        .map(|c| (c.comm.as_str(), c.dirtied_bytes_per_s, c.read_bytes_per_s))
+        .collect();
+    assert_eq!(named, [("fio", 0.0, Some(345e6)), ("dd", 50e6, Some(0.0))]);
+    assert_eq!(
+        s.line().unwrap(),
+        "culprit fio reading 329M/s, dd dirtying 47.7M/s"
+    );
+}

@@ -3,8 +3,9 @@
 //! period (issue 50: the report's verdict named neither the culprit nor the victim, and a
 //! memory-pressure report never named the eater).
 //!
-//! - **The culprit**: the command with the most bytes dirtied while named a culprit, with the
-//!   most processes one record counted. The records to the next walk repeat the walk's
+//! - **The culprit**: the command with the most bytes dirtied while named a culprit (and read
+//!   from storage, in the records that named it beside a saturated disk, whose readers are
+//!   culprits too), with the most processes one record counted. The records to the next walk repeat the walk's
 //!   roll-up and with it its rate, which covers the walk's own span (`walk_ms`), not theirs:
 //!   each walk counts its rate × the seconds of its records that named the command, at most
 //!   its span (`commands::walk_bytes`), so a walk is never counted more than once (a 1 s
@@ -39,6 +40,8 @@ pub struct CulpritSum {
     /// Bytes dirtied while named: over each walk, its rate × the seconds its records named
     /// the command, at most the walk's span (see the module doc).
     pub dirtied: f64,
+    /// Bytes read from storage while named beside a saturated disk, counted the same way.
+    pub read: f64,
 }
 
 /// The victim over the period, at its worst record.
@@ -67,7 +70,8 @@ pub struct TakerSum {
 /// Who and whom over a report's records.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PeriodStory {
-    /// The command that dirtied the most while named a culprit.
+    /// The command that dirtied (and read, beside a saturated disk) the most while named a
+    /// culprit.
     pub culprit: Option<CulpritSum>,
     /// The process furthest above its calm.
     pub victim: Option<VictimAt>,
@@ -91,8 +95,8 @@ pub fn period_story(models: &[Model]) -> PeriodStory {
 fn culprit(models: &[Model]) -> Option<CulpritSum> {
     let mut by: BTreeMap<&str, CulpritSum> = BTreeMap::new();
     // Per command and walk: the walk's roll-up row, and the seconds of the records that
-    // repeated it and named the command.
-    let mut walks: BTreeMap<(&str, u64), (&CommandRow, f64)> = BTreeMap::new();
+    // repeated it and named the command, [all, beside a saturated disk (its reads count)].
+    let mut walks: BTreeMap<(&str, u64), (&CommandRow, [f64; 2])> = BTreeMap::new();
     for m in models {
         let (Some(v), Some(dt)) = (&m.verdict, m.interval_s) else {
             continue;
@@ -102,26 +106,34 @@ fn culprit(models: &[Model]) -> Option<CulpritSum> {
                 comm: c.comm.clone(),
                 pids: 0,
                 dirtied: 0.0,
+                read: 0.0,
             });
             e.pids = e.pids.max(c.pids);
             // The roll-up row that named it (`model::story` names culprits from it).
             if let Some(r) = m.commands.iter().flatten().find(|r| r.comm == c.comm) {
-                walks
+                let named = &mut walks
                     .entry((&c.comm, r.rates_from_walk_ms))
-                    .or_insert((r, 0.0))
-                    .1 += dt;
+                    .or_insert((r, [0.0; 2]))
+                    .1;
+                named[0] += dt;
+                if c.read_bytes_per_s.is_some() {
+                    named[1] += dt;
+                }
             }
         }
     }
-    for ((comm, _), (r, named_s)) in walks {
-        let named = r.dirtied_bytes_per_s.unwrap_or(0.0) * named_s;
+    for ((comm, _), (r, [named_s, reading_s])) in walks {
+        let bytes =
+            |rate: Option<f64>, s: f64| walk_bytes(rate, r.walk_ms).min(rate.unwrap_or(0.0) * s);
         if let Some(e) = by.get_mut(comm) {
-            e.dirtied += walk_bytes(r.dirtied_bytes_per_s, r.walk_ms).min(named);
+            e.dirtied += bytes(r.dirtied_bytes_per_s, named_s);
+            e.read += bytes(r.read_bytes_per_s, reading_s);
         }
     }
     // The first of equals by name: the map's order.
+    let moved = |c: &CulpritSum| c.dirtied + c.read;
     by.into_values()
-        .reduce(|a, b| if b.dirtied > a.dirtied { b } else { a })
+        .reduce(|a, b| if moved(&b) > moved(&a) { b } else { a })
 }
 
 fn victim(models: &[Model]) -> Option<VictimAt> {
@@ -242,10 +254,17 @@ impl PeriodStory {
             } else {
                 String::new()
             };
+            let mut what = Vec::new();
+            if c.dirtied > 0.0 || c.read <= 0.0 {
+                what.push(format!("{} dirtied", Bytes(c.dirtied)));
+            }
+            if c.read > 0.0 {
+                what.push(format!("{} read", Bytes(c.read)));
+            }
             parts.push(format!(
-                "Culprit: {}{n}, {} dirtied while named the culprit.",
+                "Culprit: {}{n}, {} while named the culprit.",
                 name(&c.comm),
-                Bytes(c.dirtied)
+                what.join(" and ")
             ));
         }
         if let Some(v) = &self.victim {

@@ -35,7 +35,7 @@ fn rolled_up(culprits: &[Culprit], walk: u64, walk_ms: u64) -> Vec<CommandRow> {
             comm: c.comm.clone(),
             pids: c.pids,
             dirtied_bytes_per_s: Some(c.dirtied_bytes_per_s),
-            read_bytes_per_s: None,
+            read_bytes_per_s: c.read_bytes_per_s,
             rchar_per_s: None,
             wchar_per_s: None,
             reaped_children: 0,
@@ -51,6 +51,7 @@ fn culprit(comm: &str, pids: usize, mb_s: f64) -> Culprit {
         comm: comm.into(),
         pids,
         dirtied_bytes_per_s: mb_s * 1024.0 * 1024.0,
+        read_bytes_per_s: None,
     }
 }
 
@@ -256,4 +257,43 @@ fn a_memory_taker_repeated_until_the_next_walk_counts_its_walk_once() {
     let t = period_story(&m).memory_taker.unwrap();
     assert_eq!((t.pid, t.rss_bytes), (99, Some(4000 * 1024 * 1024)));
     assert_eq!(t.grew, (800.0 + 2.0 * 400.0) * 1024.0 * 1024.0);
+}
+
+/// A saturated disk's reader named culprit: the bytes it read while named count, and the
+/// dirtying of a record with no disk saturated beside them (the reader's rate is not the
+/// story there: `read_bytes_per_s` `None`).
+#[test]
+#[allow(clippy::float_cmp, reason = "sums of exact binary fractions")]
+fn a_reader_named_beside_a_saturated_disk_is_the_culprit_by_what_it_read() {
+    let mib = 1024.0 * 1024.0;
+    let reader = |mb_s: f64| Culprit {
+        read_bytes_per_s: Some(mb_s * mib),
+        ..culprit("fio", 1, 0.0)
+    };
+    let stories = [
+        Story {
+            culprits: vec![reader(300.0)],
+            ..Story::default()
+        },
+        Story {
+            culprits: vec![reader(300.0)],
+            ..Story::default()
+        },
+        Story::default(),
+        Story {
+            culprits: vec![culprit("dd", 1, 100.0)],
+            ..Story::default()
+        },
+    ];
+    let s = period_story(&models(stories));
+    // fio: 300 + 300 MiB read; dd 100 MiB dirtied.
+    let c = s.culprit.as_ref().unwrap();
+    assert_eq!(
+        (c.comm.as_str(), c.dirtied, c.read),
+        ("fio", 0.0, 600.0 * mib)
+    );
+    assert_eq!(
+        s.paragraph(10_000).unwrap(),
+        "Culprit: **fio**, 600M read while named the culprit."
+    );
 }
