@@ -14,24 +14,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use live::{Group, have, is_root};
-
-/// fio's job runs in a child process: dropping the `Group` takes its whole group down.
-fn fio(dir: &std::path::Path, args: &[&str], secs: u64) -> Group {
-    use std::os::unix::process::CommandExt;
-    Group(
-        Command::new("fio")
-            .process_group(0)
-            .args(["--name=sat", "--size=256M", "--direct=1", "--time_based"])
-            .arg(format!("--runtime={secs}"))
-            .arg(format!("--directory={}", dir.display()))
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
-}
+use live::{Group, fio_job, fio_layout, have, is_root};
 
 /// The block device under `dir` (`vda` for /dev/vda1 too), from its mount's major:minor.
 fn device_of(dir: &std::path::Path) -> String {
@@ -69,23 +52,7 @@ fn a_long_flood_is_saturated_throughout_and_light_load_never() {
         .tempdir_in("/var/tmp")
         .unwrap();
     let disk = device_of(dir.path());
-    // Lay the file out first, so the flood does not start with its allocation.
-    let layout = Command::new("fio")
-        .args([
-            "--name=sat",
-            "--size=256M",
-            "--rw=write",
-            "--bs=1M",
-            "--direct=1",
-        ])
-        .arg(format!("--directory={}", dir.path().display()))
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(layout.success());
-    // Earlier tests' dirty pages (128 MiB dd files, floods) would be written back during the
-    // light phase, on the same disk: the light records must see only the light load.
-    let _ = Command::new("sync").status();
+    fio_layout(dir.path(), "sat");
     let (records, flood_at) = run_phases(dir.path(), flood_s);
     let sat = |v: &serde_json::Value| {
         v["disks"]
@@ -156,15 +123,16 @@ fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Val
         .unwrap();
     let start = Instant::now();
     // Light: 50 random 4k reads a second, one at a time.
-    let light = fio(
+    let light = fio_job(
         dir,
+        "sat",
         &[
             "--rw=randread",
             "--bs=4k",
             "--rate_iops=50",
             "--ioengine=psync",
         ],
-        light_s,
+        light_s as f64,
     );
     let lines = BufReader::new(pw.stdout.take().unwrap()).lines();
     let mut records: Vec<(f64, serde_json::Value)> = Vec::new();
@@ -181,10 +149,11 @@ fn run_phases(dir: &std::path::Path, flood_s: u64) -> (Vec<(f64, serde_json::Val
             // judged against the 4k reads' baseline plus a 1M transfer at the peak write rate,
             // about 0.5 ms (4k writes 64 deep are served at 0.3–0.7 ms: a fast device keeping
             // up, which the verdict rightly does not call saturated).
-            flood = Some(fio(
+            flood = Some(fio_job(
                 dir,
+                "sat",
                 &["--rw=write", "--bs=1M", "--iodepth=32", "--ioengine=libaio"],
-                flood_s,
+                flood_s as f64,
             ));
             flood_at = Some(t);
         }

@@ -60,6 +60,41 @@ impl Drop for Group {
     }
 }
 
+/// A fio job `name` on a 256 MiB file in `dir`, direct and time based over `secs`, with `args`
+/// (the pattern, the engine, the depth), in a process group of its own: dropped, it stops.
+pub fn fio_job(dir: &Path, name: &str, args: &[&str], secs: f64) -> Group {
+    use std::os::unix::process::CommandExt;
+    use std::process::Stdio;
+    Group(
+        Command::new("fio")
+            .process_group(0)
+            .arg(format!("--name={name}"))
+            .args(["--size=256M", "--direct=1", "--time_based"])
+            .arg(format!("--runtime={secs}"))
+            .arg(format!("--directory={}", dir.display()))
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}
+
+/// Lays out `fio_job`'s file for job `name` in `dir` (so that a job does not start with its
+/// allocation), then syncs: earlier tests' dirty pages would be written back during the job,
+/// on the same disk.
+pub fn fio_layout(dir: &Path, name: &str) {
+    let layout = Command::new("fio")
+        .arg(format!("--name={name}"))
+        .args(["--size=256M", "--rw=write", "--bs=1M", "--direct=1"])
+        .arg(format!("--directory={}", dir.display()))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(layout.success());
+    let _ = Command::new("sync").status();
+}
+
 /// A child killed and reaped when dropped.
 pub struct Killed(pub Child);
 
