@@ -280,13 +280,16 @@ fn culprits(m: &Model) -> Vec<Culprit> {
         .commands
         .iter()
         .flatten()
-        .map(|c| Culprit {
-            comm: c.comm.clone(),
-            pids: c.pids,
-            dirtied_bytes_per_s: c.dirtied_bytes_per_s.unwrap_or(0.0),
-            read_bytes_per_s: reads.then(|| c.read_bytes_per_s.unwrap_or(0.0)),
+        .filter_map(|c| {
+            let dirtied = c.dirtied_bytes_per_s.unwrap_or(0.0);
+            let read = reads.then(|| c.read_bytes_per_s.unwrap_or(0.0));
+            (dirtied + read.unwrap_or(0.0) >= CULPRIT_BYTES_PER_S).then(|| Culprit {
+                comm: c.comm.clone(),
+                pids: c.pids,
+                dirtied_bytes_per_s: dirtied,
+                read_bytes_per_s: read,
+            })
         })
-        .filter(|c| moved(c) >= CULPRIT_BYTES_PER_S)
         .collect();
     out.sort_by(|a, b| moved(b).total_cmp(&moved(a)));
     let top = out.first().map_or(0.0, moved);
