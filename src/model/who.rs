@@ -12,9 +12,10 @@
 //! is open (the disks flush steadily: someone's calm fsync is learnt on the walk's rows).
 //! The tracepoint is armed only while some dirty domain is at least flushing in the
 //! background or pages are dirtied fast (writers can be throttled soon; it fires only above
-//! freerun, spec §7). The `-below` tracer (wbt, reclaim throttling) is armed while a device's detail view is open, a disk is saturated or reclaim
-//! scans. Each stays on for `LINGER_S` after the last reason, so a writer that pauses for a
-//! second does not drop off the list. The sync syscalls are timed (`Wants::sync`, which costs
+//! freerun, spec §7). The `-below` tracer (wbt, reclaim throttling) is armed while a
+//! device's detail view is open, a disk is saturated or reclaim scans. Each stays on for
+//! `LINGER_S` after the last reason, so a writer that pauses for a second does not drop off
+//! the list. The sync syscalls are timed (`Wants::sync`, which costs
 //! every task on the machine a check on each syscall) while writers are throttled, in every
 //! mode alike (the victims beside the culprits: the screen's throttled table, batch JSON's
 //! `processes[]`, a recording's report, issue 50); the processes view shows them while they

@@ -5,11 +5,12 @@
 //!
 //! - **The culprit**: the command with the most bytes dirtied while named a culprit (and read
 //!   from storage, in the records that named it beside a saturated disk, whose readers are
-//!   culprits too), with the most processes one record counted. The records to the next walk repeat the walk's
-//!   roll-up and with it its rate, which covers the walk's own span (`walk_ms`), not theirs:
-//!   each walk counts its rate × the seconds of its records that named the command, at most
-//!   its span (`commands::walk_bytes`), so a walk is never counted more than once (a 1 s
-//!   walk repeated by the four records to the next read 20 dd of 800 MiB as 3.1G).
+//!   culprits too), with the most processes one record counted. The records to the next
+//!   walk repeat the walk's roll-up and with it its rate, which covers the walk's own span
+//!   (`walk_ms`), not theirs: each walk counts its rate × the seconds of its records that
+//!   named the command, at most its span (`commands::walk_bytes`), so a walk is never
+//!   counted more than once (a 1 s walk repeated by the four records to the next read 20 dd
+//!   of 800 MiB as 3.1G).
 //! - **The victim**: the process furthest above its own calm (its ratio), at its worst
 //!   record; a process never seen calm ranks after any with a ratio, by its score.
 //! - **The memory taker**: the process that grew the most while named, with the largest
