@@ -14,8 +14,6 @@
 #[path = "common/live.rs"]
 mod live;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use live::{Group, fio_job, fio_layout, have, is_root};
@@ -37,25 +35,12 @@ fn fio(dir: &std::path::Path, args: &[&str], secs: f64) -> Group {
 /// flood and a few quiet seconds; the flood starts at `LIGHT_S`.
 fn records(dir: &std::path::Path) -> Vec<(f64, serde_json::Value)> {
     let count = (LIGHT_S + FLOOD_S + 3.0) as u64;
-    let mut pw = Command::new(env!("CARGO_BIN_EXE_pagewatch"))
-        .args([
-            "--batch",
-            "--format",
-            "json",
-            "--no-config",
-            "-i",
-            "1",
-            "-n",
-        ])
-        .arg(count.to_string())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (mut pw, lines) = live::json_stream(&["-i", "1", "-n", &count.to_string()]);
     let start = Instant::now();
     let mut light = Some(fio(dir, &["--rate_iops=50", "--ioengine=psync"], LIGHT_S));
     let mut flood = None;
     let mut out = Vec::new();
-    for line in BufReader::new(pw.stdout.take().unwrap()).lines() {
+    for line in lines {
         let t = start.elapsed().as_secs_f64();
         if flood.is_none() && t >= LIGHT_S {
             light = None;
@@ -64,7 +49,7 @@ fn records(dir: &std::path::Path) -> Vec<(f64, serde_json::Value)> {
         out.push((t, serde_json::from_str(&line.unwrap()).unwrap()));
     }
     drop((light, flood));
-    assert!(pw.wait().unwrap().success());
+    assert!(pw.0.wait().unwrap().success());
     out
 }
 
