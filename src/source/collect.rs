@@ -24,8 +24,9 @@ pub(super) struct Pass<'a, 'f> {
     pub fresh: Vec<&'a str>,
     /// The read buffer the collectors share.
     pub buf: &'f mut Vec<u8>,
-    /// The sample's monotonic time.
+    /// The sample's monotonic time, and its wall time (ms since the epoch).
     pub mono_ns: u64,
+    pub wall_ms: i64,
     /// This read re-reads the slow set (`FsSource::refresh_soon`, `SLOW_REFRESH_TICKS`).
     pub refresh: bool,
     /// What the pipeline wants collected (`Source::want`).
@@ -220,7 +221,10 @@ impl<'a> Collect<'a> for super::procs::Walker {
     fn collect(&'a mut self, pass: &mut Pass<'a, '_>) -> Result<()> {
         match &pass.wants.procs {
             Some(scope) => {
-                if self.maybe_walk(pass.mono_ns, scope).is_some() {
+                if self
+                    .maybe_walk_at(pass.mono_ns, pass.wall_ms, scope)
+                    .is_some()
+                {
                     let this: &'a Self = self;
                     pass.put(names::PROCS, Cow::Borrowed(this.walked()));
                     if let Some(w) = this.writer_files() {

@@ -229,6 +229,7 @@ impl FsSource {
             files: &mut files,
             buf: &mut self.buf,
             mono_ns,
+            wall_ms,
             refresh: self.ticks_since_refresh == 0,
             wants: &self.wants,
         };

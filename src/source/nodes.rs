@@ -111,6 +111,7 @@ mod tests {
                 fresh: vec![names::ZONEINFO],
                 buf: &mut buf,
                 mono_ns: 0,
+                wall_ms: 0,
                 refresh,
                 wants: &wants,
             };

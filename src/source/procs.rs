@@ -4,6 +4,14 @@
 //! each process's `stat` and `io` and write the active ones into the sample as the
 //! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
 //!
+//! Walks fall on the wall clock's multiples of their period (`slot`), as the ticks fall on
+//! the interval's: every pagewatch on the machine at one pace walks in the same second, so
+//! their rates are over the same interval and they name the same culprits at the same rates
+//! whenever each was started. Counted from each instance's own last walk, a screen started
+//! before a flood and a batch started in it walked seconds apart: in the same second one said
+//! `dd ×6 dirtying 398M/s`, the other `dd ×4 dirtying 1.6G/s`, and their culprits differed
+//! in 22 of 45 seconds, against only the first 7 on the grid (`tests/agree_live.rs`).
+//!
 //! Owns: `Walker` (the fds it keeps open, what it saw at the last walk) and the pseudo-file's
 //! text. Must not touch: rates or any figure (`model::procs`); it parses only what decides
 //! what to read and write (the stat fields comm, state, start time, threads, CPU time, major
@@ -123,8 +131,9 @@ pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
 /// `schedstat` read a process); every 5 s that was 0.16 ms/s of the pane's 1.0 (issue 27,
 /// docs/PERFORMANCE.md twentieth round).
 pub const QUIET_WALK_PERIOD_NS: u64 = 10_000_000_000;
-/// A sample this much short of the period still walks (ticks jitter around 1 s).
-const WALK_SLACK_NS: u64 = 300_000_000;
+/// A sample this much before a multiple of the period counts as on it (a tick falls on the
+/// wall clock's second, and is read a little before or after it).
+const WALK_SLACK_MS: i64 = 300;
 /// A first walk (no previous reading: no rates, no writers named) is followed by the next
 /// this soon, at any pace: a writer it saw is named one sample later (issue 53: the lab's
 /// `dd` of 4.7 s was first seen by a first walk and gone by the next, 5 s on, never listed).
@@ -141,8 +150,10 @@ pub struct Walker {
     scope: Option<ProcScope>,
     /// The last walk that listed the processes (its time is the next walk's `prev`).
     last_ns: Option<u64>,
-    /// The last walk, listed or not (the period counts from it).
+    /// The last walk, listed or not, by the monotonic and the wall clock (ms): the next is due
+    /// in the next `slot` of the period.
     tried_ns: Option<u64>,
+    tried_wall_ms: Option<i64>,
     /// The last walk was a first walk that listed: the next is due `AFTER_FIRST_WALK_NS` on.
     after_first: bool,
     walk: u64,
@@ -176,6 +187,7 @@ impl Walker {
             scope: None,
             last_ns: None,
             tried_ns: None,
+            tried_wall_ms: None,
             after_first: false,
             walk: 0,
             seen: HashMap::new(),
@@ -200,15 +212,23 @@ impl Walker {
             self.held = 0;
             self.last_ns = None;
             self.tried_ns = None;
+            self.tried_wall_ms = None;
             self.after_first = false;
             self.scope = None;
             self.lister.forget();
         }
     }
 
-    /// Walks when the period has passed since the last walk; the pseudo-file's text, or
-    /// `None` when this sample carries no walk.
+    /// `maybe_walk_at` on a clock whose wall time is its monotonic time (tests, benchmarks).
     pub fn maybe_walk(&mut self, mono_ns: u64, scope: &ProcScope) -> Option<&str> {
+        let wall_ms = i64::try_from(mono_ns / 1_000_000).unwrap_or(i64::MAX);
+        self.maybe_walk_at(mono_ns, wall_ms, scope)
+    }
+
+    /// Walks when the wall clock (`wall_ms`) has reached the next multiple of the period
+    /// since the last walk (`slot`); the pseudo-file's text, or `None` when this sample carries
+    /// no walk. Two periods by the monotonic clock walk in any case (the wall clock stepped).
+    pub fn maybe_walk_at(&mut self, mono_ns: u64, wall_ms: i64, scope: &ProcScope) -> Option<&str> {
         // A new cgroup scope starts afresh; a new pace keeps what was seen.
         if self.scope.as_ref().map(|s| &s.cgroup) != Some(&scope.cgroup) {
             self.reset();
@@ -229,11 +249,13 @@ impl Walker {
         } else {
             pace_period
         };
-        if let Some(last) = self.tried_ns
-            && mono_ns < last + wait - WALK_SLACK_NS
+        if let (Some(last), Some(last_wall)) = (self.tried_ns, self.tried_wall_ms)
+            && slot(wall_ms, wait) == slot(last_wall, wait)
+            && mono_ns < last.saturating_add(2 * wait)
         {
             return None;
         }
+        self.tried_wall_ms = Some(wall_ms);
         let first = self.last_ns.is_none();
         let period = if first {
             AFTER_FIRST_WALK_NS
@@ -496,6 +518,15 @@ fn hidden_by(proc_root: &std::path::Path) -> Option<String> {
     }
     let text = std::fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
     super::mountinfo::hidepid(&text, proc_root)
+}
+
+/// Which multiple of `period_ns` the wall time `wall_ms` falls in, a tick read up to
+/// `WALK_SLACK_MS` early counting as on it: walks are due when it changes.
+fn slot(wall_ms: i64, period_ns: u64) -> i64 {
+    let step = i64::try_from(period_ns / 1_000_000)
+        .unwrap_or(i64::MAX)
+        .max(1);
+    wall_ms.saturating_add(WALK_SLACK_MS).div_euclid(step)
 }
 
 #[cfg(test)]

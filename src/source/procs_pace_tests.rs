@@ -12,22 +12,24 @@ fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
         pace,
         ..ProcScope::default()
     };
-    // Seconds since the start at which each pace walked, over 30 s of 1 s samples: the
-    // first walk is followed by one a second later (`AFTER_FIRST_WALK_NS`), then the pace.
+    // Seconds at which each pace walked, over 30 s of 1 s samples: the first walk is
+    // followed by one a second later (`AFTER_FIRST_WALK_NS`), then the pace's multiples of
+    // the wall clock (here the monotonic one).
     let walks = |pace| {
         let mut w = fake_walker(&tree);
         (0..=30u64)
             .filter(|s| w.maybe_walk(s * S, &at(pace)).is_some())
             .collect::<Vec<_>>()
     };
-    let after_first = |step: usize| {
-        std::iter::once(0)
-            .chain((1..=30).step_by(step))
+    let after_first = |step: u64| {
+        [0u64, 1]
+            .into_iter()
+            .chain((step..=30).step_by(step as usize))
             .collect::<Vec<_>>()
     };
     assert_eq!(walks(Pace::Shown), after_first(2));
-    assert_eq!(walks(Pace::Attribute), [0, 1, 6, 11, 16, 21, 26]);
-    assert_eq!(walks(Pace::Quiet), [0, 1, 11, 21]);
+    assert_eq!(walks(Pace::Attribute), after_first(5));
+    assert_eq!(walks(Pace::Quiet), after_first(10));
     let mut q = fake_walker(&tree);
     let said = parse(q.maybe_walk(0, &at(Pace::Quiet)).unwrap()).unwrap();
     assert_eq!(
@@ -54,8 +56,45 @@ fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
         (calm.prev_mono_ns, calm.period_ns),
         (Some(4 * S), Some(10 * S))
     );
-    assert!(w.maybe_walk(15 * S, &at(Pace::Quiet)).is_none());
-    assert!(w.maybe_walk(16 * S, &at(Pace::Quiet)).is_some());
+    // The next quiet walk is on the next multiple of 10 s, 4 s on.
+    assert!(w.maybe_walk(9 * S, &at(Pace::Quiet)).is_none());
+    assert!(w.maybe_walk(10 * S, &at(Pace::Quiet)).is_some());
+}
+
+/// One answer: two instances at one pace, started 3 s apart, walk in the same seconds from
+/// the first multiple of the period on, so their rates are over the same intervals. A tick
+/// read a little before its second counts as on it, one read late as well.
+#[test]
+fn instances_started_apart_walk_in_the_same_seconds() {
+    let tree = Tree::new();
+    tree.set(42, 'S', 500, 0);
+    let scope = ProcScope::default();
+    let walks = |start: u64, jitter_ms: i64| {
+        let mut w = fake_walker(&tree);
+        (start..=40u64)
+            .filter(|s| {
+                let wall = i64::try_from(s * 1000).unwrap() + jitter_ms;
+                let mono = s * S + 7;
+                w.maybe_walk_at(mono, wall, &scope).is_some()
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(walks(12, 0), [12, 13, 15, 20, 25, 30, 35, 40]);
+    assert_eq!(walks(14, 0), [14, 15, 20, 25, 30, 35, 40]);
+    assert_eq!(walks(14, -200), [14, 15, 20, 25, 30, 35, 40], "read early");
+    assert_eq!(walks(14, 400), [14, 15, 20, 25, 30, 35, 40], "read late");
+    // The wall clock stepped back an hour after the first walks: the monotonic clock walks
+    // within two periods, and the walks fall on the new clock's multiples after.
+    let mut w = fake_walker(&tree);
+    assert!(w.maybe_walk_at(0, 3_600_000, &scope).is_some());
+    assert!(w.maybe_walk_at(S, 3_601_000, &scope).is_some());
+    let back: Vec<u64> = (2..=14u64)
+        .filter(|s| {
+            w.maybe_walk_at(s * S, i64::try_from(s * 1000).unwrap(), &scope)
+                .is_some()
+        })
+        .collect();
+    assert_eq!(back, [2, 5, 10]);
 }
 
 /// Issue 53: a writer already running at a first walk has no previous reading there, so that

@@ -16,7 +16,7 @@ impl Clock for TestClock {
         self.0.load(Ordering::SeqCst)
     }
     fn wall_ms(&self) -> i64 {
-        0
+        i64::try_from(self.mono_ns() / 1_000_000).unwrap()
     }
 }
 
@@ -98,19 +98,20 @@ fn no_walk_unless_wanted_and_one_every_period() {
         "a D task is written at first sight"
     );
     assert_eq!(first.records[0].cgroup.as_deref(), Some("/box"));
-    // A first walk is followed by one a second later; then one every period.
+    // A first walk is followed by one a second later; then one on each multiple of the
+    // period by the wall clock (here the monotonic one): 102 s, not 103.
     now.store(101 * S, Ordering::SeqCst);
     let second = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
     assert_eq!(second.prev_mono_ns, Some(100 * S));
     now.store(102 * S, Ordering::SeqCst);
+    let third = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
+    assert_eq!(third.prev_mono_ns, Some(101 * S));
+    now.store(103 * S, Ordering::SeqCst);
     assert_eq!(
         src.read().unwrap().file(names::PROCS),
         None,
         "1 s later: no walk"
     );
-    now.store(103 * S, Ordering::SeqCst);
-    let third = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
-    assert_eq!(third.prev_mono_ns, Some(101 * S));
     src.want(&Wants::default());
     now.store(105 * S, Ordering::SeqCst);
     assert_eq!(src.read().unwrap().file(names::PROCS), None, "turned off");
