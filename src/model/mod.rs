@@ -117,6 +117,10 @@ pub struct Model {
     /// no victim in it (a recording's own fsyncs are slow in a flood too).
     #[serde(skip)]
     pub own_pid: Option<u32>,
+    /// pagewatch's own command name, from the last walk that listed its pid: another
+    /// process of that name (or `pagewatch`) is another instance, no victim either.
+    #[serde(skip)]
+    pub own_comm: Option<String>,
     /// Milliseconds between the last walk and the one before it: the interval the process
     /// rates are over (2, 5 or 10 s: `sample::Pace`); `None` before a second walk.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -262,6 +266,7 @@ impl Model {
             task_delayacct: None,
             hidepid: None,
             own_pid: None,
+            own_comm: None,
             processes_by_memory: None,
             reclaim_tasks: cur
                 .reclaim_trace

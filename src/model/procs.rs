@@ -319,6 +319,8 @@ pub struct Tracker {
     syncs: super::sync::SinceWalk,
     /// The last snapshot had a walk: its wchan rows are this interval's.
     fresh: bool,
+    /// pagewatch's own command name, from the last walk that listed its own pid.
+    own_comm: Option<String>,
 }
 
 impl Tracker {
@@ -353,6 +355,9 @@ impl Tracker {
                 names.extend(comms.map(|(p, c)| (p, c.clone())));
             }
             self.names = names;
+            if let Some(c) = w.own_pid.and_then(|p| self.names.get(&p)) {
+                self.own_comm = Some(c.clone());
+            }
             self.memory = Some(super::procs_memory::memory_rows(w)).filter(|m| !m.is_empty());
             self.last = Some(w.clone());
         } else if self.last.as_ref().is_some_and(|w| {
@@ -433,6 +438,7 @@ impl Tracker {
         m.task_delayacct = self.last.as_ref().and_then(|w| w.task_delayacct);
         m.hidepid = self.last.as_ref().and_then(|w| w.hidepid.clone());
         m.own_pid = self.last.as_ref().and_then(|w| w.own_pid);
+        m.own_comm.clone_from(&self.own_comm);
         m.delayacct_switched_on = self.ctx.delayacct_since_boot_ns.is_some();
         m.exits = self.exits.status().cloned();
         let interval_ms = self.last.as_ref().and_then(|w| {

@@ -502,3 +502,31 @@ fn a_walk_under_hidepid_says_others_are_hidden() {
     assert_eq!(m.hidepid, None);
     assert!(serde_json::to_value(&m).unwrap().get("hidepid").is_none());
 }
+
+#[test]
+fn pagewatchs_own_command_name_is_kept_from_the_walk_that_listed_it() {
+    // The walk writes only active processes: its own row (pid 42, `dd` in `rec`) is in the
+    // first walk and not the second, whose `self` line still names it.
+    let own = |mono_s: u64, prev_s: Option<u64>, records: &[String]| {
+        let prev = prev_s.map_or("-".to_owned(), |p| (p * 1_000_000_000).to_string());
+        let text = format!(
+            "walk {}\nprev {prev}\nclk_tck 100\ntask_delayacct 1\nself 42\nscope -\n{}",
+            mono_s * 1_000_000_000,
+            records.concat()
+        );
+        parse(&text).unwrap()
+    };
+    let mut t = Tracker::default();
+    let mut m = crate::model::Model::derive(None, &snap(2, None), crate::model::Options::default());
+    t.update(&snap(
+        2,
+        Some(own(2, None, &[rec('P', 42, 500, 'S', A, 10)])),
+    ));
+    t.update(&snap(
+        4,
+        Some(own(4, Some(2), &[rec('P', 43, 500, 'S', A, 10)])),
+    ));
+    t.update(&snap(6, Some(own(6, Some(4), &[]))));
+    t.fill(&mut m);
+    assert_eq!((m.own_pid, m.own_comm.as_deref()), (Some(42), Some("dd")));
+}

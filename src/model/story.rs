@@ -13,8 +13,8 @@
 //!   kept up with dirtying, on walks every view and mode makes (`learn`), never a figure that
 //!   would itself make it a victim, and for `CALM_KEEP_MS` after the rows last listed it, so
 //!   that every instance names the same victims; a process never seen calm is ranked by its
-//!   figure alone and says so. pagewatch itself (`Model::own_pid`) is none. A culprit is no
-//!   victim. On a step where only dirtying outran writeback (the first
+//!   figure alone and says so. pagewatch (this instance or another, `is_pagewatch`) is none.
+//!   A culprit is no victim. On a step where only dirtying outran writeback (the first
 //!   seconds of a flood, which the early warning reads), a victim must be
 //!   `early::VICTIM_RATIO` times a calm it was seen in, and culprits are named only beside one.
 //! - **The memory taker**: the process whose resident memory grew fastest while
@@ -69,6 +69,14 @@ const TAKER_BYTES_PER_S: f64 = 16.0 * 1024.0 * 1024.0;
 const FALL_WINDOW_MS: i64 = 12_000;
 /// The thresholds "moved" when they fell to this share of the calm step's or lower.
 const T_FALL: f64 = 0.75;
+
+/// Whether row `r` is pagewatch: this instance, or another one (its command name is this
+/// one's, or `pagewatch`). A `record` running beside the screen fsyncs its file, and each
+/// instance left out only itself: the screen named the recorder a victim (`pw-base[12814]
+/// fsync 1.8 ms, 4x its calm 0.45 ms`) where the recorder named nobody.
+fn is_pagewatch(m: &Model, r: &super::proc_row::ProcRow) -> bool {
+    Some(r.pid) == m.own_pid || r.comm == "pagewatch" || m.own_comm.as_ref() == Some(&r.comm)
+}
 
 /// A process's calm figures (fsync mean ms, IO wait ms/s) and the time of the last step whose
 /// rows listed it, ms.
@@ -165,11 +173,8 @@ impl Calm {
             return Vec::new();
         };
         let mut out = Vec::new();
-        // pagewatch itself is no victim: a recording's fsyncs wait behind a flood too.
-        for r in rows
-            .iter()
-            .filter(|r| !r.exited && Some(r.pid) != m.own_pid)
-        {
+        // pagewatch is no victim: a recording's fsyncs wait behind a flood too.
+        for r in rows.iter().filter(|r| !r.exited && !is_pagewatch(m, r)) {
             let now = [r.fsync_mean_ms, r.iowait_ms_per_s];
             let key = (r.pid, r.comm.clone());
             let entry = self.procs.entry(key).or_default();

@@ -334,6 +334,23 @@ fn pagewatch_itself_is_no_victim() {
 }
 
 #[test]
+fn another_pagewatch_is_no_victim_either() {
+    // A screen beside a `record` of the same binary (here built as `pw-base`) named the
+    // recorder a victim, while the recorder, leaving out only itself, named nobody.
+    let mut m = flooded(model(vec![
+        proc(10, "python3", Some(7.0), None),
+        proc(77, "pw-base", Some(8.5), None),
+        proc(78, "pw-base", Some(9.5), None),
+        proc(79, "pagewatch", Some(9.0), None),
+    ]));
+    m.own_pid = Some(77);
+    m.own_comm = Some("pw-base".to_owned());
+    let s = Calm::default().tell(&m, true);
+    let named: Vec<u32> = s.victims.iter().map(|v| v.pid).collect();
+    assert_eq!(named, [10], "{s:?}");
+}
+
+#[test]
 fn a_calm_step_reading_a_victims_figure_teaches_no_calm() {
     // A flood's first second reads calm by the dirty counters while the loop's fsync already
     // waits 10.9 ms: learnt as its calm, 7 ms in the flood was 0.6x it and never named.
