@@ -1,0 +1,165 @@
+//! One answer from two instances started apart (root and dd; skipped otherwise): a batch
+//! started before a flood of short `dd` writers and one started 8.5 s into it walk in the
+//! same seconds once the second has made its first walks (`source::procs`: walks fall on the
+//! wall clock's multiples of their period), so their process rates are over the same
+//! interval, and in every second where they are, both name the same culprits with the same
+//! number of processes at the same rate. The walks of the two are milliseconds apart, so a
+//! `dd` that starts or exits between them falls in one interval for one and the next for the
+//! other: the counts may differ by one, the rates by 5 %. Counted from each instance's own
+//! first walk, the two rated over intervals seconds apart: `dd ×6 dirtying 398M/s` against
+//! `dd ×4 dirtying 1.6G/s` in the same second, and their culprits differed in 22 of 45
+//! seconds.
+//!
+//! `vm.dirty_bytes` is 64 MiB while it runs (put back after, however the test ends), so the
+//! writers are throttled and named. The `dd`s write a file in a temporary directory under
+//! /var/tmp, removed at the end. About 40 s; hold `flock -o /tmp/pw-live.lock`.
+#![allow(clippy::unwrap_used)]
+
+#[path = "common/live.rs"]
+mod live;
+#[path = "common/sysctl.rs"]
+mod sysctl;
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use live::{Killed, have, is_root};
+
+/// The flood: back-to-back `dd`s of 200 MiB for this long.
+const FLOOD_S: u64 = 35;
+/// The second instance starts this long after the first (not a multiple of the 5 s pace).
+const SECOND_AFTER_S: f64 = 8.5;
+/// The second instance's records by which its walks fall on the shared seconds: its first
+/// walk (from its second record, once a model says the disk is busy), one a second later,
+/// then the next multiple of 5 s, whose interval is its own, and one whole period after it.
+const SETTLE_RECORDS: usize = 13;
+
+/// One instance's records by second (its `time_ms` rounded), sent from a thread of its own.
+fn collect(args: &[String], tx: &mpsc::Sender<(usize, i64, serde_json::Value)>, who: usize) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_pw, lines) = live::json_stream(&args);
+    for line in lines {
+        let Ok(line) = line else { break };
+        let r: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let s = (r["time_ms"].as_i64().unwrap() + 500) / 1000;
+        if tx.send((who, s, r)).is_err() {
+            break;
+        }
+    }
+}
+
+/// The culprits of a record: (command, processes, bytes a second dirtied and read).
+fn culprits(r: &serde_json::Value) -> Vec<(String, u64, f64)> {
+    let v = &r["verdict"]["culprits"];
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| {
+            let rate = |k: &str| c[k].as_f64().unwrap_or(0.0);
+            (
+                c["comm"].as_str().unwrap().to_owned(),
+                c["pids"].as_u64().unwrap(),
+                rate("dirtied_bytes_per_s") + rate("read_bytes_per_s"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn instances_started_apart_name_the_same_culprits_in_the_same_second() {
+    if !is_root() || !have("dd") {
+        println!("skipped: needs root (sets vm.dirty_bytes) and dd");
+        return;
+    }
+    let _lock = live::lock();
+    let dir = tempfile::Builder::new()
+        .prefix("pagewatch-agree")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let knobs = sysctl::DirtyKnobs::set_dirty_bytes(64 << 20);
+    let (tx, rx) = mpsc::channel();
+    let n = |s: f64| format!("{}", s as u64);
+    let first = {
+        let tx = tx.clone();
+        let args = vec![
+            "-i".into(),
+            "1".into(),
+            "-n".into(),
+            n(FLOOD_S as f64 + 6.0),
+        ];
+        std::thread::spawn(move || collect(&args, &tx, 0))
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    let script = format!(
+        "end=$(( $(date +%s) + {FLOOD_S} )); while [ $(date +%s) -lt $end ]; do \
+         dd if=/dev/zero of={}/w bs=1M count=200 status=none; done",
+        dir.path().display()
+    );
+    let flood = Killed(
+        std::process::Command::new("sh")
+            .args(["-c", &script])
+            .spawn()
+            .unwrap(),
+    );
+    let start = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(SECOND_AFTER_S));
+    let second = {
+        let count = FLOOD_S as f64 - SECOND_AFTER_S - 1.0;
+        let args = vec!["-i".into(), "1".into(), "-n".into(), n(count)];
+        std::thread::spawn(move || collect(&args, &tx, 1))
+    };
+    let mut by: [BTreeMap<i64, serde_json::Value>; 2] = Default::default();
+    let mut order: Vec<i64> = Vec::new();
+    for (who, s, r) in rx {
+        if who == 1 {
+            order.push(s);
+        }
+        by[who].insert(s, r);
+    }
+    first.join().unwrap();
+    second.join().unwrap();
+    let flood_s = start.elapsed().as_secs_f64();
+    drop(flood);
+    let was = knobs.taken().clone();
+    drop(knobs);
+    assert_eq!(
+        sysctl::DirtyKnobs::take().taken(),
+        &was,
+        "the knobs put back"
+    );
+    let mut compared = 0;
+    let mut named = 0;
+    for (i, s) in order.iter().enumerate() {
+        let (Some(a), Some(b)) = (by[0].get(s), by[1].get(s)) else {
+            continue;
+        };
+        let interval = |r: &serde_json::Value| r["walk_interval_ms"].as_i64();
+        let (ia, ib) = (interval(a), interval(b));
+        let same_interval = matches!((ia, ib), (Some(x), Some(y)) if x.abs_diff(y) <= 100);
+        assert!(
+            same_interval || i < SETTLE_RECORDS,
+            "second {s}, the second instance's record {i}: walk intervals {ia:?} and {ib:?} ms"
+        );
+        if !same_interval {
+            continue;
+        }
+        let (ca, cb) = (culprits(a), culprits(b));
+        compared += 1;
+        named += usize::from(!ca.is_empty());
+        println!("{s}: {ca:?} | {cb:?}");
+        let same = ca.len() == cb.len()
+            && ca.iter().zip(&cb).all(|(x, y)| {
+                x.0 == y.0 && x.1.abs_diff(y.1) <= 1 && (x.2 - y.2).abs() <= 0.05 * x.2.max(y.2)
+            });
+        assert!(
+            same,
+            "second {s}: the first instance named {ca:?}, the second {cb:?} ({flood_s:.0} s in)"
+        );
+    }
+    println!("{compared} seconds compared, {named} naming culprits");
+    assert!(
+        compared >= 10 && named >= 8,
+        "too few seconds to compare: {compared} compared, {named} naming culprits"
+    );
+}
