@@ -427,3 +427,82 @@ fn a_saturated_disks_readers_are_culprits_and_a_dirty_floods_are_not() {
         "culprit fio reading 329M/s, dd dirtying 47.7M/s"
     );
 }
+
+/// `m` at `s` seconds.
+fn at(mut m: Model, s: i64) -> Model {
+    m.time_ms = s * 1000;
+    m
+}
+
+/// The calm figures are handed back once learnt, `SAY_EVERY` steps in; again only when one
+/// moved by a tenth, or after `SAY_SEEN_EVERY` steps (so that the time they were last listed
+/// stays recent in the file through an incident).
+#[test]
+fn the_calm_learnt_is_handed_back_when_new_or_moved_at_most_every_few_steps() {
+    let mut calm = Calm::default();
+    let quiet = |fsync: f64, s: i64| at(model(vec![proc(10, "python3", Some(fsync), None)]), s);
+    let mut due = Vec::new();
+    for s in 1..=90 {
+        // 0.4 ms, then 0.8 ms from step 20: the calm moves towards it.
+        let fsync = if s < 20 { 0.4 } else { 0.8 };
+        calm.tell(&quiet(fsync, s), true);
+        if let Some(l) = calm.take_due() {
+            due.push((s, l[&(10, "python3".to_owned())]));
+        }
+    }
+    let steps: Vec<i64> = due.iter().map(|d| d.0).collect();
+    // Learnt at 1: said at 5. Moving from 20 (0.4 → 0.52 → 0.604 → …, 0.3 of the way a
+    // step): said at 20 (0.52, 0.12 from 0.4) and 25 (0.753); at 30 it is 0.792, 0.039 from
+    // that, under a tenth; then 60 steps after 25, whatever moved.
+    assert_eq!(steps, [5, 20, 25, 85]);
+    assert!(
+        (due[2].1.calm[0].unwrap() - 0.752_941).abs() < 1e-6,
+        "{due:?}"
+    );
+    assert_eq!(due[3].1.seen_s, 85);
+    let (s, p) = due[0];
+    assert_eq!((s, p.calm, p.seen_s), (5, [Some(0.4), None], 5));
+}
+
+/// A figure this instance learnt wins over the stored one; a process it never saw calm is
+/// compared with the stored calm of the same pid and comm, another comm's is not used.
+#[test]
+fn own_calm_wins_over_the_stored_and_the_stored_names_the_victim_a_late_instance_never_saw_calm() {
+    use crate::parse::baselines::Process;
+    let stored = |calm: f64| {
+        let p = Process {
+            calm: [Some(calm), None],
+            seen_s: 100,
+        };
+        crate::parse::baselines::Processes::from([
+            ((10, "python3".to_owned()), p),
+            ((11, "postgres".to_owned()), p),
+        ])
+    };
+    let flood = |s| {
+        at(
+            flooded(model(vec![
+                proc(10, "python3", Some(16.0), None),
+                proc(11, "postmaster", Some(16.0), None),
+            ])),
+            s,
+        )
+    };
+    let mut late = Calm::default();
+    late.seed(stored(0.5));
+    let v = late.tell(&flood(101), true).victims;
+    let got: Vec<_> = v.iter().map(|v| (v.pid, v.ratio)).collect();
+    assert_eq!(got, [(10, Some(32.0)), (11, None)], "{v:?}");
+    // Its own 0.4 ms learnt first: 40x, not the stored 0.5 ms's 32x.
+    let mut own = Calm::default();
+    own.seed(stored(0.5));
+    own.tell(
+        &at(model(vec![proc(10, "python3", Some(0.4), None)]), 100),
+        true,
+    );
+    let v = own.tell(&flood(101), true).victims;
+    assert_eq!(v[0].ratio, Some(40.0), "{v:?}");
+    // Nothing is handed back that it did not learn itself.
+    assert_eq!(late.learned().len(), 0);
+    assert_eq!(own.learned().len(), 1);
+}
