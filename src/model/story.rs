@@ -12,12 +12,12 @@
 //!   wrong (no domain past background, no throttled writer, no saturated disk) and writeback
 //!   kept up with dirtying, on walks every view and mode makes (`learn`), never a figure that
 //!   would itself make it a victim, and for `CALM_KEEP_MS` after the rows last listed it, so
-//!   that every instance names the same victims. What it learns it hands back (`take_due`)
-//!   to the baselines file every instance shares (`parse::baselines`, `Step::learned`); a
-//!   figure it never learnt itself it takes from that file (`seed`), for the same pid and
-//!   comm listed there within `CALM_KEEP_MS` of the step: an instance started mid-incident
-//!   names the victims, with the ratios and the early warning, of one that saw them calm, and
-//!   a replay names those the live run named. A process seen calm by no instance is ranked
+//!   that every instance names the same victims. What it learns (kept to the file's 4
+//!   decimals) it hands back (`take_due`) to the baselines file every instance shares
+//!   (`parse::baselines`, `Step::learned`); a figure it never learnt itself it takes from
+//!   that file (`seed`), for the same pid and comm listed there within `CALM_KEEP_MS` of the
+//!   step: an instance started mid-incident names the victims, with the ratios and the early
+//!   warning, of one that saw them calm, and a replay names those the live run named. A process seen calm by no instance is ranked
 //!   by its figure alone and says so. pagewatch itself (`Model::own_pid`) is none. A culprit
 //!   is no victim. On a step where only dirtying outran writeback (the first seconds of a
 //!   flood, which the early warning reads), a victim must be `early::VICTIM_RATIO` times a
@@ -71,10 +71,9 @@ const CALM_FLOOR: [f64; 2] = [0.05, 1.0];
 /// How far a calm figure moves towards a new calm reading.
 const CALM_WEIGHT: f64 = 0.3;
 /// The calm figures are handed back at most every this many steps (`take_due`), when one was
-/// learnt for the first time or moved by `SAY_MOVED` of itself (its floor at least) since
-/// last said: an instance started mid-incident finds figures a few seconds old...
+/// learnt for the first time or moved since last said: an instance started mid-incident
+/// finds figures a few seconds old...
 const SAY_EVERY: u32 = 5;
-const SAY_MOVED: f64 = 0.1;
 /// ...and every this many steps while any is known, so that the time they were last listed
 /// stays recent in the file through an incident, when nothing is learnt.
 const SAY_SEEN_EVERY: u32 = 60;
@@ -96,14 +95,16 @@ struct Known {
 }
 
 impl Known {
-    /// A figure was learnt for the first time or moved by `SAY_MOVED` since it was said.
+    /// A figure was learnt for the first time or moved since it was said.
     fn moved(&self) -> bool {
-        (0..2).any(|i| match (self.said[i], self.calm[i]) {
-            (None, Some(_)) => true,
-            (Some(s), Some(c)) => (c - s).abs() > SAY_MOVED * s.max(CALM_FLOOR[i]),
-            _ => false,
-        })
+        self.said != self.calm
     }
+}
+
+/// A calm figure as the baselines file writes it (`parse::baselines::render`, 4 decimals), so
+/// that an instance that reads it compares with the very figure this one does.
+fn as_stored(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
 }
 
 /// What the story remembers between steps: each process's calm figures, and the dirty
@@ -260,7 +261,7 @@ impl Calm {
                     .map(|(v, a)| v.filter(|v| *v < a));
                 for (k, v) in known.iter_mut().zip(calm_now).filter(|_| learn) {
                     if let Some(v) = v {
-                        *k = Some(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT));
+                        *k = Some(as_stored(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT)));
                     }
                 }
                 continue;

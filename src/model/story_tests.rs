@@ -434,34 +434,47 @@ fn at(mut m: Model, s: i64) -> Model {
     m
 }
 
-/// The calm figures are handed back once learnt, `SAY_EVERY` steps in; again only when one
-/// moved by a tenth, or after `SAY_SEEN_EVERY` steps (so that the time they were last listed
-/// stays recent in the file through an incident).
+/// The calm figures are handed back once learnt, `SAY_EVERY` steps in; again when one moved,
+/// or after `SAY_SEEN_EVERY` steps (so that the time they were last listed stays recent in
+/// the file through an incident), kept to the file's 4 decimals.
 #[test]
 fn the_calm_learnt_is_handed_back_when_new_or_moved_at_most_every_few_steps() {
     let mut calm = Calm::default();
-    let quiet = |fsync: f64, s: i64| at(model(vec![proc(10, "python3", Some(fsync), None)]), s);
     let mut due = Vec::new();
     for s in 1..=90 {
-        // 0.4 ms, then 0.8 ms from step 20: the calm moves towards it.
-        let fsync = if s < 20 { 0.4 } else { 0.8 };
-        calm.tell(&quiet(fsync, s), true);
+        // 0.4 ms; 0.8 ms at step 20, 0.44 at 21; no fsync timed after.
+        let fsync = match s {
+            ..20 => Some(0.4),
+            20 => Some(0.8),
+            21 => Some(0.44),
+            _ => None,
+        };
+        calm.tell(&at(model(vec![proc(10, "python3", fsync, None)]), s), true);
         if let Some(l) = calm.take_due() {
             due.push((s, l[&(10, "python3".to_owned())]));
         }
     }
-    let steps: Vec<i64> = due.iter().map(|d| d.0).collect();
-    // Learnt at 1: said at 5. Moving from 20 (0.4 → 0.52 → 0.604 → …, 0.3 of the way a
-    // step): said at 20 (0.52, 0.12 from 0.4) and 25 (0.753); at 30 it is 0.792, 0.039 from
-    // that, under a tenth; then 60 steps after 25, whatever moved.
-    assert_eq!(steps, [5, 20, 25, 85]);
-    assert!(
-        (due[2].1.calm[0].unwrap() - 0.752_941).abs() < 1e-6,
-        "{due:?}"
+    // Learnt at 1: said at 5. Moved at 20 (0.4 + 0.3 × 0.4 = 0.52) and 21 (0.52 − 0.3 ×
+    // 0.08 = 0.496): said at 20 and 25. Then 60 steps after 25, with the time last listed.
+    let said: Vec<_> = due.iter().map(|(s, p)| (*s, p.calm[0], p.seen_s)).collect();
+    assert_eq!(
+        said,
+        [
+            (5, Some(0.4), 5),
+            (20, Some(0.52), 20),
+            (25, Some(0.496), 25),
+            (85, Some(0.496), 85)
+        ]
     );
-    assert_eq!(due[3].1.seen_s, 85);
-    let (s, p) = due[0];
-    assert_eq!((s, p.calm, p.seen_s), (5, [Some(0.4), None], 5));
+    // Kept to 4 decimals: 0.4 + 0.3 × (0.43337 − 0.4) = 0.410011 is 0.41.
+    let mut c = Calm::default();
+    for fsync in [0.4, 0.43337] {
+        c.tell(
+            &at(model(vec![proc(10, "python3", Some(fsync), None)]), 1),
+            true,
+        );
+    }
+    assert_eq!(c.learned()[&(10, "python3".to_owned())].calm[0], Some(0.41));
 }
 
 /// A figure this instance learnt wins over the stored one; a process it never saw calm is
