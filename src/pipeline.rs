@@ -8,9 +8,12 @@
 //! writers into the dirty domains and computes the verdict (`verdict`) with who and whom
 //! (`story::Calm`), keeps the chart
 //! history, and says whether to re-read the slow files (`RefreshPolicy`) and which "who" data
-//! to collect next (`who::Gate`). The judge is seeded with the baselines earlier runs stored,
-//! which the samples carry (`names::BASELINES`), and hands back what it learned with the step
-//! (`Step::learned`) for the caller to keep.
+//! to collect next (`who::Gate`). The judge and the processes' calm are seeded with the
+//! baselines every instance stored (the disks' and the processes' calm figures), which the
+//! samples carry (`names::BASELINES`), and hand back what they learned with the step
+//! (`Step::learned`, `Judge::take_due` and `Calm::take_due`) for the caller to keep: an
+//! instance started mid-incident judges the disks and names the victims as one started
+//! before it.
 //!
 //! Owns: `Pipeline`, `Step`. Must not touch: I/O, the clock, threads, output formats: the
 //! caller hands the source the refresh and the wants.
@@ -22,7 +25,8 @@ use crate::model::saturation::Judge;
 use crate::model::story::Calm;
 use crate::model::who::{Gate, View};
 use crate::model::{Model, Options, verdict};
-/// The disks' calm baselines a step hands back to keep (`Step::learned`).
+/// The disks' calm baselines and the processes' calm figures a step hands back to keep
+/// (`Step::learned`).
 pub use crate::parse::baselines::Stored;
 use crate::parse::{Parser, Snapshot};
 use crate::sample::{RawSample, Wants, names};
@@ -42,9 +46,10 @@ pub struct Step {
     pub refresh: bool,
     /// The "who" data to collect from the next sample on, when it changed.
     pub wants: Option<Wants>,
-    /// The disks' calm baselines this run learned, when it is time to keep them
-    /// (`Judge::take_due`): the caller hands them to the source (`Source::keep_baselines`),
-    /// which stores them for the next run.
+    /// The disks' calm baselines and the processes' calm figures this run learned, when it
+    /// is time to keep them (`Judge::take_due`, `Calm::take_due`): the caller hands them to
+    /// the source (`Source::keep_baselines`), which stores them for the other instances and
+    /// the next run.
     pub learned: Option<Stored>,
 }
 
@@ -60,8 +65,8 @@ pub struct Pipeline {
     judge: Judge,
     /// Each process's calm figures, for the verdict's victims (`story::Calm`).
     calm: Calm,
-    /// The stored baselines' text the judge was last seeded with (`names::BASELINES`), and
-    /// why it was refused, if it was.
+    /// The stored baselines' text the judge and the calm were last seeded with
+    /// (`names::BASELINES`), and why it was refused, if it was.
     seeded: Option<String>,
     seed_error: Option<String>,
     history: History,
@@ -119,7 +124,7 @@ impl Pipeline {
             &mut model,
             self.gate.walks_for_what_happens(),
         );
-        let learned = self.judge.take_due();
+        let learned = self.take_due();
         self.history.push(&model);
         let refresh = self.refresh.due(self.cur.as_ref(), &snap, &model);
         let wants = self.gate.update(&model, view);
@@ -134,10 +139,10 @@ impl Pipeline {
         }
     }
 
-    /// Seeds the judge with the stored baselines a sample carries (`names::BASELINES`), when
-    /// their text differs from the last seeded: the same in every sample of a run, so parsed
-    /// once. Text that does not parse (a damaged recording) seeds nothing and is kept as the
-    /// reason (`seed_error`).
+    /// Seeds the judge and the calm with the stored baselines a sample carries
+    /// (`names::BASELINES`), when their text differs from the last seeded: the same in most
+    /// samples of a run, so parsed once each time it changes. Text that does not parse (a
+    /// damaged recording) seeds nothing and is kept as the reason (`seed_error`).
     fn seed(&mut self, text: Option<&str>) {
         let Some(text) = text else { return };
         if self.seeded.as_deref() == Some(text) {
@@ -145,8 +150,9 @@ impl Pipeline {
         }
         self.seeded = Some(text.to_owned());
         match crate::parse::baselines::parse(text) {
-            Ok(stored) => {
+            Ok(mut stored) => {
                 self.seed_error = None;
+                self.calm.seed(std::mem::take(&mut stored.processes));
                 self.judge.seed(stored);
             }
             Err(e) => self.seed_error = Some(format!("{}: {e}", names::BASELINES)),
@@ -159,10 +165,25 @@ impl Pipeline {
         self.seed_error.as_deref()
     }
 
-    /// The disks' calm baselines this run learned (`Judge::learned`), to keep at the end.
+    /// The disks' calm baselines and the processes' calm figures this run learned
+    /// (`Judge::learned`, `Calm::learned`), to keep at the end.
     #[must_use]
     pub fn learned(&self) -> Stored {
-        self.judge.learned()
+        let mut out = self.judge.learned();
+        out.processes = self.calm.learned();
+        out
+    }
+
+    /// What the judge and the calm learned, when either is due to hand it back.
+    fn take_due(&mut self) -> Option<Stored> {
+        let disks = self.judge.take_due();
+        let processes = self.calm.take_due();
+        if disks.is_none() && processes.is_none() {
+            return None;
+        }
+        let mut out = disks.unwrap_or_default();
+        out.processes = processes.unwrap_or_default();
+        Some(out)
     }
 
     /// The model of the last sample derived again (after an option changed), judged with

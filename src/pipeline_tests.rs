@@ -227,3 +227,91 @@ fn the_dirty_answer_says_why_the_thresholds_fell_and_who_took_the_memory() {
     assert!(why.contains("as MemAvailable fell"), "{why}");
     assert!(why.ends_with("pagewatch-eat[4242] holds 19.0G"), "{why}");
 }
+
+/// The early warning's models (`early::tests`): python3's 4 KiB fsyncs at `fsync_ms`, at
+/// `time_ms`; in `flood`, fio dirties 600 MiB/s below background and 80 MiB/s is written
+/// back, d+wb 10M of freerun 48M (incident 1's thresholds).
+fn fsync_loop(time_ms: i64, fsync_ms: f64, flood: bool) -> crate::model::Model {
+    use crate::model::early::tests::{dirtying, incident_limits, model, proc};
+    let mut fio = proc(20, "fio", None);
+    if flood {
+        fio.dirtied_bytes_per_s = Some(600.0 * 1024.0 * 1024.0);
+    }
+    let mut m = model(vec![proc(13460, "python3", Some(fsync_ms)), fio]);
+    if flood {
+        dirtying(&mut m, 600.0, 80.0, 2560, incident_limits().2);
+    }
+    m.time_ms = time_ms;
+    m
+}
+
+/// The verdict `p` gives `m`, as a step tells it, and what `p` hands back to keep.
+fn told(
+    p: &mut Pipeline,
+    mut m: crate::model::Model,
+) -> (crate::model::answers::Verdict, Option<Stored>) {
+    tell(&mut p.calm, &mut m, true);
+    (m.verdict.unwrap(), p.take_due())
+}
+
+#[test]
+fn started_mid_incident_and_seeded_from_the_store_it_names_the_victims_of_one_started_before() {
+    // A sees python3's fsyncs calm at 0.32 ms for 10 s and keeps what it learns in the state
+    // file; B starts in the flood, where they take 9.9 ms, seeded from that file through
+    // the samples.
+    let t0 = 1_795_950_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baselines");
+    let (mut store, _) = crate::source::baselines::Store::at(Some(path.clone()), &[]);
+    let mut a = Pipeline::default();
+    let mut kept = Vec::new();
+    for i in 0..10 {
+        let at = t0 + i * 1000;
+        let (v, learned) = told(&mut a, fsync_loop(at, 0.32, false));
+        assert!(v.story.victims.is_empty(), "{:?}", v.story);
+        if let Some(l) = learned {
+            store.keep(&l, at / 1000);
+            kept.push(i);
+        }
+    }
+    // Handed back once learnt, 5 steps in; not again while it stands still.
+    assert_eq!(kept, [4]);
+    let flood_at = t0 + 10_000;
+    let (va, _) = told(&mut a, fsync_loop(flood_at, 9.9, true));
+    let (store, warnings) = crate::source::baselines::Store::at(Some(path), &[]);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let text = store.text().unwrap().to_owned();
+    assert!(
+        text.contains("process 13460 python3\ncalm 0.3200 -\n"),
+        "{text}"
+    );
+    let mut b = Pipeline::default();
+    b.seed(Some(&text));
+    let (vb, learned) = told(&mut b, fsync_loop(flood_at, 9.9, true));
+    assert_eq!(learned, None, "B learnt nothing of its own to hand back");
+    // The same victim with the same ratio, the same early warning, the same headline.
+    assert_eq!(va.story.victims, vb.story.victims);
+    let v = &vb.story.victims[0];
+    assert!((v.ratio.unwrap() - 9.9 / 0.32).abs() < 1e-9, "{v:?}");
+    assert_eq!(va.early, vb.early);
+    assert!(
+        vb.early
+            .as_ref()
+            .unwrap()
+            .line()
+            .starts_with("early warning: python3[13460] fsync 9.9 ms, 31x its calm 0.32 ms"),
+        "{:?}",
+        vb.early
+    );
+    assert_eq!(va.headline, vb.headline);
+    // Unseeded, it never saw python3 calm: no ratio, no early warning.
+    let (alone, _) = told(&mut Pipeline::default(), fsync_loop(flood_at, 9.9, true));
+    assert_eq!(alone.early, None, "{}", alone.headline);
+    assert!(alone.story.victims.is_empty(), "{:?}", alone.story);
+    // A stored calm listed more than 5 minutes before the step is not used: A listed python3
+    // last at t0 + 4 s in the file.
+    let mut late = Pipeline::default();
+    late.seed(Some(&text));
+    let (v, _) = told(&mut late, fsync_loop(t0 + 4000 + 301_000, 9.9, true));
+    assert_eq!(v.early, None, "{}", v.headline);
+}

@@ -103,4 +103,4 @@ fn disk(m: &Model) -> Option<String> {
 
 #[cfg(test)]
 #[path = "early_tests.rs"]
-mod tests;
+pub(crate) mod tests;

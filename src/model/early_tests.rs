@@ -9,7 +9,7 @@ const MIB: f64 = 1024.0 * 1024.0;
 
 /// The idle tree's first model with the walk `rows`, nothing wrong: below background,
 /// nothing throttled or saturated, writeback keeping up (no dirtying), its verdict derived.
-fn model(rows: Vec<ProcRow>) -> Model {
+pub(crate) fn model(rows: Vec<ProcRow>) -> Model {
     let samples = crate::source::test_samples("live-idle");
     let mut m = crate::pipeline::derive_all(&samples, crate::model::Options::default())
         .models
@@ -35,7 +35,7 @@ fn model(rows: Vec<ProcRow>) -> Model {
     m
 }
 
-fn proc(pid: u32, comm: &str, fsync_ms: Option<f64>) -> ProcRow {
+pub(crate) fn proc(pid: u32, comm: &str, fsync_ms: Option<f64>) -> ProcRow {
     ProcRow {
         pid,
         comm: comm.into(),
@@ -47,7 +47,7 @@ fn proc(pid: u32, comm: &str, fsync_ms: Option<f64>) -> ProcRow {
 }
 
 /// Incident 1's thresholds: `vm.dirty_bytes` 64M, `dirty_background_bytes` 32M, 4k pages.
-fn incident_limits() -> (u64, u64, u64) {
+pub(crate) fn incident_limits() -> (u64, u64, u64) {
     let sysctl = VmSysctl {
         dirty_bytes: Some(64 << 20),
         dirty_background_bytes: Some(32 << 20),
@@ -58,7 +58,7 @@ fn incident_limits() -> (u64, u64, u64) {
 }
 
 /// A flood's first second below background: `dirtied` and `written` MiB/s, d+wb `now` pages.
-fn dirtying(m: &mut Model, dirtied: f64, written: f64, now: u64, freerun: u64) {
+pub(crate) fn dirtying(m: &mut Model, dirtied: f64, written: f64, now: u64, freerun: u64) {
     m.dirty.dirtied_per_s = Some(dirtied * MIB / PS as f64);
     m.dirty.written_per_s = Some(written * MIB / PS as f64);
     m.dirty.dirty_writeback_pages = Some(now);

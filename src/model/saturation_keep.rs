@@ -78,7 +78,7 @@ pub(super) fn bind(t: &mut Track, id: Option<&str>, stored: &Stored) {
         *t = Track::default();
     }
     t.identity = Some(id.to_owned());
-    if let Some(d) = stored.get(id) {
+    if let Some(d) = stored.devices.get(id) {
         fill(t, d);
     }
 }
@@ -155,7 +155,7 @@ pub(super) fn vouched(t: &Track, stored: &Stored, now_s: Option<i64>) -> bool {
     let until = t
         .identity
         .as_deref()
-        .and_then(|id| stored.get(id))
+        .and_then(|id| stored.devices.get(id))
         .and_then(|d| d.saturated_until_s);
     matches!((until, now_s), (Some(u), Some(n)) if n <= u)
 }
@@ -168,10 +168,11 @@ impl Judge {
     }
 
     /// Seeds the judge with stored baselines (`parse::baselines`), by device identity: each
-    /// device takes those of its identity for the classes it has none of (`bind`).
+    /// device takes those of its identity for the classes it has none of (`bind`). The
+    /// processes' are `story::Calm`'s.
     pub fn seed(&mut self, stored: Stored) {
         for t in self.tracks.values_mut() {
-            if let Some(d) = t.identity.as_deref().and_then(|id| stored.get(id)) {
+            if let Some(d) = t.identity.as_deref().and_then(|id| stored.devices.get(id)) {
                 fill(t, d);
             }
         }
@@ -183,7 +184,7 @@ impl Judge {
     /// each device it judges saturated, until when that stands (`vouched`).
     #[must_use]
     pub fn learned(&self) -> Stored {
-        let mut out = Stored::new();
+        let mut out = Stored::default();
         let stands_s = (3.0 * self.interval_s.unwrap_or(1.0))
             .max(VOUCH_MIN_S)
             .ceil() as i64;
@@ -200,7 +201,7 @@ impl Judge {
                 }
             }
             if d.any() || d.saturated_until_s.is_some() {
-                out.insert(id.clone(), d);
+                out.devices.insert(id.clone(), d);
             }
         }
         out

@@ -380,7 +380,7 @@ fn known(mut d: Disk, id: &str) -> Disk {
 fn stored(id: &str, ms: f64) -> Stored {
     let mut d = crate::parse::baselines::Device::default();
     d.baseline_ms[1][0] = Some(ms);
-    Stored::from([(id.to_owned(), d)])
+    Stored::with_devices([(id.to_owned(), d)])
 }
 
 #[test]
@@ -417,7 +417,7 @@ fn what_is_learned_is_handed_back_once_new_and_then_every_30_steps() {
     let mut j = Judge::default();
     // Seeded reads are not handed back as this run's: only the writes it saw.
     let mut seeded = stored("serial=A", 9.0);
-    let dev = seeded.get_mut("serial=A").unwrap();
+    let dev = seeded.devices.get_mut("serial=A").unwrap();
     (dev.baseline_ms[0][0], dev.baseline_ms[1][0]) = (Some(0.07), None);
     j.seed(seeded);
     let mut v = vec![calm(0.4)];
@@ -425,8 +425,8 @@ fn what_is_learned_is_handed_back_once_new_and_then_every_30_steps() {
     let l = j
         .take_due()
         .expect("a class learned for the first time is handed back at once");
-    assert_eq!(l["serial=A"].baseline_ms[1][0], Some(0.4));
-    assert_eq!(l["serial=A"].baseline_ms[0][0], None);
+    assert_eq!(l.devices["serial=A"].baseline_ms[1][0], Some(0.4));
+    assert_eq!(l.devices["serial=A"].baseline_ms[0][0], None);
     // The same await: nothing moved, nothing to say.
     j.judge(&mut v);
     assert!(j.take_due().is_none());
@@ -438,7 +438,7 @@ fn what_is_learned_is_handed_back_once_new_and_then_every_30_steps() {
     }
     j.judge(&mut v);
     let l = j.take_due().unwrap();
-    let b = l["serial=A"].baseline_ms[1][0].unwrap();
+    let b = l.devices["serial=A"].baseline_ms[1][0].unwrap();
     // 0.4 → 0.3 → 0.25 → … halving the gap to 0.2 every step, 29 steps.
     assert!((b - 0.2).abs() < 1e-6, "{b}");
 }
@@ -490,7 +490,7 @@ fn one_instances_saturated_holds_in_another_that_sees_the_same_warning() {
     assert!(run(&mut a, &at(0.55), 1).saturated, "held at 2.2x");
     let said = a.take_due().expect("said every step while saturated");
     // Three of the writer's 1 s intervals.
-    assert_eq!(said["serial=A"].saturated_until_s, Some(1_000_004));
+    assert_eq!(said.devices["serial=A"].saturated_until_s, Some(1_000_004));
     let mut file = stored("serial=A", 0.25);
     crate::source::baselines::merge(&mut file, &said, 1_000_001);
 

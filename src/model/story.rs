@@ -12,11 +12,17 @@
 //!   wrong (no domain past background, no throttled writer, no saturated disk) and writeback
 //!   kept up with dirtying, on walks every view and mode makes (`learn`), never a figure that
 //!   would itself make it a victim, and for `CALM_KEEP_MS` after the rows last listed it, so
-//!   that every instance names the same victims; a process never seen calm is ranked by its
-//!   figure alone and says so. pagewatch (this instance or another, `is_pagewatch`) is none.
-//!   A culprit is no victim. On a step where only dirtying outran writeback (the first
-//!   seconds of a flood, which the early warning reads), a victim must be
-//!   `early::VICTIM_RATIO` times a calm it was seen in, and culprits are named only beside one.
+//!   that every instance names the same victims. What it learns (kept to the file's 4
+//!   decimals) it hands back (`take_due`) to the baselines file every instance shares
+//!   (`parse::baselines`, `Step::learned`); a figure it never learnt itself it takes from
+//!   that file (`seed`), for the same pid and comm listed there within `CALM_KEEP_MS` of the
+//!   step: an instance started mid-incident names the victims, with the ratios and the early
+//!   warning, of one that saw them calm, and a replay names those the live run named. A
+//!   process seen calm by no instance is ranked by its figure alone and says so. pagewatch
+//!   (this instance or another, `is_pagewatch`) is none. A culprit is no victim. On a step
+//!   where only dirtying outran writeback (the first seconds of a flood, which the early
+//!   warning reads), a victim must be `early::VICTIM_RATIO` times a calm it was seen in, and
+//!   culprits are named only beside one.
 //! - **The memory taker**: the process whose resident memory grew fastest while
 //!   MemAvailable fell at `TAKER_BYTES_PER_S` or more (from its highest of the last
 //!   `FALL_WINDOW_MS`, since the growth is the walk's), or tasks stalled in reclaim.
@@ -24,9 +30,10 @@
 //!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
 //!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G".
 //!
-//! Owns: `Calm` and telling the story (`Story` and its parts are the verdict's vocabulary, in
-//! `answers`). Must not touch: I/O, the clock; the verdict's other answers (`verdict`), the
-//! rows themselves (`procs`, `procs_memory`, `commands`).
+//! Owns: `Calm` (learning the calm, handing it back, taking the stored one) and telling the
+//! story (`Story` and its parts are the verdict's vocabulary, in `answers`). Must not touch:
+//! I/O, the clock; the verdict's other answers (`verdict`), the rows themselves (`procs`,
+//! `procs_memory`, `commands`).
 
 use std::collections::BTreeMap;
 
@@ -34,6 +41,7 @@ use super::Model;
 use super::answers::{Culprit, MemoryTaker, Story, Victim};
 use super::dirty::State;
 use crate::fmt::Bytes;
+use crate::parse::baselines::{Process, Processes};
 
 /// A command is a culprit from this many bytes dirtied a second.
 const CULPRIT_BYTES_PER_S: f64 = 1024.0 * 1024.0;
@@ -51,8 +59,9 @@ const VICTIM_FSYNC_MS: f64 = 5.0;
 /// ...or this IO wait, ms per second.
 const VICTIM_IOWAIT_MS_PER_S: f64 = 200.0;
 /// A process's calm is kept this long after the rows last listed it, ms (five learning
-/// periods of the sync calls, `who::SYNC_LEARN_PERIOD_S`)...
-const CALM_KEEP_MS: i64 = 300_000;
+/// periods of the sync calls, `who::SYNC_LEARN_PERIOD_S`), another instance's as long after
+/// it last listed it (`parse::baselines::PROCESS_KEEP_S`, 300 s)...
+const CALM_KEEP_MS: i64 = crate::parse::baselines::PROCESS_KEEP_S * 1000;
 /// ...for this many processes at most, the longest unlisted forgotten first.
 const CALM_MAX: usize = 1_000;
 /// The figures that make a process never seen calm a victim (fsync ms, IO wait ms/s): no
@@ -62,6 +71,13 @@ const ALONE: [f64; 2] = [VICTIM_FSYNC_MS, VICTIM_IOWAIT_MS_PER_S];
 const CALM_FLOOR: [f64; 2] = [0.05, 1.0];
 /// How far a calm figure moves towards a new calm reading.
 const CALM_WEIGHT: f64 = 0.3;
+/// The calm figures are handed back at most every this many steps (`take_due`), when one was
+/// learnt for the first time or moved since last said: an instance started mid-incident
+/// finds figures a few seconds old...
+const SAY_EVERY: u32 = 5;
+/// ...and every this many steps while any is known, so that the time they were last listed
+/// stays recent in the file through an incident, when nothing is learnt.
+const SAY_SEEN_EVERY: u32 = 60;
 /// Resident memory grows from this many bytes a second for a memory taker.
 const TAKER_BYTES_PER_S: f64 = 16.0 * 1024.0 * 1024.0;
 /// How far back a fall of MemAvailable counts for the memory taker, ms: the slowest process
@@ -78,12 +94,26 @@ fn is_pagewatch(m: &Model, r: &super::proc_row::ProcRow) -> bool {
     Some(r.pid) == m.own_pid || r.comm == "pagewatch" || m.own_comm.as_ref() == Some(&r.comm)
 }
 
-/// A process's calm figures (fsync mean ms, IO wait ms/s) and the time of the last step whose
-/// rows listed it, ms.
+/// A process's calm figures (fsync mean ms, IO wait ms/s) as learnt and as last handed back,
+/// and the time of the last step whose rows listed it, ms.
 #[derive(Debug, Clone, Copy, Default)]
 struct Known {
     calm: [Option<f64>; 2],
+    said: [Option<f64>; 2],
     seen_ms: i64,
+}
+
+impl Known {
+    /// A figure was learnt for the first time or moved since it was said.
+    fn moved(&self) -> bool {
+        self.said != self.calm
+    }
+}
+
+/// A calm figure as the baselines file writes it (`parse::baselines::render`, 4 decimals), so
+/// that an instance that reads it compares with the very figure this one does.
+fn as_stored(x: f64) -> f64 {
+    (x * 1e4).round() / 1e4
 }
 
 /// What the story remembers between steps: each process's calm figures, and the dirty
@@ -93,6 +123,10 @@ pub struct Calm {
     /// Per process (pid, comm): calm fsync mean ms and IO wait ms/s, and when a walk last
     /// listed it.
     procs: BTreeMap<(u32, String), Known>,
+    /// The calm figures stored by every instance (`seed`), for the figures not learnt here.
+    stored: std::sync::Arc<Processes>,
+    /// Steps since the calm figures were last handed back (`take_due`).
+    unsaid_steps: u32,
     /// The dirty threshold (bytes) and MemAvailable (bytes) at the last calm step.
     reference: Option<(f64, f64)>,
     /// MemAvailable (bytes) of the steps of the last `FALL_WINDOW_MS`, with their times.
@@ -100,6 +134,48 @@ pub struct Calm {
 }
 
 impl Calm {
+    /// Seeds the calm figures every instance stored (`parse::baselines`): a figure this run
+    /// has not learnt for a process is the stored one of the same pid and comm, while that was
+    /// listed within `CALM_KEEP_MS` of the step.
+    pub fn seed(&mut self, stored: Processes) {
+        self.stored = std::sync::Arc::new(stored);
+    }
+
+    /// The calm figures this run learnt itself, stamped with when a walk last listed each
+    /// process (s), to store.
+    #[must_use]
+    pub fn learned(&self) -> Processes {
+        self.procs
+            .iter()
+            .filter(|(_, k)| k.calm != [None, None])
+            .map(|(key, k)| {
+                let p = Process {
+                    calm: k.calm,
+                    seen_s: k.seen_ms.div_euclid(1000),
+                };
+                (key.clone(), p)
+            })
+            .collect()
+    }
+
+    /// Called once a step: what it learnt (`learned`) when it is time to hand it back: at
+    /// most every `SAY_EVERY` steps, when a figure was learnt or moved (`Known::moved`), or
+    /// after `SAY_SEEN_EVERY` steps whatever moved.
+    pub fn take_due(&mut self) -> Option<Processes> {
+        self.unsaid_steps = self.unsaid_steps.saturating_add(1);
+        if self.unsaid_steps < SAY_EVERY || self.procs.is_empty() {
+            return None;
+        }
+        if self.unsaid_steps < SAY_SEEN_EVERY && !self.procs.values().any(Known::moved) {
+            return None;
+        }
+        self.unsaid_steps = 0;
+        for k in self.procs.values_mut() {
+            k.said = k.calm;
+        }
+        Some(self.learned())
+    }
+
     /// The story of `m`, and what it teaches about calm.
     /// `learn`: a calm step teaches the processes' calm figures (the walk is one every view
     /// and mode makes, `who::Gate::walks_for_what_happens`).
@@ -191,7 +267,7 @@ impl Calm {
                     .map(|(v, a)| v.filter(|v| *v < a));
                 for (k, v) in known.iter_mut().zip(calm_now).filter(|_| learn) {
                     if let Some(v) = v {
-                        *k = Some(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT));
+                        *k = Some(as_stored(k.map_or(v, |c| c + (v - c) * CALM_WEIGHT)));
                     }
                 }
                 continue;
@@ -199,7 +275,10 @@ impl Calm {
             if culprits.iter().any(|c| c.comm == r.comm) {
                 continue;
             }
-            if let Some(mut v) = victim(r.pid, &r.comm, now, *known)
+            // Its own calm, else another instance's (`seed`).
+            let theirs = stored_calm(&self.stored, r.pid, &r.comm, m.time_ms);
+            let against = [known[0].or(theirs[0]), known[1].or(theirs[1])];
+            if let Some(mut v) = victim(r.pid, &r.comm, now, against)
                 .filter(|v| !strict || v.ratio.is_some_and(|x| x >= super::early::VICTIM_RATIO))
             {
                 // Blocked in a sync wait behind a long drain: the drain is the reason.
@@ -255,6 +334,18 @@ impl Calm {
             Bytes(a)
         ))
     }
+}
+
+/// The calm figures stored for `pid` and `comm` (`Calm::seed`), when it was last listed
+/// within `CALM_KEEP_MS` of `now_ms`.
+fn stored_calm(stored: &Processes, pid: u32, comm: &str, now_ms: i64) -> [Option<f64>; 2] {
+    if stored.is_empty() {
+        return [None, None];
+    }
+    stored
+        .get(&(pid, comm.to_owned()))
+        .filter(|p| now_ms.abs_diff(p.seen_s.saturating_mul(1000)) <= CALM_KEEP_MS.unsigned_abs())
+        .map_or([None, None], |p| p.calm)
 }
 
 /// Nothing is wrong (`troubled` is not) and writeback keeps up with dirtying

@@ -444,3 +444,95 @@ fn a_saturated_disks_readers_are_culprits_and_a_dirty_floods_are_not() {
         "culprit fio reading 329M/s, dd dirtying 47.7M/s"
     );
 }
+
+/// `m` at `s` seconds.
+fn at(mut m: Model, s: i64) -> Model {
+    m.time_ms = s * 1000;
+    m
+}
+
+/// The calm figures are handed back once learnt, `SAY_EVERY` steps in; again when one moved,
+/// or after `SAY_SEEN_EVERY` steps (so that the time they were last listed stays recent in
+/// the file through an incident), kept to the file's 4 decimals.
+#[test]
+fn the_calm_learnt_is_handed_back_when_new_or_moved_at_most_every_few_steps() {
+    let mut calm = Calm::default();
+    let mut due = Vec::new();
+    for s in 1..=90 {
+        // 0.4 ms; 0.8 ms at step 20, 0.44 at 21; no fsync timed after.
+        let fsync = match s {
+            ..20 => Some(0.4),
+            20 => Some(0.8),
+            21 => Some(0.44),
+            _ => None,
+        };
+        calm.tell(&at(model(vec![proc(10, "python3", fsync, None)]), s), true);
+        if let Some(l) = calm.take_due() {
+            due.push((s, l[&(10, "python3".to_owned())]));
+        }
+    }
+    // Learnt at 1: said at 5. Moved at 20 (0.4 + 0.3 × 0.4 = 0.52) and 21 (0.52 − 0.3 ×
+    // 0.08 = 0.496): said at 20 and 25. Then 60 steps after 25, with the time last listed.
+    let said: Vec<_> = due.iter().map(|(s, p)| (*s, p.calm[0], p.seen_s)).collect();
+    assert_eq!(
+        said,
+        [
+            (5, Some(0.4), 5),
+            (20, Some(0.52), 20),
+            (25, Some(0.496), 25),
+            (85, Some(0.496), 85)
+        ]
+    );
+    // Kept to 4 decimals: 0.4 + 0.3 × (0.43337 − 0.4) = 0.410011 is 0.41.
+    let mut c = Calm::default();
+    for fsync in [0.4, 0.43337] {
+        c.tell(
+            &at(model(vec![proc(10, "python3", Some(fsync), None)]), 1),
+            true,
+        );
+    }
+    assert_eq!(c.learned()[&(10, "python3".to_owned())].calm[0], Some(0.41));
+}
+
+/// A figure this instance learnt wins over the stored one; a process it never saw calm is
+/// compared with the stored calm of the same pid and comm, another comm's is not used.
+#[test]
+fn own_calm_wins_over_the_stored_and_the_stored_names_the_victim_a_late_instance_never_saw_calm() {
+    use crate::parse::baselines::Process;
+    let stored = |calm: f64| {
+        let p = Process {
+            calm: [Some(calm), None],
+            seen_s: 100,
+        };
+        crate::parse::baselines::Processes::from([
+            ((10, "python3".to_owned()), p),
+            ((11, "postgres".to_owned()), p),
+        ])
+    };
+    let flood = |s| {
+        at(
+            flooded(model(vec![
+                proc(10, "python3", Some(16.0), None),
+                proc(11, "postmaster", Some(16.0), None),
+            ])),
+            s,
+        )
+    };
+    let mut late = Calm::default();
+    late.seed(stored(0.5));
+    let v = late.tell(&flood(101), true).victims;
+    let got: Vec<_> = v.iter().map(|v| (v.pid, v.ratio)).collect();
+    assert_eq!(got, [(10, Some(32.0)), (11, None)], "{v:?}");
+    // Its own 0.4 ms learnt first: 40x, not the stored 0.5 ms's 32x.
+    let mut own = Calm::default();
+    own.seed(stored(0.5));
+    own.tell(
+        &at(model(vec![proc(10, "python3", Some(0.4), None)]), 100),
+        true,
+    );
+    let v = own.tell(&flood(101), true).victims;
+    assert_eq!(v[0].ratio, Some(40.0), "{v:?}");
+    // Nothing is handed back that it did not learn itself.
+    assert_eq!(late.learned().len(), 0);
+    assert_eq!(own.learned().len(), 1);
+}

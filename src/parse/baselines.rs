@@ -1,7 +1,8 @@
-//! The disks' calm baselines kept across runs: the state file every pagewatch on the machine
-//! shares (`source::baselines` reads and writes it) and the `pagewatch/baselines` pseudo-file
-//! a sample carries it in (`names::BASELINES`), in one text format, so a recording judges its
-//! disks against the baselines the live run had.
+//! The calm baselines kept across runs, the disks' and the processes': the state file every
+//! pagewatch on the machine shares (`source::baselines` reads and writes it) and the
+//! `pagewatch/baselines` pseudo-file a sample carries it in (`names::BASELINES`), in one text
+//! format, so a recording judges its disks and names its victims against the baselines the
+//! live run had.
 //!
 //! ```text
 //! pagewatch-baselines 1
@@ -11,18 +12,32 @@
 //! reads 0.061 - - - - - - - - - - -
 //! writes 0.86 - - - - 1.9 - - - - 6.1 -
 //! saturated 1795950003
+//! process 13460 python3
+//! calm 0.32 -
+//! seen 1795950003
 //! ```
 //!
 //! One block per device, keyed by its identity (`parse::queue`): the wall time (s) it was last
 //! written for, the most kB/s it read and wrote in one sample, each direction's calm await
 //! (ms) per request size class (`model::saturation::SizeClass`, `-` for none), and, while an
 //! instance judges the device saturated, the wall time (s) until which that judgement stands
-//! (`model::saturation`: another instance that sees the same warning holds it too). The file is
-//! someone else's input: it is refused whole, with the line and the reason, when it is larger
-//! than `MAX_BYTES`, has more than `MAX_DEVICES` devices, an unknown line, a figure that is
-//! not finite or out of range, or a device twice. Never a panic, never half a file.
+//! (`model::saturation`: another instance that sees the same warning holds it too).
 //!
-//! Owns: the format, `Stored`, `Device`, `parse`, `render`. Must not touch: I/O, judging.
+//! One block per process, keyed by its pid and comm (the rest of the line: it may hold
+//! spaces): its calm fsync mean (ms) and IO wait (ms/s), `-` for none (`model::story::Calm`),
+//! and the wall time (s) a walk last listed it. A process's calm counts for
+//! `PROCESS_KEEP_S` after that: an instance started mid-incident names the victims, with the
+//! ratios, that one which saw them calm names. The version stays 1 (a file without process
+//! blocks reads as before); a binary older than the process blocks refuses a file that has
+//! them as an unknown line, and rewrites it without them.
+//!
+//! The file is someone else's input: it is refused whole, with the line and the reason, when
+//! it is larger than `MAX_BYTES`, has more than `MAX_DEVICES` devices or `MAX_PROCESSES`
+//! processes, an unknown line, a figure that is not finite or out of range, a bad comm, or a
+//! device or process twice. Never a panic, never half a file.
+//!
+//! Owns: the format, `Stored`, `Device`, `Process`, `parse`, `render`. Must not touch: I/O,
+//! judging.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -31,8 +46,18 @@ use std::fmt::Write as _;
 pub const CLASSES: usize = 12;
 /// The most devices the file keeps (the least recently seen are dropped on writing).
 pub const MAX_DEVICES: usize = 64;
-/// The largest file read: 64 devices take about 12 KiB.
-pub const MAX_BYTES: u64 = 64 * 1024;
+/// The most processes the file keeps (the least recently seen are dropped on writing).
+pub const MAX_PROCESSES: usize = 256;
+/// A process's calm counts this long after a walk last listed it, s, and is dropped from the
+/// file on writing after it (`model::story::CALM_KEEP_MS`).
+pub const PROCESS_KEEP_S: i64 = 300;
+/// The largest file read. A device takes at most 879 bytes (a 512-byte identity, 12 figures
+/// of up to 10 characters a direction, two 10-digit peaks, two 19-digit times): 64 take
+/// 56,256. A process takes at most 136 (a 10-digit pid, a 64-byte comm, two 10-character
+/// figures, a 19-digit time): 256 take 34,816. Both, 91,094 bytes with the header, fit 96 KiB.
+pub const MAX_BYTES: u64 = 96 * 1024;
+/// The longest comm accepted, bytes.
+const MAX_COMM: usize = 64;
 /// The longest identity accepted.
 const MAX_IDENTITY: usize = 512;
 /// A calm await above this (ms) is not a calm await.
@@ -64,8 +89,77 @@ impl Device {
     }
 }
 
-/// The devices' baselines by identity.
-pub type Stored = BTreeMap<String, Device>;
+/// One process's calm figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Process {
+    /// Calm fsync mean (ms) and IO wait (ms/s).
+    pub calm: [Option<f64>; 2],
+    /// Wall time a walk last listed it, seconds since the epoch.
+    pub seen_s: i64,
+}
+
+/// The processes' calm figures by (pid, comm).
+pub type Processes = BTreeMap<(u32, String), Process>;
+
+/// What the file holds: the devices' baselines by identity, the processes' calm by (pid,
+/// comm).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stored {
+    /// Each device's baselines, by identity.
+    pub devices: BTreeMap<String, Device>,
+    /// Each process's calm figures, by pid and comm.
+    pub processes: Processes,
+}
+
+impl Stored {
+    /// Only `devices`.
+    #[must_use]
+    pub fn with_devices(devices: impl IntoIterator<Item = (String, Device)>) -> Self {
+        Self {
+            devices: devices.into_iter().collect(),
+            processes: BTreeMap::new(),
+        }
+    }
+
+    /// Whether it holds no device and no process.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.devices.is_empty() && self.processes.is_empty()
+    }
+
+    /// `other`'s devices and processes over these; then at most `MAX_DEVICES` and
+    /// `MAX_PROCESSES`, the least recently seen dropped.
+    pub fn extend(&mut self, other: Self) {
+        self.devices.extend(other.devices);
+        self.processes.extend(other.processes);
+        self.trim();
+    }
+
+    /// Drops the least recently seen devices and processes beyond `MAX_DEVICES` and
+    /// `MAX_PROCESSES`.
+    pub fn trim(&mut self) {
+        drop_oldest(&mut self.devices, MAX_DEVICES, |d| d.seen_s);
+        drop_oldest(&mut self.processes, MAX_PROCESSES, |p| p.seen_s);
+    }
+}
+
+/// Drops the entries of `map` with the smallest `seen` until at most `max` are left.
+fn drop_oldest<K: Ord + Clone, V>(map: &mut BTreeMap<K, V>, max: usize, seen: fn(&V) -> i64) {
+    if map.len() <= max {
+        return;
+    }
+    let mut by_age: Vec<(i64, K)> = map.iter().map(|(k, v)| (seen(v), k.clone())).collect();
+    by_age.sort();
+    for (_, k) in by_age.into_iter().take(map.len() - max) {
+        map.remove(&k);
+    }
+}
+
+/// The block a line belongs to while parsing.
+enum Block {
+    Device(String, Box<Device>),
+    Process((u32, String), Process),
+}
 
 /// Parses the file or pseudo-file; `Err("line N: why")` refuses it whole.
 pub fn parse(text: &str) -> Result<Stored, String> {
@@ -77,56 +171,116 @@ pub fn parse(text: &str) -> Result<Stored, String> {
         Some((_, MAGIC)) => {}
         _ => return Err(format!("line 1: not `{MAGIC}`")),
     }
-    let mut out = Stored::new();
-    let mut cur: Option<(String, Device)> = None;
+    let mut out = Stored::default();
+    let mut cur: Option<Block> = None;
     for (i, line) in lines {
         let at = |why: String| format!("line {}: {why}", i + 1);
         if line.trim().is_empty() {
             continue;
         }
         let (key, rest) = line.split_once(' ').unwrap_or((line, ""));
-        if key == "device" {
-            if let Some((id, d)) = cur.take() {
-                put(&mut out, id, d).map_err(at)?;
+        let next = match key {
+            "device" => {
+                identity_ok(rest).map_err(at)?;
+                Block::Device(rest.to_owned(), Box::default())
             }
-            identity_ok(rest).map_err(at)?;
-            cur = Some((rest.to_owned(), Device::default()));
-            continue;
-        }
-        let Some((_, d)) = cur.as_mut() else {
-            return Err(at(format!("`{key}` before any `device`")));
-        };
-        match key {
-            "seen" => d.seen_s = time(rest).map_err(at)?,
-            "saturated" => d.saturated_until_s = Some(time(rest).map_err(at)?),
-            "peak" => {
-                let v = figures(rest, 2, MAX_KB_S).map_err(at)?;
-                d.peak_kb_s = [v[0].unwrap_or(0.0), v[1].unwrap_or(0.0)];
-            }
-            "reads" | "writes" => {
-                let v = figures(rest, CLASSES, MAX_MS).map_err(at)?;
-                let dir = usize::from(key == "writes");
-                for (slot, x) in d.baseline_ms[dir].iter_mut().zip(v) {
-                    *slot = x.filter(|x| *x > 0.0);
+            "process" => Block::Process(process_key(rest).map_err(at)?, Process::default()),
+            _ => {
+                let Some(block) = cur.as_mut() else {
+                    return Err(at(format!("`{key}` before any `device` or `process`")));
+                };
+                match block {
+                    Block::Device(_, d) => device_line(d, key, rest).map_err(at)?,
+                    Block::Process(_, p) => process_line(p, key, rest).map_err(at)?,
                 }
+                continue;
             }
-            _ => return Err(at(format!("unknown line `{key}`"))),
+        };
+        if let Some(done) = cur.replace(next) {
+            put(&mut out, done).map_err(at)?;
         }
     }
-    if let Some((id, d)) = cur {
-        put(&mut out, id, d).map_err(|why| format!("end: {why}"))?;
+    if let Some(done) = cur {
+        put(&mut out, done).map_err(|why| format!("end: {why}"))?;
     }
     Ok(out)
 }
 
-fn put(out: &mut Stored, id: String, d: Device) -> Result<(), String> {
-    if out.len() >= MAX_DEVICES {
-        return Err(format!("more than {MAX_DEVICES} devices"));
+/// One line of a device block.
+fn device_line(d: &mut Device, key: &str, rest: &str) -> Result<(), String> {
+    match key {
+        "seen" => d.seen_s = time(rest)?,
+        "saturated" => d.saturated_until_s = Some(time(rest)?),
+        "peak" => {
+            let v = figures(rest, 2, MAX_KB_S)?;
+            d.peak_kb_s = [v[0].unwrap_or(0.0), v[1].unwrap_or(0.0)];
+        }
+        "reads" | "writes" => {
+            let v = figures(rest, CLASSES, MAX_MS)?;
+            let dir = usize::from(key == "writes");
+            for (slot, x) in d.baseline_ms[dir].iter_mut().zip(v) {
+                *slot = x.filter(|x| *x > 0.0);
+            }
+        }
+        _ => return Err(format!("unknown line `{key}`")),
     }
-    if out.contains_key(&id) {
-        return Err(format!("device `{id}` twice"));
+    Ok(())
+}
+
+/// One line of a process block.
+fn process_line(p: &mut Process, key: &str, rest: &str) -> Result<(), String> {
+    match key {
+        "seen" => p.seen_s = time(rest)?,
+        "calm" => {
+            let v = figures(rest, 2, MAX_MS)?;
+            p.calm = [v[0], v[1]];
+        }
+        _ => return Err(format!("unknown line `{key}`")),
     }
-    out.insert(id, d);
+    Ok(())
+}
+
+/// The (pid, comm) of a `process` line's rest.
+fn process_key(rest: &str) -> Result<(u32, String), String> {
+    let (pid, comm) = rest.split_once(' ').unwrap_or((rest, ""));
+    let pid: u32 = pid
+        .parse()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("bad pid `{pid}`"))?;
+    comm_ok(comm)?;
+    Ok((pid, comm.to_owned()))
+}
+
+/// A comm is printable text, 1 to `MAX_COMM` bytes.
+pub fn comm_ok(comm: &str) -> Result<(), String> {
+    if comm.is_empty() || comm.len() > MAX_COMM || comm.chars().any(char::is_control) {
+        return Err("bad process comm".into());
+    }
+    Ok(())
+}
+
+fn put(out: &mut Stored, block: Block) -> Result<(), String> {
+    match block {
+        Block::Device(id, d) => {
+            if out.devices.len() >= MAX_DEVICES {
+                return Err(format!("more than {MAX_DEVICES} devices"));
+            }
+            if out.devices.contains_key(&id) {
+                return Err(format!("device `{id}` twice"));
+            }
+            out.devices.insert(id, *d);
+        }
+        Block::Process(key, p) => {
+            if out.processes.len() >= MAX_PROCESSES {
+                return Err(format!("more than {MAX_PROCESSES} processes"));
+            }
+            if out.processes.contains_key(&key) {
+                return Err(format!("process `{} {}` twice", key.0, key.1));
+            }
+            out.processes.insert(key, p);
+        }
+    }
     Ok(())
 }
 
@@ -169,27 +323,38 @@ fn figures(text: &str, n: usize, max: f64) -> Result<Vec<Option<f64>>, String> {
 #[must_use]
 pub fn render(stored: &Stored) -> String {
     let mut s = format!("{MAGIC}\n");
-    for (id, d) in stored {
+    for (id, d) in &stored.devices {
         let _ = writeln!(s, "device {id}");
         let _ = writeln!(s, "seen {}", d.seen_s);
         let _ = writeln!(s, "peak {:.0} {:.0}", d.peak_kb_s[0], d.peak_kb_s[1]);
         for (dir, name) in ["reads", "writes"].iter().enumerate() {
             s.push_str(name);
-            for b in d.baseline_ms[dir] {
-                match b {
-                    Some(b) => {
-                        let _ = write!(s, " {b:.4}");
-                    }
-                    None => s.push_str(" -"),
-                }
-            }
-            s.push('\n');
+            put_figures(&mut s, &d.baseline_ms[dir]);
         }
         if let Some(t) = d.saturated_until_s {
             let _ = writeln!(s, "saturated {t}");
         }
     }
+    for ((pid, comm), p) in &stored.processes {
+        let _ = writeln!(s, "process {pid} {comm}");
+        s.push_str("calm");
+        put_figures(&mut s, &p.calm);
+        let _ = writeln!(s, "seen {}", p.seen_s);
+    }
     s
+}
+
+/// ` 0.0610 - …` and the end of the line.
+fn put_figures(s: &mut String, figures: &[Option<f64>]) {
+    for f in figures {
+        match f {
+            Some(f) => {
+                let _ = write!(s, " {f:.4}");
+            }
+            None => s.push_str(" -"),
+        }
+    }
+    s.push('\n');
 }
 
 #[cfg(test)]
@@ -205,7 +370,7 @@ mod tests {
         d.baseline_ms[0][0] = Some(0.061);
         d.baseline_ms[1][5] = Some(1.9);
         d.saturated_until_s = Some(1_795_950_003);
-        Stored::from([("serial=x;size=8;lbs=512;rot=0".to_owned(), d)])
+        Stored::with_devices([("serial=x;size=8;lbs=512;rot=0".to_owned(), d)])
     }
 
     #[test]
@@ -215,7 +380,7 @@ mod tests {
         assert!(text.contains("\nreads 0.0610 - -"), "{text}");
         assert!(text.ends_with("\nsaturated 1795950003\n"), "{text}");
         assert_eq!(parse(&text), Ok(s));
-        assert_eq!(parse(MAGIC), Ok(Stored::new()));
+        assert_eq!(parse(MAGIC), Ok(Stored::default()));
     }
 
     #[test]
@@ -264,7 +429,7 @@ mod tests {
             format!("end: more than {MAX_DEVICES} devices")
         );
         let huge = format!("{MAGIC}\n{}", " ".repeat(MAX_BYTES as usize));
-        assert_eq!(parse(&huge).unwrap_err(), "larger than 64 KiB");
+        assert_eq!(parse(&huge).unwrap_err(), "larger than 96 KiB");
         assert!(parse("").is_err());
         assert!(parse("seen 1\n").is_err());
         // A figure line before any device.
@@ -273,5 +438,132 @@ mod tests {
                 .unwrap_err()
                 .contains("before any")
         );
+    }
+
+    /// `one()` with two processes: python3's calm fsync, and a comm with a space.
+    fn with_processes() -> Stored {
+        let mut s = one();
+        s.processes.insert(
+            (13460, "python3".into()),
+            Process {
+                calm: [Some(0.32), None],
+                seen_s: 1_795_950_003,
+            },
+        );
+        s.processes.insert(
+            (7, "kworker u8:2".into()),
+            Process {
+                calm: [None, Some(0.0)],
+                seen_s: 1_795_950_001,
+            },
+        );
+        s
+    }
+
+    #[test]
+    fn processes_render_and_parse_agree_and_a_file_without_them_still_parses() {
+        let s = with_processes();
+        let text = render(&s);
+        assert!(
+            text.ends_with(
+                "\nprocess 7 kworker u8:2\ncalm - 0.0000\nseen 1795950001\n\
+                 process 13460 python3\ncalm 0.3200 -\nseen 1795950003\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(parse(&text), Ok(s));
+        // A file written before the process blocks: its devices, no process.
+        let old = render(&one());
+        assert_eq!(parse(&old).unwrap().processes.len(), 0);
+        assert_eq!(parse(&old).unwrap().devices.len(), 1);
+        // A process block first, then a device.
+        let first = format!(
+            "{MAGIC}\nprocess 1 init\ncalm 0.1 -\nseen 5\n{}",
+            old.trim_start_matches(MAGIC).trim_start()
+        );
+        let read = parse(&first).unwrap();
+        assert_eq!((read.devices.len(), read.processes.len()), (1, 1));
+    }
+
+    #[test]
+    fn a_bad_process_block_refuses_the_file_whole() {
+        let good = render(&with_processes());
+        let bad = |from: &str, to: &str| parse(&good.replace(from, to)).unwrap_err();
+        let long = format!("13460 {}", "p".repeat(MAX_COMM + 1));
+        for (from, to, why) in [
+            ("calm 0.3200 -", "calm inf -", "line 12: bad figure `inf`"),
+            ("calm 0.3200 -", "calm 0.32", "line 12: 1 figures, not 2"),
+            (
+                "calm 0.3200 -",
+                "calm 0.3200 - 1",
+                "line 12: 3 figures, not 2",
+            ),
+            ("calm 0.3200 -", "reads 1", "line 12: unknown line `reads`"),
+            ("process 13460 ", "process x ", "line 11: bad pid `x`"),
+            ("process 13460 ", "process 0 ", "line 11: bad pid `0`"),
+            (
+                "13460 python3",
+                "13460 \u{1b}]0;x",
+                "line 11: bad process comm",
+            ),
+            ("13460 python3", "13460", "line 11: bad process comm"),
+            ("13460 python3", &long, "line 11: bad process comm"),
+            // The same process twice; a device's line in a process block.
+            (
+                "process 7 kworker u8:2",
+                "process 13460 python3",
+                "end: process `13460 python3` twice",
+            ),
+            (
+                "seen 1795950001",
+                "saturated 1795950001",
+                "line 10: unknown line `saturated`",
+            ),
+        ] {
+            assert_eq!(bad(from, to), why, "{from} → {to}");
+        }
+        let fits = format!("13460 {}", "p".repeat(MAX_COMM));
+        assert!(parse(&good.replace("13460 python3", &fits)).is_ok());
+        // More than `MAX_PROCESSES`.
+        let mut many = String::from(MAGIC);
+        for i in 1..=MAX_PROCESSES + 1 {
+            let _ = write!(many, "\nprocess {i} p\ncalm 1 -");
+        }
+        assert_eq!(
+            parse(&many).unwrap_err(),
+            format!("end: more than {MAX_PROCESSES} processes")
+        );
+    }
+
+    #[test]
+    fn the_largest_file_fits_max_bytes_and_trim_keeps_the_newest() {
+        let mut s = Stored::default();
+        for i in 0..MAX_DEVICES {
+            let mut d = Device {
+                peak_kb_s: [MAX_KB_S; 2],
+                seen_s: i64::MAX,
+                saturated_until_s: Some(i64::MAX),
+                ..Device::default()
+            };
+            d.baseline_ms = [[Some(MAX_MS); CLASSES]; 2];
+            let id = format!("{i:0>512}");
+            s.devices.insert(id, d);
+        }
+        for i in 0..MAX_PROCESSES + 10 {
+            let comm = format!("{i:p>64}");
+            let p = Process {
+                calm: [Some(MAX_MS); 2],
+                seen_s: i64::MAX - 1000 + i64::try_from(i).unwrap(),
+            };
+            s.processes.insert((u32::MAX - i as u32, comm), p);
+        }
+        s.trim();
+        assert_eq!(s.processes.len(), MAX_PROCESSES);
+        // The ten least recently seen went.
+        assert!(s.processes.values().all(|p| p.seen_s >= i64::MAX - 990));
+        let text = render(&s);
+        assert_eq!(text.len(), 91_094);
+        assert!(text.len() as u64 <= MAX_BYTES);
+        assert_eq!(parse(&text), Ok(s));
     }
 }

@@ -1,9 +1,12 @@
-//! The state file of the disks' calm baselines, shared by every pagewatch a user runs on the
-//! machine: read at the start and again whenever another instance has written it (`refresh`,
-//! a `stat` a sample: the saturation marks another instance writes each second of a
-//! saturated disk must reach this one at once); its text rides in every sample,
-//! `names::BASELINES`, so a recording judges as the live run did. Written with what the
-//! pipeline learned (`Step::learned`, handed here through `Source::keep_baselines`).
+//! The state file of the calm baselines, the disks' and the processes', shared by every
+//! pagewatch a user runs on the machine: read at the start and again whenever another
+//! instance has written it (`refresh`, a `stat` a sample: the saturation marks another
+//! instance writes each second of a saturated disk must reach this one at once); its text
+//! rides in every sample, `names::BASELINES`, so a recording judges as the live run did.
+//! Written with what the pipeline learned (`Step::learned`, handed here through
+//! `Source::keep_baselines`): the disks' baselines (`model::saturation`) and the processes'
+//! calm figures (`model::story::Calm`), so an instance started mid-incident names the victims
+//! one started before it names.
 //!
 //! - **Noticing another instance's write.** The file is held open (an `O_PATH` fd) and
 //!   `fstat`ed each sample: no path looked up (the lookup, even of the last name alone
@@ -21,7 +24,8 @@
 //!   `parse::baselines::MAX_BYTES` or does not parse (`parse::baselines`). A refused file is
 //!   replaced by the next write, never trusted.
 //! - **Write.** The file as it is now (another instance may have written since), with this
-//!   run's devices merged in (`merge`), written to a temporary file in the same directory
+//!   run's devices and processes merged in (`merge`: a process's newest `seen` wins, one not
+//!   listed for `PROCESS_KEEP_S` is dropped), written to a temporary file in the same directory
 //!   (created exclusively, mode 0644) and renamed over it: a reader sees the old file or the
 //!   new one, never half of one. No fsync: a baseline lost in a crash is learned again.
 //!   The directory is created 0755 for root, 0700 for a user.
@@ -33,7 +37,7 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::parse::baselines::{self, MAX_DEVICES, Stored};
+use crate::parse::baselines::{self, PROCESS_KEEP_S, Stored};
 
 /// Root's file, which every user reads.
 const SYSTEM: &str = "/var/lib/pagewatch/baselines";
@@ -99,7 +103,7 @@ impl Store {
     /// vanished file keeps what was read of it before (nothing is lost to a bad write).
     fn read_all(&mut self) -> Vec<String> {
         let mut warnings = Vec::new();
-        let mut stored = Stored::new();
+        let mut stored = Stored::default();
         let mut refused = false;
         for p in self.also.iter().rev().chain(&self.path) {
             match read(p) {
@@ -143,12 +147,15 @@ impl Store {
             return;
         }
         let mut stored = read(path).unwrap_or_default();
-        // An identity the file could not hold would make it refused whole on the next read.
-        let learned: Stored = learned
-            .iter()
-            .filter(|(id, _)| baselines::identity_ok(id).is_ok())
-            .map(|(id, d)| (id.clone(), d.clone()))
-            .collect();
+        // An identity or comm the file could not hold would make it refused whole on the next
+        // read.
+        let mut learned = learned.clone();
+        learned
+            .devices
+            .retain(|id, _| baselines::identity_ok(id).is_ok());
+        learned
+            .processes
+            .retain(|(_, comm), _| baselines::comm_ok(comm).is_ok());
         merge(&mut stored, &learned, now_s);
         match write(path, &baselines::render(&stored)) {
             Ok(()) => self.failed = None,
@@ -214,11 +221,12 @@ fn read(path: &Path) -> Result<Stored, Option<String>> {
 }
 
 /// Puts each learned device's classes over the stored ones (a class it did not learn keeps
-/// the stored figure), its peaks the larger, its time `now_s`; then drops the least recently
-/// seen devices beyond `MAX_DEVICES`.
+/// the stored figure), its peaks the larger, its time `now_s`; each learned process over the
+/// stored one unless that was seen later; drops the processes not seen for `PROCESS_KEEP_S`
+/// before `now_s`; then the least recently seen beyond `MAX_DEVICES` and `MAX_PROCESSES`.
 pub fn merge(stored: &mut Stored, learned: &Stored, now_s: i64) {
-    for (id, l) in learned {
-        let d = stored.entry(id.clone()).or_default();
+    for (id, l) in &learned.devices {
+        let d = stored.devices.entry(id.clone()).or_default();
         for (mine, theirs) in d
             .baseline_ms
             .iter_mut()
@@ -235,16 +243,16 @@ pub fn merge(stored: &mut Stored, learned: &Stored, now_s: i64) {
         d.saturated_until_s = d.saturated_until_s.max(l.saturated_until_s);
         d.seen_s = now_s;
     }
-    while stored.len() > MAX_DEVICES {
-        let oldest = stored
-            .iter()
-            .min_by_key(|(_, d)| d.seen_s)
-            .map(|(id, _)| id.clone());
-        match oldest {
-            Some(id) => stored.remove(&id),
-            None => break,
-        };
+    for (key, l) in &learned.processes {
+        let p = stored.processes.entry(key.clone()).or_insert(*l);
+        if l.seen_s >= p.seen_s {
+            *p = *l;
+        }
     }
+    stored
+        .processes
+        .retain(|_, p| p.seen_s >= now_s - PROCESS_KEEP_S);
+    stored.trim();
 }
 
 /// Writes `text` to `path` through a temporary file renamed over it.

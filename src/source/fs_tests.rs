@@ -461,7 +461,7 @@ fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
     let state = dir.path().join("state/baselines");
     let mut d = crate::parse::baselines::Device::default();
     d.baseline_ms[0][0] = Some(0.06);
-    let stored = crate::parse::baselines::Stored::from([("serial=a".to_owned(), d)]);
+    let stored = crate::parse::baselines::Stored::with_devices([("serial=a".to_owned(), d)]);
     std::fs::create_dir_all(state.parent().unwrap()).unwrap();
     std::fs::write(&state, crate::parse::baselines::render(&stored)).unwrap();
     let (store, warnings) = super::super::baselines::Store::at(Some(state.clone()), &[]);
@@ -476,14 +476,14 @@ fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
     // file as it is now (another instance's saturation marks reach this one at once).
     let mut learned = crate::parse::baselines::Device::default();
     learned.baseline_ms[1][2] = Some(1.5);
-    src.keep_baselines(&crate::parse::baselines::Stored::from([(
+    src.keep_baselines(&crate::parse::baselines::Stored::with_devices([(
         "serial=b".to_owned(),
         learned,
     )]));
     let now = crate::parse::baselines::parse(&std::fs::read_to_string(&state).unwrap()).unwrap();
-    assert_eq!(now.len(), 2);
-    assert_eq!(now["serial=b"].baseline_ms[1][2], Some(1.5));
-    assert!(now["serial=b"].seen_s > 1_700_000_000);
+    assert_eq!(now.devices.len(), 2);
+    assert_eq!(now.devices["serial=b"].baseline_ms[1][2], Some(1.5));
+    assert!(now.devices["serial=b"].seen_s > 1_700_000_000);
     let merged = crate::parse::baselines::render(&now);
     assert_eq!(
         src.read().unwrap().file(names::BASELINES),
@@ -491,7 +491,7 @@ fn the_stored_baselines_ride_in_every_sample_and_what_is_learned_is_kept() {
     );
     // Another instance writes it (a rename, as `keep` does): the next sample carries that.
     let mut other = now.clone();
-    other.get_mut("serial=a").unwrap().saturated_until_s = Some(1_795_950_003);
+    other.devices.get_mut("serial=a").unwrap().saturated_until_s = Some(1_795_950_003);
     let tmp = state.with_extension("tmp");
     std::fs::write(&tmp, crate::parse::baselines::render(&other)).unwrap();
     std::fs::rename(&tmp, &state).unwrap();
