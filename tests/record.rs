@@ -355,9 +355,11 @@ fn sigterm_sighup_and_duration_stop_the_recorder_cleanly() {
     );
     let rec = read(&g).unwrap();
     // The first at once, then on the wall clock's tenths within the 0.5 s (the first tenth
-    // skipped when it is under half an interval away): 5 or 6.
+    // skipped when it is under half an interval away): 5 or 6; 4 when a tick came while the
+    // sample before was still being read, which a loaded machine does (the offline suite beside
+    // it read 4 once in a debug build, whose first sample reads the slow files too).
     let n = rec.samples.len();
-    assert!((5..=6).contains(&n), "{n} samples in 0.5 s at 0.1 s");
+    assert!((4..=6).contains(&n), "{n} samples in 0.5 s at 0.1 s");
     assert!(rec.header.provenance.contains("record"));
     assert!((rec.header.interval_s - 0.1).abs() < 1e-9);
 }
