@@ -153,6 +153,7 @@ impl Pipeline {
             Ok(mut stored) => {
                 self.seed_error = None;
                 self.calm.seed(std::mem::take(&mut stored.processes));
+                self.calm.seed_reference(stored.reference.take());
                 self.judge.seed(stored);
             }
             Err(e) => self.seed_error = Some(format!("{}: {e}", names::BASELINES)),
@@ -171,6 +172,7 @@ impl Pipeline {
     pub fn learned(&self) -> Stored {
         let mut out = self.judge.learned();
         out.processes = self.calm.learned();
+        out.reference = self.calm.learned_reference();
         out
     }
 
@@ -178,11 +180,13 @@ impl Pipeline {
     fn take_due(&mut self) -> Option<Stored> {
         let disks = self.judge.take_due();
         let processes = self.calm.take_due();
-        if disks.is_none() && processes.is_none() {
+        let reference = self.calm.reference_due();
+        if disks.is_none() && processes.is_none() && reference.is_none() {
             return None;
         }
         let mut out = disks.unwrap_or_default();
         out.processes = processes.unwrap_or_default();
+        out.reference = reference;
         Some(out)
     }
 

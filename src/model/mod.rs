@@ -71,6 +71,10 @@ pub struct PressureSet {
 pub struct Model {
     /// Wall-clock time of the current read, ms since the epoch.
     pub time_ms: i64,
+    /// The wall-clock time of the boot, ms: the read's wall time less its monotonic time (a
+    /// stored figure from before it is another boot's).
+    #[serde(skip)]
+    pub booted_ms: i64,
     /// Seconds since the previous read; `None` on the first tick.
     pub interval_s: Option<f64>,
     /// Page size, bytes.
@@ -241,6 +245,9 @@ impl Model {
         );
         Model {
             time_ms: cur.wall_ms,
+            booted_ms: cur
+                .wall_ms
+                .saturating_sub(i64::try_from(cur.mono_ns / 1_000_000).unwrap_or(i64::MAX)),
             interval_s: dt_s,
             page_size: cur.page_size,
             memory: Memory::derive(cur),

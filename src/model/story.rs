@@ -28,7 +28,9 @@
 //!   `FALL_WINDOW_MS`, since the growth is the walk's), or tasks stalled in reclaim.
 //! - **Why the thresholds moved**: the dirty threshold against the one at the last calm
 //!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
-//!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G".
+//!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G". The last calm step is
+//!   handed back too (`reference_due`, once it moved by `REFERENCE_MOVE`), and an instance
+//!   that saw none tells the fall from the one stored in this boot (`seed_reference`).
 //!
 //! Owns: `Calm` (learning the calm, handing it back, taking the stored one) and telling the
 //! story (`Story` and its parts are the verdict's vocabulary, in `answers`). Must not touch:
@@ -41,7 +43,7 @@ use super::Model;
 use super::answers::{Culprit, MemoryTaker, Story, Victim};
 use super::dirty::State;
 use crate::fmt::Bytes;
-use crate::parse::baselines::{Process, Processes};
+use crate::parse::baselines::{Process, Processes, Reference};
 
 /// A command is a culprit from this many bytes dirtied a second.
 const CULPRIT_BYTES_PER_S: f64 = 1024.0 * 1024.0;
@@ -78,6 +80,9 @@ const SAY_EVERY: u32 = 5;
 /// ...and every this many steps while any is known, so that the time they were last listed
 /// stays recent in the file through an incident, when nothing is learnt.
 const SAY_SEEN_EVERY: u32 = 60;
+/// The last calm step's threshold or MemAvailable is handed back when either moved by this
+/// share since last said (at idle they move by less, and the file is not written).
+const REFERENCE_MOVE: f64 = 0.01;
 /// Resident memory grows from this many bytes a second for a memory taker.
 const TAKER_BYTES_PER_S: f64 = 16.0 * 1024.0 * 1024.0;
 /// How far back a fall of MemAvailable counts for the memory taker, ms: the slowest process
@@ -127,8 +132,15 @@ pub struct Calm {
     stored: std::sync::Arc<Processes>,
     /// Steps since the calm figures were last handed back (`take_due`).
     unsaid_steps: u32,
-    /// The dirty threshold (bytes) and MemAvailable (bytes) at the last calm step.
+    /// The dirty threshold (bytes) and MemAvailable (bytes) at the last calm step, its wall
+    /// time (s), and the figures last handed back (`reference_due`).
     reference: Option<(f64, f64)>,
+    reference_s: i64,
+    said_reference: Option<(f64, f64)>,
+    /// Steps since the last calm step was last handed back (`reference_due`).
+    reference_unsaid: u32,
+    /// The last calm step every instance stored (`seed`), for an instance that saw none.
+    stored_reference: Option<Reference>,
     /// MemAvailable (bytes) of the steps of the last `FALL_WINDOW_MS`, with their times.
     recent_available: std::collections::VecDeque<(i64, f64)>,
 }
@@ -139,6 +151,42 @@ impl Calm {
     /// listed within `CALM_KEEP_MS` of the step.
     pub fn seed(&mut self, stored: Processes) {
         self.stored = std::sync::Arc::new(stored);
+    }
+
+    /// Seeds the last calm step every instance stored (`parse::baselines::Reference`): the
+    /// threshold the thresholds moved from, while this run has seen no calm step itself.
+    pub fn seed_reference(&mut self, stored: Option<Reference>) {
+        self.stored_reference = stored;
+    }
+
+    /// The last calm step this run saw, to store.
+    #[must_use]
+    pub fn learned_reference(&self) -> Option<Reference> {
+        self.reference.map(|(t, a)| Reference {
+            seen_s: self.reference_s,
+            thresh_bytes: t.round(),
+            available_bytes: a.round(),
+        })
+    }
+
+    /// Called once a step: the last calm step (`learned_reference`) when its threshold or
+    /// MemAvailable moved by `REFERENCE_MOVE` since last handed back, at most every
+    /// `SAY_EVERY` steps (a step that moved it is handed back within them, incident or not).
+    pub fn reference_due(&mut self) -> Option<Reference> {
+        self.reference_unsaid = self.reference_unsaid.saturating_add(1);
+        let (t, a) = self.reference?;
+        if self.reference_unsaid < SAY_EVERY {
+            return None;
+        }
+        let moved = self.said_reference.is_none_or(|(t0, a0)| {
+            (t - t0).abs() > REFERENCE_MOVE * t0 || (a - a0).abs() > REFERENCE_MOVE * a0
+        });
+        if !moved {
+            return None;
+        }
+        self.reference_unsaid = 0;
+        self.said_reference = self.reference;
+        self.learned_reference()
     }
 
     /// The calm figures this run learnt itself, stamped with when a walk last listed each
@@ -199,9 +247,11 @@ impl Calm {
         let reclaim = m.verdict.as_ref().is_some_and(|v| v.reclaim.stalls());
         let memory_taker = (fell || reclaim).then(|| memory_taker(m)).flatten();
         let thresh = thresh_bytes(m);
-        let thresholds_moved = self.thresholds_moved(thresh, available, memory_taker.as_ref());
+        let thresholds_moved =
+            self.thresholds_moved(m.booted_ms, thresh, available, memory_taker.as_ref());
         if calm && let (Some(t), Some(a)) = (thresh, available) {
             self.reference = Some((t, a));
+            self.reference_s = m.time_ms.div_euclid(1000);
         }
         Story {
             culprits,
@@ -308,13 +358,21 @@ impl Calm {
         out
     }
 
+    /// "T … → … as MemAvailable fell …" against this run's last calm step, else the one every
+    /// instance stored when it is of this boot (`booted_ms`): an instance started mid-incident
+    /// tells what one that saw the calm tells.
     fn thresholds_moved(
         &self,
+        booted_ms: i64,
         thresh: Option<f64>,
         available: Option<f64>,
         taker: Option<&MemoryTaker>,
     ) -> Option<String> {
-        let ((t0, a0), t, a) = (self.reference?, thresh?, available?);
+        let stored = self
+            .stored_reference
+            .filter(|r| r.seen_s.saturating_mul(1000) >= booted_ms.saturating_sub(60_000))
+            .map(|r| (r.thresh_bytes, r.available_bytes));
+        let ((t0, a0), t, a) = (self.reference.or(stored)?, thresh?, available?);
         if t > t0 * T_FALL || a >= a0 {
             return None;
         }

@@ -536,3 +536,60 @@ fn own_calm_wins_over_the_stored_and_the_stored_names_the_victim_a_late_instance
     assert_eq!(late.learned().len(), 0);
     assert_eq!(own.learned().len(), 1);
 }
+
+/// One answer: an instance started mid-incident, which never saw a calm step, tells why the
+/// thresholds moved against the last calm step another instance handed back (`reference_due`,
+/// through the baselines file), in the same words as that instance; not against one of an
+/// earlier boot. The reference is handed back once it moved by 1 %, at most every 5 steps.
+#[test]
+fn a_late_instance_tells_the_thresholds_moved_from_the_calm_step_another_saw() {
+    let calm_step = |s: i64, avail_kb: u64| {
+        let mut m = at(model(Vec::new()), s);
+        m.booted_ms = 0;
+        m.memory.MemAvailable = Some(avail_kb);
+        m
+    };
+    let mut before = Calm::default();
+    let mut said = Vec::new();
+    let a0 = model(Vec::new()).memory.MemAvailable.unwrap();
+    for s in 1..=12 {
+        // 0.5 % lower at 7 (not handed back), 2 % at 11.
+        let a = match s {
+            ..7 => a0,
+            7..11 => a0 - a0 / 200,
+            _ => a0 - a0 / 50,
+        };
+        before.tell(&calm_step(s, a), true);
+        if let Some(r) = before.reference_due() {
+            said.push((s, r.seen_s));
+        }
+    }
+    assert_eq!(
+        said,
+        [(5, 5), (11, 11)],
+        "first at 5, then at 11, once moved 1 %"
+    );
+    let stored = before.learned_reference().unwrap();
+    // The incident: the first instance and a late one seeded with what it stored.
+    let mut incident = calm_step(13, a0 / 6);
+    let t0 = incident.dirty.thresh_pages.unwrap();
+    incident.dirty.thresh_pages = Some(t0 / 8);
+    incident.dirty.derived_thresh_pages = Some(t0 / 8);
+    incident.dirty.state = Some(State::BackgroundFlushing);
+    let mine = before.tell(&incident, true).thresholds_moved;
+    let mut late = Calm::default();
+    late.seed_reference(Some(stored));
+    let theirs = late.tell(&incident, true).thresholds_moved;
+    assert!(
+        mine.as_deref().is_some_and(|t| t.starts_with("T ")),
+        "{mine:?}"
+    );
+    assert_eq!(theirs, mine);
+    // Unseeded it says nothing; seeded with a step of an earlier boot, nothing either.
+    assert_eq!(Calm::default().tell(&incident, true).thresholds_moved, None);
+    let mut rebooted = incident.clone();
+    rebooted.booted_ms = 100_000;
+    let mut old = Calm::default();
+    old.seed_reference(Some(stored));
+    assert_eq!(old.tell(&rebooted, true).thresholds_moved, None);
+}

@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! pagewatch-baselines 1
+//! reference 1795950000 4831838208 24298708992
 //! device serial=overlayblk;model=;size=536870912;lbs=512;rot=1
 //! seen 1795950000
 //! peak 812000 640000
@@ -22,6 +23,11 @@
 //! (ms) per request size class (`model::saturation::SizeClass`, `-` for none), and, while an
 //! instance judges the device saturated, the wall time (s) until which that judgement stands
 //! (`model::saturation`: another instance that sees the same warning holds it too).
+//!
+//! At most one `reference` line: the wall time (s) of the last calm step an instance handed
+//! back, the dirty threshold and MemAvailable (bytes) then (`model::story::Calm`): an instance
+//! started mid-incident tells "T 4.5G → 1.1G as MemAvailable fell 22.6G → 5.4G" as one that
+//! saw the calm does.
 //!
 //! One block per process, keyed by its pid and comm (the rest of the line: it may hold
 //! spaces): its calm fsync mean (ms) and IO wait (ms/s), `-` for none (`model::story::Calm`),
@@ -54,8 +60,11 @@ pub const PROCESS_KEEP_S: i64 = 300;
 /// The largest file read. A device takes at most 879 bytes (a 512-byte identity, 12 figures
 /// of up to 10 characters a direction, two 10-digit peaks, two 19-digit times): 64 take
 /// 56,256. A process takes at most 136 (a 10-digit pid, a 64-byte comm, two 10-character
-/// figures, a 19-digit time): 256 take 34,816. Both, 91,094 bytes with the header, fit 96 KiB.
+/// figures, a 19-digit time): 256 take 34,816. The `reference` line at most 64 (a 19-digit
+/// time, two 16-digit byte counts). All, 91,158 bytes with the header, fit 96 KiB.
 pub const MAX_BYTES: u64 = 96 * 1024;
+/// A byte count above this (1 PiB) is not a machine's memory.
+const MAX_BYTES_FIGURE: f64 = 1e15;
 /// The longest comm accepted, bytes.
 const MAX_COMM: usize = 64;
 /// The longest identity accepted.
@@ -101,6 +110,18 @@ pub struct Process {
 /// The processes' calm figures by (pid, comm).
 pub type Processes = BTreeMap<(u32, String), Process>;
 
+/// The machine at the last calm step (`model::story::Calm`): the dirty threshold and
+/// MemAvailable, bytes, against which "the thresholds moved" is told.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Reference {
+    /// Wall time of that step, seconds since the epoch.
+    pub seen_s: i64,
+    /// The dirty threshold (spec §1.2), bytes.
+    pub thresh_bytes: f64,
+    /// MemAvailable, bytes.
+    pub available_bytes: f64,
+}
+
 /// What the file holds: the devices' baselines by identity, the processes' calm by (pid,
 /// comm).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -109,6 +130,8 @@ pub struct Stored {
     pub devices: BTreeMap<String, Device>,
     /// Each process's calm figures, by pid and comm.
     pub processes: Processes,
+    /// The machine at the last calm step any instance saw.
+    pub reference: Option<Reference>,
 }
 
 impl Stored {
@@ -118,20 +141,26 @@ impl Stored {
         Self {
             devices: devices.into_iter().collect(),
             processes: BTreeMap::new(),
+            reference: None,
         }
     }
 
-    /// Whether it holds no device and no process.
+    /// Whether it holds no device, no process and no reference.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.devices.is_empty() && self.processes.is_empty()
+        self.devices.is_empty() && self.processes.is_empty() && self.reference.is_none()
     }
 
-    /// `other`'s devices and processes over these; then at most `MAX_DEVICES` and
-    /// `MAX_PROCESSES`, the least recently seen dropped.
+    /// `other`'s devices and processes over these, and the newer reference; then at most
+    /// `MAX_DEVICES` and `MAX_PROCESSES`, the least recently seen dropped.
     pub fn extend(&mut self, other: Self) {
         self.devices.extend(other.devices);
         self.processes.extend(other.processes);
+        if let Some(r) = other.reference
+            && self.reference.is_none_or(|mine| r.seen_s > mine.seen_s)
+        {
+            self.reference = Some(r);
+        }
         self.trim();
     }
 
@@ -185,6 +214,16 @@ pub fn parse(text: &str) -> Result<Stored, String> {
                 Block::Device(rest.to_owned(), Box::default())
             }
             "process" => Block::Process(process_key(rest).map_err(at)?, Process::default()),
+            "reference" => {
+                if out.reference.is_some() {
+                    return Err(at("`reference` twice".into()));
+                }
+                out.reference = Some(reference(rest).map_err(at)?);
+                if let Some(done) = cur.take() {
+                    put(&mut out, done).map_err(at)?;
+                }
+                continue;
+            }
             _ => {
                 let Some(block) = cur.as_mut() else {
                     return Err(at(format!("`{key}` before any `device` or `process`")));
@@ -238,6 +277,20 @@ fn process_line(p: &mut Process, key: &str, rest: &str) -> Result<(), String> {
         _ => return Err(format!("unknown line `{key}`")),
     }
     Ok(())
+}
+
+/// A `reference` line's rest: the wall time (s), the dirty threshold and MemAvailable (bytes).
+fn reference(rest: &str) -> Result<Reference, String> {
+    let (seen, bytes) = rest.split_once(' ').unwrap_or((rest, ""));
+    let v = figures(bytes, 2, MAX_BYTES_FIGURE)?;
+    let (Some(thresh_bytes), Some(available_bytes)) = (v[0], v[1]) else {
+        return Err("a `reference` without its figures".into());
+    };
+    Ok(Reference {
+        seen_s: time(seen)?,
+        thresh_bytes,
+        available_bytes,
+    })
 }
 
 /// The (pid, comm) of a `process` line's rest.
@@ -323,6 +376,10 @@ fn figures(text: &str, n: usize, max: f64) -> Result<Vec<Option<f64>>, String> {
 #[must_use]
 pub fn render(stored: &Stored) -> String {
     let mut s = format!("{MAGIC}\n");
+    if let Some(r) = &stored.reference {
+        let (t, a) = (r.thresh_bytes, r.available_bytes);
+        let _ = writeln!(s, "reference {} {t:.0} {a:.0}", r.seen_s);
+    }
     for (id, d) in &stored.devices {
         let _ = writeln!(s, "device {id}");
         let _ = writeln!(s, "seen {}", d.seen_s);
@@ -557,13 +614,58 @@ mod tests {
             };
             s.processes.insert((u32::MAX - i as u32, comm), p);
         }
+        s.reference = Some(Reference {
+            seen_s: i64::MAX,
+            thresh_bytes: MAX_BYTES_FIGURE,
+            available_bytes: MAX_BYTES_FIGURE,
+        });
         s.trim();
         assert_eq!(s.processes.len(), MAX_PROCESSES);
         // The ten least recently seen went.
         assert!(s.processes.values().all(|p| p.seen_s >= i64::MAX - 990));
         let text = render(&s);
-        assert_eq!(text.len(), 91_094);
+        assert_eq!(text.len(), 91_158);
         assert!(text.len() as u64 <= MAX_BYTES);
         assert_eq!(parse(&text), Ok(s));
+    }
+
+    #[test]
+    fn the_reference_reads_back_and_a_bad_one_refuses_the_file() {
+        let mut s = one();
+        s.reference = Some(Reference {
+            seen_s: 1_795_950_000,
+            thresh_bytes: 4_831_838_208.0,
+            available_bytes: 24_298_708_992.0,
+        });
+        let text = render(&s);
+        assert!(
+            text.starts_with(
+                "pagewatch-baselines 1\nreference 1795950000 4831838208 24298708992\n"
+            ),
+            "{text}"
+        );
+        assert_eq!(parse(&text), Ok(s));
+        // After a block, it ends that block and belongs to none.
+        let after = "pagewatch-baselines 1\nprocess 7 sh\ncalm 0.5 -\nreference 5 10 20\nseen 9\n";
+        assert_eq!(
+            parse(after),
+            Err("line 5: `seen` before any `device` or `process`".into())
+        );
+        for (bad, why) in [
+            (
+                "reference 5 10 20\nreference 6 10 20",
+                "line 3: `reference` twice",
+            ),
+            ("reference 5 10", "line 2: 1 figures, not 2"),
+            (
+                "reference 5 - 20",
+                "line 2: a `reference` without its figures",
+            ),
+            ("reference -5 10 20", "line 2: bad time `-5`"),
+            ("reference 5 10 2e15", "line 2: bad figure `2e15`"),
+        ] {
+            let text = format!("pagewatch-baselines 1\n{bad}\n");
+            assert_eq!(parse(&text), Err(why.into()), "{bad}");
+        }
     }
 }

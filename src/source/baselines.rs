@@ -222,8 +222,10 @@ fn read(path: &Path) -> Result<Stored, Option<String>> {
 
 /// Puts each learned device's classes over the stored ones (a class it did not learn keeps
 /// the stored figure), its peaks the larger, its time `now_s`; each learned process over the
-/// stored one unless that was seen later; drops the processes not seen for `PROCESS_KEEP_S`
-/// before `now_s`; then the least recently seen beyond `MAX_DEVICES` and `MAX_PROCESSES`.
+/// stored one unless that was seen later, and the learned reference (the last calm step) over
+/// the stored one unless that was seen later; drops the processes not seen for
+/// `PROCESS_KEEP_S` before `now_s`; then the least recently seen beyond `MAX_DEVICES` and
+/// `MAX_PROCESSES`.
 pub fn merge(stored: &mut Stored, learned: &Stored, now_s: i64) {
     for (id, l) in &learned.devices {
         let d = stored.devices.entry(id.clone()).or_default();
@@ -248,6 +250,11 @@ pub fn merge(stored: &mut Stored, learned: &Stored, now_s: i64) {
         if l.seen_s >= p.seen_s {
             *p = *l;
         }
+    }
+    if let Some(l) = learned.reference
+        && stored.reference.is_none_or(|r| l.seen_s >= r.seen_s)
+    {
+        stored.reference = Some(l);
     }
     stored
         .processes

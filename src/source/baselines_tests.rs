@@ -300,3 +300,36 @@ fn roots_and_a_users_file_together_are_bounded_as_one() {
     assert_eq!(read.devices.len(), MAX_DEVICES);
     assert!(read.devices.values().all(|d| d.seen_s >= 64));
 }
+
+#[test]
+fn the_newest_reference_is_kept_whoever_writes_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("baselines");
+    let at = |seen_s, thresh_bytes| crate::parse::baselines::Reference {
+        seen_s,
+        thresh_bytes,
+        available_bytes: 2e10,
+    };
+    let with = |r| Stored {
+        reference: Some(r),
+        ..Stored::default()
+    };
+    let (mut a, _) = Store::at(Some(path.clone()), &[]);
+    a.keep(&with(at(1000, 4e9)), 1000);
+    let (mut b, _) = Store::at(Some(path.clone()), &[]);
+    b.keep(&with(at(900, 3e9)), 1001);
+    let read = |p: &std::path::Path| {
+        let text = std::fs::read_to_string(p).unwrap();
+        crate::parse::baselines::parse(&text).unwrap().reference
+    };
+    assert_eq!(
+        read(&path),
+        Some(at(1000, 4e9)),
+        "an older one does not replace it"
+    );
+    b.keep(&with(at(1005, 2e9)), 1005);
+    assert_eq!(read(&path), Some(at(1005, 2e9)));
+    // Learning none keeps the stored one.
+    b.keep(&Stored::default(), 1006);
+    assert_eq!(read(&path), Some(at(1005, 2e9)));
+}
