@@ -408,9 +408,12 @@ fn stored_calm(stored: &Processes, pid: u32, comm: &str, now_ms: i64) -> [Option
 
 /// Nothing is wrong (`troubled` is not) and writeback keeps up with dirtying
 /// (`early::outrun_pages_per_s`): the first seconds of a flood, below background, are no
-/// calm to learn from, and their victims are told (the early warning reads them).
+/// calm to learn from, and their victims are told (the early warning reads them). A first
+/// step (no interval: no rates, no disk judged) is no calm step either: a screen started in
+/// a flood took its first step for the calm one and told the thresholds' fall from it
+/// (`T 1.6G → 1.1G as MemAvailable fell 7.8G`) where the others said `T 2.8G … 14.1G`.
 fn is_calm(m: &Model) -> bool {
-    !troubled(m) && super::early::outrun_pages_per_s(&m.dirty).is_none()
+    m.interval_s.is_some() && !troubled(m) && super::early::outrun_pages_per_s(&m.dirty).is_none()
 }
 
 /// Something is wrong: a dirty domain past background, a throttled writer, or a saturated

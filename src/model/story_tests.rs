@@ -593,3 +593,19 @@ fn a_late_instance_tells_the_thresholds_moved_from_the_calm_step_another_saw() {
     old.seed_reference(Some(stored));
     assert_eq!(old.tell(&rebooted, true).thresholds_moved, None);
 }
+
+/// A first step has no rates: nothing on it is judged, and it is no calm step to tell the
+/// thresholds' fall from (a screen started in a flood did, and told another fall than the
+/// instances that saw the calm).
+#[test]
+fn a_first_step_is_no_calm_step() {
+    let mut first = model(Vec::new());
+    first.interval_s = None;
+    let mut late = Calm::default();
+    late.tell(&first, true);
+    assert_eq!(late.learned_reference(), None);
+    let mut second = model(Vec::new());
+    second.time_ms = first.time_ms + 1000;
+    late.tell(&second, true);
+    assert!(late.learned_reference().is_some());
+}
