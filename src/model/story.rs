@@ -16,8 +16,9 @@
 //!   decimals) it hands back (`take_due`) to the baselines file every instance shares
 //!   (`parse::baselines`, `Step::learned`); a figure it never learnt itself it takes from
 //!   that file (`seed`), for the same pid and comm listed there within `CALM_KEEP_MS` of the
-//!   step: an instance started mid-incident names the victims, with the ratios and the early
-//!   warning, of one that saw them calm, and a replay names those the live run named. A
+//!   step, and the stored figure is the one compared with, its own only where none is
+//!   stored: an instance started mid-incident names the victims, with the ratios and the
+//!   early warning, of one that saw them calm, and a replay names those the live run named. A
 //!   process seen calm by no instance is ranked by its figure alone and says so. pagewatch
 //!   (this instance or another, `is_pagewatch`) is none. A culprit is no victim. On a step
 //!   where only dirtying outran writeback (the first seconds of a flood, which the early
@@ -29,8 +30,9 @@
 //! - **Why the thresholds moved**: the dirty threshold against the one at the last calm
 //!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
 //!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G". The last calm step is
-//!   handed back too (`reference_due`, once it moved by `REFERENCE_MOVE`), and an instance
-//!   that saw none tells the fall from the one stored in this boot (`seed_reference`).
+//!   handed back too (`reference_due`, once it moved by `REFERENCE_MOVE`), and every instance
+//!   tells the fall from the one stored in this boot (`seed_reference`), its own only where
+//!   none is.
 //!
 //! Owns: `Calm` (learning the calm, handing it back, taking the stored one) and telling the
 //! story (`Story` and its parts are the verdict's vocabulary, in `answers`). Must not touch:
@@ -325,9 +327,11 @@ impl Calm {
             if culprits.iter().any(|c| c.comm == r.comm) {
                 continue;
             }
-            // Its own calm, else another instance's (`seed`).
+            // The calm every instance stored (`seed`), else its own: instances learn in
+            // windows of their own, and each against its own calm, a screen said `27x its calm
+            // 0.40 ms` where one started later said `28x its calm 0.39 ms` in the same second.
             let theirs = stored_calm(&self.stored, r.pid, &r.comm, m.time_ms);
-            let against = [known[0].or(theirs[0]), known[1].or(theirs[1])];
+            let against = [theirs[0].or(known[0]), theirs[1].or(known[1])];
             if let Some(mut v) = victim(r.pid, &r.comm, now, against)
                 .filter(|v| !strict || v.ratio.is_some_and(|x| x >= super::early::VICTIM_RATIO))
             {
@@ -358,9 +362,9 @@ impl Calm {
         out
     }
 
-    /// "T … → … as MemAvailable fell …" against this run's last calm step, else the one every
-    /// instance stored when it is of this boot (`booted_ms`): an instance started mid-incident
-    /// tells what one that saw the calm tells.
+    /// "T … → … as MemAvailable fell …" against the last calm step every instance stored,
+    /// when it is of this boot (`booted_ms`), else this run's own: an instance started
+    /// mid-incident tells what one that saw the calm tells, in the same figures.
     fn thresholds_moved(
         &self,
         booted_ms: i64,
@@ -372,7 +376,7 @@ impl Calm {
             .stored_reference
             .filter(|r| r.seen_s.saturating_mul(1000) >= booted_ms.saturating_sub(60_000))
             .map(|r| (r.thresh_bytes, r.available_bytes));
-        let ((t0, a0), t, a) = (self.reference.or(stored)?, thresh?, available?);
+        let ((t0, a0), t, a) = (stored.or(self.reference)?, thresh?, available?);
         if t > t0 * T_FALL || a >= a0 {
             return None;
         }

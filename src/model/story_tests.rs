@@ -494,10 +494,11 @@ fn the_calm_learnt_is_handed_back_when_new_or_moved_at_most_every_few_steps() {
     assert_eq!(c.learned()[&(10, "python3".to_owned())].calm[0], Some(0.41));
 }
 
-/// A figure this instance learnt wins over the stored one; a process it never saw calm is
-/// compared with the stored calm of the same pid and comm, another comm's is not used.
+/// The stored figure wins over the one this instance learnt (every instance compares with
+/// the same calm); a process it never saw calm is compared with the stored calm of the same
+/// pid and comm, another comm's is not used; its own figure where none is stored.
 #[test]
-fn own_calm_wins_over_the_stored_and_the_stored_names_the_victim_a_late_instance_never_saw_calm() {
+fn the_stored_calm_wins_over_its_own_and_names_the_victim_a_late_instance_never_saw_calm() {
     use crate::parse::baselines::Process;
     let stored = |calm: f64| {
         let p = Process {
@@ -523,7 +524,8 @@ fn own_calm_wins_over_the_stored_and_the_stored_names_the_victim_a_late_instance
     let v = late.tell(&flood(101), true).victims;
     let got: Vec<_> = v.iter().map(|v| (v.pid, v.ratio)).collect();
     assert_eq!(got, [(10, Some(32.0)), (11, None)], "{v:?}");
-    // Its own 0.4 ms learnt first: 40x, not the stored 0.5 ms's 32x.
+    // Its own 0.4 ms learnt first: the stored 0.5 ms's 32x all the same, as every instance
+    // says; its own 0.4 ms where nothing is stored: 40x.
     let mut own = Calm::default();
     own.seed(stored(0.5));
     own.tell(
@@ -531,6 +533,9 @@ fn own_calm_wins_over_the_stored_and_the_stored_names_the_victim_a_late_instance
         true,
     );
     let v = own.tell(&flood(101), true).victims;
+    assert_eq!(v[0].ratio, Some(32.0), "{v:?}");
+    own.seed(crate::parse::baselines::Processes::new());
+    let v = own.tell(&flood(102), true).victims;
     assert_eq!(v[0].ratio, Some(40.0), "{v:?}");
     // Nothing is handed back that it did not learn itself.
     assert_eq!(late.learned().len(), 0);
@@ -585,6 +590,20 @@ fn a_late_instance_tells_the_thresholds_moved_from_the_calm_step_another_saw() {
         "{mine:?}"
     );
     assert_eq!(theirs, mine);
+    // Another instance stored a later calm step: both tell the fall from it, not their own.
+    let later = Reference {
+        seen_s: 12,
+        available_bytes: stored.available_bytes * 0.9,
+        ..stored
+    };
+    before.seed_reference(Some(later));
+    late.seed_reference(Some(later));
+    let (mine, theirs) = (
+        before.tell(&incident, true).thresholds_moved,
+        late.tell(&incident, true).thresholds_moved,
+    );
+    assert_eq!(mine, theirs);
+    assert_ne!(mine, before_text(&stored, &incident));
     // Unseeded it says nothing; seeded with a step of an earlier boot, nothing either.
     assert_eq!(Calm::default().tell(&incident, true).thresholds_moved, None);
     let mut rebooted = incident.clone();
@@ -608,4 +627,11 @@ fn a_first_step_is_no_calm_step() {
     second.time_ms = first.time_ms + 1000;
     late.tell(&second, true);
     assert!(late.learned_reference().is_some());
+}
+
+/// What `Calm` tells of `incident` seeded with `r` alone.
+fn before_text(r: &Reference, incident: &Model) -> Option<String> {
+    let mut c = Calm::default();
+    c.seed_reference(Some(*r));
+    c.tell(incident, true).thresholds_moved
 }
