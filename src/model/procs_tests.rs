@@ -506,15 +506,10 @@ fn a_walk_under_hidepid_says_others_are_hidden() {
 #[test]
 fn pagewatchs_own_command_name_is_kept_from_the_walk_that_listed_it() {
     // The walk writes only active processes: its own row (pid 42, `dd` in `rec`) is in the
-    // first walk and not the second, whose `self` line still names it.
-    let own = |mono_s: u64, prev_s: Option<u64>, records: &[String]| {
-        let prev = prev_s.map_or("-".to_owned(), |p| (p * 1_000_000_000).to_string());
-        let text = format!(
-            "walk {}\nprev {prev}\nclk_tck 100\ntask_delayacct 1\nself 42\nscope -\n{}",
-            mono_s * 1_000_000_000,
-            records.concat()
-        );
-        parse(&text).unwrap()
+    // first walk and not the second, whose `self` line (`own_pid`) still names it.
+    let own = |mono_s: u64, prev_s: Option<u64>, records: &[String]| Walk {
+        own_pid: Some(42),
+        ..walk(mono_s, prev_s, "1", records)
     };
     let mut t = Tracker::default();
     let mut m = crate::model::Model::derive(None, &snap(2, None), crate::model::Options::default());
