@@ -216,7 +216,7 @@ fn procs_walk(c: &mut Criterion) {
     eprintln!("procs_walk: {count} processes ({} sleepers)", kids.len());
     let mut w = Walker::new("/proc");
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let mut t = 0u64;

@@ -309,15 +309,16 @@ pub struct ProcScope {
 /// machine is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Pace {
-    /// Every 2 s: the processes pane is shown and the machine is not quiet.
-    Shown,
-    /// Every 5 s: the walk only attributes (the disk table's spare rows, the JSON, the report,
-    /// recordings) while there is something to attribute.
+    /// Every 5 s: while there is something to attribute, in every mode and view, and while
+    /// the processes pane is shown on a machine that is not quiet. One pace, so that the pane,
+    /// the disk table's spare rows, the JSON, the report and recordings rate the same
+    /// processes over the same seconds in every instance (the pane once walked every 2 s: its
+    /// culprits were rated over other intervals than batch's in the same second).
     #[default]
     Attribute,
     /// Every 10 s: the processes pane is shown and the machine is quiet (no reason to walk
     /// besides the pane, the CPUs under 5 % busy, for 10 s). Its rows are sleeping processes;
     /// a walk then is half of what the pane costs (issue 27), and any reason turns the pace
-    /// back to `Shown` at the next sample.
+    /// back to `Attribute` at the next sample.
     Quiet,
 }

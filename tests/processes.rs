@@ -293,7 +293,7 @@ fn a_throttled_writer_sleeps_in_balance_dirty_pages() {
     let dd = Dd::start(dir.path());
     let mut walker = Walker::new("/proc");
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let mut seen = Vec::new();
@@ -336,7 +336,7 @@ fn walk_cost() {
         .collect();
     let mut walker = Walker::new("/proc");
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let _ = walker.maybe_walk(WALK_PERIOD_NS, &scope);

@@ -35,7 +35,7 @@ pub const LINGER_S: f64 = 10.0;
 /// The CPUs count as quiet below this user + system %, of all CPUs. While the machine is quiet
 /// (that, and no reason to walk besides the pane itself) the processes pane is walked at the
 /// quiet pace (`Pace::Quiet`, every 10 s): a table of sleeping processes does not change in
-/// 2 s, and its walk was half the pane's cost on the idle VM (issue 27).
+/// 5 s, and its walk was half the pane's cost on the idle VM (issue 27).
 const QUIET_CPU_PCT: f64 = 5.0;
 
 /// A disk counts as busy from this %util, or this queue depth (aqu-sz)...
@@ -132,10 +132,12 @@ impl Gate {
             .and_then(|c| c.busy_pct())
             .is_none_or(|b| b >= QUIET_CPU_PCT);
         let active = linger(&mut self.active_quiet_s, reason || cpus_busy, dt);
-        let pace = match (view.processes, active) {
-            (true, true) => Pace::Shown,
-            (true, false) => Pace::Quiet,
-            (false, _) => Pace::Attribute,
+        // One pace for the pane and every other mode while anything happens: the same walks,
+        // so the same rates and culprits in every instance (`Pace::Attribute`).
+        let pace = if view.processes && !active {
+            Pace::Quiet
+        } else {
+            Pace::Attribute
         };
         // The pane's chosen group, else the scope's (issue 54: its processes only).
         let cgroup = view

@@ -60,8 +60,28 @@ fn an_idle_machine_wants_nothing_and_a_pane_wants_a_walk() {
     assert_eq!(w.procs.unwrap().cgroup.as_deref(), Some("/box"));
 }
 
+/// One answer: while a task waits on IO, the processes view and a default screen (or batch)
+/// ask for the same walks, so both rate the same processes over the same seconds (the pane
+/// once walked every 2 s where the rest walked every 5 s).
 #[test]
-fn the_pane_is_walked_fast_only_while_the_machine_is_not_quiet() {
+fn the_pane_and_every_other_view_walk_at_one_pace_while_something_happens() {
+    let mut m = model("live-idle", 1);
+    m.interval_s = Some(1.0);
+    m.procs_blocked = Some(1);
+    let pace_of = |view: View| {
+        let w = Gate::default().update(&m, &view).unwrap();
+        w.procs.unwrap().pace
+    };
+    let processes_view = pace_of(View {
+        processes: true,
+        ..View::default()
+    });
+    assert_eq!(processes_view, pace_of(View::default()));
+    assert_eq!(processes_view, Pace::Attribute);
+}
+
+#[test]
+fn the_pane_is_walked_at_the_quiet_pace_only_while_the_machine_is_quiet() {
     let mut m = model("live-idle", 1);
     m.procs_blocked = Some(0);
     m.dirty.state = Some(State::BelowBackground);
@@ -85,8 +105,8 @@ fn the_pane_is_walked_fast_only_while_the_machine_is_not_quiet() {
     let w = g.update(&m, &view).unwrap();
     assert_eq!(
         w.procs.as_ref().unwrap().pace,
-        Pace::Shown,
-        "busy CPUs: every 2 s"
+        Pace::Attribute,
+        "busy CPUs: every 5 s, the pace of every other mode"
     );
     cpu(&mut m, 1.0);
     for _ in 0..9 {
@@ -103,8 +123,8 @@ fn the_pane_is_walked_fast_only_while_the_machine_is_not_quiet() {
     let w = g.update(&m, &view).unwrap();
     assert_eq!(
         w.procs.unwrap().pace,
-        Pace::Shown,
-        "a task in IO wait: fast again at once"
+        Pace::Attribute,
+        "a task in IO wait: every 5 s again at once"
     );
 }
 

@@ -260,7 +260,7 @@ fn a_short_writers_file_is_listed_after_it_exited() {
         .with_tracing(std::path::PathBuf::from("/bin/true"));
     src.want(&Wants {
         procs: Some(ProcScope {
-            pace: Pace::Shown,
+            pace: Pace::Attribute,
             ..ProcScope::default()
         }),
         ..Wants::default()

@@ -1,5 +1,5 @@
-//! The process walk (spec §11): at the pace `Wants::procs` asks for (every 2, 5 or 10 s:
-//! `WALK_PERIOD_NS`, `SLOW_WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`; 1 s after a first walk,
+//! The process walk (spec §11): at the pace `Wants::procs` asks for (every 5 or 10 s:
+//! `WALK_PERIOD_NS`, `QUIET_WALK_PERIOD_NS`; 1 s after a first walk,
 //! `AFTER_FIRST_WALK_NS`, whose processes have no previous reading) while it asks, read
 //! each process's `stat` and `io` and write the active ones into the sample as the
 //! `names::PROCS` pseudo-file. Also `kernel_stack`, a task's kernel stack read on demand.
@@ -119,13 +119,11 @@ use super::procs_visit::{Table, Visit};
 use super::read::{clean, denied, is_procfs, own_pid, read_optional};
 use crate::sample::{Pace, ProcScope};
 
-/// The walk period while the processes pane is shown on a machine that is not quiet
-/// (`Pace::Shown`): samples in between carry no walk.
-pub const WALK_PERIOD_NS: u64 = 2_000_000_000;
-/// The walk period when it only attributes (`Pace::Attribute`; spec §11: every 2–5 s). Under
-/// sustained throttling the walk was two thirds of what the "who" data added to a recording
-/// at 2 s.
-pub const SLOW_WALK_PERIOD_NS: u64 = 5_000_000_000;
+/// The walk period (`Pace::Attribute`; spec §11: every 2–5 s) whenever something is
+/// attributed, in every mode and view: samples in between carry no walk. Under sustained
+/// throttling the walk was two thirds of what the "who" data added to a recording at 2 s.
+/// The processes pane walked every 2 s until its rates had to be the other instances' too.
+pub const WALK_PERIOD_NS: u64 = 5_000_000_000;
 /// The walk period while the pane is shown on a quiet machine (`Pace::Quiet`). At ~125
 /// processes a walk costs the sampler 0.6–1.2 ms (most of it the kernel answering one
 /// `schedstat` read a process); every 5 s that was 0.16 ms/s of the pane's 1.0 (issue 27,
@@ -240,8 +238,7 @@ impl Walker {
             self.scope = Some(scope.clone());
         }
         let pace_period = match scope.pace {
-            Pace::Shown => WALK_PERIOD_NS,
-            Pace::Attribute => SLOW_WALK_PERIOD_NS,
+            Pace::Attribute => WALK_PERIOD_NS,
             Pace::Quiet => QUIET_WALK_PERIOD_NS,
         };
         let wait = if self.after_first {

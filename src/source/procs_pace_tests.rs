@@ -27,7 +27,6 @@ fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
             .chain((step..=30).step_by(step as usize))
             .collect::<Vec<_>>()
     };
-    assert_eq!(walks(Pace::Shown), after_first(2));
     assert_eq!(walks(Pace::Attribute), after_first(5));
     assert_eq!(walks(Pace::Quiet), after_first(10));
     let mut q = fake_walker(&tree);
@@ -39,24 +38,29 @@ fn each_pace_walks_at_its_period_and_a_busier_pace_walks_at_once() {
     );
     let said = parse(q.maybe_walk(S, &at(Pace::Quiet)).unwrap()).unwrap();
     assert_eq!(said.period_ns, Some(10 * S), "the walk says its pace");
-    // Quiet, then something happens 3 s after a walk: the pane's pace walks at that sample,
-    // and back to quiet walks at once too, saying the next walk is 10 s away.
+    // Quiet, then something happens 3 s after a walk: the busier pace walks at that sample,
+    // then on its own multiples; back to quiet walks at once too, saying the next walk is
+    // 10 s away.
     assert!(w.maybe_walk(0, &at(Pace::Quiet)).is_some());
     assert!(w.maybe_walk(S, &at(Pace::Quiet)).is_some());
     assert!(w.maybe_walk(3 * S, &at(Pace::Quiet)).is_none());
-    let busy = parse(w.maybe_walk(4 * S, &at(Pace::Shown)).unwrap()).unwrap();
+    let busy = parse(w.maybe_walk(4 * S, &at(Pace::Attribute)).unwrap()).unwrap();
     assert_eq!(
         (busy.prev_mono_ns, busy.period_ns),
-        (Some(S), Some(2 * S)),
+        (Some(S), Some(5 * S)),
         "a new pace keeps what was seen: rates over the 3 s since the quiet walk"
     );
-    assert!(w.maybe_walk(5 * S, &at(Pace::Shown)).is_none());
-    let calm = parse(w.maybe_walk(6 * S, &at(Pace::Quiet)).unwrap()).unwrap();
+    assert!(
+        w.maybe_walk(5 * S, &at(Pace::Attribute)).is_some(),
+        "on 5 s"
+    );
+    assert!(w.maybe_walk(6 * S, &at(Pace::Attribute)).is_none());
+    let calm = parse(w.maybe_walk(7 * S, &at(Pace::Quiet)).unwrap()).unwrap();
     assert_eq!(
         (calm.prev_mono_ns, calm.period_ns),
-        (Some(4 * S), Some(10 * S))
+        (Some(5 * S), Some(10 * S))
     );
-    // The next quiet walk is on the next multiple of 10 s, 4 s on.
+    // The next quiet walk is on the next multiple of 10 s, 3 s on.
     assert!(w.maybe_walk(9 * S, &at(Pace::Quiet)).is_none());
     assert!(w.maybe_walk(10 * S, &at(Pace::Quiet)).is_some());
 }

@@ -85,7 +85,7 @@ fn no_walk_unless_wanted_and_one_every_period() {
     );
     src.want(&Wants {
         procs: Some(ProcScope {
-            pace: Pace::Shown,
+            pace: Pace::Attribute,
             ..ProcScope::default()
         }),
         ..Wants::default()
@@ -99,25 +99,27 @@ fn no_walk_unless_wanted_and_one_every_period() {
     );
     assert_eq!(first.records[0].cgroup.as_deref(), Some("/box"));
     // A first walk is followed by one a second later; then one on each multiple of the
-    // period by the wall clock (here the monotonic one): 102 s, not 103.
+    // period by the wall clock (here the monotonic one): 105 s, not 106.
     now.store(101 * S, Ordering::SeqCst);
     let second = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
     assert_eq!(second.prev_mono_ns, Some(100 * S));
     now.store(102 * S, Ordering::SeqCst);
+    assert_eq!(src.read().unwrap().file(names::PROCS), None, "not on 5 s");
+    now.store(105 * S, Ordering::SeqCst);
     let third = parse(src.read().unwrap().file(names::PROCS).unwrap()).unwrap();
     assert_eq!(third.prev_mono_ns, Some(101 * S));
-    now.store(103 * S, Ordering::SeqCst);
+    now.store(106 * S, Ordering::SeqCst);
     assert_eq!(
         src.read().unwrap().file(names::PROCS),
         None,
         "1 s later: no walk"
     );
     src.want(&Wants::default());
-    now.store(105 * S, Ordering::SeqCst);
+    now.store(110 * S, Ordering::SeqCst);
     assert_eq!(src.read().unwrap().file(names::PROCS), None, "turned off");
     src.want(&Wants {
         procs: Some(ProcScope {
-            pace: Pace::Shown,
+            pace: Pace::Attribute,
             ..ProcScope::default()
         }),
         ..Wants::default()
@@ -150,7 +152,7 @@ fn a_v1_memory_cgroup_is_the_processes_cgroup() {
     .unwrap();
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let text = w.maybe_walk(0, &scope).unwrap();
@@ -179,7 +181,7 @@ fn only_active_processes_are_written_with_their_previous_reading() {
     tree.set(43, 'S', 600, 0); // idle throughout
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
@@ -187,30 +189,30 @@ fn only_active_processes_are_written_with_their_previous_reading() {
         records(&walk_at(&mut w, 0)).is_empty(),
         "first sight, not in D"
     );
-    let idle = walk_at(&mut w, 2);
+    let idle = walk_at(&mut w, 5);
     assert!(records(&idle).is_empty(), "idle");
     assert_eq!(
         idle.own_pid, None,
         "a captured tree's walk names no pagewatch"
     );
     tree.set(42, 'S', 500, 4096);
-    let third = walk_at(&mut w, 4);
+    let third = walk_at(&mut w, 10);
     assert_eq!(records(&third), [('p', 42), ('P', 42)]);
     assert!(matches!(third.records[0].io, ProcIo::Counters(c) if c.write_bytes == 0));
     tree.set(42, 'S', 500, 8192);
     assert_eq!(
-        records(&walk_at(&mut w, 6)),
+        records(&walk_at(&mut w, 15)),
         [('P', 42)],
         "walk 3 has its reading"
     );
-    // Pid 42 reused by a process that started before the previous walk (6 s) and writes:
+    // Pid 42 reused by a process that started before the previous walk (15 s) and writes:
     // first sight again, no previous reading, not written (its counters span its life).
     tree.set(42, 'S', 550, 1 << 20);
-    assert!(records(&walk_at(&mut w, 8)).is_empty());
+    assert!(records(&walk_at(&mut w, 20)).is_empty());
     // A process gone: nothing, and no error.
     std::fs::remove_dir_all(tree.proc().join("43")).unwrap();
     tree.set(42, 'S', 550, 2 << 20);
-    assert_eq!(records(&walk_at(&mut w, 10)), [('p', 42), ('P', 42)]);
+    assert_eq!(records(&walk_at(&mut w, 25)), [('p', 42), ('P', 42)]);
 }
 
 #[test]
@@ -218,7 +220,7 @@ fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_
     let tree = Tree::new();
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let walk_at = |w: &mut Walker, s: u64| parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
@@ -233,7 +235,7 @@ fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_
     let args = format!("dd\0if=/dev/zero\0of=/x\ny\0{}\0", "a".repeat(300));
     std::fs::write(tree.proc().join("41/cmdline"), args).unwrap();
     tree.set(42, 'S', 260, 0);
-    let second = walk_at(&mut w, 3);
+    let second = walk_at(&mut w, 5);
     assert_eq!(records(&second), [('P', 41)]);
     let cmdline = second.records[0].cmdline.as_deref().unwrap();
     assert!(
@@ -245,33 +247,33 @@ fn a_process_born_since_the_previous_walk_is_written_at_first_sight_when_it_did_
         super::super::procs_visit::CMDLINE_MAX,
         "capped"
     );
-    // Born exactly at the previous walk's tick (3 s) counts as after it. Pid 41 written
+    // Born exactly at the previous walk's tick (5 s) counts as after it. Pid 41 written
     // again: its command line was in the previous walk's file, so it is left out.
-    tree.set(43, 'S', 300, 4096);
+    tree.set(43, 'S', 500, 4096);
     tree.set(41, 'S', 250, 4 << 20);
-    let third = walk_at(&mut w, 5);
+    let third = walk_at(&mut w, 10);
     assert_eq!(records(&third), [('P', 41), ('P', 43)]);
     assert_eq!(third.records[0].cmdline, None);
-    // Idle at 7 s, writing at 9 s: written afresh, with its command line.
-    walk_at(&mut w, 7);
+    // Idle at 15 s, writing at 20 s: written afresh, with its command line.
+    walk_at(&mut w, 15);
     tree.set(41, 'S', 250, 5 << 20);
-    let fifth = walk_at(&mut w, 9);
+    let fifth = walk_at(&mut w, 20);
     assert_eq!(records(&fifth), [('p', 41), ('P', 41)]);
     assert!(fifth.records[1].cmdline.is_some());
 }
 
 #[test]
 fn the_recording_gives_the_same_rates_as_every_process_would() {
-    // Rates from the active-only walks equal the hand-computed ones: 4096 bytes over 2 s.
+    // Rates from the active-only walks equal the hand-computed ones: 4096 bytes over 5 s.
     let tree = Tree::new();
     tree.set(42, 'S', 500, 0);
     let mut w = fake_walker(&tree);
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let mut t = crate::model::procs::Tracker::default();
-    for (s, bytes) in [(0, 0), (2, 0), (4, 4096), (6, 4096)] {
+    for (s, bytes) in [(0, 0), (5, 0), (10, 4096), (15, 4096)] {
         tree.set(42, 'S', 500, bytes);
         let walk = parse(w.maybe_walk(s * S, &scope).unwrap()).unwrap();
         t.update(&crate::parse::Snapshot {
@@ -281,7 +283,7 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
         });
         let rows = t.rows().unwrap();
         match s {
-            4 => assert_eq!(rows[0].dirtied_bytes_per_s, Some(2048.0)),
+            10 => assert_eq!(rows[0].dirtied_bytes_per_s, Some(4096.0 / 5.0)),
             _ => assert!(rows.is_empty(), "idle at {s} s: {rows:?}"),
         }
     }
@@ -291,7 +293,7 @@ fn the_recording_gives_the_same_rates_as_every_process_would() {
 fn a_live_walk_parses_and_finds_this_process() {
     let mut w = Walker::new("/proc");
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let base = 1_000 * S;
@@ -316,7 +318,7 @@ fn a_live_walk_parses_and_finds_this_process() {
 fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
     let mut w = Walker::new("/proc");
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let me = std::process::id();
@@ -331,7 +333,7 @@ fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
     w.maybe_walk(base, &scope).unwrap();
     // Reading moves this process's rchar: it is written at each of the next walks.
     let _ = std::fs::read("/proc/self/status").unwrap();
-    let second = parse(w.maybe_walk(base + 2 * S, &scope).unwrap()).unwrap();
+    let second = parse(w.maybe_walk(base + 5 * S, &scope).unwrap()).unwrap();
     let opened = kept(&w);
     for x in [Extra::Wchan, Extra::Statm, Extra::Cgroup] {
         assert!(
@@ -347,7 +349,7 @@ fn a_process_written_again_reads_its_extras_through_the_fds_it_kept() {
         );
     }
     let _ = std::fs::read("/proc/self/status").unwrap();
-    let third = parse(w.maybe_walk(base + 4 * S, &scope).unwrap()).unwrap();
+    let third = parse(w.maybe_walk(base + 10 * S, &scope).unwrap()).unwrap();
     // The same fds, not reopened (a memory candidate since, it opens status and oom too).
     let now = kept(&w);
     assert!(opened.iter().all(|fd| now.contains(fd)), "{now:?}");
@@ -486,7 +488,7 @@ fn fd_limit_child() {
     assert_eq!(limit, FD_LIMIT);
     let reserve = RESERVE_FDS.min(limit / 2) as usize;
     let scope = ProcScope {
-        pace: Pace::Shown,
+        pace: Pace::Attribute,
         ..ProcScope::default()
     };
     let mut w = Walker::new("/proc");
@@ -518,7 +520,7 @@ fn fd_limit_child() {
     };
     let mut t = 1_000 * S;
     let mut walk = |w: &mut Walker| {
-        t += 2 * S;
+        t += 5 * S;
         parse(w.maybe_walk(t, &scope).unwrap()).unwrap()
     };
     walk(&mut w);
