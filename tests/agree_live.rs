@@ -10,6 +10,12 @@
 //! `dd ×4 dirtying 1.6G/s` in the same second, and their culprits differed in 22 of 45
 //! seconds.
 //!
+//! The processes view is one more instance (a screen at 160x48 in tmux, started with the
+//! first batch): its header's `who:` line names the first batch's culprits in the same
+//! second. It walked every 2 s where every other mode walked every 5 s: in a flood of 20
+//! `dd`s its line read `dd ×2 dirtying 227M/s` where batch said `dd ×4 dirtying 205M/s`, in
+//! every one of 16 seconds.
+//!
 //! `vm.dirty_bytes` is 64 MiB while it runs (put back after, however the test ends), so the
 //! writers are throttled and named. The `dd`s write a file in a temporary directory under
 //! /var/tmp, removed at the end. About 40 s; hold `flock -o /tmp/pw-live.lock`.
@@ -19,6 +25,8 @@
 mod live;
 #[path = "common/sysctl.rs"]
 mod sysctl;
+#[path = "common/tmux.rs"]
+mod tmux;
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
@@ -47,6 +55,106 @@ fn collect(args: &[String], tx: &mpsc::Sender<(usize, i64, serde_json::Value)>, 
             break;
         }
     }
+}
+
+/// The screen's `who:` culprits by second of the day (its header's `HH:MM:SS UTC`), read
+/// every 0.4 s until `stop`: (command, processes, bytes a second), the line as shown.
+type Shown = BTreeMap<i64, (Vec<(String, u64, f64)>, String)>;
+
+fn watch(screen: &tmux::Session, stop: &std::sync::atomic::AtomicBool) -> Shown {
+    let mut out = Shown::new();
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        let text = screen.screen();
+        let head: Vec<&str> = text.lines().take(3).collect();
+        let clock = head.first().and_then(|l| {
+            let i = l.find(" UTC")?;
+            let hms: Vec<i64> = l
+                .get(i.checked_sub(8)?..i)?
+                .split(':')
+                .map(|x| x.parse().ok())
+                .collect::<Option<_>>()?;
+            (hms.len() == 3).then(|| hms[0] * 3600 + hms[1] * 60 + hms[2])
+        });
+        if let (Some(t), Some(line)) = (clock, head.get(2).filter(|l| l.starts_with("who: "))) {
+            out.insert(t, (shown_culprits(line), line.trim().to_owned()));
+        }
+        std::thread::sleep(Duration::from_millis(400));
+    }
+    out
+}
+
+/// `who: culprit dd ×4 dirtying 211M/s, …` as (command, processes, bytes a second dirtied
+/// and read), in the 1024-based units the screen shows.
+fn shown_culprits(line: &str) -> Vec<(String, u64, f64)> {
+    let Some(rest) = line.split("culprit").nth(1) else {
+        return Vec::new();
+    };
+    let rest = rest.trim_start_matches('s').split(';').next().unwrap_or("");
+    let bytes = |t: &str| -> f64 {
+        let t = t.trim_end_matches("/s");
+        let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+        let k = match unit {
+            "K" => 1024f64,
+            "M" => 1024f64.powi(2),
+            "G" => 1024f64.powi(3),
+            "T" => 1024f64.powi(4),
+            _ => 1.0,
+        };
+        num.parse::<f64>().unwrap_or(f64::NAN) * k
+    };
+    let mut out: Vec<(String, u64, f64)> = Vec::new();
+    let mut words = rest.split_whitespace().peekable();
+    while let Some(w) = words.next() {
+        let comm = w.trim_end_matches(',').to_owned();
+        let mut pids = 1;
+        if let Some(n) = words.peek().and_then(|x| x.strip_prefix('×')) {
+            pids = n.trim_end_matches(',').parse().unwrap_or(0);
+            words.next();
+        }
+        let mut rate = 0.0;
+        while let Some(verb) = words.peek().copied() {
+            if verb != "dirtying" && verb != "reading" {
+                break;
+            }
+            words.next();
+            rate += words
+                .next()
+                .map_or(f64::NAN, |r| bytes(r.trim_end_matches(',')));
+        }
+        out.push((comm, pids, rate));
+    }
+    out
+}
+
+/// The processes view in a tmux screen at 160x48, and a thread reading its header until the
+/// flag is set (`watch`).
+fn processes_view() -> (
+    tmux::Session,
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<Shown>,
+) {
+    let screen = tmux::Session::start(
+        format!("pw-agree-{}", std::process::id()),
+        160,
+        48,
+        &format!(
+            "{} --no-config --view processes",
+            env!("CARGO_BIN_EXE_pagewatch")
+        ),
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (screen, stop) = (
+            tmux::Session(screen.0.clone()),
+            std::sync::Arc::clone(&stop),
+        );
+        std::thread::spawn(move || {
+            let shown = watch(&screen, &stop);
+            std::mem::forget(screen); // the test's own handle kills the server
+            shown
+        })
+    };
+    (screen, stop, watcher)
 }
 
 /// The culprits of a record: (command, processes, bytes a second dirtied and read).
@@ -78,6 +186,7 @@ fn instances_started_apart_name_the_same_culprits_in_the_same_second() {
         .tempdir_in("/var/tmp")
         .unwrap();
     let knobs = sysctl::DirtyKnobs::set_dirty_bytes(64 << 20);
+    let (screen, stop, watcher) = processes_view();
     let (tx, rx) = mpsc::channel();
     let n = |s: f64| format!("{}", s as u64);
     let first = {
@@ -120,6 +229,9 @@ fn instances_started_apart_name_the_same_culprits_in_the_same_second() {
     first.join().unwrap();
     second.join().unwrap();
     let flood_s = start.elapsed().as_secs_f64();
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let shown = watcher.join().unwrap();
+    drop(screen);
     drop(flood);
     let was = knobs.taken().clone();
     drop(knobs);
@@ -158,8 +270,46 @@ fn instances_started_apart_name_the_same_culprits_in_the_same_second() {
         );
     }
     println!("{compared} seconds compared, {named} naming culprits");
+    screen_agrees(&by[0], &shown);
     assert!(
         compared >= 10 && named >= 8,
         "too few seconds to compare: {compared} compared, {named} naming culprits"
+    );
+}
+
+/// The processes view against the first batch, from 12 s into the flood (both walked first
+/// when it began, then on the 5 s grid), where the first is on the grid and names culprits
+/// and the screen's third line is the story. The screen rounds its rates to 3 figures
+/// (`211M`, `1.6G`).
+fn screen_agrees(first: &BTreeMap<i64, serde_json::Value>, shown: &Shown) {
+    let flood_from = first.keys().next().copied().unwrap_or(0) + 2;
+    let mut on_screen = 0;
+    for (s, a) in first {
+        let on_grid = a["walk_interval_ms"]
+            .as_i64()
+            .is_some_and(|i| i.abs_diff(5000) <= 100);
+        let ca = culprits(a);
+        let Some((cs, line)) = shown.get(&s.rem_euclid(86_400)) else {
+            continue;
+        };
+        if *s < flood_from + 12 || !on_grid || ca.is_empty() {
+            continue;
+        }
+        on_screen += 1;
+        println!("{s}: {ca:?} | screen {line}");
+        let same = ca.len() == cs.len()
+            && ca.iter().zip(cs).all(|(x, y)| {
+                x.0 == y.0 && x.1.abs_diff(y.1) <= 1 && (x.2 - y.2).abs() <= 0.08 * x.2.max(y.2)
+            });
+        assert!(
+            same,
+            "second {s}: the first batch named {ca:?}, the processes view `{line}`"
+        );
+    }
+    println!("{on_screen} seconds compared with the processes view");
+    assert!(
+        on_screen >= 5,
+        "too few seconds with the processes view's culprits: {on_screen} ({} read)",
+        shown.len()
     );
 }
