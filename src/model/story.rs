@@ -28,7 +28,8 @@
 //!   MemAvailable fell at `TAKER_BYTES_PER_S` or more (from its highest of the last
 //!   `FALL_WINDOW_MS`, since the growth is the walk's), or tasks stalled in reclaim.
 //! - **Why the thresholds moved**: the dirty threshold against the one at the last calm
-//!   step, when it fell by `T_FALL` or more while MemAvailable fell: "T 4.5G → 596M as
+//!   step, when it fell by `T_FALL` or more while MemAvailable fell at least half as far in
+//!   proportion (a T that fell alone moved for another reason, a sysctl): "T 4.5G → 596M as
 //!   MemAvailable fell 21.8G → 3.3G; pagewatch-eat[4242] took 19.6G". The last calm step is
 //!   handed back too (`reference_due`, once it moved by `REFERENCE_MOVE`), and every instance
 //!   tells the fall from the one stored in this boot (`seed_reference`), its own only where
@@ -377,7 +378,11 @@ impl Calm {
             .filter(|r| r.seen_s.saturating_mul(1000) >= booted_ms.saturating_sub(60_000))
             .map(|r| (r.thresh_bytes, r.available_bytes));
         let ((t0, a0), t, a) = (stored.or(self.reference)?, thresh?, available?);
-        if t > t0 * T_FALL || a >= a0 {
+        // MemAvailable must have fallen, in proportion, at least half as far as T: the
+        // thresholds are a share of the dirtyable memory, which falls with it. A T that fell
+        // alone moved for another reason (`vm.dirty_bytes` set to 64 MiB read "T 4.6G → 64.0M
+        // as MemAvailable fell 23.0G → 23.0G").
+        if t > t0 * T_FALL || a >= a0 || (a0 - a) / a0 < 0.5 * (t0 - t) / t0 {
             return None;
         }
         let taker = taker.map_or_else(String::new, |k| {

@@ -185,6 +185,40 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
     assert_eq!(s.memory_taker.map(|k| k.pid), Some(4242));
 }
 
+/// A threshold that fell while MemAvailable did not (a sysctl set `vm.dirty_bytes`) did not
+/// fall because memory was taken: the story does not say so. Seen live: "T 4.6G → 64.0M as
+/// MemAvailable fell 23.0G → 23.0G".
+#[test]
+fn a_threshold_that_fell_alone_is_not_told_as_memory_taken() {
+    let mut calm = Calm::default();
+    let mut m = model(Vec::new());
+    let t0 = m
+        .dirty
+        .thresh_pages
+        .or(m.dirty.derived_thresh_pages)
+        .unwrap();
+    let a0 = m.memory.MemAvailable.unwrap();
+    assert_eq!(calm.tell(&m, true).thresholds_moved, None);
+    // Past background from here on: no calm step moves the reference.
+    m.dirty.state = Some(State::BackgroundFlushing);
+    m.time_ms += 1000;
+    m.dirty.thresh_pages = Some(t0 / 70);
+    m.dirty.derived_thresh_pages = Some(t0 / 70);
+    m.memory.MemAvailable = Some(a0 - 1024);
+    assert_eq!(calm.tell(&m, true).thresholds_moved, None, "1 MiB less");
+    // MemAvailable fell by 40 % where T fell by 60 %: more than half as far, told.
+    m.time_ms += 1000;
+    m.dirty.thresh_pages = Some(t0 * 2 / 5);
+    m.dirty.derived_thresh_pages = Some(t0 * 2 / 5);
+    m.memory.MemAvailable = Some(a0 * 3 / 5);
+    let told = calm.tell(&m, true).thresholds_moved;
+    assert!(
+        told.as_deref()
+            .is_some_and(|t| t.contains("as MemAvailable fell")),
+        "{told:?}"
+    );
+}
+
 fn mem_row() -> MemRow {
     MemRow::blank(0, "")
 }
