@@ -125,12 +125,7 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
     let mut calm = Calm::default();
     let mut m = model(Vec::new());
     let page = m.page_size as f64;
-    let t0 = m
-        .dirty
-        .thresh_pages
-        .or(m.dirty.derived_thresh_pages)
-        .unwrap();
-    let a0 = m.memory.MemAvailable.unwrap();
+    let (t0, a0) = calm_step(&m);
     // A calm step fixes the reference: T and MemAvailable as they were.
     assert_eq!(calm.tell(&m, true).thresholds_moved, None);
     // The eater took most of it in the next second: MemAvailable a sixth, T an eighth.
@@ -192,12 +187,7 @@ fn the_memory_taker_and_why_the_thresholds_fell() {
 fn a_threshold_that_fell_alone_is_not_told_as_memory_taken() {
     let mut calm = Calm::default();
     let mut m = model(Vec::new());
-    let t0 = m
-        .dirty
-        .thresh_pages
-        .or(m.dirty.derived_thresh_pages)
-        .unwrap();
-    let a0 = m.memory.MemAvailable.unwrap();
+    let (t0, a0) = calm_step(&m);
     assert_eq!(calm.tell(&m, true).thresholds_moved, None);
     // Past background from here on: no calm step moves the reference.
     m.dirty.state = Some(State::BackgroundFlushing);
@@ -217,6 +207,12 @@ fn a_threshold_that_fell_alone_is_not_told_as_memory_taken() {
             .is_some_and(|t| t.contains("as MemAvailable fell")),
         "{told:?}"
     );
+}
+
+/// The dirty threshold (pages) and MemAvailable (kB) of a calm step.
+fn calm_step(m: &Model) -> (u64, u64) {
+    let t0 = m.dirty.thresh_pages.or(m.dirty.derived_thresh_pages);
+    (t0.unwrap(), m.memory.MemAvailable.unwrap())
 }
 
 fn mem_row() -> MemRow {
