@@ -29,7 +29,7 @@ mod sysctl;
 mod tmux;
 
 use std::collections::BTreeMap;
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use live::{Killed, have, is_root};
@@ -89,7 +89,7 @@ fn shown_culprits(line: &str) -> Vec<(String, u64, f64)> {
     let Some(rest) = line.split("culprit").nth(1) else {
         return Vec::new();
     };
-    let rest = rest.trim_start_matches('s').split(';').next().unwrap_or("");
+    let rest = rest.split(';').next().unwrap_or("");
     let bytes = |t: &str| -> f64 {
         let t = t.trim_end_matches("/s");
         let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
@@ -127,13 +127,13 @@ fn shown_culprits(line: &str) -> Vec<(String, u64, f64)> {
 }
 
 /// The processes view in a tmux screen at 160x48, and a thread reading its header until the
-/// flag is set (`watch`).
+/// flag is set (`watch`). The server goes with the last handle on the screen.
 fn processes_view() -> (
-    tmux::Session,
-    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    Arc<tmux::Session>,
+    Arc<std::sync::atomic::AtomicBool>,
     std::thread::JoinHandle<Shown>,
 ) {
-    let screen = tmux::Session::start(
+    let screen = Arc::new(tmux::Session::start(
         format!("pw-agree-{}", std::process::id()),
         160,
         48,
@@ -141,18 +141,11 @@ fn processes_view() -> (
             "{} --no-config --view processes",
             env!("CARGO_BIN_EXE_pagewatch")
         ),
-    );
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    ));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watcher = {
-        let (screen, stop) = (
-            tmux::Session(screen.0.clone()),
-            std::sync::Arc::clone(&stop),
-        );
-        std::thread::spawn(move || {
-            let shown = watch(&screen, &stop);
-            std::mem::forget(screen); // the test's own handle kills the server
-            shown
-        })
+        let (screen, stop) = (Arc::clone(&screen), Arc::clone(&stop));
+        std::thread::spawn(move || watch(&screen, &stop))
     };
     (screen, stop, watcher)
 }
