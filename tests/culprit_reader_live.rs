@@ -64,11 +64,12 @@ fn a_saturated_disks_reader_is_named_its_culprit() {
         .tempdir_in("/var/tmp")
         .unwrap();
     fio_layout(dir.path(), "reader");
-    let (mut judged, mut named) = (0, Vec::new());
+    let (mut judged, mut named, mut unsaturated) = (0, Vec::new(), Vec::new());
     for (t, v) in records(dir.path()) {
         if !(LIGHT_S + 10.0..=LIGHT_S + FLOOD_S - 1.0).contains(&t) {
             continue;
         }
+        unsaturated.extend(not_saturated(t - LIGHT_S, &v));
         let saturated = v["disks"]
             .as_array()
             .unwrap()
@@ -94,6 +95,28 @@ fn a_saturated_disks_reader_is_named_its_culprit() {
     );
     assert!(
         judged >= 5,
-        "only {judged} records judged a disk saturated by 64-deep random reads"
+        "only {judged} records judged a disk saturated by 64-deep random reads; the others \
+         (+s, disk, r/s, aqu-sz, r_await ms, baseline ms, why): {unsaturated:?}"
     );
+}
+
+/// What a record said of each disk reading over 1000 IO/s that it did not judge saturated:
+/// the evidence a failure shows (seconds into the flood, then the disk's figures).
+fn not_saturated(t: f64, v: &serde_json::Value) -> Vec<String> {
+    let disks = v["disks"].as_array().map_or(&[][..], Vec::as_slice);
+    disks
+        .iter()
+        .filter(|d| d["saturated"] != true && d["r_s"].as_f64().unwrap_or(0.0) > 1000.0)
+        .map(|d| {
+            format!(
+                "+{t:.0} {} {} {} {} {} {}",
+                d["name"],
+                d["r_s"],
+                d["aqu_sz"],
+                d["r_await"],
+                d["baseline_await_ms"],
+                d["saturation_why"]
+            )
+        })
+        .collect()
 }
