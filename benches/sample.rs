@@ -418,20 +418,62 @@ impl Sweep {
     }
 }
 
+/// `samples` with `count` idle loop devices more in each diskstats, as `losetup` leaves them
+/// after udev has read their first blocks (the same counters in every sample), and in the
+/// queue settings (issue 52's 100 loop devices on files in /dev/shm,
+/// `benches/issue52/loops100.sh`).
+fn with_idle_loops(samples: &[RawSample], count: u32) -> Vec<RawSample> {
+    use std::fmt::Write as _;
+    let (mut lines, mut queues) = (String::new(), String::new());
+    for n in 0..count {
+        let _ = writeln!(
+            lines,
+            "   7 {n:>7} loop{n} 33 0 1138 12 0 0 0 0 0 24 12 0 0 0 0 0 0"
+        );
+        let _ = writeln!(
+            queues,
+            "loop{n}\t0\t[none]\t128\twrite back\t\t1\t\t\t\t\t\t\
+             /dev/shm/pw-cost-loop-{n}.img\t0:{}\t0\t131072\t512",
+            1000 + n
+        );
+    }
+    // The settings as the live source hands them over: carried into every sample.
+    let mut block = String::new();
+    let mut out = samples.to_vec();
+    for s in &mut out {
+        if let Some(text) = s.files.get_mut(names::DISKSTATS) {
+            text.push_str(&lines);
+        }
+        if let Some(text) = s.file(names::BLOCK_DEVICES) {
+            block = format!("{text}{queues}");
+        }
+        if !block.is_empty() {
+            s.files.insert(names::BLOCK_DEVICES.into(), block.clone());
+        }
+    }
+    out
+}
+
 /// With the caches cold, as in the running TUI (`Sweep` before each timed sample):
 /// `ingest_cold_idle` times the ingest alone (parse, derive, history), warm a third of this;
 /// `tick_cold_idle_160x48` the ingest and the 160x48 frame the terminal needs, the sampler's
 /// whole work per sample but for the reads and the write, and the closest of these benches
-/// to what `tui_pty` measures.
+/// to what `tui_pty` measures; `tick_cold_idle_160x48_loops100` the same with 100 idle loop
+/// devices in diskstats (`with_idle_loops`).
 fn cold_ticks(c: &mut Criterion) {
     use pagewatch::app::{App, Look, Msg};
     use pagewatch::source::HostInfo;
     use pagewatch::ui::Screen;
     use ratatui::layout::Rect;
-    let samples = idle_samples_carried();
+    let plain = idle_samples_carried();
+    let loops = with_idle_loops(&plain, 100);
     let mut sweep = Sweep::new();
     let area = Rect::new(0, 0, 160, 48);
-    for (name, draw) in [("ingest_cold_idle", false), ("tick_cold_idle_160x48", true)] {
+    for (name, draw, samples) in [
+        ("ingest_cold_idle", false, &plain),
+        ("tick_cold_idle_160x48", true, &plain),
+        ("tick_cold_idle_160x48_loops100", true, &loops),
+    ] {
         let mut app = App::new(HostInfo::default(), Look::default(), 1.0);
         let mut screen = Screen::new();
         let mut next = 0;

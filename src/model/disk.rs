@@ -16,14 +16,14 @@
 //! (`Saturation`, judged by `saturation::Judge`), and putting the interval's latency on the
 //! rows (`fill_latency`, figures from `latency`). Must not touch: I/O.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use serde::Serialize;
 
 use super::latency::{DiskLatency, LatCols};
 use crate::parse::blk_lat::Blk;
 use crate::parse::diskstats::Skipped;
-use crate::parse::{DiskCounters, QueueSettings, Snapshot};
+use crate::parse::{BlockDevices, DiskCounters, QueueSettings, Snapshot};
 
 /// The iostat -x columns. Keys follow iostat's names with `/` and `-` as `_` and `%x` as
 /// `x_pct`. `None` when the kernel lacks the counter (discard before 4.18, flush before 5.5).
@@ -106,7 +106,7 @@ pub struct Disk {
     /// I/Os in flight at the read (a gauge).
     pub in_flight: u64,
     /// Queue settings from /sys/block (whole disks only).
-    pub queue: Option<QueueSettings>,
+    pub queue: Option<std::sync::Arc<QueueSettings>>,
     /// iostat -x columns; all `None` on a device's first tick or after a counter reset.
     #[serde(flatten)]
     pub cols: Columns,
@@ -423,11 +423,7 @@ fn util_pct(ticks_ms: f64, dt_s: f64) -> Option<f64> {
 /// diskstats): listed; or, for a name the listing does not know (a disk hot-plugged since it
 /// was read), not a partition of another device of this diskstats (`all`) by the kernel's
 /// naming (`parents`). Without it: not named like a partition (`sda1`, `nvme0n1p2`).
-fn is_whole(
-    name: &str,
-    whole: Option<&BTreeMap<String, QueueSettings>>,
-    all: &HashSet<&str>,
-) -> bool {
+fn is_whole(name: &str, whole: Option<&BlockDevices>, all: &HashSet<&str>) -> bool {
     if let Some(block) = whole {
         return block.contains_key(name) || !parents(name).any(|p| all.contains(p));
     }
@@ -544,8 +540,9 @@ pub fn derive(
         if c.total_ios() == 0 {
             continue;
         }
-        let listed = whole.is_some_and(|b| b.contains_key(&c.name));
-        let partition = !listed && !is_whole(&c.name, whole, all.get_or_init(names));
+        // One lookup: a listed device is whole, and has its settings.
+        let queue = whole.and_then(|b| b.get(&c.name));
+        let partition = queue.is_none() && !is_whole(&c.name, whole, all.get_or_init(names));
         if partition && !partitions {
             continue;
         }
@@ -565,7 +562,7 @@ pub fn derive(
                 Before::Unknown => None,
             })
             .unwrap_or_default();
-        let queue = whole.and_then(|b| b.get(&c.name)).cloned();
+        let queue = queue.cloned();
         out.push(Disk {
             name: c.name.clone(),
             dm_name: queue.as_ref().and_then(|q| q.dm_name.clone()),

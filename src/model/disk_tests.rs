@@ -20,7 +20,7 @@ fn of(n: &str) -> Vec<&str> {
 fn a_disk_newer_than_the_listing_is_whole_its_partitions_are_not() {
     // /sys/block was read before sdc, md1 and md10 came: they are whole disks; partitions
     // are known by the kernel's naming against the devices of this diskstats.
-    let block = BTreeMap::from([("sda".to_owned(), QueueSettings::default())]);
+    let block = BlockDevices::from([("sda".to_owned(), QueueSettings::default().into())]);
     let all = HashSet::from([
         "sda",
         "sda1",

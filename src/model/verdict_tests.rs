@@ -437,10 +437,10 @@ fn a_deep_queue_no_baseline_judges_is_said_where_no_disk_saturated_was() {
     // Once a device is saturated, that is said and the unjudged one is not.
     let mut sdb = disk("sdb", (0.0, 0.0), (300.0, 9.0));
     sdb.cols.util_pct = Some(97.0);
-    sdb.queue = Some(crate::parse::QueueSettings {
+    sdb.queue = Some(std::sync::Arc::new(crate::parse::QueueSettings {
         rotational: Some(true),
         ..crate::parse::QueueSettings::default()
-    });
+    }));
     m.disks.push(sdb);
     let mut j = crate::model::saturation::Judge::default();
     j.judge(&mut m.disks);

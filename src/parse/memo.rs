@@ -11,13 +11,12 @@
 //! Must not touch: parsing rules (`Snapshot::parse` stays the reference, and `Parser::parse`
 //! equals it on every sample) or I/O.
 
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use super::fast::lines;
 use super::{
-    DiskCounters, PSI_FILES, Psi, QueueSettings, Repeats, Snapshot, VmSysctl, Zone, diskstats,
+    BlockDevices, DiskCounters, PSI_FILES, Psi, Repeats, Snapshot, VmSysctl, Zone, diskstats,
     pressure, queue, sysctl, zoneinfo,
 };
 use crate::Result;
@@ -165,7 +164,7 @@ impl<T> LineMemo<T> {
 pub struct Parser {
     zones: Memo<Arc<[Zone]>>,
     disks: LineMemo<std::result::Result<Option<Arc<DiskCounters>>, diskstats::Skipped>>,
-    block: Memo<Arc<BTreeMap<String, QueueSettings>>>,
+    block: Memo<Arc<BlockDevices>>,
     carried: Memo<Arc<[(String, u64)]>>,
     bdis: Memo<Arc<[super::bdi::BdiLimits]>>,
     /// In `PSI_FILES` order.
@@ -214,7 +213,7 @@ impl Repeats for Parser {
             })
             .unwrap_or_else(|e| match e {})
     }
-    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
+    fn block(&mut self, text: &str) -> Arc<BlockDevices> {
         self.block
             .get(text, |t| Ok::<_, Infallible>(Arc::new(queue::parse(t))))
             .unwrap_or_else(|e| match e {})

@@ -46,7 +46,7 @@ pub use diskstats::DiskCounters;
 pub use meminfo::Meminfo;
 pub use memo::Parser;
 pub use pressure::{Psi, PsiLine};
-pub use queue::QueueSettings;
+pub use queue::{BlockDevices, QueueSettings};
 pub use stat::CpuStat;
 pub use sysctl::VmSysctl;
 pub use vmstat::VmStat;
@@ -104,7 +104,7 @@ pub struct Snapshot {
     pub sysctl: VmSysctl,
     /// Whole disks (the entries of `/sys/block`) and their queue settings;
     /// `None` when /sys was not read. Shared, like `zones`.
-    pub block: Option<Arc<BTreeMap<String, QueueSettings>>>,
+    pub block: Option<Arc<BlockDevices>>,
     /// The process walk (`names::PROCS`), in the samples that carry one (spec §11).
     /// Shared: the tracker keeps the last one.
     pub procs: Option<Arc<procs::Walk>>,
@@ -293,7 +293,7 @@ trait Repeats {
     fn diskstats(&mut self, text: &str) -> DiskLines;
     /// `names::DISKSTATS_CARRIED`.
     fn carried(&mut self, text: &str) -> Arc<[(String, u64)]>;
-    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>>;
+    fn block(&mut self, text: &str) -> Arc<BlockDevices>;
     /// PSI file `PSI_FILES[i]`.
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi>;
     /// The BDI limits (`names::BDI_LIMITS`).
@@ -316,7 +316,7 @@ impl Repeats for Afresh {
     fn carried(&mut self, text: &str) -> Arc<[(String, u64)]> {
         diskstats::carried(text).into()
     }
-    fn block(&mut self, text: &str) -> Arc<BTreeMap<String, QueueSettings>> {
+    fn block(&mut self, text: &str) -> Arc<BlockDevices> {
         Arc::new(queue::parse(text))
     }
     fn pressure(&mut self, i: usize, text: &str) -> Result<Psi> {
