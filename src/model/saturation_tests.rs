@@ -36,10 +36,18 @@ fn virtual_and_multi_queue_disks_are_parallel_whatever_rotational_says() {
     let mut vda = disk("vda", true, 100.0, 0.8, 0.1, 100.0);
     assert!(parallel(&vda));
     let mut sdb = disk("sdb", true, 100.0, 0.8, 0.1, 100.0);
-    sdb.queue.as_mut().map(std::sync::Arc::make_mut).unwrap().hw_queues = Some(4);
+    sdb.queue
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+        .unwrap()
+        .hw_queues = Some(4);
     assert!(parallel(&sdb));
     let mut sda = disk("sda", true, 95.0, 0.5, 1.0, 100.0);
-    sda.queue.as_mut().map(std::sync::Arc::make_mut).unwrap().hw_queues = Some(1);
+    sda.queue
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+        .unwrap()
+        .hw_queues = Some(1);
     assert!(!parallel(&sda));
     // A real spinning disk is judged by %util: 95 % is saturated at once.
     let s = run(&mut Judge::default(), &sda, 1);
@@ -372,7 +380,11 @@ fn a_few_slow_writes_beside_fast_reads_weigh_as_few() {
 
 /// `d` with the device identity `id` (`QueueSettings::identity`).
 fn known(mut d: Disk, id: &str) -> Disk {
-    d.queue.as_mut().map(std::sync::Arc::make_mut).unwrap().identity = Some(id.to_owned());
+    d.queue
+        .as_mut()
+        .map(std::sync::Arc::make_mut)
+        .unwrap()
+        .identity = Some(id.to_owned());
     d
 }
 
