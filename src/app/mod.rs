@@ -612,24 +612,23 @@ impl App {
     /// the one busy most recently in the chart history first).
     #[must_use]
     pub fn sorted_disks(&self) -> Vec<&Disk> {
-        let Some(m) = &self.model else {
-            return Vec::new();
-        };
-        let mut v: Vec<&Disk> = m.disks.iter().collect();
-        let history = &self.history().disks;
-        let last_busy = |d: &Disk| {
-            history
-                .get(&d.name)
-                .and_then(crate::history::DiskHistory::last_busy)
-        };
-        self.ui.sort.sort(&mut v, last_busy);
+        let mut v: Vec<&Disk> = self.model.iter().flat_map(|m| &m.disks).collect();
+        self.ui.sort.sort(&mut v, |d| self.last_busy(d));
         v
+    }
+
+    /// The tick of `d`'s last I/O in the chart history (`DiskHistory::last_busy`).
+    fn last_busy(&self, d: &Disk) -> Option<u64> {
+        (self.history().disks.get(&d.name)).and_then(crate::history::DiskHistory::last_busy)
     }
 
     /// The selected disk: the one chosen with the arrows, else the first in display order.
     #[must_use]
     pub fn selected_disk(&self) -> Option<&Disk> {
-        self.selected_in(&self.sorted_disks())
+        let m = self.model.as_ref()?;
+        let named =
+            (self.ui.selected.as_deref()).and_then(|n| m.disks.iter().find(|d| d.name == n));
+        named.or_else(|| self.ui.sort.first(&m.disks, |d| self.last_busy(d)))
     }
 
     /// `selected_disk` among disks already sorted (`sorted_disks`), without sorting again.
