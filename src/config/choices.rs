@@ -391,14 +391,7 @@ mod tests {
         ];
         let last_busy = |d: &Disk| (d.name == "vda").then_some(3);
         for all in &sets {
-            for key in [
-                SortKey::Util,
-                SortKey::AquSz,
-                SortKey::Await,
-                SortKey::Iops,
-                SortKey::Throughput,
-                SortKey::Name,
-            ] {
+            for key in SortKey::ORDER {
                 let first = key.first(all, last_busy).map(|d| d.name.as_str());
                 assert_eq!(first, Some(order(all, key, last_busy)[0]), "{key:?}");
             }
