@@ -88,7 +88,7 @@ impl Drop for Loop {
         if !self.wbt_then.is_empty() {
             let _ = std::fs::write(self.wbt(), &self.wbt_then);
         }
-        let _ = run("losetup", &["-d", &self.dev]);
+        live::remove_loop(&self.dev);
     }
 }
 

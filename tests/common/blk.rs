@@ -87,7 +87,7 @@ impl Loop {
 
 impl Drop for Loop {
     fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).output();
+        super::live::remove_loop(&self.dev);
     }
 }
 

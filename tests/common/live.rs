@@ -124,3 +124,36 @@ pub fn json_stream(
     let out = std::io::BufReader::new(child.0.stdout.take().unwrap());
     (child, out.lines())
 }
+
+/// Detaches the loop device `dev` (`/dev/loopN`) and removes it (`LOOP_CTL_REMOVE`): only
+/// detached, it stays in /sys/block and /proc/diskstats, an idle device in every later test
+/// and measurement (a full CI run left loop0 and loop1). `losetup -d` lets go
+/// asynchronously, so the removal is tried for up to 2 s.
+#[allow(dead_code)]
+pub fn remove_loop(dev: &str) {
+    use std::os::fd::AsRawFd;
+    const LOOP_CTL_REMOVE: libc::c_ulong = 0x4C81;
+    let _ = Command::new("losetup").args(["-d", dev]).output();
+    let Some(n) = dev
+        .strip_prefix("/dev/loop")
+        .and_then(|n| n.parse::<libc::c_ulong>().ok())
+    else {
+        return;
+    };
+    let Ok(ctl) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/loop-control")
+    else {
+        return;
+    };
+    for _ in 0..20 {
+        // SAFETY: an ioctl on an fd this function owns, its argument a plain integer.
+        #[allow(unsafe_code)]
+        let r = unsafe { libc::ioctl(ctl.as_raw_fd(), LOOP_CTL_REMOVE, n) };
+        if r >= 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
