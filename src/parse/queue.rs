@@ -35,8 +35,8 @@ pub struct QueueSettings {
 /// Whole-disk names (sorted) and each one's settings, shared by every disk derived from them:
 /// a device's settings are the same from one tick to the next (they are re-read only at the
 /// slow refresh), so each tick's `Disk` holds them by reference, not as a copy of their
-/// strings (100 idle loop devices cost 90 µs a tick more cold with a copy each,
-/// `cargo bench --bench sample -- tick_cold_idle_160x48_loops100`).
+/// strings (three allocations a device a tick; with 100 loop devices the saving was under
+/// the noise of `cargo bench --bench sample -- tick_cold_idle_160x48_loops100`).
 pub type BlockDevices = BTreeMap<String, Arc<QueueSettings>>;
 
 /// Parses the pseudo-file.
