@@ -298,7 +298,7 @@ fn memcg_domain(suite: &str, s: &BTreeMap<String, String>, wb_stats: bool) {
         }
         let paced = matches!(
             m["state"].as_str(),
-            Some("writers_throttled" | "over_thresh")
+            Some("writers_throttled" | "over_thresh" | "at_hard_limit")
         );
         if paced && g_dirty <= u(g, "/freerun_pages") {
             throttled_while_global_free += 1;

@@ -35,10 +35,13 @@ pub enum State {
     /// throttled, so after T falls (memory taken) writers are paced, not stopped, for tens of
     /// seconds above it (spec §1.10). Only the tracepoint exports `limit`.
     OverThresh,
-    /// nr_dirty + nr_writeback ≥ the kernel's hard limit of the global domain, max(T,
-    /// dirty_limit), as the `writeback:balance_dirty_pages` tracepoint reported it over the
-    /// interval (spec §1.10, §7): writers are stopped (task_ratelimit 0, 200 ms pauses). Only
-    /// used when that tracepoint is armed and reported the global domain.
+    /// The domain's dirty count reached the kernel's hard limit, max(T, dirty_limit), in the
+    /// interval: the `writeback:balance_dirty_pages` tracepoint reported a writer of it
+    /// stopped (`task_ratelimit` 0, the longest pause; spec §1.10, §7). Only with that
+    /// tracepoint armed. Judged on the interval's events, not the sampled count: the count
+    /// swings across the limit many times a second in a flood, so two instances reading it
+    /// a few ms apart disagreed (`verdict::fold_dirty`). A recording made before the stops
+    /// were counted compares its sampled count with the last global event's `limit`.
     AtHardLimit,
 }
 
@@ -205,10 +208,17 @@ impl Dirty {
         };
         let pv = prev.map(|p| &p.vmstat);
         let kernel_hard = s.trace.as_ref().and_then(super::throttled::kernel_limit);
+        // The interval's stops judge "at hard limit" (`verdict::fold_dirty`); only a recording
+        // made before they were counted judges the sampled count against the limit.
+        let instant_limit = kernel_hard.filter(|_| {
+            s.trace
+                .as_ref()
+                .is_some_and(|t| !super::throttled::stops_counted(t))
+        });
         let sampled = nr_dirty
             .zip(both)
             .zip(effective)
-            .map(|((d, b), l)| state(d, b, l, kernel_hard.map(|k| k.0)));
+            .map(|((d, b), l)| state(d, b, l, instant_limit.map(|k| k.0)));
         Dirty {
             thresh_pages: kernel.map(|l| l.thresh),
             bg_thresh_pages: kernel.map(|l| l.bg_thresh),
@@ -381,6 +391,51 @@ mod tests {
                 rt_reader: false,
             }
         }
+    }
+
+    #[test]
+    fn the_sampled_count_judges_the_hard_limit_only_in_a_recording_without_stops() {
+        use crate::parse::trace::{Trace, TraceState, TraceStatus};
+        use crate::parse::trace_writers::{WriterRow, Writers};
+        let samples = crate::source::test_samples("live-idle");
+        let mut snap = Snapshot::parse(&samples[1]).unwrap();
+        let thresh = Dirty::derive(None, &snap, None).thresh_pages.unwrap();
+        // The sampled count is at the kernel's limit (the last global event's).
+        snap.vmstat.nr_dirty = Some(thresh);
+        snap.vmstat.nr_writeback = Some(10);
+        let with = |stopped| {
+            let mut s = snap.clone();
+            s.trace = Some(Trace {
+                status: TraceStatus {
+                    state: TraceState::Armed,
+                    why: None,
+                    pid: None,
+                    tasks: Vec::new(),
+                    bytes: 0,
+                    capped: false,
+                },
+                format: None,
+                writers: Writers {
+                    rows: vec![WriterRow {
+                        pid: 7,
+                        bdi: "8:0".into(),
+                        limit: thresh,
+                        setpoint: thresh - 100,
+                        stopped,
+                        ..WriterRow::default()
+                    }],
+                    ..Writers::default()
+                },
+                error: None,
+            });
+            Dirty::derive(None, &s, None)
+        };
+        // Stops counted: the instant is "over thresh"; the interval's stops decide the rest.
+        let d = with(Some(0));
+        assert_eq!(d.sampled_state, Some(State::OverThresh));
+        assert_eq!(d.kernel_limit_pages, Some(thresh));
+        // A recording made before: the instant against the limit, as it was judged then.
+        assert_eq!(with(None).sampled_state, Some(State::AtHardLimit));
     }
 
     #[test]

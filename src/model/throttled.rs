@@ -40,6 +40,10 @@ pub struct Throttled {
     pub pause_ms_per_s: Option<f64>,
     /// The rate the kernel allows the task, KiB/s (tracepoint `task_ratelimit`), last seen.
     pub task_ratelimit_kbps: Option<u64>,
+    /// Times the kernel stopped it in the interval: events with `task_ratelimit` 0, its
+    /// domain's dirty count at the hard limit (spec §1.10, §7). `None` from the walk, and in
+    /// recordings made before the count was kept.
+    pub stopped: Option<u64>,
     /// The hard limit of the domain that paced it, pages: the tracepoint's `limit`; for a
     /// writer paced by its memcg on a kernel that reports the global limit there, the
     /// memcg's threshold (`verdict::fold_dirty`, spec §1.8, §1.10).
@@ -85,6 +89,7 @@ impl Throttled {
             bdi: None,
             pause_ms_per_s: None,
             task_ratelimit_kbps: None,
+            stopped: None,
             limit_pages: None,
             kernel_limit_pages: None,
             domain: None,
@@ -190,6 +195,7 @@ pub fn from_trace(t: &Trace, dt_s: Option<f64>) -> Vec<Throttled> {
             bdi: Some(w.bdi.clone()),
             cgroup_ino: w.cgroup_ino,
             task_ratelimit_kbps: Some(w.task_ratelimit),
+            stopped: w.stopped,
             limit_pages: Some(w.limit),
             setpoint_pages: Some(w.setpoint),
             // Each event announces the sleep about to be taken, so a pause announced near the
@@ -249,6 +255,13 @@ pub fn kernel_limit(t: &Trace) -> Option<(u64, u64)> {
         .filter(|w| w.cgroup_ino.is_none_or(|i| i == ROOT_CGROUP_INO))
         .max_by_key(|w| w.last_ns)
         .map(|w| (w.limit, w.setpoint))
+}
+
+/// Whether the interval's rows count the kernel's stops (`WriterRow::stopped`): every row
+/// a recording made since then carries the count.
+#[must_use]
+pub fn stops_counted(t: &Trace) -> bool {
+    t.writers.rows.iter().all(|w| w.stopped.is_some())
 }
 
 /// Names each row's cgroup from the tracepoint's `cgroup_ino` and the cgroup tree's inodes

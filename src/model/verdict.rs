@@ -4,7 +4,10 @@
 //! - **Dirty state per domain.** The sampled counters are one instant; the tracepoint and the
 //!   walk's wchan see the whole interval. A writer paused in `balance_dirty_pages()` means its
 //!   domain was above freerun during the interval (the tracepoint fires only there, spec §7),
-//!   so that domain's state is at least "writers throttled" whatever the snapshot read. Each
+//!   so that domain's state is at least "writers throttled" whatever the snapshot read; a
+//!   writer it stopped (`task_ratelimit` 0) means the domain reached its hard limit in the
+//!   interval: "at hard limit" (spec §1.10). Both are the interval's, so every instance
+//!   sampling the same seconds answers the same whatever instant it read. Each
 //!   tracepoint row is put in the domain that paced it: the kernel's freerun of that domain
 //!   is `2·setpoint − limit` on every kernel (before the 6.14-stable fix `limit` is the
 //!   global one and `setpoint` mixes it with the throttling domain's freerun; after it both
@@ -49,7 +52,7 @@ const MIN_OPS_SHARE: f64 = 0.1;
 /// domain that paced it (`Throttled::domain`; a memcg-paced row's `limit_pages` becomes that
 /// domain's threshold when the kernel reported the global limit), sums the tracepoint's
 /// pauses per domain, and raises a domain with throttled writers to at least
-/// `WritersThrottled`. The global domain's state is copied to `Dirty::state`.
+/// `WritersThrottled`, and to `AtHardLimit` when the kernel stopped one of them. The global domain's state is copied to `Dirty::state`.
 pub fn fold_dirty(m: &mut Model) {
     let armed = m
         .tracer
@@ -89,10 +92,14 @@ pub fn fold_dirty(m: &mut Model) {
         if paused && !row.is_self {
             dom.throttled_writers += 1;
             dom.wchan_writers += usize::from(row.source == ThrottleSource::Wchan);
-            dom.state = Some(
-                dom.state
-                    .map_or(State::WritersThrottled, |s| s.max(State::WritersThrottled)),
-            );
+            // Stopped (task_ratelimit 0) is the kernel saying the domain reached its hard
+            // limit in the interval (spec §1.10, §7).
+            let floor = if row.stopped.is_some_and(|n| n > 0) {
+                State::AtHardLimit
+            } else {
+                State::WritersThrottled
+            };
+            dom.state = Some(dom.state.map_or(floor, |s| s.max(floor)));
         }
     }
     if let Some(g) = m.domains.first().filter(|d| d.kind == Kind::Global) {
@@ -231,6 +238,11 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
             0 => String::new(),
             w => format!(", {w} more seen there (wchan)"),
         };
+        let stops = match here.iter().filter_map(|r| r.stopped).sum::<u64>() {
+            0 => String::new(),
+            1 => ", stopped at the hard limit once".into(),
+            n => format!(", stopped at the hard limit {n} times"),
+        };
         let tp = if paused > 0 {
             format!("{paused} writer{} paused {p:.0} ms/s", plural(paused))
         } else {
@@ -239,7 +251,7 @@ fn dirty_verdict(m: &Model) -> DirtyVerdict {
         };
         (
             Sure::Exact,
-            format!("{tp} in balance_dirty_pages (tracepoint){more}; {counts}"),
+            format!("{tp} in balance_dirty_pages (tracepoint){stops}{more}; {counts}"),
         )
     } else if !here.is_empty() {
         (

@@ -95,6 +95,40 @@ fn paused_writers_raise_the_domain_that_paced_them() {
 }
 
 #[test]
+fn a_writer_the_kernel_stopped_puts_its_domain_at_the_hard_limit() {
+    let mut m = model();
+    // The global writer was stopped 3 times (task_ratelimit 0), /box's only paced: the
+    // global domain reached its hard limit in the interval, whatever the count read at the
+    // sample (1000 pages, below background).
+    let mut stopped = tp(8, 1, 16384, 12288, 200.0);
+    stopped.stopped = Some(3);
+    let mut paced = tp(7, 42, 16384, 3000, 100.0);
+    paced.stopped = Some(0);
+    m.throttled = vec![stopped, paced];
+    fold_dirty(&mut m);
+    assert_eq!(m.domains[0].state, Some(State::AtHardLimit));
+    assert_eq!(m.domains[0].sampled_state, Some(State::BelowBackground));
+    assert_eq!(m.domains[1].state, Some(State::WritersThrottled));
+    assert_eq!(m.dirty.state, Some(State::AtHardLimit));
+    let v = derive(&m);
+    assert_eq!(v.dirty.state, Some(State::AtHardLimit));
+    assert!(
+        v.dirty
+            .why
+            .contains("(tracepoint), stopped at the hard limit 3 times;"),
+        "{}",
+        v.dirty.why
+    );
+    // pagewatch's own stops raise nothing.
+    let mut m = model();
+    let mut me = tp(9, 1, 16384, 12288, 50.0);
+    (me.stopped, me.is_self) = (Some(5), true);
+    m.throttled = vec![me];
+    fold_dirty(&mut m);
+    assert_eq!(m.dirty.state, Some(State::BelowBackground));
+}
+
+#[test]
 fn a_container_writer_paced_by_the_global_domain_counts_there() {
     let mut m = model();
     // In /box (inode 42) but the kernel's freerun is the global one (after the fix, limit

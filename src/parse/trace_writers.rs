@@ -15,7 +15,9 @@
 //! The pseudo-file: `events N` (the events reduced), `lost N` (the kernel dropped them), then
 //! one line per task: `pid=… events=… pause_ms=… last_ns=… bdi=… limit=… setpoint=… dirty=…
 //! task_ratelimit=…`, the optional figures (`cgroup_ino`, `wb_setpoint`, `wb_dirty`,
-//! `dirty_ratelimit`) when the kernel has them, and `comm=` last (a comm may hold spaces).
+//! `dirty_ratelimit`) when the kernel has them, `stopped=…` (the events that stopped the task),
+//! and `comm=` last (a comm may hold spaces). Recordings made before `stopped=` was written
+//! have none: the row's `stopped` is `None`.
 
 use std::fmt::Write;
 
@@ -98,6 +100,10 @@ pub struct WriterRow {
     pub wb_dirty: Option<u64>,
     /// The wb's base rate, KiB/s.
     pub dirty_ratelimit: Option<u64>,
+    /// Its events with `task_ratelimit` 0: the kernel stopped the task, its domain's dirty
+    /// count at the hard limit (`pos_ratio` 0, the longest pause, spec §1.10, §7). `None` in
+    /// a recording made before this was counted.
+    pub stopped: Option<u64>,
 }
 
 /// Every writer of one interval.
@@ -135,6 +141,7 @@ pub fn reduce(events: &[BdpEvent], lost: u64) -> Writers {
         };
         let r = &mut rows[i];
         r.events += 1;
+        *r.stopped.get_or_insert(0) += u64::from(e.task_ratelimit == 0);
         r.pause_ms = r.pause_ms.saturating_add(e.pause.max(0).unsigned_abs());
         if r.events == 1 || ts >= r.last_ns {
             r.last_ns = ts;
@@ -184,6 +191,7 @@ pub fn render(w: &Writers) -> String {
             ("wb_setpoint", r.wb_setpoint),
             ("wb_dirty", r.wb_dirty),
             ("dirty_ratelimit", r.dirty_ratelimit),
+            ("stopped", r.stopped),
         ] {
             if let Some(v) = v {
                 let _ = write!(s, " {k}={v}");
@@ -255,6 +263,7 @@ fn row(line: &str) -> std::result::Result<WriterRow, &'static str> {
             "wb_setpoint" => r.wb_setpoint = Some(num()?),
             "wb_dirty" => r.wb_dirty = Some(num()?),
             "dirty_ratelimit" => r.dirty_ratelimit = Some(num()?),
+            "stopped" => r.stopped = Some(num()?),
             _ => {}
         }
     }

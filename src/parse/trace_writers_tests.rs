@@ -62,3 +62,31 @@ fn a_bad_line_is_skipped_and_named_and_the_good_rows_stand() {
     assert!(w.rows.is_empty());
     assert_eq!(parse(""), Writers::default());
 }
+
+#[test]
+fn events_with_no_allowed_rate_count_as_stopped_and_old_lines_have_no_count() {
+    // Task 7: two of its three events were stopped (task_ratelimit 0: dirty at the hard
+    // limit, spec §7); task 9 was paced, never stopped.
+    let paced = |pid, ts_s| BdpEvent {
+        task_ratelimit: 5000,
+        ..ev(pid, ts_s, 8, 300)
+    };
+    let events = [
+        ev(7, 1.0, 4, 300),
+        paced(7, 1.1),
+        ev(7, 1.2, 4, 300),
+        paced(9, 1.0),
+    ];
+    let w = reduce(&events, 0);
+    let stopped: Vec<_> = w.rows.iter().map(|r| (r.pid, r.stopped)).collect();
+    assert_eq!(stopped, [(7, Some(2)), (9, Some(0))]);
+    let text = render(&w);
+    assert!(text.contains(" stopped=2 comm=w7"), "{text}");
+    assert_eq!(parse(&text), w);
+    // A line a recording wrote before the count existed.
+    let old = parse(
+        "events 1\nlost 0\npid=7 events=1 pause_ms=4 last_ns=9 bdi=8:0 limit=1 setpoint=1 \
+         dirty=1 task_ratelimit=0 comm=dd\n",
+    );
+    assert_eq!(old.rows[0].stopped, None);
+}

@@ -129,7 +129,7 @@ fn check(suite: &str, section: &str, text: &str, how: &str, wb_stats: bool) {
         }
         let paced = matches!(
             r["verdict"]["dirty"]["state"].as_str(),
-            Some("writers_throttled" | "over_thresh")
+            Some("writers_throttled" | "over_thresh" | "at_hard_limit")
         );
         if paced && global["state"] == "below_background" {
             throttled_while_host_calm += 1;
