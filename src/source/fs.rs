@@ -536,9 +536,9 @@ impl Source for FsSource {
 
     fn want(&mut self, wants: &Wants) {
         self.wants.clone_from(wants);
-        // Armed at once, so that the next sample already carries the latency.
+        // Armed at once, so that the next sample already carries the interval's events.
         if let Some(t) = &mut self.tracing.tracers {
-            t.want_latency(&wants.latency, wants.latency_queue);
+            t.want(wants);
         }
     }
 }

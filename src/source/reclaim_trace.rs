@@ -75,6 +75,13 @@ impl ReclaimTracer {
         }
     }
 
+    /// Arms now, between samples, when `want`ed (`Life::arm_ahead`): the next sample reads
+    /// a whole interval of events.
+    pub fn arm_ahead(&mut self, want: bool) {
+        let (proc_root, guard_exe) = (&self.proc_root, &self.guard_exe);
+        self.life.arm_ahead(want, || arm(proc_root, guard_exe));
+    }
+
     /// Arms, reads or disarms for one sample, then puts its texts in `files` and their names
     /// in `fresh`.
     pub fn sample(

@@ -81,6 +81,21 @@ impl<A> Life<A> {
         }
     }
 
+    /// Arms between samples, when wanted and neither armed nor waiting after a refusal: the
+    /// step that asked for it is a sample old, and arming only at the next sample would leave
+    /// that sample without events, so an instance's first exact interval came two samples
+    /// after the step that wanted it (issue 50: two instances started apart read a flood's
+    /// first seconds differently). The next turn reads. A refusal here is left to the next
+    /// turn, which tries again and says why.
+    pub fn arm_ahead(&mut self, want: bool, arm: impl FnOnce() -> Result<A, Refusal>) {
+        if want && self.armed.is_none() && self.wait == 0 {
+            if let Ok(a) = arm() {
+                self.armed = Some(a);
+                self.spoke = true;
+            }
+        }
+    }
+
     /// Disarms now and forgets any wait: what is wanted changed (the block tracer's devices).
     pub fn restart(&mut self) {
         self.armed = None;
@@ -232,6 +247,28 @@ mod tests {
         assert!(matches!(life.turn(true, || Ok(2)), Turn::Armed(2)));
         life.restart();
         assert!(life.armed_mut().is_none());
+    }
+
+    #[test]
+    fn armed_ahead_the_next_turn_reads_and_a_refusal_is_left_to_it() {
+        let mut life: Life<u32> = Life::default();
+        life.arm_ahead(false, || Ok(1));
+        assert!(matches!(life.turn(false, || Ok(1)), Turn::Silent));
+        life.arm_ahead(true, || Ok(2));
+        assert!(matches!(life.turn(true, || Ok(3)), Turn::Read(2)));
+        // Armed already: nothing new is made.
+        life.arm_ahead(true, || Ok(4));
+        assert!(matches!(life.turn(true, || Ok(5)), Turn::Read(2)));
+        // Refused ahead: the turn tries again and says why.
+        let mut life: Life<u32> = Life::default();
+        life.arm_ahead(true, || Err(("error", "ahead".into())));
+        assert!(matches!(
+            life.turn(true, || Err(("error", "turn".into()))),
+            Turn::Refused((_, w)) if w == "turn"
+        ));
+        // Waiting after that refusal: not tried ahead either.
+        life.arm_ahead(true, || Ok(6));
+        assert!(matches!(life.turn(true, || Ok(7)), Turn::Silent));
     }
 
     #[test]

@@ -88,11 +88,20 @@ impl Tracers {
         self.off = off;
     }
 
-    /// Arms the block tracer for `latency` at once (with queue time when `queue`), so that
-    /// the next sample carries it.
-    pub fn want_latency(&mut self, latency: &[String], queue: bool) {
-        let latency = if self.off.block { &[] } else { latency };
-        self.blk.want(latency, queue);
+    /// Arms at once what `wants` newly asks for, so that the next sample carries it: the
+    /// block tracer for `wants.latency` (with queue time when asked), and the throttle,
+    /// sync and reclaim tracers (`Life::arm_ahead`).
+    pub fn want(&mut self, wants: &Wants) {
+        let latency = if self.off.block {
+            &[]
+        } else {
+            &wants.latency[..]
+        };
+        self.blk.want(latency, wants.latency_queue);
+        let off = self.off;
+        self.bdp.arm_ahead(wants.trace && !off.throttle);
+        self.sync.arm_ahead(wants.sync && !off.sync);
+        self.reclaim.arm_ahead(wants.reclaim && !off.reclaim);
     }
 
     /// Arms, reads or disarms each tracer for this sample, putting their texts in `files`
@@ -142,14 +151,15 @@ mod tests {
         // The live /proc: as root with tracefs, a wanted tracer would arm (and put its status).
         let mut t = Tracers::new(Path::new("/proc"), Path::new("/sys"), "/nonexistent".into());
         t.turn_off(NoTrace::from_names(&["all"]));
-        t.want_latency(&["vda".to_owned()], false);
         let wants = Wants {
             trace: true,
             sync: true,
             below: true,
             reclaim: true,
+            latency: vec!["vda".to_owned()],
             ..Wants::default()
         };
+        t.want(&wants);
         let (mut files, mut fresh) = (BTreeMap::new(), Vec::new());
         t.sample(
             &wants,
