@@ -12,7 +12,9 @@
 //! is open (the disks flush steadily: someone's calm fsync is learnt on the walk's rows).
 //! The tracepoint is armed only while some dirty domain is at least flushing in the
 //! background or pages are dirtied fast (writers can be throttled soon; it fires only above
-//! freerun, spec §7). The `-below` tracer (wbt, reclaim throttling) is armed while a
+//! freerun, spec §7), and from the first sample, whose rates are still unknown: an instance
+//! started in the middle of a flood judges its first interval on the writers' pauses, as one
+//! started before it does, whatever count its first read happened to land on. The `-below` tracer (wbt, reclaim throttling) is armed while a
 //! device's detail view is open, a disk is saturated or reclaim scans. Each stays on for
 //! `LINGER_S` after the last reason, so a writer that pauses for a second does not drop off
 //! the list. The sync syscalls are timed (`Wants::sync`, which costs
@@ -126,7 +128,8 @@ impl Gate {
         let happening = reason || learn;
         linger(&mut self.happening_quiet_s, happening, dt);
         let walk = view.processes || happening;
-        let trace = throttling_near(m);
+        // No rate yet (the first sample): armed until the rates say otherwise.
+        let trace = throttling_near(m) || m.interval_s.is_none();
         let cpus_busy = m
             .cpu
             .and_then(|c| c.busy_pct())

@@ -148,6 +148,28 @@ fn a_writer_seen_in_balance_dirty_pages_arms_the_tracepoint() {
 /// count that lands in a trough below background (small thresholds, bursts) must not keep
 /// the tracepoint off while pages are dirtied fast (issue 50: an 80x24 instance read
 /// "below background" in the same second as a 160x48 one's "writers throttled").
+/// Started in the middle of a flood, an instance's first read can land in a trough of the
+/// dirty count: the tracepoint is armed from that first sample, whose rates are unknown, and
+/// lapses `LINGER_S` later when nothing else asks for it.
+#[test]
+fn the_first_sample_arms_the_tracepoint_until_the_rates_are_known() {
+    let samples = crate::source::test_samples("live-idle");
+    let first = crate::parse::Snapshot::parse(&samples[0]).unwrap();
+    let mut m = Model::derive(None, &first, super::super::Options::default());
+    m.dirty.state = Some(State::BelowBackground);
+    m.domains.clear();
+    m.throttled.clear();
+    let mut g = Gate::default();
+    assert!(g.update(&m, &View::default()).is_some_and(|w| w.trace));
+    let mut idle = below_background();
+    idle.dirty.dirtied_per_s = Some(1.0);
+    idle.interval_s = Some(1.0);
+    for _ in 0..9 {
+        assert_eq!(g.update(&idle, &View::default()), None, "lingers");
+    }
+    assert!(g.update(&idle, &View::default()).is_some_and(|w| !w.trace));
+}
+
 #[test]
 fn pages_dirtied_fast_arm_the_tracepoint_below_background() {
     let mut m = below_background();
