@@ -537,3 +537,46 @@ fn without_root_the_dirty_pane_says_the_disks_figures_are_apportioned_and_why() 
     );
     assert_screens!("dirty_apportioned_without_root", &app, &SIZES);
 }
+
+/// The kernel's own word for "at the hard limit" (spec §1.10, §7): on this recording's
+/// 6.18 events, a writer is stopped (`task_ratelimit` 0) exactly when the domain's dirty count
+/// is at or over the event's `limit` (so too in 12,525 events of a 12 s flood captured here:
+/// 654 stopped, 654 at the limit); and a sample's state is "at hard limit" exactly when its
+/// interval had such an event (the sampled count does not decide it).
+#[test]
+fn a_stopped_writer_is_the_dirty_count_at_the_kernels_limit() {
+    use pagewatch::model::dirty::State;
+    let (mut app, samples) = recording("who-throttled", 0);
+    let (mut events, mut stopped, mut at_limit) = (0, 0, 0);
+    for s in &samples {
+        let text = s
+            .file(pagewatch::sample::names::TRACE_EVENTS)
+            .unwrap_or_default();
+        let evs = pagewatch::parse::trace::parse_events(text).unwrap().events;
+        for e in &evs {
+            assert_eq!(
+                e.task_ratelimit == 0,
+                e.dirty >= e.limit,
+                "dirty {} limit {} task_ratelimit {}",
+                e.dirty,
+                e.limit,
+                e.task_ratelimit
+            );
+        }
+        let stops = evs.iter().filter(|e| e.task_ratelimit == 0).count();
+        events += evs.len();
+        stopped += stops;
+        app.update(Msg::Sample(s.clone()));
+        let state = app.model.as_ref().and_then(|m| m.dirty.state);
+        if stops > 0 {
+            at_limit += 1;
+        }
+        assert_eq!(
+            state == Some(State::AtHardLimit),
+            stops > 0,
+            "{state:?} with {stops} stops"
+        );
+    }
+    println!("{events} events, {stopped} stopped, {at_limit} samples at the hard limit");
+    assert!(stopped > 0 && at_limit > 0, "the recording has stops");
+}
