@@ -37,6 +37,9 @@ pub struct ReportSummary {
     /// Seconds each dirty domain had writers throttled (`global`, `cgroup /box`, `bdi 0:52`),
     /// longest first.
     pub throttled_by_domain: Vec<(String, f64)>,
+    /// Seconds, of those, with a writer stopped at a domain's hard limit (the state the
+    /// screen and batch call "at hard limit": the tracepoint's `task_ratelimit` 0).
+    pub at_hard_limit_s: f64,
     /// Seconds throttled writers slept in balance_dirty_pages, summed over writers (the
     /// tracepoint's pauses, pagewatch aside); `None` without any tracepoint row.
     pub paused_s: Option<f64>,
@@ -95,6 +98,7 @@ pub(crate) fn summarise(
         verdict: String::new(),
         throttled_s: periods::total_seconds(throttled),
         throttled_by_domain: by_domain(models),
+        at_hard_limit_s: at_hard_limit(models),
         paused_s: paused(models),
         direct_reclaim_s: periods::total_seconds(direct),
         reclaimers: super::reclaimers::reclaimers(models),
@@ -145,6 +149,18 @@ fn by_domain(models: &[Model]) -> Vec<(String, f64)> {
     v
 }
 
+/// Seconds of the records in which any dirty domain was at its hard limit.
+fn at_hard_limit(models: &[Model]) -> f64 {
+    models
+        .iter()
+        .filter(|m| {
+            let mut states = m.domains.iter().map(|d| d.state).chain([m.dirty.state]);
+            states.any(|s| s == Some(State::AtHardLimit))
+        })
+        .map(|m| m.interval_s.unwrap_or(0.0))
+        .sum()
+}
+
 /// Σ pause ms/s × interval over the tracepoint's rows, pagewatch's own aside.
 fn paused(models: &[Model]) -> Option<f64> {
     let mut total: Option<f64> = None;
@@ -178,7 +194,9 @@ fn verdict_line(s: &ReportSummary, disks: &[DiskReport]) -> String {
             .paused_s
             .filter(|p| *p > 0.0)
             .map(|p| format!("writers paused {p:.1} s in all, tracepoint"));
-        let detail: Vec<String> = [Some(domains), pause]
+        let limit = (s.at_hard_limit_s > 0.0)
+            .then(|| format!("at the hard limit {:.1} s", s.at_hard_limit_s));
+        let detail: Vec<String> = [Some(domains), limit, pause]
             .into_iter()
             .flatten()
             .filter(|d| !d.is_empty())
@@ -255,6 +273,32 @@ mod tests {
             peak: 0.0,
             severe: false,
         }
+    }
+
+    /// The seconds a writer was stopped at the hard limit (what the screen's state line says
+    /// then) are said beside the throttled ones.
+    #[test]
+    #[allow(clippy::float_cmp, reason = "sums of whole seconds")]
+    fn the_verdict_says_the_seconds_at_the_hard_limit() {
+        let mut m = models();
+        let states = [
+            State::AtHardLimit,
+            State::WritersThrottled,
+            State::BelowBackground,
+        ];
+        for (m, g) in m.iter_mut().zip(states) {
+            m.domains[0].state = Some(g);
+            m.dirty.state = Some(g);
+        }
+        let throttled = merge(m[..2].iter().map(on));
+        let s = summarise(&m, &throttled, [&[], &[]], &[], 0);
+        assert_eq!(s.at_hard_limit_s, 1.0);
+        assert!(
+            s.verdict
+                .starts_with("Verdict: writers throttled 2.0 s (global; at the hard limit 1.0 s)"),
+            "{}",
+            s.verdict
+        );
     }
 
     #[test]
