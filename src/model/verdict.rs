@@ -52,7 +52,8 @@ const MIN_OPS_SHARE: f64 = 0.1;
 /// domain that paced it (`Throttled::domain`; a memcg-paced row's `limit_pages` becomes that
 /// domain's threshold when the kernel reported the global limit), sums the tracepoint's
 /// pauses per domain, and raises a domain with throttled writers to at least
-/// `WritersThrottled`, and to `AtHardLimit` when the kernel stopped one of them. The global domain's state is copied to `Dirty::state`.
+/// `WritersThrottled`, and to `AtHardLimit` when the kernel stopped one of them. The global
+/// domain's state is copied to `Dirty::state`.
 pub fn fold_dirty(m: &mut Model) {
     let armed = m
         .tracer

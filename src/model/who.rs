@@ -14,8 +14,9 @@
 //! background or pages are dirtied fast (writers can be throttled soon; it fires only above
 //! freerun, spec §7), and from the first sample, whose rates are still unknown: an instance
 //! started in the middle of a flood judges its first interval on the writers' pauses, as one
-//! started before it does, whatever count its first read happened to land on. The `-below` tracer (wbt, reclaim throttling) is armed while a
-//! device's detail view is open, a disk is saturated or reclaim scans. Each stays on for
+//! started before it does, whatever count its first read happened to land on. The `-below`
+//! tracer (wbt, reclaim throttling) is armed while a device's detail view is open, a disk is
+//! saturated or reclaim scans. Each stays on for
 //! `LINGER_S` after the last reason, so a writer that pauses for a second does not drop off
 //! the list. The sync syscalls are timed (`Wants::sync`, which costs
 //! every task on the machine a check on each syscall) while writers are throttled, in every
