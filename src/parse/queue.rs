@@ -2,7 +2,7 @@
 //!
 //! Owns: parsing the settings the disk table and recordings show. Must not touch: I/O.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -32,17 +32,19 @@ pub struct QueueSettings {
     pub identity: Option<String>,
 }
 
-/// Whole-disk names (sorted) and each one's settings, shared by every disk derived from them:
-/// a device's settings are the same from one tick to the next (they are re-read only at the
+/// Whole-disk names and each one's settings, shared by every disk derived from them: a
+/// device's settings are the same from one tick to the next (they are re-read only at the
 /// slow refresh), so each tick's `Disk` holds them by reference, not as a copy of their
 /// strings (three allocations a device a tick; with 100 loop devices the saving was under
-/// the noise of `cargo bench --bench sample -- tick_cold_idle_160x48_loops100`).
-pub type BlockDevices = BTreeMap<String, Arc<QueueSettings>>;
+/// the noise of `cargo bench --bench sample -- tick_cold_idle_160x48_loops100`). Hashed:
+/// every device of every tick looks its name up here, and a sorted map compared about ten
+/// names a lookup (issue 52).
+pub type BlockDevices = HashMap<String, Arc<QueueSettings>>;
 
 /// Parses the pseudo-file.
 #[must_use]
 pub fn parse(text: &str) -> BlockDevices {
-    let mut out = BTreeMap::new();
+    let mut out = HashMap::new();
     for line in text.lines() {
         let mut f = line.split('\t');
         let Some(name) = f.next().filter(|n| !n.is_empty()) else {
