@@ -44,7 +44,7 @@
 //! `Saturation`, sits beside `Disk` (`model::disk`), which carries it.
 //! Must not touch: I/O, history keeping for the charts, drawing.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 pub use super::disk::Saturation;
@@ -82,6 +82,10 @@ struct Track {
     /// seeded from the stored ones of that identity, and forgotten when another device takes
     /// the name.
     identity: Option<String>,
+    /// The settings `identity` was last read from: shared from one slow refresh to the next
+    /// (`parse::BlockDevices`), so the same settings again are the same identity without
+    /// comparing the strings, two cold reads a device a step (issue 52).
+    bound: Option<std::sync::Arc<crate::parse::QueueSettings>>,
     /// Which baselines this run moved itself (the others were seeded): what it hands back.
     own: [[bool; SizeClass::COUNT]; 2],
     /// Per direction and size class, the shallowest queue (aqu-sz ≥ 1) this run saw that
@@ -108,7 +112,8 @@ struct Track {
 /// stored by earlier runs (`seed`), it hands back what it learned (`learned`).
 #[derive(Debug, Clone, Default)]
 pub struct Judge {
-    tracks: BTreeMap<String, Track>,
+    /// Each device's track by name; hashed, as every device of every step is looked up.
+    tracks: HashMap<String, Track>,
     /// The stored baselines, by device identity (`seed`).
     stored: std::sync::Arc<Stored>,
     /// What is learned and not yet handed back (`keep::Judge::take_due`).
@@ -321,8 +326,7 @@ impl Judge {
                 Some(t) => t,
                 None => self.tracks.entry(d.name.clone()).or_default(),
             };
-            let id = d.queue.as_ref().and_then(|q| q.identity.as_deref());
-            keep::bind(t, id, &self.stored);
+            keep::bind(t, d.queue.as_ref(), &self.stored);
             let before = t.baseline_ms;
             let vouched = keep::vouched(t, &self.stored, self.now_s);
             d.saturation = judge_one(t, d, vouched);

@@ -22,7 +22,10 @@
 //!
 //! Owns: those rules. Must not touch: I/O (the state file is `source::baselines`).
 
+use std::sync::Arc;
+
 use super::{BASELINE_FLOOR_MS, DIRS, Judge, Load, SizeClass, Track};
+use crate::parse::QueueSettings;
 use crate::parse::baselines::{Device, Stored};
 
 /// Handed back at most every this many steps, unless a class is learned for the first time.
@@ -69,15 +72,23 @@ impl Unsaid {
 /// Binds `t` to the device identity `id` (when the sample gives one): a new identity under
 /// the name starts a new track; the stored baselines of the identity fill the classes `t` has
 /// none of.
-pub(super) fn bind(t: &mut Track, id: Option<&str>, stored: &Stored) {
-    let Some(id) = id else { return };
+pub(super) fn bind(t: &mut Track, queue: Option<&Arc<QueueSettings>>, stored: &Stored) {
+    let Some(queue) = queue else { return };
+    if t.bound.as_ref().is_some_and(|b| Arc::ptr_eq(b, queue)) {
+        return;
+    }
+    let Some(id) = queue.identity.as_deref() else {
+        return;
+    };
     if t.identity.as_deref() == Some(id) {
+        t.bound = Some(Arc::clone(queue));
         return;
     }
     if t.identity.is_some() {
         *t = Track::default();
     }
     t.identity = Some(id.to_owned());
+    t.bound = Some(Arc::clone(queue));
     if let Some(d) = stored.devices.get(id) {
         fill(t, d);
     }
@@ -188,7 +199,11 @@ impl Judge {
         let stands_s = (3.0 * self.interval_s.unwrap_or(1.0))
             .max(VOUCH_MIN_S)
             .ceil() as i64;
-        for t in self.tracks.values() {
+        // By name, so that two devices of one identity (two loop devices over one file)
+        // always leave the same one's figures.
+        let mut tracks: Vec<_> = self.tracks.iter().collect();
+        tracks.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (_, t) in tracks {
             let Some(id) = &t.identity else { continue };
             let mut d = Device {
                 peak_kb_s: t.peak_kb_s,

@@ -581,3 +581,23 @@ fn a_zram_device_is_memory_never_judged_nor_the_worst_latency() {
     let worst = crate::model::verdict::worst_latency(&[zram, calm]).unwrap();
     assert_eq!(worst.device, "vda");
 }
+
+#[test]
+fn settings_read_again_keep_the_track_of_their_identity() {
+    // Calm 4 KiB writes teach a baseline. The slow refresh then hands over the device's
+    // settings read again (not the same shared copy), then another device's under the name.
+    let calm = |id: &str| known(disk("vdb", true, 10.0, 0.1, 0.5, 100.0), id);
+    let first = calm("serial=A");
+    let mut j = Judge::default();
+    assert_eq!(run(&mut j, &first, 3).baseline_await_ms, Some(0.5));
+    let loaded = |id: &str| known(disk("vdb", true, 100.0, 8.0, 2.0, 5000.0), id);
+    let again = loaded("serial=A");
+    assert!(!std::sync::Arc::ptr_eq(
+        first.queue.as_ref().unwrap(),
+        again.queue.as_ref().unwrap()
+    ));
+    let s = run(&mut j, &again, 1);
+    assert!(s.saturated && s.baseline_await_ms == Some(0.5), "{s:?}");
+    let s = run(&mut j, &loaded("serial=B"), 1);
+    assert!(!s.saturated && s.baseline_await_ms.is_none(), "{s:?}");
+}
