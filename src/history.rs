@@ -4,7 +4,7 @@
 //! Owns: `History`, filled from `Model`s. Capacity is fixed at construction, so memory use is
 //! bounded however long pagewatch runs. Must not touch: I/O, the clock, drawing.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use crate::model::Model;
 
@@ -173,8 +173,9 @@ pub struct History {
     tick: u64,
     /// System-wide points, oldest first.
     pub points: VecDeque<Point>,
-    /// Per-disk points by device name.
-    pub disks: BTreeMap<String, DiskHistory>,
+    /// Per-disk points by device name (hashed: every device is looked up at every tick, and
+    /// again for the disk table's order).
+    pub disks: HashMap<String, DiskHistory>,
 }
 
 impl History {
@@ -191,7 +192,7 @@ impl History {
             capacity: capacity.max(2),
             tick: 0,
             points: VecDeque::with_capacity(capacity),
-            disks: BTreeMap::new(),
+            disks: HashMap::new(),
         }
     }
 
@@ -220,6 +221,8 @@ impl History {
             scan_direct: m.reclaim.pgscan_direct_s,
             allocstall: m.reclaim.allocstall_s,
         });
+        let oldest = self.tick.saturating_sub(self.capacity as u64);
+        let mut kept = 0;
         for disk in &m.disks {
             let c = &disk.cols;
             let (Some(r), Some(w)) = (c.r_s, c.w_s) else {
@@ -257,19 +260,32 @@ impl History {
                 }
                 h.latency.push_back((self.tick, l.device()));
             }
+            // Aged here, while its history is at hand: a pass over every history after the
+            // loop touched each again (100 idle loop devices, issue 52).
+            h.age(oldest);
+            kept += 1;
         }
-        let oldest = self.tick.saturating_sub(self.capacity as u64);
-        self.disks.retain(|_, h| {
-            h.drop_through(oldest);
-            while h.latency.front().is_some_and(|(t, _)| *t <= oldest) {
-                h.latency.pop_front();
-            }
-            // No longer timed: its heat map's window is given back.
-            if h.latency.is_empty() && h.latency.capacity() > 0 {
-                h.latency = VecDeque::new();
-            }
-            !h.is_empty()
-        });
+        // Only when a history had no point this tick (a device gone, or without figures).
+        if kept < self.disks.len() {
+            self.disks.retain(|_, h| {
+                h.age(oldest);
+                !h.is_empty()
+            });
+        }
+    }
+}
+
+impl DiskHistory {
+    /// Drops the points and heat-map columns at or before tick `oldest`.
+    fn age(&mut self, oldest: u64) {
+        self.drop_through(oldest);
+        while self.latency.front().is_some_and(|(t, _)| *t <= oldest) {
+            self.latency.pop_front();
+        }
+        // No longer timed: its heat map's window is given back.
+        if self.latency.is_empty() && self.latency.capacity() > 0 {
+            self.latency = VecDeque::new();
+        }
     }
 }
 
