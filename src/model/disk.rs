@@ -17,6 +17,7 @@
 //! rows (`fill_latency`, figures from `latency`). Must not touch: I/O.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -479,10 +480,11 @@ enum Before<'a> {
     Unknown,
 }
 
-fn before<'a>(prev: &'a Snapshot, i: usize, c: &DiskCounters) -> Before<'a> {
+fn before<'a>(prev: &'a Snapshot, i: usize, c: &Arc<DiskCounters>) -> Before<'a> {
     // Same position as last tick is the common case; search only when devices moved.
+    // The memoised parse shares an unchanged line's counters: the same, without comparing.
     let p = (prev.disks.get(i))
-        .filter(|d| d.name == c.name)
+        .filter(|d| Arc::ptr_eq(d, c) || d.name == c.name)
         .or_else(|| prev.disks.iter().find(|d| d.name == c.name));
     let skipped_last_time = || {
         prev.disks_skipped
@@ -490,7 +492,9 @@ fn before<'a>(prev: &'a Snapshot, i: usize, c: &DiskCounters) -> Before<'a> {
             .any(|s| s.name.as_ref().is_none_or(|n| *n == c.name))
     };
     match p {
-        Some(p) if p.major == c.major && p.minor == c.minor => Before::Read(p),
+        Some(p) if Arc::ptr_eq(p, c) || (p.major == c.major && p.minor == c.minor) => {
+            Before::Read(p)
+        }
         None if skipped_last_time() => Before::Unknown,
         // Not there last time, or another device under that name (a new number).
         _ => Before::New,
@@ -552,7 +556,9 @@ pub fn derive(
         let cols = prev
             .zip(dt_s)
             .and_then(|(p, dt)| match before(p, i, c) {
-                Before::Read(pc) if pc == c.as_ref() => columns(pc, c, dt),
+                Before::Read(pc) if std::ptr::eq(pc, c.as_ref()) || pc == c.as_ref() => {
+                    columns(pc, c, dt)
+                }
                 Before::Read(pc) => {
                     let own = device_dt(p, cur, &c.name, dt);
                     span_s = ((own - dt).abs() > 1e-3).then_some(own);
