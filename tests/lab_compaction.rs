@@ -73,9 +73,10 @@ fn compact_stalls_per_second_are_the_guests_vmstat_delta() {
 
 /// Delay accounting (spec §13.1; compaction.sh turns `kernel.task_delayacct` on before the
 /// eater starts): where pagewatch read the eater twice in a row, its `compact_ms_per_s` is
-/// above 0 in the records whose compact_stall rose, and, the eater being the only allocator, its
-/// delay count over those records is at least the stalls counted (`COMPACTSTALL` is counted
-/// inside the delayed section, never for a skipped attempt, which is delayed all the same).
+/// above 0 in or beside the records whose compact_stall rose, and, the eater being the only
+/// allocator, its delay count over those records is at least the stalls counted
+/// (`COMPACTSTALL` is counted inside the delayed section, never for a skipped attempt, which is
+/// delayed all the same).
 fn delays_check(out: &std::collections::BTreeMap<String, String>, records: &[serde_json::Value]) {
     assert_eq!(
         out["delayacct"].lines().next(),
@@ -88,7 +89,10 @@ fn delays_check(out: &std::collections::BTreeMap<String, String>, records: &[ser
         "eater read before it ran: {}",
         out["eater_read_before"].trim()
     );
-    let (mut stalls, mut counted, mut read, mut rose, mut agree) = (0.0, 0, 0, 0, 0);
+    let (mut stalls, mut counted, mut read) = (0.0, 0, 0);
+    // Each record the eater was read in: whether compact_stall rose, and whether its
+    // compact_ms_per_s was above 0.
+    let mut seen: Vec<(bool, bool)> = Vec::new();
     for r in records.iter().skip(1) {
         let rate = r["reclaim"]["compact_stall_s"].as_f64().unwrap_or(0.0);
         let row = r["task_delays"]["rows"]
@@ -109,14 +113,19 @@ fn delays_check(out: &std::collections::BTreeMap<String, String>, records: &[ser
         stalls += rate * r["interval_s"].as_f64().unwrap();
         counted += row["compact_count"].as_u64().unwrap();
         let ms = mem.and_then(|m| m["compact_ms_per_s"].as_f64());
-        if rate > 0.0 {
-            rose += 1;
-            agree += usize::from(ms.is_some_and(|v| v > 0.0));
-        }
+        seen.push((rate > 0.0, ms.is_some_and(|v| v > 0.0)));
     }
+    // vmstat and the eater's taskstats are read a few ms apart in one sample, so a stall that
+    // ends between the two reads is counted in one record by the first and in the next by the
+    // second (2026-11-30 CI: stalls 2, 3, 2, 1 against delays 3, 2, 3, 0, the same 20 in all).
+    // A record whose stalls rose has the eater's delay in it or in a record beside it.
+    let delayed = |i: usize| (i.saturating_sub(1)..=(i + 1).min(seen.len() - 1)).any(|j| seen[j].1);
+    let rose = seen.iter().filter(|s| s.0).count();
+    let agree = (0..seen.len()).filter(|&i| seen[i].0 && delayed(i)).count();
     eprintln!(
         "delays: eater {eater} read in {read} records; {rose} of them with compact stalls, \
-         {agree} of those with its compact_ms_per_s > 0; its delay count {counted}, \
+         {agree} of those with its compact_ms_per_s > 0 there or beside; its delay count \
+         {counted}, \
          the stalls counted over them {stalls:.1}"
     );
     assert!(
@@ -125,7 +134,7 @@ fn delays_check(out: &std::collections::BTreeMap<String, String>, records: &[ser
     );
     assert_eq!(
         agree, rose,
-        "compact_ms_per_s was not > 0 in every record whose stalls rose"
+        "compact_ms_per_s was not > 0 in or beside every record whose stalls rose"
     );
     // The verdict names it where compaction stalled and its delay was read.
     let named = format!("[{eater}] in direct compaction");
