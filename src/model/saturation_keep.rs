@@ -69,9 +69,9 @@ impl Unsaid {
     }
 }
 
-/// Binds `t` to the device identity `id` (when the sample gives one): a new identity under
-/// the name starts a new track; the stored baselines of the identity fill the classes `t` has
-/// none of.
+/// Binds `t` to the device identity in `queue`, its settings (when the sample gives one): a
+/// new identity under the name starts a new track; the stored baselines of the identity fill
+/// the classes `t` has none of. The same shared settings as last time are the same identity.
 pub(super) fn bind(t: &mut Track, queue: Option<&Arc<QueueSettings>>, stored: &Stored) {
     let Some(queue) = queue else { return };
     if t.bound.as_ref().is_some_and(|b| Arc::ptr_eq(b, queue)) {

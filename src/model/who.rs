@@ -16,10 +16,10 @@
 //! started in the middle of a flood judges its first interval on the writers' pauses, as one
 //! started before it does, whatever count its first read happened to land on. The `-below`
 //! tracer (wbt, reclaim throttling) is armed while a device's detail view is open, a disk is
-//! saturated or reclaim scans. Each stays on for
-//! `LINGER_S` after the last reason, so a writer that pauses for a second does not drop off
-//! the list. The sync syscalls are timed (`Wants::sync`, which costs
-//! every task on the machine a check on each syscall) while writers are throttled, in every
+//! saturated or reclaim scans. Each stays on for `LINGER_S` after the last reason, so a
+//! writer that pauses for a second does not drop off the list. The sync syscalls are timed
+//! (`Wants::sync`, which costs every task on the machine a check on each syscall) while
+//! writers are throttled, in every
 //! mode alike (the victims beside the culprits: the screen's throttled table, batch JSON's
 //! `processes[]`, a recording's report, issue 50); the processes view shows them while they
 //! are timed but does not arm them, since what they teach the story (each process's calm
