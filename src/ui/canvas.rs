@@ -15,7 +15,7 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::bar;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Paragraph, Widget};
 
 /// `--ascii` sparkline levels.
@@ -207,11 +207,11 @@ pub fn narrow(op: &Op) -> bool {
     }
 }
 
-/// The cells of a plain line (`is_plain`), left to right: each character with the
-/// style `paint_lines` gives it.
-pub fn plain_cells<'a>(line: &'a Line) -> impl Iterator<Item = (char, Style)> + 'a {
-    let base = Style::default().patch(line.style);
-    line.spans.iter().flat_map(move |s| {
+/// The cells of spans of a plain line (`is_plain`) whose style is `line_style`, left to
+/// right: each character with the style `paint_lines` gives it.
+pub fn plain_cells(line_style: Style, spans: &[Span<'_>]) -> impl Iterator<Item = (char, Style)> {
+    let base = Style::default().patch(line_style);
+    spans.iter().flat_map(move |s| {
         let style = base.patch(s.style);
         s.content.chars().map(move |c| (c, style))
     })

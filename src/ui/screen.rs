@@ -16,7 +16,7 @@
 
 use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
 use super::canvas::{self, Canvas, Frame, Op};
@@ -130,6 +130,7 @@ impl Screen {
                 } == *frame;
                 if same_border && area.height >= 2 {
                     retitle(
+                        was,
                         frame,
                         *area,
                         &mut self.scratch,
@@ -172,9 +173,7 @@ impl Screen {
             }
         }
         self.ops = new.ops;
-        // Row-major order lets the terminal backend skip most cursor moves.
-        updates.sort_unstable_by_key(|(x, y, _)| (*y, *x));
-        updates
+        row_major(updates)
     }
 
     /// Paints the whole frame and compares every cell.
@@ -208,6 +207,25 @@ impl Screen {
         self.held.clear();
         updates
     }
+}
+
+/// `updates` in row-major order, which lets the terminal backend skip most cursor moves.
+/// Each update is a whole cell, so what is sorted is its position and index, packed in one
+/// integer, and the updates are then moved once each into their place.
+fn row_major(updates: Vec<Update>) -> Vec<Update> {
+    if updates.is_sorted_by_key(|(x, y, _)| (*y, *x)) {
+        return updates;
+    }
+    let mut keys: Vec<u64> = updates
+        .iter()
+        .zip(0u64..)
+        .map(|((x, y, _), i)| u64::from(*y) << 48 | u64::from(*x) << 32 | i)
+        .collect();
+    keys.sort_unstable();
+    let mut slots: Vec<Option<Update>> = updates.into_iter().map(Some).collect();
+    keys.iter()
+        .filter_map(|k| slots[(k & u64::from(u32::MAX)) as usize].take())
+        .collect()
 }
 
 /// Whether two canvases paint the same cells with operations of the same kinds: then each
@@ -266,32 +284,47 @@ fn recolumn(
     }
 }
 
-/// Brings a block's top row to `frame`'s title, the rest of the block being unchanged: the
-/// block is drawn two rows high on `scratch`, whose top row is then the block's top row
-/// (corners, border and title), and the cells that differ are set and reported.
+/// Brings a block's top row from `was`'s title to `frame`'s, the rest of the block being
+/// unchanged. Only the cells up to the longer title's end can differ (the border past it is
+/// the same line either way), and only those are compared. A title of single-cell
+/// characters gives its cells directly (`Frame::top_row`); any other has the block drawn by
+/// ratatui on `scratch`, two rows high and only as wide as needed. The cells that differ are
+/// set and reported.
 fn retitle(
+    was: &Frame,
     frame: &Frame,
     area: Rect,
     scratch: &mut Buffer,
     buf: &mut Buffer,
     out: &mut Vec<Update>,
 ) {
-    let top = Rect::new(area.x, area.y, area.width, 2).intersection(buf.area);
-    scratch.resize(top);
-    scratch.reset();
-    frame.block().render(top, scratch);
-    let row = Rect::new(top.x, top.y, top.width, top.height.min(1));
-    if frame.title.chars().all(super::widgets::single_cell) {
-        let i = buf.index_of(row.x, row.y);
-        let cells = buf.content[i..i + usize::from(row.width)].iter_mut();
-        for ((cell, new), x) in cells.zip(&scratch.content).zip(row.left()..) {
-            if cell != new {
-                cell.clone_from(new);
-                out.push((x, row.y, new.clone()));
+    let area = area.intersection(buf.area);
+    let width = |f: &Frame| u16::try_from(Span::raw(f.title.as_ref()).width()).unwrap_or(u16::MAX);
+    // The corner, the longer title and one border cell after it.
+    let reach = width(was).max(width(frame)).saturating_add(2);
+    let kept = if reach < area.width.saturating_sub(1) {
+        reach
+    } else {
+        area.width
+    };
+    if let Some(cells) = frame.top_row(area.width) {
+        let i = buf.index_of(area.x, area.y);
+        let row = buf.content[i..i + usize::from(kept)].iter_mut();
+        for ((cell, new), x) in row.zip(cells).zip(area.left()..) {
+            if *cell != new {
+                cell.clone_from(&new);
+                out.push((x, area.y, new));
             }
         }
         return;
     }
+    // Drawn by ratatui one column wider than kept, that column being scratch's own corner.
+    let drawn = if kept < area.width { kept + 1 } else { kept };
+    let top = Rect::new(area.x, area.y, drawn, 2).intersection(buf.area);
+    scratch.resize(top);
+    scratch.reset();
+    frame.block().render(top, scratch);
+    let row = Rect::new(top.x, top.y, kept.min(top.width), top.height.min(1));
     let before = take(buf, row);
     for (x, c) in (row.left()..row.right()).zip(&scratch.content) {
         buf[(x, row.y)] = c.clone();
@@ -307,12 +340,26 @@ fn retitle(
 
 /// Takes a row that shows the plain line `old` to `new` (both `canvas::is_plain`), setting
 /// and reporting only the cells whose character or style differs: a plain line's cell is its
-/// character in its style, or blank past the text, so nothing else can change.
+/// character in its style, or blank past the text, so nothing else can change. Leading spans
+/// equal in text and style paint the same cells, so they are passed whole.
 fn reline(old: &Line, new: &Line, area: Rect, buf: &mut Buffer, out: &mut Vec<Update>) {
     let area = area.intersection(buf.area);
-    let mut was = canvas::plain_cells(old);
-    let mut now = canvas::plain_cells(new);
-    for x in area.left()..area.right() {
+    let (mut first, mut skipped) = (0, 0usize);
+    if old.style == new.style {
+        for (a, b) in old.spans.iter().zip(&new.spans) {
+            if a != b {
+                break;
+            }
+            first += 1;
+            skipped += a.content.chars().count();
+        }
+    }
+    let mut was = canvas::plain_cells(old.style, old.spans.get(first..).unwrap_or_default());
+    let mut now = canvas::plain_cells(new.style, new.spans.get(first..).unwrap_or_default());
+    let from = area
+        .left()
+        .saturating_add(u16::try_from(skipped).unwrap_or(u16::MAX));
+    for x in from..area.right() {
         let (a, b) = (was.next(), now.next());
         if a == b {
             if a.is_none() {
@@ -570,3 +617,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "screen_tests.rs"]
+mod in_place;

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 use std::fmt::{self, Display, Write};
 
+use ratatui::buffer::Cell;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::border;
@@ -65,13 +66,45 @@ impl Frame {
     #[must_use]
     pub fn block(&self) -> Block<'static> {
         Block::bordered()
-            .border_set(if self.ascii {
-                ASCII_BORDER
-            } else {
-                border::PLAIN
-            })
+            .border_set(self.border_set())
             .border_style(self.border)
             .title(Span::styled(self.title.clone(), self.title_style))
+    }
+
+    fn border_set(&self) -> border::Set<'static> {
+        if self.ascii {
+            ASCII_BORDER
+        } else {
+            border::PLAIN
+        }
+    }
+
+    /// The cells of the block's top row when it is `width` wide, left to right: a corner,
+    /// the title cut where the border ends, the border, a corner. They are what `block` draws
+    /// there (its sides, then its corners, then the title over them), without laying the title
+    /// out; so only for a title of single-cell characters (`single_cell`), at least 3 wide.
+    #[must_use]
+    pub fn top_row(&self, width: u16) -> Option<impl Iterator<Item = Cell> + '_> {
+        if width < 3 || !self.title.chars().all(single_cell) {
+            return None;
+        }
+        let set = self.border_set();
+        let last = usize::from(width) - 1;
+        let mut title = self.title.chars().take(last - 1);
+        Some((0..=last).map(move |k| {
+            let mut cell = Cell::EMPTY;
+            let edge = match k {
+                0 => set.top_left,
+                k if k == last => set.top_right,
+                _ => set.horizontal_top,
+            };
+            cell.set_symbol(edge).set_style(self.border);
+            // The title takes the cells between the corners, as many as it has characters.
+            if let Some(c) = (k > 0).then(|| title.next()).flatten() {
+                cell.set_char(c).set_style(self.title_style);
+            }
+            cell
+        }))
     }
 }
 
