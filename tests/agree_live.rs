@@ -5,7 +5,9 @@
 //! interval, and in every second where they are, both name the same culprits with the same
 //! number of processes at the same rate. The walks of the two are milliseconds apart, so a
 //! `dd` that starts or exits between them falls in one interval for one and the next for the
-//! other: the counts may differ by one, the rates by 5 %. Counted from each instance's own
+//! other: the counts may differ by one, the rates by 5 %, and by one process's share more
+//! when the counts differ (2026-12-01: 18 `dd`s at 717 MB/s against 17 at 676 MB/s in the
+//! flood's last second, one `dd` being about 42 MB/s). Counted from each instance's own
 //! first walk, the two rated over intervals seconds apart: `dd ×6 dirtying 398M/s` against
 //! `dd ×4 dirtying 1.6G/s` in the same second, and their culprits differed in 22 of 45
 //! seconds.
@@ -167,6 +169,23 @@ fn culprits(r: &serde_json::Value) -> Vec<(String, u64, f64)> {
         .collect()
 }
 
+/// Whether two instances' culprits of one second are the same: the same names in the same
+/// order, counts within one, and rates within 5 %. A process counted by one walk and not the
+/// other carries its own rate with it, so the rates may differ by one process's share more
+/// when the counts differ.
+fn same_culprits(a: &[(String, u64, f64)], b: &[(String, u64, f64)]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            let top = x.2.max(y.2);
+            let one = if x.1 == y.1 {
+                0.0
+            } else {
+                top / x.1.min(y.1).max(1) as f64
+            };
+            x.0 == y.0 && x.1.abs_diff(y.1) <= 1 && (x.2 - y.2).abs() <= 0.05 * top + one
+        })
+}
+
 #[test]
 fn instances_started_apart_name_the_same_culprits_in_the_same_second() {
     if !is_root() || !have("dd") {
@@ -253,10 +272,7 @@ fn instances_started_apart_name_the_same_culprits_in_the_same_second() {
         compared += 1;
         named += usize::from(!ca.is_empty());
         println!("{s}: {ca:?} | {cb:?}");
-        let same = ca.len() == cb.len()
-            && ca.iter().zip(&cb).all(|(x, y)| {
-                x.0 == y.0 && x.1.abs_diff(y.1) <= 1 && (x.2 - y.2).abs() <= 0.05 * x.2.max(y.2)
-            });
+        let same = same_culprits(&ca, &cb);
         assert!(
             same,
             "second {s}: the first instance named {ca:?}, the second {cb:?} ({flood_s:.0} s in)"
