@@ -4,7 +4,8 @@
 //! the test ends, `sysctl::DirtyKnobs`), so writers are throttled, and a python loop writing
 //! 4 KiB and fsyncing every 100 ms. Plain `pagewatch --batch --format json` (no `--view`:
 //! what is measured follows what happens, not the output) arms the sync tracer while the
-//! writers are throttled and lists the loop in `processes[]` with `fsync_per_s` > 5, as many
+//! writers are throttled and lists the loop in `processes[]` with `fsync_per_s` > 5 (where
+//! the loop made more than 5.5 a second itself; a flood may let it make fewer), as many
 //! fsyncs as the loop counted in the seconds it made any, a max, and a mean within 30% of
 //! what the loop measures itself over the same seconds. pagewatch's `pagewatch-<pid>-sync`
 //! instance is gone after a normal end and after a SIGKILL (its guard), and the top-level
@@ -315,27 +316,40 @@ type Listed = (u64, f64, f64, Option<f64>, Option<f64>);
 
 /// pagewatch's mean over the records against the loop's own over the same seconds: within
 /// 30%.
-/// Also: more than 5 fsyncs a second over the records that list the loop (issue 50).
+/// Also: more than 5 fsyncs a second over the records that list the loop (issue 50), where
+/// the loop itself made more than 5.5.
 fn compare_means(listed: &[Listed], calls: &[(u64, u64)], own_mean: f64) {
     let (mut n, mut ms) = (0.0, 0.0);
     let secs: f64 = listed.iter().map(|l| l.1).sum();
     let counted: f64 = listed.iter().map(|l| l.2 * l.1).sum();
-    assert!(
-        counted / secs > 5.0,
-        "the loop's fsync_per_s {:.1} over the {secs:.0} s it was listed",
-        counted / secs
-    );
-    for (_, dt, per_s, mean, _) in listed {
-        n += per_s * dt;
-        ms += per_s * dt * mean.unwrap_or(0.0);
-    }
-    let ours = ms / n;
     let from = listed[0].0 as f64 * 1e6 - listed[0].1 * 1e9;
     let to = listed.last().unwrap().0 as f64 * 1e6;
     let window: Vec<f64> = (calls.iter())
         .filter(|(t, _)| (*t as f64) > from && (*t as f64) <= to)
         .map(|(_, d)| *d as f64 / 1e6)
         .collect();
+    // More than 5 a second where the loop made more than 5.5 itself. How many a flood lets
+    // it make is the host's: a CI run saw 46-200 ms fsyncs, 3.8 a second, each counted right
+    // (the counts were checked against the loop's, record by record and in total).
+    let made = window.len() as f64 / secs;
+    if made >= 5.5 {
+        assert!(
+            counted / secs > 5.0,
+            "the loop's fsync_per_s {:.1} over the {secs:.0} s it was listed; it made {made:.1}",
+            counted / secs
+        );
+    } else {
+        println!(
+            "the loop made {made:.1} fsyncs a second itself, pagewatch read {:.1}: the > 5 \
+             line not checked",
+            counted / secs
+        );
+    }
+    for (_, dt, per_s, mean, _) in listed {
+        n += per_s * dt;
+        ms += per_s * dt * mean.unwrap_or(0.0);
+    }
+    let ours = ms / n;
     let theirs = window.iter().sum::<f64>() / window.len() as f64;
     println!(
         "fsync mean: pagewatch {ours:.3} ms over {n:.0} calls, the loop {theirs:.3} ms over {} \
