@@ -153,7 +153,7 @@ fn check_kernel(suite: &str, version: &str) {
             "{suite} sample {i}: dt {dt:.3} s, /thrash +{d} file refaults; (path, refault_file/s, pgscan/s) {top:?}"
         );
     }
-    assert!(checked >= 4, "{suite}: /thrash rated in {checked} samples");
+    assert!(checked >= 3, "{suite}: /thrash rated in {checked} samples");
     assert!(
         refaulting + 1 >= checked && pages >= 4096,
         "{suite}: /thrash refaulted in {refaulting} of {checked} intervals, {pages} pages"
