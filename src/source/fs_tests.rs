@@ -240,6 +240,15 @@ fn the_tick_files_are_read_whole_with_their_record_sizes() {
                 })
                 .collect()
         };
+        // No line longer than the record bound (a vmstat record is a line), or a short read
+        // could end the file early.
+        if let Records::UpTo(max) = records {
+            let longest = want.split_inclusive('\n').map(str::len).max();
+            assert!(
+                longest.unwrap_or(0) <= max,
+                "{rel}: a line of {longest:?} bytes"
+            );
+        }
         let mut h = Held::new(path.clone(), records);
         let mut buf = Vec::new();
         for step in [DEFAULT_STEP, 64, 4096, 8192] {

@@ -92,8 +92,10 @@ pub(super) fn step_for(len: usize) -> usize {
 ///
 /// `records`: how the file, known to be on procfs, comes out of the kernel (`Records`); `None`
 /// for any other file, which is read until a read returns nothing. The read that only sees
-/// EOF is not free on procfs: a read at a non-zero offset makes seq_file generate the text
-/// again from the start to find its place (`traverse`).
+/// EOF costs a system call: seq_file finds its place without generating the text again when
+/// the offset is where the last read ended (`m->read_pos`). At any other offset it does
+/// generate it again from the start (`traverse`): on this VM /proc/vmstat cost 30 µs read
+/// from 0, 1.8 µs at its end right after, and 31 µs at offset 100 (Python `os.pread`).
 ///
 /// The reads are plain `pread` system calls (rustix): libc's wrapper is a cancellation point,
 /// which costs a cold pass through the thread's cancellation state on every call.
