@@ -581,6 +581,59 @@ mod tests {
         }
     }
 
+    /// A chart of every kind of part (labels that start left of a column, over a sparkline, a
+    /// threshold line and a marker on the blank cells), painted one column at a time
+    /// (`paint_column`, as `Screen` repaints a chart), is the chart painted whole.
+    #[test]
+    fn a_chart_painted_by_column_is_the_chart_painted_whole() {
+        let area = Rect::new(2, 1, 24, 5);
+        let (cyan, red) = (Style::new().fg(Color::Cyan), Style::new().fg(Color::Red));
+        let parts = vec![
+            Part::Spark {
+                area,
+                ticks: (0..24).map(|i| (i * 7) % 41).collect(),
+                style: cyan,
+                ascii: false,
+            },
+            Part::HLine {
+                area,
+                row: 3,
+                first: 'T',
+                style: red,
+            },
+            Part::Label {
+                x: 2,
+                y: 1,
+                text: "dirty 1.2G",
+                style: red,
+            },
+            Part::Label {
+                x: 20,
+                y: 5,
+                text: "a label cut at the edge",
+                style: cyan,
+            },
+            Part::Marker {
+                area,
+                x: 9,
+                letter: ('E', red),
+                line: ('|', cyan),
+            },
+        ];
+        let full = Rect::new(0, 0, 30, 8);
+        let mut whole = Buffer::empty(full);
+        for p in &parts {
+            paint_part(p, area.intersection(full), &mut whole);
+        }
+        let mut by_column = Buffer::empty(full);
+        for x in area.left()..area.right() {
+            paint_column(&parts, area, x, &mut by_column);
+        }
+        assert_eq!(by_column, whole);
+        assert_eq!(whole[(2, 1)].symbol(), "d");
+        assert_eq!(whole[(25, 5)].symbol(), "e");
+    }
+
     fn both(lines: &[Line], area: Rect) -> (Buffer, Buffer) {
         let full = Rect::new(0, 0, 30, 6);
         let mut fast = Buffer::empty(full);
