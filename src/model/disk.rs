@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::latency::{DiskLatency, LatCols};
+use super::latency::{DiskLatency, LatCols, Timed};
 use crate::parse::blk_lat::Blk;
 use crate::parse::diskstats::Skipped;
 use crate::parse::{BlockDevices, DiskCounters, QueueSettings, Snapshot};
@@ -122,7 +122,7 @@ pub struct Disk {
     /// Latency percentiles of the interval while its requests are timed (`--latency`, the
     /// detail view, or saturated); `None` otherwise (`model::latency`).
     #[serde(flatten)]
-    pub latency: LatCols,
+    pub latency: Timed,
     /// The interval's latency histograms behind them (heat map, report, `/metrics`).
     #[serde(skip)]
     pub lat_hist: Option<std::sync::Arc<DiskLatency>>,
@@ -223,7 +223,7 @@ pub fn fill_latency(disks: &mut [Disk], blk: Option<&Blk>) {
                 lat: dl.clone(),
                 ring_lost: l.lost,
             };
-            d.latency = LatCols::of(&dl);
+            d.latency = LatCols::of(&dl).into();
             d.lat_hist = Some(std::sync::Arc::new(dl));
         }
     }
@@ -258,7 +258,7 @@ impl Disk {
             cols,
             span_s: None,
             saturation: Saturation::default(),
-            latency: super::latency::LatCols::default(),
+            latency: Timed::default(),
             lat_hist: None,
             ios_since_boot: 0,
             drain: super::drain::Drain::default(),
@@ -578,7 +578,7 @@ pub fn derive(
             cols,
             span_s,
             saturation: Saturation::default(),
-            latency: crate::model::latency::LatCols::default(),
+            latency: Timed::default(),
             lat_hist: None,
             ios_since_boot: c.total_ios(),
             drain: super::drain::Drain::default(),
