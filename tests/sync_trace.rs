@@ -319,7 +319,7 @@ type Listed = (u64, f64, f64, Option<f64>, Option<f64>);
 /// Also: more than 5 fsyncs a second over the records that list the loop (issue 50), where
 /// the loop itself made more than 5.5.
 fn compare_means(listed: &[Listed], calls: &[(u64, u64)], own_mean: f64) {
-    let (mut n, mut ms) = (0.0, 0.0);
+    let mut ms = 0.0;
     let secs: f64 = listed.iter().map(|l| l.1).sum();
     let counted: f64 = listed.iter().map(|l| l.2 * l.1).sum();
     let from = listed[0].0 as f64 * 1e6 - listed[0].1 * 1e9;
@@ -346,14 +346,13 @@ fn compare_means(listed: &[Listed], calls: &[(u64, u64)], own_mean: f64) {
         );
     }
     for (_, dt, per_s, mean, _) in listed {
-        n += per_s * dt;
         ms += per_s * dt * mean.unwrap_or(0.0);
     }
-    let ours = ms / n;
+    let ours = ms / counted;
     let theirs = window.iter().sum::<f64>() / window.len() as f64;
     println!(
-        "fsync mean: pagewatch {ours:.3} ms over {n:.0} calls, the loop {theirs:.3} ms over {} \
-         calls in the same seconds ({own_mean:.3} ms over its whole run)",
+        "fsync mean: pagewatch {ours:.3} ms over {counted:.0} calls, the loop {theirs:.3} ms \
+         over {} calls in the same seconds ({own_mean:.3} ms over its whole run)",
         window.len()
     );
     assert!(

@@ -46,9 +46,9 @@ use crate::{Error, Result};
 /// kernel cuts them into seq_file records (which decides when a short read is the end).
 const PROC_FILES: [(&str, &str, Records); 8] = [
     ("meminfo", names::MEMINFO, Records::One),
-    // One counter a line: a name of under 40 bytes (30 the longest on 6.12), a space, a u64
-    // and a newline, at most 61 bytes. With a bound of 128, this VM's 4,006 bytes took a
-    // second read, a system call, to see EOF.
+    // One counter a line: a name of under 40 bytes (30 the longest on this VM's 6.18), a
+    // space, a u64 and a newline, at most 61 bytes. With a bound of 128, this VM's 4,006
+    // bytes took a second read, a system call, to see EOF.
     ("vmstat", names::VMSTAT, Records::UpTo(64)),
     ("stat", names::STAT, Records::One),
     ("uptime", names::UPTIME, Records::One),
